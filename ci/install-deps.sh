@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages samebits builds and tests with, when they
+# are missing. Safe to run again: it installs nothing when all are present.
+set -euo pipefail
+packages=(
+  build-essential cmake git pkg-config
+  libgtest-dev libgmock-dev
+  libxxhash-dev libsqlite3-dev sqlite3
+  nlohmann-json3-dev libcli11-dev
+  libboost-dev libboost-filesystem-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "ci/install-deps.sh: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,60 @@
+// The kernel table: every ISA-specific entry point of the engine, chosen
+// once per process (STYLE: "dispatch decided once"). Kernels know nothing of
+// the model graph; each computes whole outputs in the contract's order
+// (engine/numerics/README.md), so any ISA gives the same bits as the scalar
+// table, which is itself pinned against `numerics::Dot`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/numerics/dtype.h"
+
+namespace samebits::kernels {
+
+using numerics::DType;
+
+enum class Isa : uint8_t { kScalar, kAvx2, kAvx512, kNeon };
+
+// Returns "scalar", "avx2", "avx512" or "neon".
+const char* IsaName(Isa isa);
+// Returns true and sets `*out` for one of the names above.
+bool ParseIsa(std::string_view name, Isa* out);
+// Returns whether this build has the ISA's kernels and this CPU and OS can
+// run them (CPUID and XGETBV on x86; always true for NEON on aarch64).
+bool IsaAvailable(Isa isa);
+// Returns every available ISA, scalar first.
+std::vector<Isa> AvailableIsas();
+// Returns the fastest available ISA.
+Isa BestIsa();
+// Returns the CPU feature names this machine reports ("avx2", "fma", ...).
+std::vector<std::string> CpuFeatures();
+
+struct KernelTable {
+  Isa isa;
+
+  // GEMV (C2): y[r - row_begin] = dot(x, W[r, :], k) for r in [row_begin,
+  // row_end). `w` points at row 0 of a row-major (rows, k) matrix of `dtype`.
+  void (*gemv)(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y);
+
+  // GEMM (C2): y[i * ldy + (r - row_begin)] = dot(x + i * k, W[r, :], k) for
+  // i in [0, m) and r in [row_begin, row_end). Each output is computed whole,
+  // so the result equals `m` GEMV calls bit for bit.
+  void (*gemm)(const float* x, int64_t m, const void* w, DType dtype, int64_t k,
+               int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
+
+  // Returns dot(a, b, n) for f32 vectors (C1); used for attention scores.
+  float (*dot)(const float* a, const float* b, int64_t n);
+
+  // o[d] = fma(p, v[d], o[d]) for d in [0, n): one key's step of the
+  // attention output chain (C5).
+  void (*axpy)(float p, const float* v, float* o, int64_t n);
+};
+
+// Returns the table for `isa`; the ISA must be available.
+const KernelTable& GetKernelTable(Isa isa);
+
+}  // namespace samebits::kernels

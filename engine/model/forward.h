@@ -1,0 +1,95 @@
+// The forward passes. Two implementations share this interface:
+// `reference` (forward_reference.cc: the contract, written for clarity) and
+// `cpu` (forward_cpu.cc: blocked, SIMD, threaded). Tests pin `cpu` against
+// `reference` bit for bit.
+//
+// One call handles prefill (an empty state, many tokens), decode (one token)
+// and extend (a chunk into a live state): the tokens go in at positions
+// `state.n_past ...`, the KV cache grows, and logits come out for the last
+// position or for every position.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/kernels/kernels.h"
+#include "engine/model/weights.h"
+#include "engine/numerics/math.h"
+#include "engine/threads/thread_pool.h"
+
+namespace samebits::model {
+
+// The live state of one sequence: the KV cache of every layer, in f32,
+// k and v after RoPE, `[position][n_kv_heads * head_dim]` per layer.
+// Sliding windows are applied as a mask at attention time.
+struct InferenceState {
+  int n_past = 0;
+  std::vector<std::vector<float>> k_cache;  // per layer
+  std::vector<std::vector<float>> v_cache;  // per layer
+};
+
+// Returns an empty state sized for `config`'s layers.
+InferenceState MakeState(const ModelConfig& config);
+
+// Receives an activation trace: the hidden state after each op, one call per
+// token row, so that traces compare across batching. `layer` is -1 for
+// model-level ops ("embed", "output_norm", "logits").
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void Record(int layer, const char* op, int position, const float* data, int64_t n) = 0;
+};
+
+// The op names a trace may carry, in the order a layer produces them.
+inline constexpr const char* kTraceOps[] = {
+    "attn_norm", "q", "k", "v", "attn", "attn_out", "attn_residual",
+    "ffn_norm",  "router", "ffn", "ffn_residual"};
+
+enum class KernelPath : uint8_t { kReference, kCpu };
+// Returns "reference" or "cpu".
+const char* KernelPathName(KernelPath path);
+bool ParseKernelPath(const std::string& name, KernelPath* out);
+
+// Per-process switches for the cpu path (read once at start-up).
+struct CpuOptions {
+  kernels::Isa isa = kernels::Isa::kScalar;
+  // Bytes of weights per GEMV work unit (decode); rounded to whole rows.
+  int64_t gemv_chunk_bytes = 256 * 1024;
+  // GEMM output tile (prefill/extend): rows of x by rows of W.
+  int gemm_tile_m = 64;
+  int gemm_tile_n = 64;
+  // Query rows per attention work unit (prefill/extend).
+  int attention_row_block = 16;
+  // Per-op timing, printed by the caller at the end (reads clocks only).
+  bool profile = false;
+};
+
+class Forward {
+ public:
+  virtual ~Forward() = default;
+
+  // Feeds `tokens` at positions state.n_past ... and advances the state.
+  // Writes `vocab_size` logits per output row to `logits` (resized): the
+  // last position only, or every position when `all_positions`.
+  // Throws std::invalid_argument for a bad token id or a context longer
+  // than `max_seq_len`.
+  virtual void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
+                   std::vector<float>& logits, TraceSink* trace) = 0;
+
+  // Returns per-op timings as text (empty unless profiling was requested).
+  virtual std::string ProfileReport() const { return {}; }
+};
+
+// Returns the reference pass for `weights` (which must outlive it).
+std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
+                                              const numerics::MathLibrary& math);
+
+// Returns the fast pass; `pool` must outlive it.
+std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
+                                        const numerics::MathLibrary& math,
+                                        threads::ThreadPool& pool, const CpuOptions& options);
+
+}  // namespace samebits::model

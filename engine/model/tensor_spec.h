@@ -1,0 +1,46 @@
+// The one list of a model's tensors (STYLE: "one visitor over the tensors").
+// Loading, synthetic generation, export, weight hashing and dtype checks all
+// walk `ForEachTensor`, so a tensor is named in exactly one place.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/model/config.h"
+#include "engine/model/weights.h"
+
+namespace samebits::model {
+
+enum class TensorKind : uint8_t {
+  kMatrix,     // a projection, stored in the checkpoint's weight dtype
+  kEmbedding,  // the token embedding (also a matrix)
+  kNorm,       // a norm weight or bias vector (F32 in synthetic checkpoints)
+  kRouter,     // the MoE router (F32 in synthetic checkpoints)
+};
+
+struct TensorSpec {
+  // The GGUF-convention name: "token_embd.weight", "blk.3.attn_q.weight",
+  // "blk.3.ffn_gate_exps.weight", "output_norm.weight", ...
+  std::string name;
+  std::vector<int64_t> shape;  // row-major, outermost first
+  TensorKind kind;
+  int layer;       // -1 for model-level tensors
+  bool required;   // false: a missing tensor keeps its view absent
+  // Returns the slot in `w` that this tensor fills.
+  std::function<TensorView&(ModelWeights& w)> slot;
+};
+
+// Calls `visit` for every tensor `config` implies, in a fixed order
+// (embedding, then each layer's tensors, then output norm and output).
+void ForEachTensor(const ModelConfig& config, const std::function<void(const TensorSpec&)>& visit);
+
+// Returns the XXH3-64 of every present tensor in `ForEachTensor` order
+// (name, dtype, shape and bytes), as 16 lower-case hex digits.
+std::string HashWeights(const ModelWeights& weights);
+
+// Returns the number of parameters in the present tensors.
+int64_t CountParameters(const ModelWeights& weights);
+
+}  // namespace samebits::model

@@ -1,0 +1,64 @@
+// A model's tensors: views into memory owned by `ModelWeights::storage`
+// (a heap buffer for synthetic checkpoints, a memory map for files).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/config.h"
+
+namespace samebits::model {
+
+// A tensor as the engine sees it: row-major with `shape[0]` the outermost
+// dimension, so a matrix is `[out][in]`. `data` is null when absent.
+struct TensorView {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  const std::byte* data = nullptr;
+
+  bool present() const { return data != nullptr; }
+  // Returns the product of the dimensions (1 for a scalar, 0 when absent).
+  int64_t elements() const;
+  // Returns elements() times the element size.
+  size_t bytes() const;
+  // Returns element `i` converted exactly to f32.
+  float At(int64_t i) const;
+};
+
+struct LayerWeights {
+  TensorView attn_norm, attn_norm_bias;  // (d_model); bias for LayerNorm
+  TensorView wq;                         // (n_heads * head_dim, d_model)
+  TensorView wk, wv;                     // (n_kv_heads * head_dim, d_model)
+  TensorView wo;                         // (d_model, n_heads * head_dim)
+  TensorView q_norm, k_norm;             // (head_dim), with qk_norm
+  TensorView ffn_norm, ffn_norm_bias;    // (d_model); absent in parallel blocks
+  // Dense SwiGLU.
+  TensorView ffn_gate, ffn_up;  // (ffn_dim, d_model)
+  TensorView ffn_down;          // (d_model, ffn_dim)
+  // Mixture of experts.
+  TensorView router;                  // (n_experts, d_model)
+  TensorView expert_gate, expert_up;  // (n_experts, expert_ffn_dim, d_model)
+  TensorView expert_down;             // (n_experts, d_model, expert_ffn_dim)
+  TensorView shared_gate, shared_up;  // (shared_expert_ffn_dim, d_model)
+  TensorView shared_down;             // (d_model, shared_expert_ffn_dim)
+};
+
+struct ModelWeights {
+  ModelConfig config;
+  TensorView token_embedding;  // (vocab_size, d_model)
+  std::vector<LayerWeights> layers;
+  TensorView output_norm, output_norm_bias;  // (d_model)
+  TensorView output;  // (vocab_size, d_model); absent when tied
+  // Keeps the memory behind every view alive.
+  std::shared_ptr<const void> storage;
+
+  // Returns the output projection: `output`, or the embedding when tied.
+  const TensorView& output_projection() const {
+    return config.tied_output ? token_embedding : output;
+  }
+};
+
+}  // namespace samebits::model

@@ -1,0 +1,40 @@
+// A persistent pool of worker threads. The calling thread takes part as
+// worker 0, so a pool of size 1 starts no thread at all. Workers spin
+// briefly between dispatches (decode issues several per layer) and then
+// sleep. The pool only decides *who* computes a task, never *how*: every
+// task computes whole outputs in the contract's order, so results never
+// depend on the pool's size or on which thread ran which task.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace samebits::threads {
+
+class ThreadPool {
+ public:
+  // `n_threads` >= 1, counting the calling thread.
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Returns the number of threads, the caller's included.
+  int size() const;
+
+  // Runs `task(i, thread)` for every i in [0, n_tasks) across the pool and
+  // returns when all have finished. `thread` is in [0, size()), for
+  // per-thread scratch buffers. Not reentrant: a task must not call back in.
+  void ParallelFor(int64_t n_tasks, const std::function<void(int64_t task, int thread)>& task);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Returns the default thread count: SAMEBITS_THREADS when set to a positive
+// integer, else one per online core.
+int DefaultThreadCount();
+
+}  // namespace samebits::threads
