@@ -1,0 +1,128 @@
+// The harness's data model: what one run of the matrix produced, and what
+// the analysis concluded. The store persists it, the reports export it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace samebits::harness {
+
+// Result codes in the manner of LLVM lit: each knows whether it fails a run.
+enum class ResultCode : uint8_t {
+  kPass,         // every step matched
+  kFail,         // a hash differs (from another configuration or the reference)
+  kXFail,        // expected to fail, and did
+  kXPass,        // expected to fail, but passed (a failure)
+  kUnsupported,  // a feature this machine lacks (an ISA); not a failure
+  kUnresolved,   // the child crashed, was killed, printed garbage or no `done`
+  kTimeout,      // the child ran past its timeout and was killed
+};
+const char* ResultCodeName(ResultCode code);  // "PASS", "FAIL", ...
+bool IsFailure(ResultCode code);
+
+// One output row of a child (a protocol `step` record).
+struct StepRecord {
+  int index = 0;
+  std::string kind;  // prefill, decode, extend
+  int position = 0;
+  int input_token = 0;
+  int token = 0;
+  uint64_t fnv1a64 = 0;
+  uint64_t xxh3_64 = 0;
+  int argmax = 0;
+  int nan_count = 0;
+  int inf_count = 0;
+};
+
+// One activation-trace record (with --trace).
+struct TraceRecord {
+  int position = 0;
+  int layer = 0;  // -1 for model-level ops
+  std::string op;
+  uint64_t xxh3_64 = 0;
+};
+
+// A configuration of the engine: one column of the matrix.
+struct Configuration {
+  std::string name;  // "reference", "cpu-t2", "cpu-t1-chunk8k", "cpu-avx2", ...
+  std::string kernels = "cpu";
+  int threads = 1;
+  std::string isa = "auto";
+  int64_t gemv_chunk_bytes = 0;  // 0: the engine's default
+  std::string math = "portable";
+};
+
+struct MathLibraryInfo {
+  std::string profile;
+  std::string name;
+  std::string version;
+  std::string fingerprint;
+};
+
+struct MachineInfo {
+  std::string arch, cpu, os, kernel, libc;
+  std::vector<std::string> isa_features;
+};
+
+struct BuildInfo {
+  std::string engine, version, revision, compiler, flags;
+  bool dirty = false;
+};
+
+// One cell of the matrix: a checkpoint x scenario x configuration child.
+struct CellResult {
+  std::string checkpoint;
+  std::string scenario;
+  Configuration config;
+  ResultCode code = ResultCode::kUnresolved;
+  int exit_code = 0;
+  int signal = 0;             // non-zero when killed by a signal
+  std::string message;        // why it is not PASS, for a person
+  std::string stderr_tail;    // the last lines the child wrote to stderr
+  double elapsed_ms = 0;
+  std::vector<StepRecord> steps;
+  std::vector<TraceRecord> traces;
+  std::optional<MathLibraryInfo> math;  // from the child's `hello`
+  std::optional<BuildInfo> build;
+  std::string dump_path;  // raw logits, when dumped
+};
+
+// Where two step sequences first differ.
+struct Divergence {
+  std::string checkpoint, scenario;
+  std::string config_a, config_b;  // config_b may be "reference" (the file)
+  int step_index = -1;
+  std::string kind;
+  int position = 0;
+  // With traces: the first differing layer and op.
+  std::optional<int> layer;
+  std::string op;
+};
+
+struct Diagnosis {
+  enum class Kind : uint8_t {
+    kAllAgree,           // every configuration agrees with each other and the reference
+    kIdentityBroken,     // configurations disagree with each other
+    kMathLibraryDiffers, // all agree, not with the reference; math fingerprint differs
+    kCodeChanged,        // all agree, not with the reference; same math library
+    kNoReference,        // no reference group for this platform and profile
+    kChildFailures,      // children crashed, hung or lied
+  };
+  Kind kind = Kind::kAllAgree;
+  std::string headline;              // one sentence for a person
+  std::vector<std::string> details;  // what to do next, what differs
+  std::vector<Divergence> divergences;
+};
+
+struct RunResult {
+  int64_t run_id = 0;
+  std::string started_at;  // ISO 8601 UTC
+  double elapsed_ms = 0;
+  MachineInfo machine;
+  std::vector<CellResult> cells;
+  Diagnosis diagnosis;
+};
+
+}  // namespace samebits::harness
