@@ -87,6 +87,10 @@ struct CellResult {
   std::optional<MathLibraryInfo> math;  // from the child's `hello`
   std::optional<BuildInfo> build;
   std::string dump_path;  // raw logits, when dumped
+  // From the child's `hello` (empty / 0 when it never said hello).
+  std::string weights_xxh3;  // the checkpoint's weights hash, 16 hex
+  int vocab_size = 0;
+  std::string isa_used;  // the ISA the engine resolved `isa` to ("avx512", ...)
 };
 
 // Where two step sequences first differ.
@@ -99,6 +103,9 @@ struct Divergence {
   // With traces: the first differing layer and op.
   std::optional<int> layer;
   std::string op;
+  // What differs at that step, for a person ("token 17 vs 18", "xxh3_64 ...
+  // vs ...", "5 steps vs 9").
+  std::string detail;
 };
 
 struct Diagnosis {
@@ -121,6 +128,7 @@ struct RunResult {
   std::string started_at;  // ISO 8601 UTC
   double elapsed_ms = 0;
   MachineInfo machine;
+  std::string command;  // the samebits command line that made the run
   std::vector<CellResult> cells;
   Diagnosis diagnosis;
 };
