@@ -10,6 +10,10 @@
 
 #include "engine/model/config.h"
 
+namespace samebits::formats {
+class Vocabulary;  // engine/formats/vocabulary.h
+}  // namespace samebits::formats
+
 namespace samebits::model {
 
 // A tensor as the engine sees it: row-major with `shape[0]` the outermost
@@ -54,6 +58,9 @@ struct ModelWeights {
   TensorView output;  // (vocab_size, d_model); absent when tied
   // Keeps the memory behind every view alive.
   std::shared_ptr<const void> storage;
+  // The checkpoint's tokenizer, when the file carries one (GGUF's
+  // `tokenizer.ggml.*`, llama2.c's tokenizer.bin); null otherwise.
+  std::shared_ptr<const formats::Vocabulary> vocabulary;
 
   // Returns the output projection: `output`, or the embedding when tied.
   const TensorView& output_projection() const {
