@@ -1,0 +1,54 @@
+// The `portable` math profile (README.md, clause C8): f32 exp, log, sin, cos
+// and tanh built only from IEEE basic operations (+, -, *, /, conversions)
+// on float and double, so every IEEE platform and compiler gives the same
+// bits. No libm function is called.
+//
+// How: each function works in double precision (argument reduction with
+// split constants, then a Taylor polynomial evaluated by Horner's rule with
+// plain multiplications and additions) and rounds once to float at the end.
+// The double result is accurate to a few units in 2^-53, so the float result
+// is the correctly rounded one except very close to a rounding boundary,
+// where it is one ulp off at most. Requirements: IEEE binary32/binary64
+// arithmetic in round-to-nearest-even evaluated at its own precision
+// (FLT_EVAL_METHOD == 0, i.e. no x87 extended precision) and no implicit
+// fma contraction (-ffp-contract=off). The .cc file checks FLT_EVAL_METHOD.
+//
+// Measured error against the double-precision <cmath> function rounded to
+// float is in tests/numerics/portable_math_test.cc (target: <= 1 ulp for
+// exp and log, <= 2 ulp for sin, cos and tanh).
+#pragma once
+
+namespace samebits::numerics {
+
+// Bumped whenever any function below could return different bits, so that
+// results recorded under an older implementation are not mistaken for
+// comparable ones. Reported as the portable profile's "version".
+inline constexpr const char* kPortableMathVersion = "1";
+
+// Returns e^x. Whole float domain: overflows to +inf above ~88.72, rounds
+// into subnormals and then to +0 below ~-103.97; exp(NaN) = NaN,
+// exp(-inf) = +0, exp(+inf) = +inf, exp(-0) = 1.
+float PortableExp(float x);
+
+// Returns the natural logarithm of x. All positive floats, subnormals
+// included; log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf,
+// log(NaN) = NaN, log(1) = +0.
+float PortableLog(float x);
+
+// The largest |x| for which sin and cos reduce their argument exactly
+// (three-part Cody-Waite reduction by pi/2 with the quotient below 2^21).
+// Beyond it the reduction loses accuracy gradually and the results are only
+// guaranteed to be deterministic (the same bits everywhere) and in [-1, 1].
+inline constexpr float kPortableTrigExactLimit = 2097152.0f;  // 2^21
+
+// Returns sin(x); sin(+-0) = +-0, sin(+-inf) = NaN, sin(NaN) = NaN.
+float PortableSin(float x);
+
+// Returns cos(x); cos(+-inf) = NaN, cos(NaN) = NaN.
+float PortableCos(float x);
+
+// Returns tanh(x) over all floats (saturating to +-1 for |x| > 10);
+// tanh(+-0) = +-0, tanh(+-inf) = +-1, tanh(NaN) = NaN.
+float PortableTanh(float x);
+
+}  // namespace samebits::numerics

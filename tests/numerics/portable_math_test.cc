@@ -1,0 +1,266 @@
+// Accuracy of the portable math profile (README.md, clause C8) against the
+// double-precision <cmath> functions rounded to float, over deterministic
+// sweeps of at least 10^6 inputs per function, plus the IEEE special values.
+// The measured maximum error is printed and recorded as a test property so
+// it shows up in the log and in the XML report.
+#include "engine/numerics/portable_math.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace samebits::numerics {
+namespace {
+
+float FromBits(uint32_t bits) { return std::bit_cast<float>(bits); }
+uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// Returns the float's position on a line where adjacent floats differ by 1
+// (-0 and +0 both map to 0), so that the distance is an ulp count.
+int64_t OrderedIndex(float f) {
+  const uint32_t b = Bits(f);
+  return (b >> 31) ? -static_cast<int64_t>(b & 0x7fffffffu) : static_cast<int64_t>(b);
+}
+
+// Returns the distance in ulps between two floats; 0 when both are NaN and
+// a huge value when only one is.
+int64_t UlpDistance(float a, float b) {
+  if (a != a || b != b) return (a != a && b != b) ? 0 : (int64_t{1} << 40);
+  return std::llabs(OrderedIndex(a) - OrderedIndex(b));
+}
+
+// Returns |got - exact| in units of the float ulp at the exact value (the
+// subnormal ulp below 2^-126), for the printed fractional figure.
+double UlpError(float got, double exact) {
+  const float want = static_cast<float>(exact);
+  if (std::isinf(want) || std::isinf(got) || exact != exact) return got == want ? 0.0 : INFINITY;
+  int e;
+  std::frexp(std::fabs(exact) < 0x1p-126 ? 0x1p-126 : exact, &e);
+  const double ulp = std::ldexp(1.0, e - 24);
+  return std::fabs(static_cast<double>(got) - exact) / ulp;
+}
+
+struct Sweep {
+  std::string name;
+  float (*portable)(float);
+  double (*reference)(double);
+  int64_t max_ulps_allowed;
+};
+
+struct Result {
+  int64_t count = 0;
+  int64_t max_ulps = 0;
+  float worst_input = 0.0f;
+  double max_fraction = 0.0;
+  float worst_fraction_input = 0.0f;
+};
+
+Result Measure(const Sweep& s, const std::vector<float>& inputs) {
+  Result r;
+  for (float x : inputs) {
+    const double exact = s.reference(static_cast<double>(x));
+    const float want = static_cast<float>(exact);
+    const float got = s.portable(x);
+    const int64_t d = UlpDistance(got, want);
+    if (d > r.max_ulps) {
+      r.max_ulps = d;
+      r.worst_input = x;
+    }
+    const double frac = UlpError(got, exact);
+    if (frac > r.max_fraction) {
+      r.max_fraction = frac;
+      r.worst_fraction_input = x;
+    }
+    ++r.count;
+  }
+  return r;
+}
+
+void Report(const Sweep& s, const Result& r, const char* range) {
+  std::cout << "[portable " << s.name << "] " << r.count << " inputs over " << range
+            << ": max error " << r.max_ulps << " ulp vs the rounded double reference at x = "
+            << std::hexfloat << r.worst_input << std::defaultfloat << " (" << r.worst_input
+            << "); max " << r.max_fraction << " ulp vs the unrounded double at x = "
+            << r.worst_fraction_input << "\n";
+  ::testing::Test::RecordProperty(s.name + "_max_ulp", std::to_string(r.max_ulps));
+  ::testing::Test::RecordProperty(s.name + "_max_ulp_fraction", std::to_string(r.max_fraction));
+}
+
+// Appends every `stride`-th float bit pattern in [lo_bits, hi_bits], with
+// the given sign; an odd stride visits varied mantissas.
+void AppendBitSweep(std::vector<float>* out, uint32_t lo_bits, uint32_t hi_bits, uint32_t stride,
+                    bool negative) {
+  for (uint64_t b = lo_bits; b <= hi_bits; b += stride) {
+    out->push_back(FromBits(static_cast<uint32_t>(b) | (negative ? 0x80000000u : 0u)));
+  }
+}
+
+// Appends `n` evenly spaced floats in [lo, hi].
+void AppendLinear(std::vector<float>* out, double lo, double hi, int n) {
+  for (int i = 0; i < n; ++i) out->push_back(static_cast<float>(lo + (hi - lo) * i / (n - 1)));
+}
+
+TEST(PortableMath, ExpSweep) {
+  // Whole finite domain: every 509th bit pattern of both signs up to |x| =
+  // 104 (results from 1 down through subnormals to +0, and up to overflow),
+  // and a dense linear sweep of [-104, 89] crossing both ends.
+  std::vector<float> in;
+  AppendBitSweep(&in, 0, Bits(104.0f), 509, false);
+  AppendBitSweep(&in, 0, Bits(104.0f), 509, true);
+  AppendLinear(&in, -104.0, 89.0, 1 << 19);
+  const Sweep s{"exp", &PortableExp, [](double x) { return std::exp(x); }, 1};
+  const Result r = Measure(s, in);
+  Report(s, r, "|x| <= 104 by bit pattern and [-104, 89] linearly");
+  EXPECT_GE(r.count, 1000000);
+  EXPECT_LE(r.max_ulps, s.max_ulps_allowed) << "at x = " << std::hexfloat << r.worst_input;
+}
+
+TEST(PortableMath, LogSweep) {
+  // Every 1021st positive finite float (subnormals included), and a dense
+  // linear sweep of [0.5, 2] around the cancellation point 1.
+  std::vector<float> in;
+  AppendBitSweep(&in, 1, 0x7f7fffffu, 1021 * 2, false);
+  AppendLinear(&in, 0.5, 2.0, 1 << 18);
+  const Sweep s{"log", &PortableLog, [](double x) { return std::log(x); }, 1};
+  const Result r = Measure(s, in);
+  Report(s, r, "all positive floats by bit pattern and [0.5, 2] linearly");
+  EXPECT_GE(r.count, 1000000);
+  EXPECT_LE(r.max_ulps, s.max_ulps_allowed) << "at x = " << std::hexfloat << r.worst_input;
+}
+
+// Inputs for sin and cos: the RoPE range [-1e5, 1e5] linearly, every float
+// magnitude by bit pattern (huge arguments take the Payne-Hanek path), and
+// the floats nearest to k * pi/2 for k < 2^18, where the reduced argument
+// is smallest and cancellation is worst.
+std::vector<float> TrigInputs() {
+  std::vector<float> in;
+  AppendLinear(&in, -1e5, 1e5, 1 << 19);
+  AppendBitSweep(&in, 1, 0x7f7fffffu, 8191, false);
+  AppendBitSweep(&in, 1, 0x7f7fffffu, 8191, true);
+  for (int k = 1; k < (1 << 18); k += 1) {
+    const float x = static_cast<float>(k * 1.5707963267948966);
+    in.push_back(x);
+    in.push_back(std::nextafter(x, 0.0f));
+  }
+  return in;
+}
+
+TEST(PortableMath, SinSweep) {
+  const std::vector<float> in = TrigInputs();
+  const Sweep s{"sin", &PortableSin, [](double x) { return std::sin(x); }, 2};
+  const Result r = Measure(s, in);
+  Report(s, r, "[-1e5, 1e5], all finite magnitudes, floats nearest k*pi/2");
+  EXPECT_GE(r.count, 1000000);
+  EXPECT_LE(r.max_ulps, s.max_ulps_allowed) << "at x = " << std::hexfloat << r.worst_input;
+}
+
+TEST(PortableMath, CosSweep) {
+  const std::vector<float> in = TrigInputs();
+  const Sweep s{"cos", &PortableCos, [](double x) { return std::cos(x); }, 2};
+  const Result r = Measure(s, in);
+  Report(s, r, "[-1e5, 1e5], all finite magnitudes, floats nearest k*pi/2");
+  EXPECT_GE(r.count, 1000000);
+  EXPECT_LE(r.max_ulps, s.max_ulps_allowed) << "at x = " << std::hexfloat << r.worst_input;
+}
+
+TEST(PortableMath, TanhSweep) {
+  // Every 1019th bit pattern of both signs up to |x| = 12 (tiny arguments,
+  // the expm1 switch at |x| = 0.175 and saturation at 10), and all float
+  // magnitudes coarsely.
+  std::vector<float> in;
+  AppendBitSweep(&in, 0, Bits(12.0f), 1019, false);
+  AppendBitSweep(&in, 0, Bits(12.0f), 1019, true);
+  AppendBitSweep(&in, 0, 0x7f7fffffu, 65537, false);
+  AppendLinear(&in, -1.0, 1.0, 1 << 18);
+  const Sweep s{"tanh", &PortableTanh, [](double x) { return std::tanh(x); }, 2};
+  const Result r = Measure(s, in);
+  Report(s, r, "|x| <= 12 by bit pattern, [-1, 1] linearly, all magnitudes coarsely");
+  EXPECT_GE(r.count, 1000000);
+  EXPECT_LE(r.max_ulps, s.max_ulps_allowed) << "at x = " << std::hexfloat << r.worst_input;
+}
+
+// The measuring stick itself: adjacent floats are 1 apart, also across zero.
+TEST(PortableMath, UlpDistanceCountsFloats) {
+  EXPECT_EQ(UlpDistance(1.0f, std::nextafter(1.0f, 2.0f)), 1);
+  EXPECT_EQ(UlpDistance(FromBits(1u), -FromBits(1u)), 2);
+  EXPECT_EQ(UlpDistance(0.0f, -0.0f), 0);
+  EXPECT_EQ(UlpDistance(1.0f, 2.0f), int64_t{1} << 23);
+  EXPECT_GT(UlpDistance(1.0f, std::numeric_limits<float>::quiet_NaN()), int64_t{1} << 32);
+  EXPECT_DOUBLE_EQ(UlpError(1.0f, 1.0 + 0x1p-24), 0.5);
+}
+
+// Returns true when the two floats have identical bits.
+bool SameBits(float a, float b) { return Bits(a) == Bits(b); }
+
+TEST(PortableMath, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float min_sub = FromBits(1u);
+  // exp
+  EXPECT_TRUE(SameBits(PortableExp(0.0f), 1.0f));
+  EXPECT_TRUE(SameBits(PortableExp(-0.0f), 1.0f));
+  EXPECT_TRUE(SameBits(PortableExp(inf), inf));
+  EXPECT_TRUE(SameBits(PortableExp(-inf), 0.0f));
+  EXPECT_TRUE(std::isnan(PortableExp(nan)));
+  EXPECT_TRUE(SameBits(PortableExp(0x1.62e42ep6f), std::nextafter(std::numeric_limits<float>::max(), 0.0f)) ||
+              std::isfinite(PortableExp(0x1.62e42ep6f)));
+  EXPECT_TRUE(SameBits(PortableExp(0x1.62e430p6f), inf));
+  EXPECT_TRUE(SameBits(PortableExp(-110.0f), 0.0f));
+  EXPECT_TRUE(SameBits(PortableExp(-103.0f), static_cast<float>(std::exp(-103.0))));  // subnormal
+  EXPECT_GT(PortableExp(-103.0f), 0.0f);
+  // log
+  EXPECT_TRUE(SameBits(PortableLog(1.0f), 0.0f));
+  EXPECT_TRUE(SameBits(PortableLog(0.0f), -inf));
+  EXPECT_TRUE(SameBits(PortableLog(-0.0f), -inf));
+  EXPECT_TRUE(SameBits(PortableLog(inf), inf));
+  EXPECT_TRUE(std::isnan(PortableLog(-1.0f)));
+  EXPECT_TRUE(std::isnan(PortableLog(-inf)));
+  EXPECT_TRUE(std::isnan(PortableLog(-min_sub)));
+  EXPECT_TRUE(std::isnan(PortableLog(nan)));
+  EXPECT_TRUE(SameBits(PortableLog(min_sub), static_cast<float>(std::log(0x1p-149))));
+  // The invalid-operation NaN is one fixed bit pattern on every CPU.
+  EXPECT_EQ(Bits(PortableLog(-1.0f)), 0x7fc00000u);
+  EXPECT_EQ(Bits(PortableSin(inf)), 0x7fc00000u);
+  // sin / cos
+  EXPECT_TRUE(SameBits(PortableSin(0.0f), 0.0f));
+  EXPECT_TRUE(SameBits(PortableSin(-0.0f), -0.0f));
+  EXPECT_TRUE(SameBits(PortableSin(min_sub), min_sub));
+  EXPECT_TRUE(SameBits(PortableSin(-min_sub), -min_sub));
+  EXPECT_TRUE(SameBits(PortableCos(0.0f), 1.0f));
+  EXPECT_TRUE(SameBits(PortableCos(-0.0f), 1.0f));
+  for (float x : {inf, -inf, nan}) {
+    EXPECT_TRUE(std::isnan(PortableSin(x)));
+    EXPECT_TRUE(std::isnan(PortableCos(x)));
+  }
+  EXPECT_TRUE(SameBits(PortableSin(std::numeric_limits<float>::max()),
+                       static_cast<float>(std::sin(static_cast<double>(std::numeric_limits<float>::max())))));
+  // tanh
+  EXPECT_TRUE(SameBits(PortableTanh(0.0f), 0.0f));
+  EXPECT_TRUE(SameBits(PortableTanh(-0.0f), -0.0f));
+  EXPECT_TRUE(SameBits(PortableTanh(inf), 1.0f));
+  EXPECT_TRUE(SameBits(PortableTanh(-inf), -1.0f));
+  EXPECT_TRUE(SameBits(PortableTanh(min_sub), min_sub));
+  EXPECT_TRUE(SameBits(PortableTanh(-min_sub), -min_sub));
+  EXPECT_TRUE(std::isnan(PortableTanh(nan)));
+}
+
+// A NaN argument comes back as a NaN of the same sign (quieted), as IEEE
+// operations propagate it.
+TEST(PortableMath, NanPropagation) {
+  const float neg_nan = FromBits(0xffc00001u);
+  for (auto fn : {&PortableExp, &PortableLog, &PortableSin, &PortableCos, &PortableTanh}) {
+    const float r = fn(neg_nan);
+    EXPECT_TRUE(std::isnan(r));
+    EXPECT_TRUE(std::signbit(r));
+  }
+}
+
+}  // namespace
+}  // namespace samebits::numerics
