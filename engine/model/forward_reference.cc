@@ -1,0 +1,290 @@
+// The reference forward pass: the numeric contract written for clarity
+// (engine/numerics/README.md). It reads like the paper: one token row at a
+// time, a straight list of named steps, shapes in comments. Because every
+// row is computed on its own, feeding a prompt whole, token by token or in
+// chunks gives the same bits by construction; the fast pass must match it.
+//
+// Trace records, one per token row (`Record(layer, op, position, ...)`):
+//   layer -1 "embed"          (d_model)  the embedding row
+//   "attn_norm"               (d_model)  norm(x)
+//   "q"                       (n_heads * head_dim)    after q-norm and RoPE
+//   "k", "v"                  (n_kv_heads * head_dim) after k-norm and RoPE
+//   "attn"                    (n_heads * head_dim)    attention, before W_o
+//   "attn_out"                (d_model)  W_o attn
+//   "attn_residual"           (d_model)  x + attn_out
+//   "ffn_norm"                (d_model)  norm(x); absent in parallel blocks
+//   "router"                  (n_experts) router probabilities; MoE only
+//   "ffn"                     (d_model)  FFN output (experts + shared)
+//   "ffn_residual"            (d_model)  the layer's output
+//   layer -1 "output_norm"    (d_model), "logits" (vocab_size): output rows only
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/model/forward.h"
+#include "engine/model/reference_ops.h"
+#include "engine/numerics/lanes.h"
+
+namespace samebits::model {
+namespace {
+
+using Vec = std::vector<float>;
+
+class ReferenceForward final : public Forward {
+ public:
+  ReferenceForward(const ModelWeights& w, const numerics::MathLibrary& math)
+      : w_(w), c_(w.config), math_(math) {
+    const auto problems = c_.Validate();
+    if (!problems.empty()) throw std::invalid_argument(problems.front());
+    if (static_cast<int>(w_.layers.size()) != c_.n_layers()) {
+      throw std::invalid_argument(c_.name + ": weights have " + std::to_string(w_.layers.size()) +
+                                  " layers but the config has " + std::to_string(c_.n_layers()));
+    }
+  }
+
+  void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
+           Vec& logits, TraceSink* trace) override {
+    CheckInputs(state, tokens);
+    const int n = static_cast<int>(tokens.size());
+    logits.assign(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * c_.vocab_size, 0.0f);
+    for (int t = 0; t < n; ++t) {
+      const bool output = all_positions || t == n - 1;
+      float* out = output ? logits.data() + static_cast<size_t>(all_positions ? t : 0) * c_.vocab_size
+                          : nullptr;
+      Row(state, tokens[t], state.n_past, out, trace);
+      state.n_past += 1;
+    }
+  }
+
+ private:
+  void CheckInputs(const InferenceState& state, std::span<const int32_t> tokens) const {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i] < 0 || tokens[i] >= c_.vocab_size) {
+        throw std::invalid_argument("token id " + std::to_string(tokens[i]) + " at index " +
+                                    std::to_string(i) + " is outside the vocabulary [0, " +
+                                    std::to_string(c_.vocab_size) + ") of " + c_.name);
+      }
+    }
+    if (state.n_past < 0 || state.n_past + static_cast<int64_t>(tokens.size()) > c_.max_seq_len) {
+      throw std::invalid_argument("context of " + std::to_string(state.n_past) + " + " +
+                                  std::to_string(tokens.size()) + " tokens exceeds max_seq_len " +
+                                  std::to_string(c_.max_seq_len) + " of " + c_.name);
+    }
+    const size_t kv_row = static_cast<size_t>(c_.n_kv_heads) * c_.head_dim;
+    bool fits = state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
+    for (size_t l = 0; fits && l < state.k_cache.size(); ++l) {
+      fits = state.k_cache[l].size() == state.n_past * kv_row &&
+             state.v_cache[l].size() == state.n_past * kv_row;
+    }
+    if (!fits) {
+      throw std::invalid_argument("the inference state does not belong to " + c_.name +
+                                  " (cache shape differs); make it with MakeState");
+    }
+  }
+
+  void Record(TraceSink* trace, int layer, const char* op, int pos, const Vec& v) const {
+    if (trace != nullptr) trace->Record(layer, op, pos, v.data(), static_cast<int64_t>(v.size()));
+  }
+
+  // One token at position `pos`: embedding, layers, and (when `out` is not
+  // null) the head. Appends this position's K and V to every layer's cache.
+  void Row(InferenceState& state, int32_t token, int pos, float* out, TraceSink* trace) const {
+    const int d = c_.d_model;
+
+    // Embedding: x = E[token]                                  (d_model)
+    Vec x(d);
+    for (int i = 0; i < d; ++i) x[i] = w_.token_embedding.At(int64_t{token} * d + i);
+    Record(trace, -1, "embed", pos, x);
+
+    for (int l = 0; l < c_.n_layers(); ++l) Layer(state, l, pos, x, trace);
+
+    if (out == nullptr) return;
+    // Output norm                                              (d_model)
+    Vec xn(d);
+    ref::Norm(c_.norm, x.data(), w_.output_norm, w_.output_norm_bias, d, c_.norm_eps, xn.data());
+    Record(trace, -1, "output_norm", pos, xn);
+    // Logits = W_out xn, then the logit scale                  (vocab_size)
+    Vec logits(c_.vocab_size);
+    ref::MatVec(w_.output_projection(), 0, c_.vocab_size, d, xn.data(), logits.data());
+    if (c_.logit_scale != 1.0f) {
+      for (float& v : logits) v = v * c_.logit_scale;
+    }
+    Record(trace, -1, "logits", pos, logits);
+    std::copy(logits.begin(), logits.end(), out);
+  }
+
+  void Layer(InferenceState& state, int l, int pos, Vec& x, TraceSink* trace) const {
+    const LayerWeights& lw = w_.layers[l];
+    const LayerConfig& lc = c_.layers[l];
+    const int d = c_.d_model, hd = c_.head_dim;
+    const int q_dim = c_.n_heads * hd, kv_dim = c_.n_kv_heads * hd;
+
+    // Attention norm: xn = norm(x)                             (d_model)
+    Vec xn(d);
+    ref::Norm(c_.norm, x.data(), lw.attn_norm, lw.attn_norm_bias, d, c_.norm_eps, xn.data());
+    Record(trace, l, "attn_norm", pos, xn);
+
+    // Projections: q = Wq xn, k = Wk xn, v = Wv xn             (q_dim), (kv_dim), (kv_dim)
+    Vec q(q_dim), k(kv_dim), v(kv_dim);
+    ref::MatVec(lw.wq, 0, q_dim, d, xn.data(), q.data());
+    ref::MatVec(lw.wk, 0, kv_dim, d, xn.data(), k.data());
+    ref::MatVec(lw.wv, 0, kv_dim, d, xn.data(), v.data());
+
+    // q/k norm: RMSNorm per head over head_dim, before RoPE
+    if (c_.qk_norm) {
+      Vec tmp(hd);
+      for (int h = 0; h < c_.n_heads; ++h) {
+        ref::RmsNorm(q.data() + h * hd, lw.q_norm, 0, hd, c_.norm_eps, tmp.data());
+        std::copy(tmp.begin(), tmp.end(), q.begin() + h * hd);
+      }
+      for (int h = 0; h < c_.n_kv_heads; ++h) {
+        ref::RmsNorm(k.data() + h * hd, lw.k_norm, 0, hd, c_.norm_eps, tmp.data());
+        std::copy(tmp.begin(), tmp.end(), k.begin() + h * hd);
+      }
+    }
+
+    // RoPE on each head of q and k (skipped on no-RoPE global layers)
+    if (lc.use_rope) {
+      for (int h = 0; h < c_.n_heads; ++h) {
+        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+      }
+      for (int h = 0; h < c_.n_kv_heads; ++h) {
+        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+      }
+    }
+    Record(trace, l, "q", pos, q);
+    Record(trace, l, "k", pos, k);
+    Record(trace, l, "v", pos, v);
+
+    // KV cache: append this position                          (n_past + 1, kv_dim)
+    state.k_cache[l].insert(state.k_cache[l].end(), k.begin(), k.end());
+    state.v_cache[l].insert(state.v_cache[l].end(), v.begin(), v.end());
+
+    // Attention per head, GQA: head h reads kv head h / group   (q_dim)
+    Vec attn(q_dim, 0.0f);
+    Attention(state, l, lc.sliding_window, pos, q, attn);
+    Record(trace, l, "attn", pos, attn);
+
+    // Output projection: attn_out = Wo attn                    (d_model)
+    Vec attn_out(d);
+    ref::MatVec(lw.wo, 0, d, q_dim, attn.data(), attn_out.data());
+    Record(trace, l, "attn_out", pos, attn_out);
+
+    // Residual: x = x + attn_out
+    for (int i = 0; i < d; ++i) x[i] = x[i] + attn_out[i];
+    Record(trace, l, "attn_residual", pos, x);
+
+    // FFN input: the same norm output in a parallel block, else norm(x)
+    Vec fn(d);
+    if (c_.parallel_block) {
+      fn = xn;
+    } else {
+      ref::Norm(c_.norm, x.data(), lw.ffn_norm, lw.ffn_norm_bias, d, c_.norm_eps, fn.data());
+      Record(trace, l, "ffn_norm", pos, fn);
+    }
+
+    // FFN: a mixture of experts or the dense SwiGLU            (d_model)
+    Vec ffn(d, 0.0f);
+    if (lc.moe) {
+      MixtureOfExperts(lw, l, pos, fn, ffn, trace);
+    } else {
+      SwiGluFfn(lw.ffn_gate, lw.ffn_up, lw.ffn_down, 0, c_.ffn_dim, fn, ffn);
+    }
+    Record(trace, l, "ffn", pos, ffn);
+
+    // Residual: x = x + ffn (after the attention residual, also in parallel blocks)
+    for (int i = 0; i < d; ++i) x[i] = x[i] + ffn[i];
+    Record(trace, l, "ffn_residual", pos, x);
+  }
+
+  // C5: causal, windowed attention of one query row over the cache.
+  void Attention(const InferenceState& state, int l, int window, int pos, const Vec& q,
+                 Vec& attn) const {
+    const int hd = c_.head_dim, kv_dim = c_.n_kv_heads * hd;
+    const int group = c_.n_heads / c_.n_kv_heads;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // Visible keys: j <= pos and, with a window, pos - j < window.
+    const int first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
+    const int n_keys = pos - first + 1;
+    const float* kc = state.k_cache[l].data();
+    const float* vc = state.v_cache[l].data();
+    Vec s(n_keys);
+    for (int h = 0; h < c_.n_heads; ++h) {
+      const int kvh = h / group;
+      const float* qh = q.data() + h * hd;
+      // Scores: s[j] = dot(q, k_j) * scale                      (n_keys)
+      for (int j = 0; j < n_keys; ++j) {
+        s[j] = numerics::Dot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
+      }
+      // p = softmax(s)
+      ref::Softmax(s.data(), n_keys, math_);
+      // o = sum_j p[j] v_j, key by key, one fma chain per element  (head_dim)
+      float* o = attn.data() + h * hd;
+      for (int j = 0; j < n_keys; ++j) {
+        const float* vj = vc + static_cast<size_t>(first + j) * kv_dim + kvh * hd;
+        for (int e = 0; e < hd; ++e) o[e] = std::fma(s[j], vj[e], o[e]);
+      }
+    }
+  }
+
+  // C7: router softmax, top-k, optional renormalisation, rank-ordered
+  // combine, then the shared expert.
+  void MixtureOfExperts(const LayerWeights& lw, int l, int pos, const Vec& x, Vec& out,
+                        TraceSink* trace) const {
+    const int d = c_.d_model, ne = c_.n_experts, f = c_.expert_ffn_dim;
+    // Router probabilities: p = softmax(W_router x)           (n_experts)
+    Vec p(ne);
+    ref::MatVec(lw.router, 0, ne, d, x.data(), p.data());
+    ref::Softmax(p.data(), ne, math_);
+    Record(trace, l, "router", pos, p);
+
+    // Top-k experts by descending p, ties to the lower index   (top_k)
+    const std::vector<int> chosen = ref::TopK(p.data(), ne, c_.top_k);
+    Vec weight(chosen.size());
+    for (size_t r = 0; r < chosen.size(); ++r) weight[r] = p[chosen[r]];
+    if (c_.renormalize_top_k) {
+      const float z = numerics::Sum(weight.data(), weight.size());
+      for (float& wr : weight) wr = wr / z;
+    }
+
+    // Combine in rank order: out = fma(w_r, y_r, out)          (d_model)
+    Vec y(d);
+    for (size_t r = 0; r < chosen.size(); ++r) {
+      const int e = chosen[r];
+      SwiGluFfn(lw.expert_gate, lw.expert_up, lw.expert_down, e, f, x, y);
+      for (int i = 0; i < d; ++i) out[i] = std::fma(weight[r], y[i], out[i]);
+    }
+
+    // Shared expert: out = out + y_shared
+    if (c_.shared_expert_ffn_dim > 0) {
+      SwiGluFfn(lw.shared_gate, lw.shared_up, lw.shared_down, 0, c_.shared_expert_ffn_dim, x, y);
+      for (int i = 0; i < d; ++i) out[i] = out[i] + y[i];
+    }
+  }
+
+  // SwiGLU FFN number `e` of a stack (0 for a plain matrix):
+  // y = W_down (silu(W_gate x) * (W_up x))                    (d_model)
+  void SwiGluFfn(const TensorView& gate, const TensorView& up, const TensorView& down, int e,
+                 int f, const Vec& x, Vec& y) const {
+    const int d = c_.d_model;
+    Vec g(f), u(f), h(f);
+    ref::MatVec(gate, int64_t{e} * f, f, d, x.data(), g.data());  // (f)
+    ref::MatVec(up, int64_t{e} * f, f, d, x.data(), u.data());    // (f)
+    ref::SwiGlu(g.data(), u.data(), f, math_, h.data());          // (f)
+    ref::MatVec(down, int64_t{e} * d, d, f, h.data(), y.data());  // (d_model)
+  }
+
+  const ModelWeights& w_;
+  const ModelConfig& c_;
+  const numerics::MathLibrary& math_;
+};
+
+}  // namespace
+
+std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
+                                              const numerics::MathLibrary& math) {
+  return std::make_unique<ReferenceForward>(weights, math);
+}
+
+}  // namespace samebits::model
