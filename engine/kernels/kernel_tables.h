@@ -1,0 +1,32 @@
+// The per-ISA kernel tables, one per source file. Internal to
+// engine/kernels: callers go through `GetKernelTable`, which checks that the
+// CPU and OS can run a table before handing it out.
+#pragma once
+
+#include "engine/kernels/kernels.h"
+
+namespace samebits::kernels::internal {
+
+// Returns the scalar table (matmul_scalar.cc), built on `numerics::Dot`.
+const KernelTable& ScalarTable();
+
+// The x86 tables exist whenever the build targets x86-64, because
+// engine/CMakeLists.txt compiles *_avx2.cc and *_avx512.cc there with their
+// own ISA flags; whether the CPU can run them is decided at run time.
+#if defined(__x86_64__) || defined(_M_X64)
+#define SAMEBITS_KERNELS_HAVE_X86 1
+// Returns the AVX2 + FMA + F16C table (matmul_avx2.cc).
+const KernelTable& Avx2Table();
+// Returns the AVX-512 F/BW/VL table (matmul_avx512.cc).
+const KernelTable& Avx512Table();
+#endif
+
+// NEON is part of the aarch64 baseline, so matmul_neon.cc is compiled there
+// without extra flags.
+#if defined(__aarch64__)
+#define SAMEBITS_KERNELS_HAVE_NEON 1
+// Returns the NEON table (matmul_neon.cc).
+const KernelTable& NeonTable();
+#endif
+
+}  // namespace samebits::kernels::internal

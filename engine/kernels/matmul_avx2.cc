@@ -1,0 +1,249 @@
+// The AVX2 kernel table. The contract's 16 virtual lanes (C1) live in two
+// ymm registers: `lo` holds lanes 0-7 and `hi` lanes 8-15. Each lane is one
+// fma chain in index order; a k tail is computed on a zero-padded copy and
+// then blended in only for its own lanes (a plain fma(0, 0, acc) would turn
+// a -0.0 lane into +0.0); the lanes are reduced by the fixed
+// 16 -> 8 -> 4 -> 2 -> 1 tree. Register blocking runs independent chains
+// side by side and never changes the order inside one output.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "engine/kernels/kernel_tables.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+// See matmul_avx512.cc: prefetch distance of the GEMV weight streams, and
+// the activation tile GEMM keeps in cache.
+constexpr int64_t kPrefetchBytes = 512;
+constexpr int64_t kGemmXTileBytes = 256 * 1024;
+
+// The 16 virtual lanes.
+struct V16 {
+  __m256 lo;
+  __m256 hi;
+};
+
+// Weight loaders: 16 weights as 16 exact f32 lanes.
+struct LoadF32 {
+  using T = float;
+  static V16 Full(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+};
+struct LoadBF16 {
+  using T = uint16_t;
+  // A BF16 is the top half of an f32: widening and shifting left by 16 is exact.
+  static __m256 Widen(__m128i h) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  static V16 Full(const uint16_t* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {Widen(_mm256_castsi256_si128(h)), Widen(_mm256_extracti128_si256(h, 1))};
+  }
+};
+struct LoadF16 {
+  using T = uint16_t;
+  // VCVTPH2PS is exact for every F16, subnormals included.
+  static V16 Full(const uint16_t* p) {
+    return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)))};
+  }
+};
+
+inline V16 Zero16() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+
+inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
+  return {_mm256_fmadd_ps(x.lo, w.lo, acc.lo), _mm256_fmadd_ps(x.hi, w.hi, acc.hi)};
+}
+
+// Returns the lanes of `updated` in [0, n) and those of `acc` elsewhere.
+struct TailMask {
+  explicit TailMask(int64_t n) {
+    const __m256i count = _mm256_set1_epi32(static_cast<int>(n));
+    lo = _mm256_castsi256_ps(_mm256_cmpgt_epi32(count, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    hi = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(count, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15)));
+  }
+  V16 Blend(const V16& acc, const V16& updated) const {
+    return {_mm256_blendv_ps(acc.lo, updated.lo, lo), _mm256_blendv_ps(acc.hi, updated.hi, hi)};
+  }
+  __m256 lo;
+  __m256 hi;
+};
+
+// Returns the lanes reduced by the contract's tree:
+// s8[j] = a[j] + a[j+8], s4[j] = s8[j] + s8[j+4], s2[j] = s4[j] + s4[j+2],
+// s2[0] + s2[1].
+inline float Reduce16(const V16& acc) {
+  const __m256 s8 = _mm256_add_ps(acc.lo, acc.hi);
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k).
+template <class L, int MI, int RJ, bool kPrefetch>
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y,
+           int64_t ldy) {
+  using T = typename L::T;
+  V16 acc[MI][RJ];
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
+  }
+  constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
+  int64_t c = 0;
+  for (; c + 16 <= k; c += 16) {
+    V16 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) {
+      if constexpr (kPrefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+      }
+      wv[j] = L::Full(w + j * k + c);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      const V16 xv{_mm256_loadu_ps(x + i * ldx + c), _mm256_loadu_ps(x + i * ldx + c + 8)};
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
+    }
+  }
+  if (c < k) {
+    // AVX2 has no masked 16-bit loads, so the tail is copied into
+    // zero-padded buffers (never reading past the row) and blended in.
+    const int64_t n = k - c;
+    const TailMask mask(n);
+    V16 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) {
+      T buf[16] = {};
+      std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
+      wv[j] = L::Full(buf);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      float xbuf[16] = {};
+      std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
+      const V16 xv{_mm256_loadu_ps(xbuf), _mm256_loadu_ps(xbuf + 8)};
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) y[i * ldy + j] = Reduce16(acc[i][j]);
+  }
+}
+
+// GEMV: four rows at a time (eight ymm accumulators of the sixteen
+// registers) give eight independent fma chains; x is re-read from L1.
+template <class L>
+void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y) {
+  int64_t r = row_begin;
+  for (; r + 4 <= row_end; r += 4) Block<L, 1, 4, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+  if (r + 2 <= row_end) {
+    Block<L, 1, 2, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+    r += 2;
+  }
+  if (r < row_end) Block<L, 1, 1, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+}
+
+// GEMM register blocks: up to 3 activation rows x 2 weight rows, i.e. 12 of
+// the 16 ymm registers as accumulators; each converted weight vector is
+// used by three fmas.
+constexpr int kMaxMi = 3;
+constexpr int kMaxRj = 2;
+
+template <class L>
+using BlockFn = void (*)(const float*, int64_t, const typename L::T*, int64_t, float*, int64_t);
+
+template <class L, int MI, int... RJ>
+constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
+  return std::array<BlockFn<L>, kMaxRj>{Block<L, MI, RJ + 1, false>...};
+}
+template <class L, int... MI>
+constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
+  return std::array<std::array<BlockFn<L>, kMaxRj>, kMaxMi>{
+      BlockRow<L, MI + 1>(std::make_integer_sequence<int, kMaxRj>())...};
+}
+
+template <class L>
+void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y, int64_t ldy) {
+  static constexpr auto kBlocks = BlockTable<L>(std::make_integer_sequence<int, kMaxMi>());
+  // The tile depends on the shape only (k), never on timings.
+  const int64_t row_bytes = std::max<int64_t>(k, 1) * 4;
+  const int64_t tile_m = std::max<int64_t>(kMaxMi, kGemmXTileBytes / row_bytes / kMaxMi * kMaxMi);
+  for (int64_t i0 = 0; i0 < m; i0 += tile_m) {
+    const int64_t i1 = std::min(m, i0 + tile_m);
+    for (int64_t r = row_begin; r < row_end; r += kMaxRj) {
+      const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, row_end - r));
+      for (int64_t i = i0; i < i1; i += kMaxMi) {
+        const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, i1 - i));
+        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
+      }
+    }
+  }
+}
+
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
+          int64_t row_end, float* y) {
+  switch (dtype) {
+    case DType::kF32:
+      return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);
+    case DType::kF16:
+      return GemvTyped<LoadF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
+    case DType::kBF16:
+      return GemvTyped<LoadBF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
+  }
+}
+
+void Gemm(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int64_t row_begin,
+          int64_t row_end, float* y, int64_t ldy) {
+  if (m == 1) return Gemv(x, w, dtype, k, row_begin, row_end, y);
+  switch (dtype) {
+    case DType::kF32:
+      return GemmTyped<LoadF32>(x, m, static_cast<const float*>(w), k, row_begin, row_end, y, ldy);
+    case DType::kF16:
+      return GemmTyped<LoadF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
+                                ldy);
+    case DType::kBF16:
+      return GemmTyped<LoadBF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
+                                 ldy);
+  }
+}
+
+float Dot(const float* a, const float* b, int64_t n) {
+  float out;
+  Block<LoadF32, 1, 1, false>(a, n, b, n, &out, 0);
+  return out;
+}
+
+void Axpy(float p, const float* v, float* o, int64_t n) {
+  const __m256 pv = _mm256_set1_ps(p);
+  int64_t d = 0;
+  for (; d + 8 <= n; d += 8) {
+    _mm256_storeu_ps(o + d, _mm256_fmadd_ps(pv, _mm256_loadu_ps(v + d), _mm256_loadu_ps(o + d)));
+  }
+  // Elementwise, so a scalar fma (one instruction under -mfma) gives the
+  // same bits as a vector lane.
+  for (; d < n; ++d) o[d] = std::fma(p, v[d], o[d]);
+}
+
+}  // namespace
+
+const KernelTable& Avx2Table() {
+  static constexpr KernelTable kTable{Isa::kAvx2, Gemv, Gemm, Dot, Axpy};
+  return kTable;
+}
+
+}  // namespace samebits::kernels::internal

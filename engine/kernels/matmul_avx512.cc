@@ -1,0 +1,236 @@
+// The AVX-512 kernel table. One zmm register holds the contract's 16
+// virtual lanes exactly (C1): lane l of the register is lane l of the
+// contract, each lane is one fma chain in index order, a k tail is a masked
+// fma (masked-off lanes keep their bits, -0.0 included), and the lanes are
+// reduced by the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. Blocking several rows
+// (and, for GEMM, several activation rows) only runs independent chains side
+// by side; it never changes the order inside one output.
+// GCC 12 reports a false "used uninitialized" inside its own AVX-512
+// headers (the casts use _mm256_undefined_pd); fixed in GCC 13.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <cstdint>
+
+#include "engine/kernels/kernel_tables.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+// How far ahead of the current column the GEMV streams prefetch each weight
+// row, in bytes. The hardware prefetcher tracks a few streams per core; with
+// eight rows in flight an explicit hint keeps every stream ahead of use.
+constexpr int64_t kPrefetchBytes = 512;
+
+// GEMM keeps a tile of activation rows hot in cache while all the weight
+// rows of the range stream past it; a tile of about this many bytes fits
+// in L2 beside the weights in flight.
+constexpr int64_t kGemmXTileBytes = 256 * 1024;
+
+// Weight loaders: 16 weights as 16 exact f32 lanes, and the same for a tail
+// of fewer than 16 (masked loads never touch memory past the tail).
+struct LoadF32 {
+  using T = float;
+  static __m512 Full(const float* p) { return _mm512_loadu_ps(p); }
+  static __m512 Masked(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+};
+struct LoadBF16 {
+  using T = uint16_t;
+  // A BF16 is the top half of an f32: widening and shifting left by 16 is exact.
+  static __m512 Widen(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static __m512 Full(const uint16_t* p) {
+    return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static __m512 Masked(const uint16_t* p, __mmask16 m) { return Widen(_mm256_maskz_loadu_epi16(m, p)); }
+};
+struct LoadF16 {
+  using T = uint16_t;
+  // VCVTPH2PS is exact for every F16, subnormals included (it does not
+  // consult MXCSR.DAZ).
+  static __m512 Full(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static __m512 Masked(const uint16_t* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  }
+};
+
+// Returns the 16 lanes reduced by the contract's tree:
+// s8[j] = a[j] + a[j+8], s4[j] = s8[j] + s8[j+4], s2[j] = s4[j] + s4[j+2],
+// s2[0] + s2[1].
+inline float Reduce16(__m512 acc) {
+  const __m256 lo = _mm512_castps512_ps256(acc);
+  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
+  const __m256 s8 = _mm256_add_ps(lo, hi);
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k),
+// each in its own zmm accumulator.
+template <class L, int MI, int RJ, bool kPrefetch>
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y,
+           int64_t ldy) {
+  __m512 acc[MI][RJ];
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_setzero_ps();
+  }
+  constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(typename L::T));
+  int64_t c = 0;
+  for (; c + 16 <= k; c += 16) {
+    __m512 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) {
+      if constexpr (kPrefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+      }
+      wv[j] = L::Full(w + j * k + c);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      const __m512 xv = _mm512_loadu_ps(x + i * ldx + c);
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+    }
+  }
+  if (c < k) {
+    // The tail updates only lanes [0, k - c); the others keep their bits.
+    const __mmask16 m = static_cast<__mmask16>((1u << (k - c)) - 1u);
+    __m512 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * k + c, m);
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) y[i * ldy + j] = Reduce16(acc[i][j]);
+  }
+}
+
+// GEMV: eight rows at a time give eight independent fma chains (enough to
+// cover the fma latency) and eight prefetched streams; x is re-read from L1.
+template <class L>
+void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y) {
+  int64_t r = row_begin;
+  for (; r + 8 <= row_end; r += 8) Block<L, 1, 8, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+  if (r + 4 <= row_end) {
+    Block<L, 1, 4, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+    r += 4;
+  }
+  if (r + 2 <= row_end) {
+    Block<L, 1, 2, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+    r += 2;
+  }
+  if (r < row_end) Block<L, 1, 1, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+}
+
+// GEMM register blocks: up to 4 activation rows x 4 weight rows (16 zmm
+// accumulators); edge blocks use the smaller instantiations.
+constexpr int kMaxMi = 4;
+constexpr int kMaxRj = 4;
+
+template <class L>
+using BlockFn = void (*)(const float*, int64_t, const typename L::T*, int64_t, float*, int64_t);
+
+template <class L, int MI, int... RJ>
+constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
+  return std::array<BlockFn<L>, kMaxRj>{Block<L, MI, RJ + 1, false>...};
+}
+template <class L, int... MI>
+constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
+  return std::array<std::array<BlockFn<L>, kMaxRj>, kMaxMi>{
+      BlockRow<L, MI + 1>(std::make_integer_sequence<int, kMaxRj>())...};
+}
+
+template <class L>
+void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y, int64_t ldy) {
+  static constexpr auto kBlocks = BlockTable<L>(std::make_integer_sequence<int, kMaxMi>());
+  // The tile depends on the shape only (k), never on timings.
+  const int64_t row_bytes = std::max<int64_t>(k, 1) * 4;
+  const int64_t tile_m = std::max<int64_t>(kMaxMi, kGemmXTileBytes / row_bytes / kMaxMi * kMaxMi);
+  for (int64_t i0 = 0; i0 < m; i0 += tile_m) {
+    const int64_t i1 = std::min(m, i0 + tile_m);
+    for (int64_t r = row_begin; r < row_end; r += kMaxRj) {
+      const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, row_end - r));
+      for (int64_t i = i0; i < i1; i += kMaxMi) {
+        const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, i1 - i));
+        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
+      }
+    }
+  }
+}
+
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
+          int64_t row_end, float* y) {
+  switch (dtype) {
+    case DType::kF32:
+      return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);
+    case DType::kF16:
+      return GemvTyped<LoadF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
+    case DType::kBF16:
+      return GemvTyped<LoadBF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
+  }
+}
+
+void Gemm(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int64_t row_begin,
+          int64_t row_end, float* y, int64_t ldy) {
+  if (m == 1) return Gemv(x, w, dtype, k, row_begin, row_end, y);
+  switch (dtype) {
+    case DType::kF32:
+      return GemmTyped<LoadF32>(x, m, static_cast<const float*>(w), k, row_begin, row_end, y, ldy);
+    case DType::kF16:
+      return GemmTyped<LoadF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
+                                ldy);
+    case DType::kBF16:
+      return GemmTyped<LoadBF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
+                                 ldy);
+  }
+}
+
+float Dot(const float* a, const float* b, int64_t n) {
+  float out;
+  Block<LoadF32, 1, 1, false>(a, n, b, n, &out, 0);
+  return out;
+}
+
+void Axpy(float p, const float* v, float* o, int64_t n) {
+  const __m512 pv = _mm512_set1_ps(p);
+  int64_t d = 0;
+  for (; d + 16 <= n; d += 16) {
+    _mm512_storeu_ps(o + d, _mm512_fmadd_ps(pv, _mm512_loadu_ps(v + d), _mm512_loadu_ps(o + d)));
+  }
+  if (d < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - d)) - 1u);
+    const __m512 r =
+        _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(m, v + d), _mm512_maskz_loadu_ps(m, o + d));
+    _mm512_mask_storeu_ps(o + d, m, r);
+  }
+}
+
+}  // namespace
+
+const KernelTable& Avx512Table() {
+  static constexpr KernelTable kTable{Isa::kAvx512, Gemv, Gemm, Dot, Axpy};
+  return kTable;
+}
+
+}  // namespace samebits::kernels::internal

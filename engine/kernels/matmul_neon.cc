@@ -1,0 +1,257 @@
+// The NEON kernel table (aarch64). The contract's 16 virtual lanes (C1) live
+// in four q registers: v[0] holds lanes 0-3, v[1] 4-7, v[2] 8-11, v[3]
+// 12-15. Each lane is one fma chain in index order; a k tail is computed on
+// a zero-padded copy and then selected in only for its own lanes (a plain
+// fma(0, 0, acc) would turn a -0.0 lane into +0.0); the lanes are reduced by
+// the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. Register blocking runs independent
+// chains side by side and never changes the order inside one output.
+#include <arm_neon.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "engine/kernels/kernel_tables.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+// See matmul_avx512.cc: prefetch distance of the GEMV weight streams, and
+// the activation tile GEMM keeps in cache.
+constexpr int64_t kPrefetchBytes = 512;
+constexpr int64_t kGemmXTileBytes = 256 * 1024;
+
+// The 16 virtual lanes.
+struct V16 {
+  float32x4_t v[4];
+};
+
+inline V16 LoadX(const float* p) {
+  return {{vld1q_f32(p), vld1q_f32(p + 4), vld1q_f32(p + 8), vld1q_f32(p + 12)}};
+}
+
+// Weight loaders: 16 weights as 16 exact f32 lanes.
+struct LoadF32 {
+  using T = float;
+  static V16 Full(const float* p) { return LoadX(p); }
+};
+struct LoadBF16 {
+  using T = uint16_t;
+  // A BF16 is the top half of an f32: widening and shifting left by 16 is
+  // exact (USHLL / USHLL2).
+  static V16 Full(const uint16_t* p) {
+    const uint16x8_t a = vld1q_u16(p);
+    const uint16x8_t b = vld1q_u16(p + 8);
+    return {{vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(a), 16)),
+             vreinterpretq_f32_u32(vshll_high_n_u16(a, 16)),
+             vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(b), 16)),
+             vreinterpretq_f32_u32(vshll_high_n_u16(b, 16))}};
+  }
+};
+struct LoadF16 {
+  using T = uint16_t;
+  // FCVTL is exact for every F16, subnormals included (FPCR.FZ and FZ16
+  // are clear under Linux).
+  static V16 Full(const uint16_t* p) {
+    const float16x8_t a = vreinterpretq_f16_u16(vld1q_u16(p));
+    const float16x8_t b = vreinterpretq_f16_u16(vld1q_u16(p + 8));
+    return {{vcvt_f32_f16(vget_low_f16(a)), vcvt_high_f32_f16(a), vcvt_f32_f16(vget_low_f16(b)),
+             vcvt_high_f32_f16(b)}};
+  }
+};
+
+inline V16 Zero16() {
+  const float32x4_t z = vdupq_n_f32(0.0f);
+  return {{z, z, z, z}};
+}
+
+// vfmaq_f32(acc, x, w) is acc + x * w with one rounding: fma(x, w, acc).
+inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
+  return {{vfmaq_f32(acc.v[0], x.v[0], w.v[0]), vfmaq_f32(acc.v[1], x.v[1], w.v[1]),
+           vfmaq_f32(acc.v[2], x.v[2], w.v[2]), vfmaq_f32(acc.v[3], x.v[3], w.v[3])}};
+}
+
+// Selects the lanes of `updated` in [0, n) and those of `acc` elsewhere.
+struct TailMask {
+  explicit TailMask(int64_t n) {
+    const uint32x4_t count = vdupq_n_u32(static_cast<uint32_t>(n));
+    static const uint32_t kIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    for (int q = 0; q < 4; ++q) m[q] = vcltq_u32(vld1q_u32(kIndex + 4 * q), count);
+  }
+  V16 Blend(const V16& acc, const V16& updated) const {
+    return {{vbslq_f32(m[0], updated.v[0], acc.v[0]), vbslq_f32(m[1], updated.v[1], acc.v[1]),
+             vbslq_f32(m[2], updated.v[2], acc.v[2]), vbslq_f32(m[3], updated.v[3], acc.v[3])}};
+  }
+  uint32x4_t m[4];
+};
+
+// Returns the lanes reduced by the contract's tree:
+// s8[j] = a[j] + a[j+8], s4[j] = s8[j] + s8[j+4], s2[j] = s4[j] + s4[j+2],
+// s2[0] + s2[1].
+inline float Reduce16(const V16& acc) {
+  const float32x4_t s8_lo = vaddq_f32(acc.v[0], acc.v[2]);  // s8[0..3]
+  const float32x4_t s8_hi = vaddq_f32(acc.v[1], acc.v[3]);  // s8[4..7]
+  const float32x4_t s4 = vaddq_f32(s8_lo, s8_hi);
+  const float32x2_t s2 = vadd_f32(vget_low_f32(s4), vget_high_f32(s4));
+  return vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1);
+}
+
+// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k).
+template <class L, int MI, int RJ, bool kPrefetch>
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y,
+           int64_t ldy) {
+  using T = typename L::T;
+  V16 acc[MI][RJ];
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
+  }
+  constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
+  int64_t c = 0;
+  for (; c + 16 <= k; c += 16) {
+    V16 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) {
+      if constexpr (kPrefetch) __builtin_prefetch(w + j * k + c + kAhead, 0, 3);
+      wv[j] = L::Full(w + j * k + c);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      const V16 xv = LoadX(x + i * ldx + c);
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
+    }
+  }
+  if (c < k) {
+    // The tail is copied into zero-padded buffers (never reading past the
+    // row) and selected in lane by lane.
+    const int64_t n = k - c;
+    const TailMask mask(n);
+    V16 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) {
+      T buf[16] = {};
+      std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
+      wv[j] = L::Full(buf);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      float xbuf[16] = {};
+      std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
+      const V16 xv = LoadX(xbuf);
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) y[i * ldy + j] = Reduce16(acc[i][j]);
+  }
+}
+
+// GEMV: four rows at a time (sixteen q accumulators of the thirty-two
+// registers) give sixteen independent fma chains; x is re-read from L1.
+template <class L>
+void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y) {
+  int64_t r = row_begin;
+  for (; r + 4 <= row_end; r += 4) Block<L, 1, 4, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+  if (r + 2 <= row_end) {
+    Block<L, 1, 2, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+    r += 2;
+  }
+  if (r < row_end) Block<L, 1, 1, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+}
+
+// GEMM register blocks: up to 2 activation rows x 3 weight rows, i.e. 24 of
+// the 32 q registers as accumulators.
+constexpr int kMaxMi = 2;
+constexpr int kMaxRj = 3;
+
+template <class L>
+using BlockFn = void (*)(const float*, int64_t, const typename L::T*, int64_t, float*, int64_t);
+
+template <class L, int MI, int... RJ>
+constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
+  return std::array<BlockFn<L>, kMaxRj>{Block<L, MI, RJ + 1, false>...};
+}
+template <class L, int... MI>
+constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
+  return std::array<std::array<BlockFn<L>, kMaxRj>, kMaxMi>{
+      BlockRow<L, MI + 1>(std::make_integer_sequence<int, kMaxRj>())...};
+}
+
+template <class L>
+void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y, int64_t ldy) {
+  static constexpr auto kBlocks = BlockTable<L>(std::make_integer_sequence<int, kMaxMi>());
+  // The tile depends on the shape only (k), never on timings.
+  const int64_t row_bytes = std::max<int64_t>(k, 1) * 4;
+  const int64_t tile_m = std::max<int64_t>(kMaxMi, kGemmXTileBytes / row_bytes / kMaxMi * kMaxMi);
+  for (int64_t i0 = 0; i0 < m; i0 += tile_m) {
+    const int64_t i1 = std::min(m, i0 + tile_m);
+    for (int64_t r = row_begin; r < row_end; r += kMaxRj) {
+      const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, row_end - r));
+      for (int64_t i = i0; i < i1; i += kMaxMi) {
+        const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, i1 - i));
+        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
+      }
+    }
+  }
+}
+
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
+          int64_t row_end, float* y) {
+  switch (dtype) {
+    case DType::kF32:
+      return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);
+    case DType::kF16:
+      return GemvTyped<LoadF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
+    case DType::kBF16:
+      return GemvTyped<LoadBF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
+  }
+}
+
+void Gemm(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int64_t row_begin,
+          int64_t row_end, float* y, int64_t ldy) {
+  if (m == 1) return Gemv(x, w, dtype, k, row_begin, row_end, y);
+  switch (dtype) {
+    case DType::kF32:
+      return GemmTyped<LoadF32>(x, m, static_cast<const float*>(w), k, row_begin, row_end, y, ldy);
+    case DType::kF16:
+      return GemmTyped<LoadF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
+                                ldy);
+    case DType::kBF16:
+      return GemmTyped<LoadBF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
+                                 ldy);
+  }
+}
+
+float Dot(const float* a, const float* b, int64_t n) {
+  float out;
+  Block<LoadF32, 1, 1, false>(a, n, b, n, &out, 0);
+  return out;
+}
+
+void Axpy(float p, const float* v, float* o, int64_t n) {
+  const float32x4_t pv = vdupq_n_f32(p);
+  int64_t d = 0;
+  for (; d + 4 <= n; d += 4) vst1q_f32(o + d, vfmaq_f32(vld1q_f32(o + d), pv, vld1q_f32(v + d)));
+  // Elementwise, so a scalar fma (one FMADD on aarch64) gives the same bits
+  // as a vector lane.
+  for (; d < n; ++d) o[d] = std::fma(p, v[d], o[d]);
+}
+
+}  // namespace
+
+const KernelTable& NeonTable() {
+  static constexpr KernelTable kTable{Isa::kNeon, Gemv, Gemm, Dot, Axpy};
+  return kTable;
+}
+
+}  // namespace samebits::kernels::internal
