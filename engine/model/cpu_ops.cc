@@ -1,0 +1,126 @@
+#include "engine/model/cpu_ops.h"
+
+#include <cmath>
+
+#include "engine/numerics/lanes.h"
+
+namespace samebits::model::cpu {
+
+NormParams LoadNorm(const TensorView& w, const TensorView& b) {
+  NormParams p;
+  if (w.present()) {
+    p.weight.resize(static_cast<size_t>(w.elements()));
+    for (int64_t i = 0; i < w.elements(); ++i) p.weight[i] = w.At(i);
+  }
+  if (b.present()) {
+    p.bias.resize(static_cast<size_t>(b.elements()));
+    for (int64_t i = 0; i < b.elements(); ++i) p.bias[i] = b.At(i);
+  }
+  return p;
+}
+
+void NormRow(NormKind kind, const kernels::KernelTable& kt, const float* x, const NormParams& p,
+             int n, float eps, float* y) {
+  const float* w = p.weight.data();
+  if (kind == NormKind::kRmsNorm) {
+    const float ss = kt.dot(x, x, n);
+    const float r = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+    for (int i = 0; i < n; ++i) y[i] = (x[i] * r) * w[i];
+    return;
+  }
+  // LayerNorm: the centred values are kept in `y` itself, then scaled in
+  // place; each element sees the same operations as in reference_ops.cc.
+  const float mean = numerics::Sum(x, n) / static_cast<float>(n);
+  for (int i = 0; i < n; ++i) y[i] = x[i] - mean;
+  const float var = kt.dot(y, y, n) / static_cast<float>(n);
+  const float r = 1.0f / std::sqrt(var + eps);
+  for (int i = 0; i < n; ++i) y[i] = (y[i] * r) * w[i];
+  if (!p.bias.empty()) {
+    for (int i = 0; i < n; ++i) y[i] = y[i] + p.bias[i];
+  }
+}
+
+void RmsNormInPlace(const kernels::KernelTable& kt, float* x, const float* w, int n, float eps) {
+  const float ss = kt.dot(x, x, n);
+  const float r = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  for (int i = 0; i < n; ++i) x[i] = (x[i] * r) * w[i];
+}
+
+RopeTable::RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math)
+    : rot_dim_(rot_dim), half_(rot_dim / 2), style_(style), inv_freq_(rot_dim / 2) {
+  const float log_base = math.log(base);
+  for (int i = 0; i < half_; ++i) {
+    inv_freq_[i] =
+        math.exp((static_cast<float>(-2 * i) / static_cast<float>(rot_dim)) * log_base);
+  }
+}
+
+void RopeTable::Fill(int first_pos, int n, const numerics::MathLibrary& math, float* cos_out,
+                     float* sin_out) const {
+  for (int t = 0; t < n; ++t) {
+    const float pos = static_cast<float>(first_pos + t);
+    for (int i = 0; i < half_; ++i) {
+      const float angle = pos * inv_freq_[i];
+      cos_out[t * half_ + i] = math.cos(angle);
+      sin_out[t * half_ + i] = math.sin(angle);
+    }
+  }
+}
+
+void RopeTable::Apply(float* x, const float* c, const float* s) const {
+  const bool interleaved = style_ == RopeStyle::kInterleaved;
+  for (int i = 0; i < half_; ++i) {
+    const int i0 = interleaved ? 2 * i : i;
+    const int i1 = interleaved ? 2 * i + 1 : i + half_;
+    const float x0 = x[i0], x1 = x[i1];
+    // Two products and one addition each, never an fma (C6).
+    const float a0 = x0 * c[i], b0 = x1 * s[i];
+    const float a1 = x0 * s[i], b1 = x1 * c[i];
+    x[i0] = a0 - b0;
+    x[i1] = a1 + b1;
+  }
+}
+
+void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math) {
+  if (n <= 0) return;
+  // The maximum is exact in any order.
+  float m = s[0];
+  for (int j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
+  float (*const exp_fn)(float) = math.exp;
+  for (int j = 0; j < n; ++j) s[j] = exp_fn(s[j] - m);
+  const float z = numerics::Sum(s, static_cast<size_t>(n));
+  for (int j = 0; j < n; ++j) s[j] = s[j] / z;
+}
+
+void TopK(const float* p, int n, int k, int* out) {
+  for (int rank = 0; rank < k && rank < n; ++rank) {
+    int best = -1;
+    for (int e = 0; e < n; ++e) {
+      bool taken = false;
+      for (int r = 0; r < rank; ++r) taken = taken || out[r] == e;
+      // Strictly greater: on a tie the lower index, met first, stays.
+      if (!taken && (best < 0 || p[e] > p[best])) best = e;
+    }
+    out[rank] = best;
+  }
+}
+
+void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
+                  const float* q, const float* k_rows, const float* v_rows, int64_t stride,
+                  int first, int last, int head_dim, float scale, float* scores, float* o,
+                  bool reverse_v_for_tests) {
+  const int n = last - first + 1;
+  for (int j = 0; j < n; ++j) {
+    scores[j] = kt.dot(q, k_rows + (first + j) * stride, head_dim) * scale;
+  }
+  SoftmaxInPlace(scores, n, math);
+  for (int d = 0; d < head_dim; ++d) o[d] = 0.0f;
+  // The weighted sum of V, key by key (C5): one fma chain per output element.
+  if (reverse_v_for_tests) {
+    for (int j = n - 1; j >= 0; --j) kt.axpy(scores[j], v_rows + (first + j) * stride, o, head_dim);
+    return;
+  }
+  for (int j = 0; j < n; ++j) kt.axpy(scores[j], v_rows + (first + j) * stride, o, head_dim);
+}
+
+}  // namespace samebits::model::cpu

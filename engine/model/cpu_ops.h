@@ -1,0 +1,79 @@
+// Row-level operations of the cpu forward pass (forward_cpu.cc): norms,
+// RoPE from a per-call angle table, softmax, top-k and one attention row.
+// Each reproduces the contract's order (engine/numerics/README.md) exactly as
+// reference_ops.cc writes it, but works on preallocated buffers and goes
+// through the kernel table for its dot products, so it allocates nothing and
+// runs at SIMD speed. None of them reads a clock or a global.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/kernels/kernels.h"
+#include "engine/model/config.h"
+#include "engine/model/weights.h"
+#include "engine/numerics/math.h"
+
+namespace samebits::model::cpu {
+
+// A norm's weight and optional bias, converted once to f32 (exactly).
+struct NormParams {
+  std::vector<float> weight;
+  std::vector<float> bias;  // empty: no bias
+};
+
+// Returns `w` (and `b` when present) as f32 vectors.
+NormParams LoadNorm(const TensorView& w, const TensorView& b);
+
+// C3: RMSNorm or LayerNorm of `x` (n) into `y` (which may not alias `x`).
+void NormRow(NormKind kind, const kernels::KernelTable& kt, const float* x, const NormParams& p,
+             int n, float eps, float* y);
+
+// C3: RMSNorm of one head in place (q/k norm).
+void RmsNormInPlace(const kernels::KernelTable& kt, float* x, const float* w, int n, float eps);
+
+// C6: the rotary angles of one call, computed once per position.
+class RopeTable {
+ public:
+  RopeTable() = default;
+  // Precomputes inv_freq[i] for `rot_dim` as reference_ops.cc does.
+  RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math);
+
+  // Fills cos/sin for positions `first_pos .. first_pos + n - 1` into the
+  // caller's buffers (`n * rot_dim / 2` each).
+  void Fill(int first_pos, int n, const numerics::MathLibrary& math, float* cos_out,
+            float* sin_out) const;
+
+  // Rotates one head `x` with the angles of one position (`c`, `s`: rot_dim / 2).
+  void Apply(float* x, const float* c, const float* s) const;
+
+  // Returns rot_dim / 2.
+  int half() const { return half_; }
+
+ private:
+  int rot_dim_ = 0;
+  int half_ = 0;
+  RopeStyle style_ = RopeStyle::kNeox;
+  std::vector<float> inv_freq_;
+};
+
+// C4: softmax of `s` (n) in place with the library's exp.
+void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math);
+
+// C7: writes the indices of the `k` largest of `p` (n) in rank order
+// (descending p, ties to the lower index) to `out` (k).
+void TopK(const float* p, int n, int k, int* out);
+
+// C5: one query row of one head. Keys `first .. last` (inclusive) are
+// visible; `k_rows` / `v_rows` point at key 0 of this KV head and advance by
+// `stride` floats per position. `scores` is scratch of at least
+// last - first + 1 floats. Writes head_dim outputs to `o`.
+// `reverse_v_for_tests` sums V from the last key to the first: an order the
+// contract forbids, used only by the tests' negative control
+// (SAMEBITS_TEST_ONLY_BREAK_IDENTITY) to show that they can fail.
+void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
+                  const float* q, const float* k_rows, const float* v_rows, int64_t stride,
+                  int first, int last, int head_dim, float scale, float* scores, float* o,
+                  bool reverse_v_for_tests = false);
+
+}  // namespace samebits::model::cpu

@@ -1,0 +1,106 @@
+#include "engine/model/cpu_work.h"
+
+#include <algorithm>
+#include <string>
+
+namespace samebits::model::cpu {
+
+namespace {
+
+std::string ShapeText(const TensorView& t) {
+  std::string s = "(";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+Matrix MatrixOf(const TensorView& t, int64_t rows, int64_t cols, const char* what) {
+  if (!t.present() || t.elements() < rows * cols) {
+    throw std::invalid_argument(std::string("cpu forward: tensor ") + what +
+                                (t.present() ? " has shape " + ShapeText(t) : " is absent") +
+                                ", expected (" + std::to_string(rows) + ", " +
+                                std::to_string(cols) + ")");
+  }
+  return Matrix{t.data, t.dtype, rows, cols};
+}
+
+Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, const char* what) {
+  if (!t.present() || t.elements() < (int64_t{e} + 1) * rows * cols) {
+    throw std::invalid_argument(std::string("cpu forward: expert stack ") + what +
+                                (t.present() ? " has shape " + ShapeText(t) : " is absent") +
+                                ", too small for expert " + std::to_string(e));
+  }
+  const int64_t offset = int64_t{e} * rows * cols * numerics::DTypeSize(t.dtype);
+  return Matrix{t.data + offset, t.dtype, rows, cols};
+}
+
+void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
+                const MatTask& t) {
+  const auto product = [&](const Matrix& w, float* y) {
+    if (t.m == 1) {
+      kt.gemv(t.x, w.data, w.dtype, w.cols, t.r0, t.r1, y + t.r0);
+    } else {
+      kt.gemm(t.x, t.m, w.data, w.dtype, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
+    }
+  };
+  product(t.w, t.y);
+  if (t.w2.data == nullptr) return;
+  product(t.w2, t.y2);
+  // SwiGLU over this unit's outputs only: each element is the contract's
+  // silu(g) * u, so doing it here rather than over the whole row is the same.
+  for (int64_t i = 0; i < t.m; ++i) {
+    const float* g = t.y + i * t.ldy;
+    const float* u = t.y2 + i * t.ldy;
+    float* h = t.h + i * t.ldy;
+    for (int64_t r = t.r0; r < t.r1; ++r) h[r] = numerics::Silu(math, g[r]) * u[r];
+  }
+}
+
+void AppendMatTasks(const Cutting& cut, const float* x, int64_t m, const Matrix& w, float* y,
+                    int64_t ldy, std::vector<MatTask>& tasks, const Matrix* w2, float* y2,
+                    float* h) {
+  if (m <= 0 || w.rows <= 0) return;
+  MatTask base;
+  base.w = w;
+  base.ldy = ldy;
+  if (w2 != nullptr) {
+    base.w2 = *w2;
+  }
+  if (m == 1) {
+    // Whole rows per chunk; a fused unit reads two matrices, so it takes half.
+    const int64_t bytes_per_row = w.row_bytes() * (w2 != nullptr ? 2 : 1);
+    const int64_t rows = std::max<int64_t>(1, cut.gemv_chunk_bytes / std::max<int64_t>(1, bytes_per_row));
+    for (int64_t r0 = 0; r0 < w.rows; r0 += rows) {
+      MatTask t = base;
+      t.x = x;
+      t.m = 1;
+      t.r0 = r0;
+      t.r1 = std::min(w.rows, r0 + rows);
+      t.y = y;
+      t.y2 = y2;
+      t.h = h;
+      tasks.push_back(t);
+    }
+    return;
+  }
+  const int64_t tm = std::max(1, cut.gemm_tile_m);
+  const int64_t tn = std::max(1, cut.gemm_tile_n);
+  for (int64_t i0 = 0; i0 < m; i0 += tm) {
+    for (int64_t r0 = 0; r0 < w.rows; r0 += tn) {
+      MatTask t = base;
+      t.x = x + i0 * w.cols;
+      t.m = std::min(tm, m - i0);
+      t.r0 = r0;
+      t.r1 = std::min(w.rows, r0 + tn);
+      t.y = y + i0 * ldy;
+      if (w2 != nullptr) {
+        t.y2 = y2 + i0 * ldy;
+        t.h = h + i0 * ldy;
+      }
+      tasks.push_back(t);
+    }
+  }
+}
+
+}  // namespace samebits::model::cpu

@@ -1,0 +1,76 @@
+#include "engine/model/profile.h"
+
+#include <cstdio>
+
+namespace samebits::model {
+
+const char* ProfileOpName(ProfileOp op) {
+  switch (op) {
+    case ProfileOp::kEmbed: return "embed";
+    case ProfileOp::kNorms: return "norms";
+    case ProfileOp::kQkv: return "qkv";
+    case ProfileOp::kRopeKv: return "rope+kv append";
+    case ProfileOp::kAttention: return "attention";
+    case ProfileOp::kOProj: return "o_proj";
+    case ProfileOp::kRouter: return "router";
+    case ProfileOp::kFfn: return "experts/ffn";
+    case ProfileOp::kResidual: return "residual";
+    case ProfileOp::kHead: return "head";
+    case ProfileOp::kQkvFfnIn: return "qkv+router/ffn in (fused)";
+    case ProfileOp::kAttentionFfnIn: return "attention+experts in (fused)";
+    case ProfileOp::kOProjFfnOut: return "o_proj+ffn down (fused)";
+    case ProfileOp::kCount: break;
+  }
+  return "?";
+}
+
+const char* PassKindName(PassKind kind) {
+  switch (kind) {
+    case PassKind::kPrefill: return "prefill";
+    case PassKind::kDecode: return "decode";
+    case PassKind::kExtend: return "extend";
+    case PassKind::kCount: break;
+  }
+  return "?";
+}
+
+void Profiler::Add(PassKind kind, ProfileOp op, int64_t ns) {
+  Cell& cell = cells_[static_cast<size_t>(kind)][static_cast<size_t>(op)];
+  cell.ns += ns;
+  cell.calls += 1;
+}
+
+void Profiler::CountPass(PassKind kind, int64_t tokens) {
+  passes_[static_cast<size_t>(kind)] += 1;
+  tokens_[static_cast<size_t>(kind)] += tokens;
+}
+
+std::string Profiler::Report() const {
+  std::string out;
+  char line[160];
+  for (size_t k = 0; k < static_cast<size_t>(PassKind::kCount); ++k) {
+    int64_t total_ns = 0;
+    for (const Cell& cell : cells_[k]) total_ns += cell.ns;
+    if (total_ns == 0) continue;
+    const int64_t passes = passes_[k] > 0 ? passes_[k] : 1;
+    std::snprintf(line, sizeof line, "%s: %lld passes, %lld tokens, %.3f ms timed\n",
+                  PassKindName(static_cast<PassKind>(k)), static_cast<long long>(passes_[k]),
+                  static_cast<long long>(tokens_[k]), total_ns / 1e6);
+    out += line;
+    std::snprintf(line, sizeof line, "  %-30s %12s %7s %9s %12s\n", "op", "total ms", "%",
+                  "calls", "ms/pass");
+    out += line;
+    for (size_t op = 0; op < static_cast<size_t>(ProfileOp::kCount); ++op) {
+      const Cell& cell = cells_[k][op];
+      if (cell.calls == 0) continue;
+      std::snprintf(line, sizeof line, "  %-30s %12.3f %6.1f%% %9lld %12.4f\n",
+                    ProfileOpName(static_cast<ProfileOp>(op)), cell.ns / 1e6,
+                    100.0 * static_cast<double>(cell.ns) / static_cast<double>(total_ns),
+                    static_cast<long long>(cell.calls), cell.ns / 1e6 / passes);
+      out += line;
+    }
+  }
+  return out;
+}
+
+}  // namespace samebits::model
