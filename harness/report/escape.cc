@@ -1,0 +1,133 @@
+#include "harness/report/escape.h"
+
+#include <cstdint>
+
+namespace samebits::harness::report {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Returns the length of the well-formed UTF-8 sequence starting at `i`, or 0
+// when the byte there does not start one (RFC 3629, table 3-7 of Unicode).
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t b0 = byte(i);
+  if (b0 < 0x80) return 1;
+  size_t n = 0;
+  uint8_t lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;  // no overlong forms
+    if (b0 == 0xED) hi = 0x9F;  // no surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;  // no overlong forms
+    if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+bool IsForbiddenControl(char c) {
+  const auto u = static_cast<uint8_t>(c);
+  return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F;
+}
+
+}  // namespace
+
+std::string SanitizeUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8SequenceLength(text, i);
+    if (n == 0) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string RemoveControlCharacters(std::string_view text) {
+  std::string clean = SanitizeUtf8(text);
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    if (!IsForbiddenControl(c)) out += c;
+  }
+  return out;
+}
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  for (char c : RemoveControlCharacters(text)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string XmlEscape(std::string_view text, bool attribute) {
+  std::string out;
+  for (char c : RemoveControlCharacters(text)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      // Attribute-value normalization would turn these into spaces.
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\r': out += attribute ? "&#13;" : "&#13;"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string MarkdownCell(std::string_view text) {
+  std::string out;
+  for (char c : HtmlEscape(text)) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\\': out += "\\\\"; break;
+      case '`': out += "&#96;"; break;
+      case '*': out += "\\*"; break;
+      case '_': out += "\\_"; break;
+      case '\n':
+      case '\r':
+      case '\t': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string CodeFenceFor(std::string_view text) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = (c == '`') ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return std::string(longest >= 3 ? longest + 1 : 3, '`');
+}
+
+}  // namespace samebits::harness::report

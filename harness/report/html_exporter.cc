@@ -1,0 +1,234 @@
+// The HTML report: one self-contained page (inline CSS, no scripts, no
+// external assets, so it can be archived as a CI artifact and opened
+// anywhere). Its centre is a matrix of configurations x steps per
+// (checkpoint, scenario), coloured by agreement with the base configuration,
+// with each configuration's first divergence outlined. Every string from
+// outside goes through `HtmlEscape`, attribute values included.
+#include <ostream>
+#include <string>
+
+#include "harness/report/escape.h"
+#include "harness/report/exporter.h"
+
+namespace samebits::harness::report {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 .pass { color: #17692e; } h1 .fail { color: #a31515; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; font-size: 13px; }
+th { background: #f3f3f3; }
+td.same { background: #5cb85c; } td.differs { background: #d9534f; }
+td.missing { background: #bbb; }
+td.first { outline: 3px solid #111; outline-offset: -3px; }
+table.matrix td { min-width: 14px; height: 16px; padding: 0; }
+table.matrix th.config { text-align: left; }
+.code-PASS, .code-XFAIL { color: #17692e; } .code-UNSUPPORTED { color: #666; }
+.code-FAIL, .code-XPASS, .code-UNRESOLVED, .code-TIMEOUT { color: #a31515; font-weight: bold; }
+pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
+.legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; }
+)css";
+
+std::string E(const std::string& s) { return HtmlEscape(s); }
+
+const char* AgreementClass(Agreement a) {
+  switch (a) {
+    case Agreement::kSame: return "same";
+    case Agreement::kDiffers: return "differs";
+    case Agreement::kMissing: return "missing";
+  }
+  return "missing";
+}
+
+const char* AgreementWord(Agreement a) {
+  switch (a) {
+    case Agreement::kSame: return "same hashes as";
+    case Agreement::kDiffers: return "differs from";
+    case Agreement::kMissing: return "missing here or in";
+  }
+  return "";
+}
+
+void WriteDiagnosis(const ReportModel& m, std::ostream& out) {
+  const Diagnosis& d = m.run->diagnosis;
+  out << "<h2>Diagnosis: " << DiagnosisKindTitle(d.kind) << "</h2>\n";
+  out << "<p>" << E(d.headline) << "</p>\n";
+  if (!d.details.empty() || !d.divergences.empty()) {
+    out << "<ul>\n";
+    for (const std::string& s : d.details) out << "<li>" << E(s) << "</li>\n";
+    for (const Divergence& v : d.divergences) {
+      out << "<li>First divergence of " << E(v.checkpoint) << " / " << E(v.scenario) << ": "
+          << E(v.config_a) << " vs " << E(v.config_b) << " at " << E(DescribeDivergence(v))
+          << "</li>\n";
+    }
+    out << "</ul>\n";
+  }
+}
+
+void WriteCounts(const ReportModel& m, std::ostream& out) {
+  out << "<h2>Results</h2>\n<table>\n<tr><th>Result</th><th>Cells</th></tr>\n";
+  for (size_t i = 0; i < kAllResultCodes.size(); ++i) {
+    if (m.counts[i] == 0) continue;
+    const char* name = ResultCodeName(kAllResultCodes[i]);
+    out << "<tr><td class=\"code-" << name << "\">" << name << "</td><td>" << m.counts[i]
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void WriteCells(const ReportModel& m, std::ostream& out) {
+  out << "<h2>Cells</h2>\n<table>\n<tr><th>Checkpoint</th><th>Scenario</th>"
+         "<th>Configuration</th><th>Result</th><th>Steps</th><th>Time (ms)</th>"
+         "<th>First divergence</th><th>Message</th></tr>\n";
+  for (const CellGroup& g : m.groups) {
+    for (const ConfigRow& r : g.rows) {
+      const CellResult& c = *r.cell;
+      const char* code = ResultCodeName(c.code);
+      out << "<tr><td>" << E(c.checkpoint) << "</td><td>" << E(c.scenario) << "</td><td>"
+          << E(c.config.name) << "</td><td class=\"code-" << code << "\">" << code << "</td><td>"
+          << c.steps.size() << "</td><td>" << FormatMs(c.elapsed_ms) << "</td><td>"
+          << E(FirstDivergenceText(*m.run, g, r)) << "</td><td>" << E(c.message)
+          << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n";
+}
+
+void WriteMatrix(const CellGroup& g, std::ostream& out) {
+  const std::string base = g.rows[g.base_row].cell->config.name;
+  out << "<h3>" << E(g.checkpoint) << " / " << E(g.scenario) << "</h3>\n";
+  if (g.columns.empty()) {
+    out << "<p>No configuration produced a step.</p>\n";
+    return;
+  }
+  out << "<p class=\"legend\">Against " << E(base)
+      << ":<span style=\"background:#5cb85c\"></span>same hashes"
+         "<span style=\"background:#d9534f\"></span>differs"
+         "<span style=\"background:#bbb\"></span>missing"
+         "<span style=\"outline:3px solid #111\"></span>first divergence</p>\n";
+  out << "<table class=\"matrix\">\n<tr><th class=\"config\">Configuration</th>";
+  for (const StepColumn& c : g.columns) {
+    out << "<th title=\"" << E(DescribeStep(c)) << "\">" << c.index << "</th>";
+  }
+  out << "</tr>\n";
+  for (const ConfigRow& r : g.rows) {
+    const CellResult& cell = *r.cell;
+    out << "<tr><th class=\"config\">" << E(cell.config.name) << "</th>";
+    for (size_t c = 0; c < g.columns.size(); ++c) {
+      const bool first = r.first_divergence && *r.first_divergence == c;
+      out << "<td class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
+          << "\" title=\"" << E(cell.config.name + ", " + DescribeStep(g.columns[c]) + ": " +
+                                AgreementWord(r.agreement[c]) + " " + base)
+          << "\"></td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void WriteDumpStatistics(const ReportModel& m, std::ostream& out) {
+  if (m.dumps.empty()) return;
+  out << "<h2>Logit differences (raw dumps)</h2>\n<table>\n<tr><th>Checkpoint</th>"
+         "<th>Scenario</th><th>Configurations</th><th>Step</th><th>Differing values</th>"
+         "<th>Max ULP</th><th>Max abs diff</th><th>Argmax</th></tr>\n";
+  for (const DumpComparison& d : m.dumps) {
+    const std::string prefix = "<tr><td>" + E(d.checkpoint) + "</td><td>" + E(d.scenario) +
+                               "</td><td>" + E(d.config_a) + " vs " + E(d.config_b) + "</td>";
+    if (!d.error.empty()) {
+      out << prefix << "<td colspan=\"5\">" << E(d.error) << "</td></tr>\n";
+      continue;
+    }
+    for (const StepLogitDiff& s : d.steps) {
+      const RowComparison& c = s.comparison;
+      out << prefix << "<td>" << s.step_index << "</td><td>" << c.differing << " of "
+          << d.vocab_size << "</td><td>" << FormatUlp(c.max_ulp) << "</td><td>"
+          << FormatDouble(c.max_abs_diff) << "</td><td>";
+      if (c.argmax_a == c.argmax_b) {
+        out << "same (" << c.argmax_a << ")";
+      } else {
+        out << "<strong>changed</strong> " << c.argmax_a << " &rarr; " << c.argmax_b;
+      }
+      out << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n";
+}
+
+void WriteMachine(const ReportModel& m, std::ostream& out) {
+  const MachineInfo& mi = m.run->machine;
+  out << "<h2>Machine</h2>\n<table>\n";
+  out << "<tr><th>Architecture</th><td>" << E(mi.arch) << "</td></tr>\n";
+  out << "<tr><th>CPU</th><td>" << E(mi.cpu) << "</td></tr>\n";
+  out << "<tr><th>OS</th><td>" << E(mi.os) << "</td></tr>\n";
+  out << "<tr><th>Kernel</th><td>" << E(mi.kernel) << "</td></tr>\n";
+  out << "<tr><th>C library</th><td>" << E(mi.libc) << "</td></tr>\n";
+  out << "<tr><th>ISA features</th><td>";
+  for (size_t i = 0; i < mi.isa_features.size(); ++i) {
+    out << (i ? " " : "") << E(mi.isa_features[i]);
+  }
+  out << "</td></tr>\n</table>\n";
+  if (!m.math_libraries.empty()) {
+    out << "<h2>Math libraries</h2>\n<table>\n<tr><th>Profile</th><th>Library</th>"
+           "<th>Version</th><th>Fingerprint</th></tr>\n";
+    for (const MathLibraryInfo& l : m.math_libraries) {
+      out << "<tr><td>" << E(l.profile) << "</td><td>" << E(l.name) << "</td><td>"
+          << E(l.version) << "</td><td><code>" << E(l.fingerprint) << "</code></td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+  if (!m.builds.empty()) {
+    out << "<h2>Builds</h2>\n<table>\n<tr><th>Engine</th><th>Version</th><th>Revision</th>"
+           "<th>Compiler</th><th>Flags</th></tr>\n";
+    for (const BuildInfo& b : m.builds) {
+      out << "<tr><td>" << E(b.engine) << "</td><td>" << E(b.version) << "</td><td><code>"
+          << E(b.revision) << "</code>" << (b.dirty ? " (dirty)" : "") << "</td><td>"
+          << E(b.compiler) << "</td><td><code>" << E(b.flags) << "</code></td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+}
+
+void WriteStderrTails(const ReportModel& m, std::ostream& out) {
+  bool any = false;
+  for (const CellResult& c : m.run->cells) {
+    if (c.stderr_tail.empty()) continue;
+    if (!any) out << "<h2>Standard error</h2>\n";
+    any = true;
+    out << "<h3>" << E(c.checkpoint) << " / " << E(c.scenario) << " / " << E(c.config.name)
+        << "</h3>\n<pre>" << E(c.stderr_tail) << "</pre>\n";
+  }
+}
+
+class HtmlExporter final : public Exporter {
+ public:
+  std::string_view Name() const override { return "html"; }
+  std::string_view Extension() const override { return "html"; }
+  void Write(const ReportModel& m, std::ostream& out) const override {
+    const RunResult& run = *m.run;
+    const char* verdict = m.passed ? "PASS" : "FAIL";
+    out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        << "<title>samebits run " << run.run_id << ": " << verdict << "</title>\n"
+        << "<style>" << kStyle << "</style>\n</head>\n<body>\n";
+    out << "<h1>samebits run " << run.run_id << ": <span class=\"" << (m.passed ? "pass" : "fail")
+        << "\">" << verdict << "</span></h1>\n";
+    out << "<p>Started " << E(run.started_at) << ", " << run.cells.size() << " cells, "
+        << FormatMs(run.elapsed_ms) << " ms.</p>\n";
+    if (!run.command.empty()) out << "<p>Command: <code>" << E(run.command) << "</code></p>\n";
+    WriteDiagnosis(m, out);
+    WriteCounts(m, out);
+    out << "<h2>Agreement matrices</h2>\n";
+    for (const CellGroup& g : m.groups) WriteMatrix(g, out);
+    WriteDumpStatistics(m, out);
+    WriteCells(m, out);
+    WriteMachine(m, out);
+    WriteStderrTails(m, out);
+    out << "</body>\n</html>\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Exporter> MakeHtmlExporter() { return std::make_unique<HtmlExporter>(); }
+
+}  // namespace samebits::harness::report

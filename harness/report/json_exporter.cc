@@ -1,0 +1,161 @@
+// The JSON report: everything in the `RunResult`, plus the verdict, counts
+// and ULP statistics, for tools. `schema_version` changes whenever a field
+// is renamed or removed (fields may be added within a version). Hashes are
+// 16 lower-case hex digits, as in the protocol, because JSON numbers cannot
+// carry 64 bits faithfully in most readers.
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "harness/report/escape.h"
+#include "harness/report/exporter.h"
+
+namespace samebits::harness::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kSchemaVersion = 1;
+
+// Child output is bytes; JSON strings must be UTF-8.
+std::string Text(const std::string& s) { return SanitizeUtf8(s); }
+
+Json ToJson(const Configuration& c) {
+  return Json{{"name", Text(c.name)},   {"kernels", Text(c.kernels)},
+              {"threads", c.threads},   {"isa", Text(c.isa)},
+              {"gemv_chunk_bytes", c.gemv_chunk_bytes}, {"math", Text(c.math)}};
+}
+
+Json ToJson(const MathLibraryInfo& m) {
+  return Json{{"profile", Text(m.profile)},
+              {"name", Text(m.name)},
+              {"version", Text(m.version)},
+              {"fingerprint", Text(m.fingerprint)}};
+}
+
+Json ToJson(const BuildInfo& b) {
+  return Json{{"engine", Text(b.engine)},     {"version", Text(b.version)},
+              {"revision", Text(b.revision)}, {"compiler", Text(b.compiler)},
+              {"flags", Text(b.flags)},       {"dirty", b.dirty}};
+}
+
+Json ToJson(const StepRecord& s) {
+  return Json{{"index", s.index},         {"kind", Text(s.kind)},
+              {"position", s.position},   {"input_token", s.input_token},
+              {"token", s.token},         {"fnv1a64", Hex16(s.fnv1a64)},
+              {"xxh3_64", Hex16(s.xxh3_64)}, {"argmax", s.argmax},
+              {"nan", s.nan_count},       {"inf", s.inf_count}};
+}
+
+Json ToJson(const TraceRecord& t) {
+  return Json{{"position", t.position},
+              {"layer", t.layer},
+              {"op", Text(t.op)},
+              {"xxh3_64", Hex16(t.xxh3_64)}};
+}
+
+Json ToJson(const Divergence& d) {
+  Json j{{"checkpoint", Text(d.checkpoint)}, {"scenario", Text(d.scenario)},
+         {"config_a", Text(d.config_a)},     {"config_b", Text(d.config_b)},
+         {"step_index", d.step_index},       {"kind", Text(d.kind)},
+         {"position", d.position}};
+  j["layer"] = d.layer ? Json(*d.layer) : Json(nullptr);
+  j["op"] = Text(d.op);
+  j["detail"] = Text(d.detail);
+  return j;
+}
+
+Json ToJson(const CellResult& c) {
+  Json j{{"checkpoint", Text(c.checkpoint)},
+         {"scenario", Text(c.scenario)},
+         {"config", ToJson(c.config)},
+         {"code", ResultCodeName(c.code)},
+         {"exit_code", c.exit_code},
+         {"signal", c.signal},
+         {"message", Text(c.message)},
+         {"stderr_tail", Text(c.stderr_tail)},
+         {"elapsed_ms", c.elapsed_ms}};
+  j["math"] = c.math ? ToJson(*c.math) : Json(nullptr);
+  j["build"] = c.build ? ToJson(*c.build) : Json(nullptr);
+  j["dump_path"] = Text(c.dump_path);
+  j["weights_xxh3"] = Text(c.weights_xxh3);
+  j["vocab_size"] = c.vocab_size;
+  j["isa_used"] = Text(c.isa_used);
+  Json steps = Json::array();
+  for (const StepRecord& s : c.steps) steps.push_back(ToJson(s));
+  j["steps"] = std::move(steps);
+  Json traces = Json::array();
+  for (const TraceRecord& t : c.traces) traces.push_back(ToJson(t));
+  j["traces"] = std::move(traces);
+  return j;
+}
+
+Json ToJson(const DumpComparison& d) {
+  Json j{{"checkpoint", Text(d.checkpoint)}, {"scenario", Text(d.scenario)},
+         {"config_a", Text(d.config_a)},     {"config_b", Text(d.config_b)}};
+  j["error"] = d.error.empty() ? Json(nullptr) : Json(Text(d.error));
+  j["vocab_size"] = d.vocab_size;
+  Json steps = Json::array();
+  for (const StepLogitDiff& s : d.steps) {
+    const RowComparison& c = s.comparison;
+    // A NaN on one side has no distance: null rather than a huge number.
+    steps.push_back(Json{{"step_index", s.step_index},
+                         {"differing", c.differing},
+                         {"max_ulp", c.max_ulp == kUlpNaNMismatch ? Json(nullptr) : Json(c.max_ulp)},
+                         {"nan_mismatch", c.nan_mismatch},
+                         {"max_abs_diff", c.max_abs_diff},
+                         {"argmax_a", c.argmax_a},
+                         {"argmax_b", c.argmax_b},
+                         {"argmax_changed", c.argmax_a != c.argmax_b}});
+  }
+  j["steps"] = std::move(steps);
+  return j;
+}
+
+class JsonExporter final : public Exporter {
+ public:
+  std::string_view Name() const override { return "json"; }
+  std::string_view Extension() const override { return "json"; }
+  void Write(const ReportModel& m, std::ostream& out) const override {
+    const RunResult& run = *m.run;
+    Json j;
+    j["schema_version"] = kSchemaVersion;
+    j["run_id"] = run.run_id;
+    j["started_at"] = Text(run.started_at);
+    j["elapsed_ms"] = run.elapsed_ms;
+    j["command"] = Text(run.command);
+    j["verdict"] = m.passed ? "PASS" : "FAIL";
+    Json counts = Json::object();
+    for (size_t i = 0; i < kAllResultCodes.size(); ++i) {
+      counts[ResultCodeName(kAllResultCodes[i])] = m.counts[i];
+    }
+    j["counts"] = std::move(counts);
+    Json isa = Json::array();
+    for (const std::string& f : run.machine.isa_features) isa.push_back(Text(f));
+    j["machine"] = Json{{"arch", Text(run.machine.arch)},     {"cpu", Text(run.machine.cpu)},
+                        {"os", Text(run.machine.os)},         {"kernel", Text(run.machine.kernel)},
+                        {"libc", Text(run.machine.libc)},     {"isa_features", std::move(isa)}};
+    const Diagnosis& d = run.diagnosis;
+    Json details = Json::array();
+    for (const std::string& s : d.details) details.push_back(Text(s));
+    Json divergences = Json::array();
+    for (const Divergence& v : d.divergences) divergences.push_back(ToJson(v));
+    j["diagnosis"] = Json{{"kind", DiagnosisKindId(d.kind)},
+                          {"headline", Text(d.headline)},
+                          {"details", std::move(details)},
+                          {"divergences", std::move(divergences)}};
+    Json cells = Json::array();
+    for (const CellResult& c : run.cells) cells.push_back(ToJson(c));
+    j["cells"] = std::move(cells);
+    Json dumps = Json::array();
+    for (const DumpComparison& c : m.dumps) dumps.push_back(ToJson(c));
+    j["logit_comparisons"] = std::move(dumps);
+    // Strings were sanitized above; `replace` is a second line of defence.
+    out << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Exporter> MakeJsonExporter() { return std::make_unique<JsonExporter>(); }
+
+}  // namespace samebits::harness::report
