@@ -1,7 +1,12 @@
 #include "engine/formats/checkpoint.h"
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
+#include "engine/formats/gguf.h"
+#include "engine/formats/llama2c.h"
+#include "engine/formats/safetensors.h"
 #include "engine/model/synthetic.h"
 
 namespace samebits::formats {
@@ -25,14 +30,42 @@ model::ModelWeights LoadSynthetic(const std::string& spec, const std::string& re
   }
 }
 
+// Returns the weights of a bare path, recognised by its contents: a
+// directory is safetensors, "GGUF" starts a GGUF file, a little-endian
+// header length followed by '{' starts a safetensors file, and anything
+// else is tried as llama2.c.
+model::ModelWeights LoadByContent(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return LoadSafetensorsDir(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw CheckpointError("checkpoint '" + path +
+                          "': no such file, and not a spec (synthetic:NAME[-DTYPE], gguf:PATH, "
+                          "safetensors:DIR or llama2c:PATH)");
+  }
+  char head[9] = {};
+  in.read(head, sizeof head);
+  const auto got = in.gcount();
+  if (got >= 4 && std::string_view(head, 4) == "GGUF") return LoadGgufFile(path);
+  if (got == 9 && head[8] == '{') return LoadSafetensorsFile(path);
+  return LoadLlama2cFile(path);
+}
+
 }  // namespace
 
 model::ModelWeights LoadCheckpoint(const std::string& spec) {
-  const std::string prefix = "synthetic:";
-  if (spec.rfind(prefix, 0) == 0) return LoadSynthetic(spec, spec.substr(prefix.size()));
-  throw CheckpointError("checkpoint '" + spec +
-                        "': unknown checkpoint spec (expected synthetic:NAME[-DTYPE], "
-                        "gguf:PATH, safetensors:DIR or llama2c:PATH)");
+  auto starts = [&](const char* prefix) { return spec.rfind(prefix, 0) == 0; };
+  auto rest = [&](const char* prefix) { return spec.substr(std::string_view(prefix).size()); };
+  if (starts("synthetic:")) return LoadSynthetic(spec, rest("synthetic:"));
+  if (starts("gguf:")) return LoadGgufFile(rest("gguf:"));
+  if (starts("llama2c:")) return LoadLlama2cFile(rest("llama2c:"));
+  if (starts("safetensors:")) {
+    const std::string path = rest("safetensors:");
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec) ? LoadSafetensorsDir(path) : LoadSafetensorsFile(path);
+  }
+  if (spec.empty()) throw CheckpointError("checkpoint '': empty spec");
+  return LoadByContent(spec);
 }
 
 }  // namespace samebits::formats

@@ -1,0 +1,45 @@
+// safetensors + config.json (the Hugging Face layout): one
+// `model.safetensors`, or shards listed by `model.safetensors.index.json`.
+// Architectures LlamaForCausalLM, MixtralForCausalLM and Qwen3MoeForCausalLM;
+// HF llama applies RoPE NeoX-style (rotate_half) to unpermuted weights, so
+// these load as `kNeox`. Per-expert tensors are gathered into the engine's
+// 3-D expert tensors. Keys `samebits_*` in config.json (written by
+// WriteSafetensors) carry features transformers has no key for.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/formats/tensor_table.h"
+#include "engine/model/weights.h"
+
+namespace samebits::formats {
+
+// Adds the tensors of one safetensors file (`bytes`, named `label`) to
+// `table`, under their HF names. Checks the header length, the JSON, every
+// dtype (F32, F16, BF16), shape and data offset. Throws CheckpointError.
+void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label, TensorTable& table);
+
+// Returns the weights described by `config_json` (the text of config.json)
+// and the HF-named tensors of `table`. Throws CheckpointError naming `label`.
+model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable& table, const std::string& label,
+                                    std::shared_ptr<LoadedStorage> storage);
+
+// Returns the weights in directory `dir` (config.json and model.safetensors
+// or model.safetensors.index.json with its shards).
+model::ModelWeights LoadSafetensorsDir(const std::string& dir);
+
+// Returns the weights of one .safetensors file, with config.json from its
+// directory.
+model::ModelWeights LoadSafetensorsFile(const std::string& path);
+
+// Writes `weights` to directory `dir` (created if needed) as config.json and
+// model.safetensors, or, with `shards` > 1, as that many shard files plus
+// model.safetensors.index.json. Throws CheckpointError on an I/O failure.
+void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir, int shards = 1);
+
+}  // namespace samebits::formats

@@ -1,0 +1,121 @@
+#include "engine/formats/tensor_table.h"
+
+#include <cstring>
+
+#include "engine/formats/checkpoint.h"
+#include "engine/model/tensor_spec.h"
+
+namespace samebits::formats {
+namespace {
+
+// Returns the per-expert name for expert `e` of `name` ("..._exps.weight"
+// -> "....E.weight"), or "" when `name` is not an expert tensor.
+std::string PerExpertName(const std::string& name, int e) {
+  const std::string suffix = "_exps.weight";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return {};
+  }
+  return name.substr(0, name.size() - suffix.size()) + "." + std::to_string(e) + ".weight";
+}
+
+// Returns a view of the per-expert tensors of `spec`, copied side by side
+// into a new buffer of `storage`, or an absent view when expert 0 is absent.
+model::TensorView GatherExperts(const model::TensorSpec& spec, TensorTable& table,
+                                const std::string& label, LoadedStorage& storage) {
+  model::TensorView view;
+  const int64_t n_experts = spec.shape[0];
+  const std::vector<int64_t> one(spec.shape.begin() + 1, spec.shape.end());
+  std::vector<FileTensor*> parts;
+  for (int64_t e = 0; e < n_experts; ++e) {
+    const std::string name = PerExpertName(spec.name, static_cast<int>(e));
+    const auto it = table.find(name);
+    if (it == table.end()) {
+      if (e == 0) return view;
+      throw CheckpointError(label + ": tensor '" + name + "' is missing (expert " +
+                            std::to_string(e) + " of " + std::to_string(n_experts) + " for '" +
+                            spec.name + "')");
+    }
+    if (it->second.shape != one) {
+      throw CheckpointError(label + ": tensor '" + name + "' has shape " +
+                            ShapeText(it->second.shape) + ", expected " + ShapeText(one));
+    }
+    if (!parts.empty() && it->second.dtype != parts[0]->dtype) {
+      throw CheckpointError(label + ": tensor '" + name + "' is " +
+                            numerics::DTypeName(it->second.dtype) + " but expert 0 is " +
+                            numerics::DTypeName(parts[0]->dtype));
+    }
+    parts.push_back(&it->second);
+  }
+  view.dtype = parts[0]->dtype;
+  view.shape = spec.shape;
+  // Sizes are bounded by the file the parts came from, so no overflow here.
+  const size_t part_bytes = static_cast<size_t>(model::TensorView{view.dtype, one, nullptr}.bytes());
+  std::vector<std::byte> buffer(part_bytes * parts.size());
+  for (size_t e = 0; e < parts.size(); ++e) {
+    if (part_bytes > 0) std::memcpy(buffer.data() + e * part_bytes, parts[e]->data, part_bytes);
+    parts[e]->used = true;
+  }
+  storage.buffers.push_back(std::move(buffer));
+  view.data = storage.buffers.back().data();
+  return view;
+}
+
+}  // namespace
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+void CheckConfig(const model::ModelConfig& config, const std::string& label) {
+  const std::vector<std::string> problems = config.Validate();
+  if (problems.empty()) return;
+  std::string msg = label + ": the configuration the file describes is not valid:";
+  for (const std::string& p : problems) msg += "\n  " + p;
+  throw CheckpointError(msg);
+}
+
+model::ModelWeights BindTensors(const model::ModelConfig& config, TensorTable& table,
+                                const std::string& label, std::shared_ptr<LoadedStorage> storage) {
+  model::ModelWeights w;
+  w.config = config;
+  w.layers.resize(config.layers.size());
+  model::ForEachTensor(config, [&](const model::TensorSpec& spec) {
+    model::TensorView& slot = spec.slot(w);
+    const auto it = table.find(spec.name);
+    if (it == table.end()) {
+      if (spec.shape.size() == 3) slot = GatherExperts(spec, table, label, *storage);
+      if (!slot.present() && spec.required) {
+        throw CheckpointError(label + ": required tensor '" + spec.name + "' (shape " +
+                              ShapeText(spec.shape) + ") is missing");
+      }
+      return;
+    }
+    FileTensor& t = it->second;
+    if (t.shape != spec.shape) {
+      throw CheckpointError(label + ": tensor '" + spec.name + "' has shape " + ShapeText(t.shape) +
+                            ", but the configuration implies " + ShapeText(spec.shape));
+    }
+    slot.dtype = t.dtype;
+    slot.shape = t.shape;
+    slot.data = t.data;
+    // A file may place a tensor at an offset its element type cannot be
+    // read from directly (GGUF alignment 1, safetensors offsets): copy it.
+    if (reinterpret_cast<uintptr_t>(t.data) % numerics::DTypeSize(t.dtype) != 0) {
+      storage->buffers.emplace_back(t.data, t.data + slot.bytes());
+      slot.data = storage->buffers.back().data();
+    }
+    t.used = true;
+  });
+  for (const auto& [name, t] : table) {
+    if (!t.used) {
+      throw CheckpointError(label + ": tensor '" + name + "' (shape " + ShapeText(t.shape) +
+                            ") has no place in the model the metadata describes");
+    }
+  }
+  w.storage = std::move(storage);
+  return w;
+}
+
+}  // namespace samebits::formats

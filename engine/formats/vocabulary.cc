@@ -1,0 +1,222 @@
+#include "engine/formats/vocabulary.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/byte_reader.h"
+#include "engine/formats/checkpoint.h"
+#include "engine/formats/mapped_file.h"
+
+namespace samebits::formats {
+namespace {
+
+constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+
+// Returns `s` with every `▁` replaced by a space, so that GGUF pieces and
+// llama2.c pieces (which store plain spaces) look up the same way.
+std::string Normalise(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (s.compare(i, kSpaceMark.size(), kSpaceMark) == 0) {
+      out.push_back(' ');
+      i += kSpaceMark.size();
+    } else {
+      out.push_back(s[i++]);
+    }
+  }
+  return out;
+}
+
+// Returns the byte of a `<0xNN>` piece, or -1 when `s` is not one.
+int ByteOfPiece(std::string_view s) {
+  if (s.size() != 6 || s.substr(0, 3) != "<0x" || s[5] != '>') return -1;
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  const int hi = hex(s[3]), lo = hex(s[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+// Returns the length of the UTF-8 sequence starting with byte `c` (1 for a
+// stray continuation or invalid byte, so that it becomes a byte piece).
+size_t Utf8Length(unsigned char c) {
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) return 2;
+  if ((c & 0xF0) == 0xE0) return 3;
+  if ((c & 0xF8) == 0xF0) return 4;
+  return 1;
+}
+
+}  // namespace
+
+Vocabulary::Vocabulary(std::vector<Piece> pieces, int32_t bos_id, int32_t eos_id,
+                       const std::string& label)
+    : pieces_(std::move(pieces)), bos_id_(bos_id), eos_id_(eos_id) {
+  if (pieces_.empty()) throw CheckpointError(label + ": the vocabulary has no pieces");
+  const auto n = static_cast<int64_t>(pieces_.size());
+  if (n > INT32_MAX) throw CheckpointError(label + ": the vocabulary has too many pieces");
+  for (int32_t id : {bos_id_, eos_id_}) {
+    if (id < -1 || id >= n) {
+      throw CheckpointError(label + ": special token id " + std::to_string(id) +
+                            " is outside the vocabulary of " + std::to_string(n) + " pieces");
+    }
+  }
+  std::fill(std::begin(byte_ids_), std::end(byte_ids_), -1);
+  by_text_.reserve(pieces_.size());
+  for (int32_t id = 0; id < static_cast<int32_t>(n); ++id) {
+    const Piece& p = pieces_[id];
+    if (p.type == PieceType::kUnknown && unk_id_ < 0) unk_id_ = id;
+    const int b = ByteOfPiece(p.text);
+    if (b >= 0 && (p.type == PieceType::kByte || p.type == PieceType::kNormal) && byte_ids_[b] < 0) {
+      byte_ids_[b] = id;
+    }
+    // Control pieces (<s>, </s>) never come out of plain text.
+    if (p.type == PieceType::kControl || p.type == PieceType::kByte) continue;
+    by_text_.emplace(Normalise(p.text), id);  // keeps the lowest id
+  }
+}
+
+int32_t Vocabulary::Lookup(std::string_view s) const {
+  const auto it = by_text_.find(std::string(s));
+  return it == by_text_.end() ? -1 : it->second;
+}
+
+std::vector<int32_t> Vocabulary::Tokenize(std::string_view text, bool add_bos) const {
+  std::vector<int32_t> ids;
+  if (add_bos && bos_id_ >= 0) ids.push_back(bos_id_);
+  if (text.empty()) return ids;
+
+  // SentencePiece adds a dummy prefix space and treats every space as `▁`;
+  // pieces are looked up in normalised form, so a plain space stands for it.
+  std::string work = " ";
+  work.append(text);
+
+  // Each UTF-8 character becomes its piece, or its bytes' pieces.
+  std::vector<int32_t> t;
+  for (size_t i = 0; i < work.size();) {
+    size_t len = std::min(Utf8Length(static_cast<unsigned char>(work[i])), work.size() - i);
+    const int32_t id = Lookup(std::string_view(work).substr(i, len));
+    if (id >= 0) {
+      t.push_back(id);
+    } else {
+      for (size_t j = 0; j < len; ++j) {
+        const int32_t b = byte_ids_[static_cast<unsigned char>(work[i + j])];
+        if (b >= 0) {
+          t.push_back(b);
+        } else if (unk_id_ >= 0) {
+          t.push_back(unk_id_);
+        }
+      }
+    }
+    i += len;
+  }
+
+  // Merge the adjacent pair whose concatenation is the piece of highest
+  // score (the first such pair on ties), until no pair merges.
+  std::string joined;
+  while (t.size() >= 2) {
+    float best_score = 0.0f;
+    int32_t best_id = -1;
+    size_t best_at = 0;
+    for (size_t i = 0; i + 1 < t.size(); ++i) {
+      joined = Normalise(pieces_[t[i]].text);
+      joined += Normalise(pieces_[t[i + 1]].text);
+      const int32_t id = Lookup(joined);
+      if (id >= 0 && (best_id < 0 || pieces_[id].score > best_score)) {
+        best_score = pieces_[id].score;
+        best_id = id;
+        best_at = i;
+      }
+    }
+    if (best_id < 0) break;
+    t[best_at] = best_id;
+    t.erase(t.begin() + static_cast<std::ptrdiff_t>(best_at) + 1);
+  }
+  ids.insert(ids.end(), t.begin(), t.end());
+  return ids;
+}
+
+std::string Vocabulary::DecodeToken(int32_t prev, int32_t token) const {
+  if (token < 0 || token >= size()) return {};
+  const Piece& p = pieces_[token];
+  if (p.type == PieceType::kControl || p.type == PieceType::kUnused) return {};
+  const int b = ByteOfPiece(p.text);
+  if (b >= 0 && p.type == PieceType::kByte) return std::string(1, static_cast<char>(b));
+  std::string s = Normalise(p.text);
+  // The dummy prefix space belongs to no word: drop it at the start.
+  if ((prev < 0 || prev == bos_id_) && !s.empty() && s[0] == ' ') s.erase(0, 1);
+  return s;
+}
+
+std::string Vocabulary::Detokenize(std::span<const int32_t> tokens) const {
+  std::string out;
+  int32_t prev = -1;
+  for (int32_t t : tokens) {
+    out += DecodeToken(prev, t);
+    prev = t;
+  }
+  return out;
+}
+
+std::shared_ptr<const Vocabulary> ParseTokenizerBin(std::span<const std::byte> bytes,
+                                                    const std::string& label, int expected_count) {
+  ByteReader r(bytes, label);
+  const int32_t max_len = r.I32("max_token_length");
+  if (max_len <= 0) r.Fail("max_token_length is " + std::to_string(max_len) + ", not positive");
+  std::vector<Piece> pieces;
+  while (expected_count < 0 ? r.remaining() > 0 : static_cast<int>(pieces.size()) < expected_count) {
+    Piece p;
+    p.score = r.F32("a piece's score");
+    const int32_t len = r.I32("a piece's length");
+    if (len < 0 || len > max_len) {
+      r.Fail("piece " + std::to_string(pieces.size()) + " has length " + std::to_string(len) +
+             " (max_token_length is " + std::to_string(max_len) + ")");
+    }
+    p.text = std::string(r.Bytes(static_cast<uint64_t>(len), "a piece's bytes"));
+    // llama2.c's file has no types: recover the ones its encoder relies on.
+    const auto id = pieces.size();
+    if (id == 0) {
+      p.type = PieceType::kUnknown;
+    } else if (id == 1 || id == 2) {
+      p.type = PieceType::kControl;
+    } else if (ByteOfPiece(p.text) >= 0) {
+      p.type = PieceType::kByte;
+    }
+    pieces.push_back(std::move(p));
+  }
+  if (expected_count >= 0 && r.remaining() > 0) {
+    r.Fail(std::to_string(r.remaining()) + " bytes follow the last of " +
+           std::to_string(expected_count) + " pieces");
+  }
+  if (pieces.size() < 3) r.Fail("fewer than 3 pieces (<unk>, <s>, </s> are expected first)");
+  return std::make_shared<const Vocabulary>(std::move(pieces), 1, 2, label);
+}
+
+std::shared_ptr<const Vocabulary> LoadTokenizerBin(const std::string& path, int expected_count) {
+  const auto file = MappedFile::Open(path);
+  return ParseTokenizerBin(file->bytes(), path, expected_count);
+}
+
+std::vector<std::byte> WriteTokenizerBin(const Vocabulary& vocabulary) {
+  std::vector<std::byte> out;
+  auto put32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::byte>(v >> (8 * i)));
+  };
+  size_t max_len = 1;
+  for (const Piece& p : vocabulary.pieces()) max_len = std::max(max_len, p.text.size());
+  put32(static_cast<uint32_t>(max_len));
+  for (const Piece& p : vocabulary.pieces()) {
+    uint32_t bits;
+    std::memcpy(&bits, &p.score, 4);
+    put32(bits);
+    put32(static_cast<uint32_t>(p.text.size()));
+    for (char c : p.text) out.push_back(static_cast<std::byte>(c));
+  }
+  return out;
+}
+
+}  // namespace samebits::formats
