@@ -1,0 +1,260 @@
+// samebits-standin-engine: a fake engine that speaks the child protocol
+// (engine/protocol/PROTOCOL.md) and misbehaves on request, so the harness's
+// handling of crashing, hanging, lying and inconsistent children can be
+// tested without breaking the real engine.
+//
+// It accepts `samebits-engine run`'s command line and writes a `hello`, one
+// `step` per output row of a fixed plausible scenario shape (prefill, four
+// decodes, an extend, two decodes: 8 rows), and `done`. Its hashes are
+// deterministic functions of (checkpoint, scenario file name, step, math
+// profile), so every configuration agrees unless a fault says otherwise.
+//
+// The fault comes from the environment variable SAMEBITS_STANDIN_FAULT or,
+// because a harness may give children a clean environment, from the
+// program's own name: a symlink called `samebits-standin-engine-crash`
+// behaves as SAMEBITS_STANDIN_FAULT=crash. Faults:
+//   ok                       behave (the default);
+//   crash                    two steps, then SIGSEGV;
+//   abort                    two steps, then abort();
+//   hang                     `hello`, then sleep until killed;
+//   garbage                  `hello`, one step, a line that is not JSON, then `done`;
+//   no-done                  every step, then exit 0 without `done`;
+//   error                    an `error` record and exit 1;
+//   wrong-hash-at-3-threads  with --threads 3, step 3's hashes (and its
+//                            logit dump row and trace at layer 1 `ffn_down`)
+//                            differ; every other configuration is correct.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <bit>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kVocab = 32;
+constexpr int kPromptLength = 6;
+
+struct Options {
+  std::string checkpoint, scenario, kernels = "cpu", isa = "auto", math = "portable";
+  std::string dump_logits;
+  int threads = 1;
+  long long gemv_chunk_bytes = 0;
+  bool trace = false;
+};
+
+// Writes one protocol line and flushes it, so a crash after it loses nothing.
+void Line(const std::string& json) {
+  std::fwrite(json.data(), 1, json.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+// Returns `s` as a JSON string literal (the stand-in's inputs are paths and
+// names; quotes, backslashes and control characters are escaped).
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+[[noreturn]] void Fail(int exit_code, const std::string& message) {
+  Line("{\"type\":\"error\",\"message\":" + Quote(message) + "}");
+  std::fprintf(stderr, "samebits-standin-engine: %s\n", message.c_str());
+  std::exit(exit_code);
+}
+
+Options Parse(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "run") != 0) Fail(2, "usage: samebits-standin-engine run --checkpoint SPEC --scenario FILE ...");
+  Options o;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Fail(2, a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--checkpoint") o.checkpoint = value();
+    else if (a == "--scenario") o.scenario = value();
+    else if (a == "--kernels") o.kernels = value();
+    else if (a == "--threads") o.threads = std::atoi(value().c_str());
+    else if (a == "--isa") o.isa = value();
+    else if (a == "--gemv-chunk-bytes") o.gemv_chunk_bytes = std::atoll(value().c_str());
+    else if (a == "--math") o.math = value();
+    else if (a == "--dump-logits") o.dump_logits = value();
+    else if (a == "--trace") o.trace = true;
+    else Fail(2, "unknown option " + a);
+  }
+  if (o.checkpoint.empty() || o.scenario.empty()) Fail(2, "--checkpoint and --scenario are required");
+  if (o.threads < 1) Fail(2, "--threads must be at least 1");
+  return o;
+}
+
+// Returns the fault named by the environment or by the program's name.
+std::string Fault(const char* argv0) {
+  if (const char* env = std::getenv("SAMEBITS_STANDIN_FAULT"); env && *env) return env;
+  const std::string name = std::strrchr(argv0, '/') ? std::strrchr(argv0, '/') + 1 : argv0;
+  const std::string prefix = "samebits-standin-engine-";
+  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "ok";
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+uint64_t Fnv1a64(const void* data, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<const unsigned char*>(data)[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// Returns the fake logits of output row `row`: small values derived from a
+// seed, with one clear maximum so the argmax is stable.
+std::vector<float> Logits(const Options& o, int row, bool perturbed) {
+  const std::string seed = o.checkpoint + "|" + BaseName(o.scenario) + "|" + o.math + "|" +
+                           std::to_string(row);
+  uint64_t s = XXH3_64bits(seed.data(), seed.size());
+  std::vector<float> logits(kVocab);
+  for (float& v : logits) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;  // a fixed LCG, no time, no device
+    v = static_cast<float>(static_cast<int>(s >> 40) % 2000) / 1000.0f - 1.0f;
+  }
+  logits[(row * 7 + 3) % kVocab] = 5.0f;
+  // The fault the identity gate must catch: one value one ulp away.
+  if (perturbed) logits[5] = std::bit_cast<float>(std::bit_cast<uint32_t>(logits[5]) + 1);
+  return logits;
+}
+
+int ArgMax(const std::vector<float>& v) {
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(v.size()); ++i) {
+    if (v[i] > v[best]) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string fault = Fault(argv[0]);
+  const Options o = Parse(argc, argv);
+  const char* known[] = {"ok", "crash", "abort", "hang", "garbage", "no-done", "error",
+                         "wrong-hash-at-3-threads"};
+  bool is_known = false;
+  for (const char* k : known) is_known = is_known || fault == k;
+  if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
+  if (fault == "error") Fail(1, "stand-in error requested (SAMEBITS_STANDIN_FAULT=error)");
+  if (std::FILE* f = std::fopen(o.scenario.c_str(), "r")) {
+    std::fclose(f);
+  } else {
+    Fail(2, "scenario " + o.scenario + ": cannot be read");
+  }
+  // A requested crash should not leave core files behind in the test tree.
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+
+  const std::string isa = o.isa == "auto" ? "scalar" : o.isa;
+  const std::string fingerprint = o.math == "libm" ? "1111222233334444" : "aaaabbbbccccdddd";
+  Line(std::string("{\"type\":\"hello\",\"protocol\":1,") +
+       "\"engine\":{\"name\":\"samebits-standin-engine\",\"version\":\"0.0.1\"}," +
+       "\"build\":{\"revision\":\"0000000000000000000000000000000000000000\",\"dirty\":false," +
+       "\"compiler\":\"stand-in\",\"flags\":\"\"}," +
+       "\"platform\":{\"arch\":\"x86_64\",\"isa_features\":[],\"os\":\"stand-in\"," +
+       "\"libc\":\"stand-in\",\"cpu\":\"stand-in\"}," +
+       "\"math\":{\"profile\":" + Quote(o.math) + ",\"library\":\"samebits-standin\"," +
+       "\"version\":\"1\",\"fingerprint\":\"" + fingerprint + "\"}," +
+       "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) + ",\"scenario\":" +
+       Quote(BaseName(o.scenario)) + ",\"kernels\":" + Quote(o.kernels) +
+       ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
+       ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + "}," +
+       "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
+       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}}");
+  if (fault == "hang") {
+    std::fprintf(stderr, "stand-in: hanging after hello as requested\n");
+    for (;;) pause();
+  }
+
+  std::ofstream dump;
+  if (!o.dump_logits.empty()) {
+    dump.open(o.dump_logits, std::ios::binary | std::ios::trunc);
+    if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": cannot be written");
+  }
+  const char* kinds[] = {"prefill", "decode", "decode", "decode", "decode", "extend", "decode",
+                         "decode"};
+  const int rows = 8;
+  int input = 3;
+  for (int r = 0; r < rows; ++r) {
+    if ((fault == "crash" || fault == "abort") && r == 2) {
+      std::fprintf(stderr, "stand-in: crashing at step 2 as requested <&\"'>\n");
+      std::fflush(stderr);
+      if (fault == "abort") std::abort();
+      signal(SIGSEGV, SIG_DFL);
+      raise(SIGSEGV);
+    }
+    if (fault == "garbage" && r == 1) Line("this is not JSON {\"type\":");
+    const bool perturbed = fault == "wrong-hash-at-3-threads" && o.threads == 3 && r == 3;
+    const std::vector<float> logits = Logits(o, r, perturbed);
+    const int position = r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0);
+    const int token = ArgMax(logits);
+    if (o.trace) {
+      for (int layer = 0; layer < 2; ++layer) {
+        for (const char* op : {"attn_norm", "attn_out", "ffn_norm", "ffn_down"}) {
+          std::string key = std::to_string(r) + op + std::to_string(layer);
+          uint64_t h = XXH3_64bits(key.data(), key.size());
+          if (perturbed && layer == 1 && std::strcmp(op, "ffn_down") == 0) h ^= 1;
+          Line("{\"type\":\"trace\",\"position\":" + std::to_string(position) +
+               ",\"layer\":" + std::to_string(layer) + ",\"op\":\"" + op + "\",\"xxh3_64\":\"" +
+               Hex(h) + "\"}");
+        }
+      }
+    }
+    // The hashes are over the logits' bits, as the protocol says.
+    std::vector<unsigned char> bytes(kVocab * 4);
+    for (int i = 0; i < kVocab; ++i) {
+      const uint32_t b = std::bit_cast<uint32_t>(logits[i]);
+      for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<unsigned char>(b >> (8 * k));
+    }
+    if (dump) dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+    Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
+         "\",\"position\":" + std::to_string(position) + ",\"input_token\":" +
+         std::to_string(input) + ",\"token\":" + std::to_string(token) + ",\"fnv1a64\":\"" +
+         Hex(Fnv1a64(bytes.data(), bytes.size())) + "\",\"xxh3_64\":\"" +
+         Hex(XXH3_64bits(bytes.data(), bytes.size())) + "\",\"argmax\":" +
+         std::to_string(token) + ",\"nan\":0,\"inf\":0}");
+    input = token;
+  }
+  if (dump) {
+    dump.close();
+    if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": write failed");
+  }
+  if (fault == "no-done") return 0;
+  Line("{\"type\":\"done\",\"steps\":" + std::to_string(rows) + ",\"elapsed_ms\":1.5}");
+  return 0;
+}
