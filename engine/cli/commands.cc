@@ -1,0 +1,30 @@
+#include "engine/cli/commands.h"
+
+#include <algorithm>
+
+namespace samebits::cli {
+namespace {
+
+// A function-local static, so registration from other files' static
+// initializers works whatever order they run in.
+std::vector<CommandInfo>& Registry() {
+  static std::vector<CommandInfo> commands;
+  return commands;
+}
+
+}  // namespace
+
+bool RegisterCommand(CommandInfo info) {
+  Registry().push_back(std::move(info));
+  return true;
+}
+
+std::vector<CommandInfo> RegisteredCommands() {
+  std::vector<CommandInfo> commands = Registry();
+  std::sort(commands.begin(), commands.end(), [](const CommandInfo& a, const CommandInfo& b) {
+    return a.order != b.order ? a.order < b.order : a.name < b.name;
+  });
+  return commands;
+}
+
+}  // namespace samebits::cli

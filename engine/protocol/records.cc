@@ -1,0 +1,367 @@
+#include "engine/protocol/records.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/numerics/hash.h"
+
+namespace samebits::protocol {
+namespace {
+
+using nlohmann::json;
+// Records are written with `ordered_json` so that fields appear in the
+// documented order, which keeps the lines readable for a person.
+using ojson = nlohmann::ordered_json;
+
+// Serialises compactly; invalid UTF-8 (a path or message from outside) is
+// replaced rather than thrown on, because a record must always get out.
+std::string Dump(const ojson& j) {
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+[[noreturn]] void Fail(const std::string& where, const std::string& problem) {
+  throw ProtocolError(where + ": " + problem);
+}
+
+const json& Field(const json& object, const char* key, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end()) Fail(where, std::string("missing field '") + key + "'");
+  return *it;
+}
+
+std::string GetString(const json& object, const char* key, const std::string& where) {
+  const json& v = Field(object, key, where);
+  if (!v.is_string()) Fail(where, std::string("field '") + key + "' must be a string");
+  return v.get<std::string>();
+}
+
+bool GetBool(const json& object, const char* key, const std::string& where) {
+  const json& v = Field(object, key, where);
+  if (!v.is_boolean()) Fail(where, std::string("field '") + key + "' must be true or false");
+  return v.get<bool>();
+}
+
+int64_t GetInt(const json& object, const char* key, const std::string& where, int64_t lo,
+               int64_t hi) {
+  const json& v = Field(object, key, where);
+  if (!v.is_number_integer()) Fail(where, std::string("field '") + key + "' must be an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
+    Fail(where, std::string("field '") + key + "' is out of range");
+  }
+  const int64_t x = v.get<int64_t>();
+  if (x < lo || x > hi) Fail(where, std::string("field '") + key + "' is out of range");
+  return x;
+}
+
+int GetInt32(const json& object, const char* key, const std::string& where, int lo) {
+  return static_cast<int>(GetInt(object, key, where, lo, std::numeric_limits<int32_t>::max()));
+}
+
+uint64_t GetHash(const json& object, const char* key, const std::string& where) {
+  const std::string text = GetString(object, key, where);
+  uint64_t value = 0;
+  if (!ParseHashHex(text, &value)) {
+    Fail(where, std::string("field '") + key + "' must be 16 lower-case hex digits, not '" +
+                    text + "'");
+  }
+  return value;
+}
+
+const json& GetObject(const json& object, const char* key, const std::string& where) {
+  const json& v = Field(object, key, where);
+  if (!v.is_object()) Fail(where, std::string("field '") + key + "' must be an object");
+  return v;
+}
+
+Hello ParseHello(const json& j) {
+  Hello h;
+  const int64_t version = GetInt(j, "protocol", "hello", 0, std::numeric_limits<int32_t>::max());
+  if (version != kProtocolVersion) {
+    Fail("hello", "protocol version " + std::to_string(version) +
+                      " is not supported (this reader speaks version " +
+                      std::to_string(kProtocolVersion) + ")");
+  }
+  h.protocol = static_cast<int>(version);
+  const json& engine = GetObject(j, "engine", "hello");
+  h.engine.name = GetString(engine, "name", "hello.engine");
+  h.engine.version = GetString(engine, "version", "hello.engine");
+  const json& build = GetObject(j, "build", "hello");
+  h.build.revision = GetString(build, "revision", "hello.build");
+  h.build.dirty = GetBool(build, "dirty", "hello.build");
+  h.build.compiler = GetString(build, "compiler", "hello.build");
+  h.build.flags = GetString(build, "flags", "hello.build");
+  const json& platform = GetObject(j, "platform", "hello");
+  h.platform.arch = GetString(platform, "arch", "hello.platform");
+  const json& features = Field(platform, "isa_features", "hello.platform");
+  if (!features.is_array()) Fail("hello.platform", "field 'isa_features' must be an array");
+  for (const json& f : features) {
+    if (!f.is_string()) Fail("hello.platform", "field 'isa_features' must hold strings");
+    h.platform.isa_features.push_back(f.get<std::string>());
+  }
+  h.platform.os = GetString(platform, "os", "hello.platform");
+  h.platform.kernel = GetString(platform, "kernel", "hello.platform");
+  h.platform.libc = GetString(platform, "libc", "hello.platform");
+  h.platform.cpu = GetString(platform, "cpu", "hello.platform");
+  const json& math = GetObject(j, "math", "hello");
+  h.math.profile = GetString(math, "profile", "hello.math");
+  h.math.library = GetString(math, "library", "hello.math");
+  h.math.version = GetString(math, "version", "hello.math");
+  h.math.fingerprint = GetString(math, "fingerprint", "hello.math");
+  const json& config = GetObject(j, "config", "hello");
+  h.config.checkpoint = GetString(config, "checkpoint", "hello.config");
+  h.config.scenario = GetString(config, "scenario", "hello.config");
+  h.config.kernels = GetString(config, "kernels", "hello.config");
+  h.config.threads = GetInt32(config, "threads", "hello.config", 1);
+  h.config.isa = GetString(config, "isa", "hello.config");
+  h.config.gemv_chunk_bytes =
+      GetInt(config, "gemv_chunk_bytes", "hello.config", 0, std::numeric_limits<int64_t>::max());
+  h.config.math = GetString(config, "math", "hello.config");
+  const json& checkpoint = GetObject(j, "checkpoint", "hello");
+  h.checkpoint.spec = GetString(checkpoint, "spec", "hello.checkpoint");
+  h.checkpoint.weights_xxh3 = GetString(checkpoint, "weights_xxh3", "hello.checkpoint");
+  h.checkpoint.vocab_size = GetInt32(checkpoint, "vocab_size", "hello.checkpoint", 1);
+  return h;
+}
+
+Step ParseStep(const json& j) {
+  Step s;
+  s.index = GetInt32(j, "index", "step", 0);
+  s.kind = GetString(j, "kind", "step");
+  if (s.kind != "prefill" && s.kind != "decode" && s.kind != "extend") {
+    Fail("step", "field 'kind' must be \"prefill\", \"decode\" or \"extend\", not '" + s.kind + "'");
+  }
+  s.position = GetInt32(j, "position", "step", 0);
+  s.input_token = GetInt32(j, "input_token", "step", 0);
+  s.token = GetInt32(j, "token", "step", 0);
+  s.fnv1a64 = GetHash(j, "fnv1a64", "step");
+  s.xxh3_64 = GetHash(j, "xxh3_64", "step");
+  s.argmax = GetInt32(j, "argmax", "step", 0);
+  s.nan = GetInt32(j, "nan", "step", 0);
+  s.inf = GetInt32(j, "inf", "step", 0);
+  return s;
+}
+
+Trace ParseTrace(const json& j) {
+  Trace t;
+  t.position = GetInt32(j, "position", "trace", 0);
+  t.layer = GetInt32(j, "layer", "trace", -1);
+  t.op = GetString(j, "op", "trace");
+  if (t.op.empty()) Fail("trace", "field 'op' must not be empty");
+  t.xxh3_64 = GetHash(j, "xxh3_64", "trace");
+  return t;
+}
+
+Done ParseDone(const json& j) {
+  Done d;
+  d.steps = GetInt(j, "steps", "done", 0, std::numeric_limits<int64_t>::max());
+  const json& elapsed = Field(j, "elapsed_ms", "done");
+  if (!elapsed.is_number()) Fail("done", "field 'elapsed_ms' must be a number");
+  d.elapsed_ms = elapsed.get<double>();
+  if (!(d.elapsed_ms >= 0.0) || !std::isfinite(d.elapsed_ms)) {
+    Fail("done", "field 'elapsed_ms' must be a finite non-negative number");
+  }
+  return d;
+}
+
+Error ParseError(const json& j) { return Error{GetString(j, "message", "error")}; }
+
+}  // namespace
+
+std::string HashToHex(uint64_t value) { return numerics::Hex16(value); }
+
+bool ParseHashHex(std::string_view text, uint64_t* out) {
+  if (text.size() != 16) return false;
+  uint64_t value = 0;
+  for (const char c : text) {
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else {
+      return false;
+    }
+    value = (value << 4) | static_cast<uint64_t>(digit);
+  }
+  *out = value;
+  return true;
+}
+
+std::string ToJsonLine(const Hello& h) {
+  ojson j;
+  j["type"] = "hello";
+  j["protocol"] = h.protocol;
+  j["engine"] = {{"name", h.engine.name}, {"version", h.engine.version}};
+  j["build"] = {{"revision", h.build.revision},
+                {"dirty", h.build.dirty},
+                {"compiler", h.build.compiler},
+                {"flags", h.build.flags}};
+  j["platform"] = {{"arch", h.platform.arch},         {"isa_features", h.platform.isa_features},
+                   {"os", h.platform.os},             {"kernel", h.platform.kernel},
+                   {"libc", h.platform.libc},         {"cpu", h.platform.cpu}};
+  j["math"] = {{"profile", h.math.profile},
+               {"library", h.math.library},
+               {"version", h.math.version},
+               {"fingerprint", h.math.fingerprint}};
+  j["config"] = {{"checkpoint", h.config.checkpoint},
+                 {"scenario", h.config.scenario},
+                 {"kernels", h.config.kernels},
+                 {"threads", h.config.threads},
+                 {"isa", h.config.isa},
+                 {"gemv_chunk_bytes", h.config.gemv_chunk_bytes},
+                 {"math", h.config.math}};
+  j["checkpoint"] = {{"spec", h.checkpoint.spec},
+                     {"weights_xxh3", h.checkpoint.weights_xxh3},
+                     {"vocab_size", h.checkpoint.vocab_size}};
+  return Dump(j);
+}
+
+std::string ToJsonLine(const Step& s) {
+  ojson j = ojson::object();
+  j["type"] = "step";
+  j["index"] = s.index;
+  j["kind"] = s.kind;
+  j["position"] = s.position;
+  j["input_token"] = s.input_token;
+  j["token"] = s.token;
+  j["fnv1a64"] = HashToHex(s.fnv1a64);
+  j["xxh3_64"] = HashToHex(s.xxh3_64);
+  j["argmax"] = s.argmax;
+  j["nan"] = s.nan;
+  j["inf"] = s.inf;
+  return Dump(j);
+}
+
+std::string ToJsonLine(const Trace& t) {
+  ojson j = ojson::object();
+  j["type"] = "trace";
+  j["position"] = t.position;
+  j["layer"] = t.layer;
+  j["op"] = t.op;
+  j["xxh3_64"] = HashToHex(t.xxh3_64);
+  return Dump(j);
+}
+
+std::string ToJsonLine(const Done& d) {
+  ojson j = ojson::object();
+  j["type"] = "done";
+  j["steps"] = d.steps;
+  j["elapsed_ms"] = d.elapsed_ms;
+  return Dump(j);
+}
+
+std::string ToJsonLine(const Error& e) {
+  ojson j = ojson::object();
+  j["type"] = "error";
+  j["message"] = e.message;
+  return Dump(j);
+}
+
+Record ParseRecord(std::string_view line) {
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::parse_error&) {
+    std::string shown(line.substr(0, 80));
+    throw ProtocolError("not a JSON line: '" + shown + (line.size() > 80 ? "...'" : "'"));
+  }
+  if (!j.is_object()) throw ProtocolError("a record must be a JSON object");
+  const auto type = j.find("type");
+  if (type == j.end() || !type->is_string()) {
+    throw ProtocolError("a record must have a string field 'type'");
+  }
+  const std::string& t = type->get_ref<const std::string&>();
+  if (t == "hello") return ParseHello(j);
+  if (t == "step") return ParseStep(j);
+  if (t == "trace") return ParseTrace(j);
+  if (t == "done") return ParseDone(j);
+  if (t == "error") return ParseError(j);
+  throw ProtocolError("unknown record type '" + t + "'");
+}
+
+void RecordWriter::Write(const Record& record) {
+  const std::string line = std::visit([](const auto& r) { return ToJsonLine(r); }, record) + "\n";
+  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fflush(out_);
+}
+
+void TranscriptReader::Fail(const std::string& why) {
+  if (failed_) return;
+  failed_ = true;
+  transcript_.failure = why;
+}
+
+void TranscriptReader::FeedLine(std::string_view line) {
+  ++line_number_;
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (failed_) return;
+  const std::string at = "line " + std::to_string(line_number_) + ": ";
+  if (line.empty()) return Fail(at + "an empty line is not a record");
+  if (transcript_.done) return Fail(at + "output after the `done` record");
+  Record record;
+  try {
+    record = ParseRecord(line);
+  } catch (const ProtocolError& e) {
+    return Fail(at + e.what());
+  }
+  if (auto* error = std::get_if<Error>(&record)) {
+    transcript_.error = *error;
+    return Fail("the engine reported an error: " + error->message);
+  }
+  if (auto* hello = std::get_if<Hello>(&record)) {
+    if (transcript_.hello) return Fail(at + "a second `hello` record");
+    transcript_.hello = std::move(*hello);
+    return;
+  }
+  if (!transcript_.hello) return Fail(at + "the first record must be `hello`");
+  if (auto* step = std::get_if<Step>(&record)) {
+    if (step->index != static_cast<int>(transcript_.steps.size())) {
+      return Fail(at + "step index " + std::to_string(step->index) + " where " +
+                  std::to_string(transcript_.steps.size()) + " was expected");
+    }
+    transcript_.steps.push_back(std::move(*step));
+  } else if (auto* trace = std::get_if<Trace>(&record)) {
+    transcript_.traces.push_back(std::move(*trace));
+  } else if (auto* done = std::get_if<Done>(&record)) {
+    if (done->steps != static_cast<int64_t>(transcript_.steps.size())) {
+      return Fail(at + "`done` counts " + std::to_string(done->steps) + " steps, but " +
+                  std::to_string(transcript_.steps.size()) + " were printed");
+    }
+    transcript_.done = *done;
+  }
+}
+
+void TranscriptReader::Feed(std::string_view bytes) {
+  pending_.append(bytes);
+  size_t start = 0;
+  for (size_t nl = pending_.find('\n', start); nl != std::string::npos;
+       nl = pending_.find('\n', start)) {
+    FeedLine(std::string_view(pending_).substr(start, nl - start));
+    start = nl + 1;
+  }
+  pending_.erase(0, start);
+}
+
+Transcript TranscriptReader::Finish() {
+  if (!pending_.empty()) {
+    // A last line without its newline still counts; a child killed mid-line
+    // leaves garbage here, which the parser rejects.
+    FeedLine(pending_);
+    pending_.clear();
+  }
+  if (!failed_ && !transcript_.hello) Fail("the engine printed no `hello` record");
+  if (!failed_ && !transcript_.done) Fail("the engine exited without a `done` record");
+  transcript_.ok = !failed_;
+  return std::move(transcript_);
+}
+
+Transcript ReadTranscript(std::string_view text) {
+  TranscriptReader reader;
+  reader.Feed(text);
+  return reader.Finish();
+}
+
+}  // namespace samebits::protocol

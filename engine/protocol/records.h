@@ -1,0 +1,191 @@
+// The child protocol's records (PROTOCOL.md): typed structs, a writer that
+// prints each as one compact JSON line and flushes it, and a strict reader
+// used by the harness and the tests. The reader validates every field it
+// knows, ignores fields it does not (they may be added within a version),
+// and rejects anything else with a message naming the line and the problem.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace samebits::protocol {
+
+inline constexpr int kProtocolVersion = 1;
+
+// A line that is not a valid record of this protocol version.
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct EngineInfo {
+  std::string name;
+  std::string version;
+  bool operator==(const EngineInfo&) const = default;
+};
+
+struct BuildInfo {
+  std::string revision;
+  bool dirty = false;
+  std::string compiler;
+  std::string flags;
+  bool operator==(const BuildInfo&) const = default;
+};
+
+struct PlatformInfo {
+  std::string arch;                       // "x86_64", "aarch64", ...
+  std::vector<std::string> isa_features;  // "avx2", "fma", ...
+  std::string os;                         // "Linux"
+  std::string kernel;                     // "6.1.0-18-amd64"
+  std::string libc;                       // "glibc 2.36"
+  std::string cpu;                        // the CPU model, or "unknown"
+  bool operator==(const PlatformInfo&) const = default;
+};
+
+struct MathInfo {
+  std::string profile;      // "portable" or "libm"
+  std::string library;      // "samebits-portable", "glibc", ...
+  std::string version;
+  std::string fingerprint;  // 16 lower-case hex digits
+  bool operator==(const MathInfo&) const = default;
+};
+
+// The resolved configuration of this run.
+struct RunConfig {
+  std::string checkpoint;
+  std::string scenario;
+  std::string kernels;  // "reference" or "cpu"
+  int threads = 1;
+  std::string isa;      // the ISA actually used: "scalar", "avx2", ...
+  int64_t gemv_chunk_bytes = 0;
+  std::string math;     // "portable" or "libm"
+  bool operator==(const RunConfig&) const = default;
+};
+
+struct CheckpointInfo {
+  std::string spec;
+  std::string weights_xxh3;  // 16 lower-case hex digits
+  int vocab_size = 0;
+  bool operator==(const CheckpointInfo&) const = default;
+};
+
+struct Hello {
+  int protocol = kProtocolVersion;
+  EngineInfo engine;
+  BuildInfo build;
+  PlatformInfo platform;
+  MathInfo math;
+  RunConfig config;
+  CheckpointInfo checkpoint;
+  bool operator==(const Hello&) const = default;
+};
+
+struct Step {
+  int index = 0;
+  std::string kind;  // "prefill", "decode" or "extend"
+  int position = 0;
+  int input_token = 0;
+  int token = 0;
+  uint64_t fnv1a64 = 0;
+  uint64_t xxh3_64 = 0;
+  int argmax = 0;
+  int nan = 0;
+  int inf = 0;
+  bool operator==(const Step&) const = default;
+};
+
+struct Trace {
+  int position = 0;
+  int layer = -1;  // -1 for model-level ops
+  std::string op;
+  uint64_t xxh3_64 = 0;
+  bool operator==(const Trace&) const = default;
+};
+
+struct Done {
+  int64_t steps = 0;
+  double elapsed_ms = 0;
+  bool operator==(const Done&) const = default;
+};
+
+struct Error {
+  std::string message;
+  bool operator==(const Error&) const = default;
+};
+
+using Record = std::variant<Hello, Step, Trace, Done, Error>;
+
+// Return the record as one compact JSON line, without the newline.
+std::string ToJsonLine(const Hello& record);
+std::string ToJsonLine(const Step& record);
+std::string ToJsonLine(const Trace& record);
+std::string ToJsonLine(const Done& record);
+std::string ToJsonLine(const Error& record);
+
+// Returns the record on `line` (without its newline). Throws ProtocolError
+// naming the problem: not JSON, not an object, an unknown `type`, a missing
+// field or one of the wrong type or range, an unsupported protocol version.
+Record ParseRecord(std::string_view line);
+
+// Writes records to a stream, one line each, flushed after every record so
+// that a reader sees everything up to a crash.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::FILE* out) : out_(out) {}
+  void Write(const Record& record);
+
+ private:
+  std::FILE* out_;
+};
+
+// Everything an engine printed, judged as a whole.
+struct Transcript {
+  std::optional<Hello> hello;
+  std::vector<Step> steps;
+  std::vector<Trace> traces;
+  std::optional<Done> done;
+  std::optional<Error> error;  // the engine's own error record
+  // False when the stream broke the protocol or reported an error; then
+  // `failure` says why, for a person.
+  bool ok = false;
+  std::string failure;
+};
+
+// Reads a child's stdout line by line, checking the sequence: `hello`
+// first and once, then `step` (indices 0, 1, 2 ...) and `trace` records,
+// then `done` (whose `steps` must match) and nothing after it. An `error`
+// record anywhere ends the run as failed. The first problem is kept.
+class TranscriptReader {
+ public:
+  // Feeds one line (its trailing "\n" or "\r\n" removed or not).
+  void FeedLine(std::string_view line);
+  // Feeds a chunk of output that may hold partial lines.
+  void Feed(std::string_view bytes);
+  // Returns the transcript; a stream without `done` is a failure ("the
+  // engine exited without a `done` record"), whatever the exit code was.
+  Transcript Finish();
+
+ private:
+  void Fail(const std::string& why);
+
+  Transcript transcript_;
+  std::string pending_;
+  int64_t line_number_ = 0;
+  bool failed_ = false;
+};
+
+// Returns the transcript of a complete stdout text.
+Transcript ReadTranscript(std::string_view text);
+
+// Returns `value` as 16 lower-case hex digits.
+std::string HashToHex(uint64_t value);
+// Returns true and sets `*out` when `text` is exactly 16 lower-case hex digits.
+bool ParseHashHex(std::string_view text, uint64_t* out);
+
+}  // namespace samebits::protocol

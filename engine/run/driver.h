@@ -1,0 +1,82 @@
+// The scenario driver: feeds a scenario's prompt, decode steps and extend
+// chunks through a `model::Forward` and reports every output row (a protocol
+// `step`) and, on request, every activation-trace record. It knows nothing of
+// JSON or of the command line, so tests drive it directly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/model/config.h"
+#include "engine/model/forward.h"
+#include "engine/numerics/math.h"
+#include "engine/run/scenario.h"
+
+namespace samebits::run {
+
+// A scenario whose token sources are resolved against one checkpoint.
+struct PreparedScenario {
+  const Scenario* scenario = nullptr;
+  std::vector<int32_t> prompt;
+  // One entry per scenario step: the chunk of an extend step, else empty.
+  std::vector<std::vector<int32_t>> chunks;
+  // Every position the run will feed (prompt, decodes and chunks).
+  int64_t total_positions = 0;
+  // Output rows the run will emit (protocol `step` records).
+  int64_t total_steps = 0;
+};
+
+// Returns `scenario` resolved for `config`: random sequences drawn for its
+// vocabulary, token ids checked against it, the length checked against
+// `max_seq_len`. Throws ScenarioError (e.g. a text prompt, since no
+// checkpoint has a tokenizer yet). `scenario` must outlive the result.
+PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config);
+
+// One output row. `logits` is valid only during the callback.
+struct StepResult {
+  int index = 0;
+  ScenarioStep::Kind kind = ScenarioStep::Kind::kPrefill;
+  int position = 0;
+  int32_t input_token = 0;
+  int32_t token = 0;  // chosen by the scenario's sampler with step `index`
+  uint64_t fnv1a64 = 0;
+  uint64_t xxh3_64 = 0;
+  int32_t argmax = 0;
+  int nan_count = 0;
+  int inf_count = 0;
+  std::span<const float> logits;
+};
+
+// One activation-trace record: the XXH3-64 of one op's output for one row.
+struct TraceResult {
+  int position = 0;
+  int layer = -1;
+  std::string op;
+  uint64_t xxh3_64 = 0;
+};
+
+struct DriverSinks {
+  // Called for every output row, in step order. Required.
+  std::function<void(const StepResult&)> on_step;
+  // When set, the forward pass is traced and every record is passed here,
+  // after the steps of the pass that computed it. When empty, no trace is
+  // collected at all (tracing costs a hash per op and row).
+  std::function<void(const TraceResult&)> on_trace;
+};
+
+struct RunSummary {
+  int64_t steps = 0;
+  int64_t positions = 0;
+};
+
+// Runs `prepared` through `forward` from a fresh state. Decode steps feed the
+// token chosen at the previous output row. Returns the counts. Exceptions
+// from the forward pass propagate.
+RunSummary RunScenario(const PreparedScenario& prepared, const model::ModelConfig& config,
+                       model::Forward& forward, const numerics::MathLibrary& math,
+                       const DriverSinks& sinks);
+
+}  // namespace samebits::run
