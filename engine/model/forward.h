@@ -44,6 +44,16 @@ class TraceSink {
 };
 
 // The op names a trace may carry, in the order a layer produces them.
+// What each record holds (forward_reference.cc is the definition):
+//   "attn_norm" norm(x) (d_model); "q" (n_heads * head_dim) and "k"
+//   (n_kv_heads * head_dim) after q/k norm and RoPE; "v" (n_kv_heads *
+//   head_dim); "attn" the attention output before W_o (n_heads * head_dim);
+//   "attn_out" W_o attn (d_model); "attn_residual" x + attn_out (d_model);
+//   "ffn_norm" (d_model, absent in parallel blocks); "router" the router
+//   probabilities after softmax (n_experts, MoE layers only); "ffn" the FFN
+//   output, shared expert included (d_model); "ffn_residual" the layer's
+//   output (d_model). "output_norm" and "logits" come only for rows whose
+//   logits are requested.
 inline constexpr const char* kTraceOps[] = {
     "attn_norm", "q", "k", "v", "attn", "attn_out", "attn_residual",
     "ffn_norm",  "router", "ffn", "ffn_residual"};
