@@ -37,6 +37,9 @@ struct KernelTable {
 
   // GEMV (C2): y[r - row_begin] = dot(x, W[r, :], k) for r in [row_begin,
   // row_end). `w` points at row 0 of a row-major (rows, k) matrix of `dtype`.
+  // No pointer needs any alignment; nothing past x[k - 1], the last row's
+  // last weight or y[row_end - row_begin - 1] is read or written. Denormal
+  // operands are legal (the contract forbids FTZ/DAZ) but slow on x86.
   void (*gemv)(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
                int64_t row_end, float* y);
 
@@ -54,7 +57,8 @@ struct KernelTable {
   void (*axpy)(float p, const float* v, float* o, int64_t n);
 };
 
-// Returns the table for `isa`; the ISA must be available.
+// Returns the table for `isa`. Throws std::invalid_argument naming the ISA
+// when it is not available (check `IsaAvailable` first).
 const KernelTable& GetKernelTable(Isa isa);
 
 }  // namespace samebits::kernels
