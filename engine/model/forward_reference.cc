@@ -24,6 +24,7 @@
 
 #include "engine/model/forward.h"
 #include "engine/model/reference_ops.h"
+#include "engine/model/tensor_spec.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model {
@@ -35,11 +36,12 @@ class ReferenceForward final : public Forward {
  public:
   ReferenceForward(const ModelWeights& w, const numerics::MathLibrary& math)
       : w_(w), c_(w.config), math_(math) {
-    const auto problems = c_.Validate();
-    if (!problems.empty()) throw std::invalid_argument(problems.front());
-    if (static_cast<int>(w_.layers.size()) != c_.n_layers()) {
-      throw std::invalid_argument(c_.name + ": weights have " + std::to_string(w_.layers.size()) +
-                                  " layers but the config has " + std::to_string(c_.n_layers()));
+    std::vector<std::string> problems = c_.Validate();
+    if (problems.empty()) problems = CheckWeights(w_);
+    if (!problems.empty()) {
+      std::string all = problems.front();
+      for (size_t i = 1; i < problems.size(); ++i) all += "\n" + problems[i];
+      throw std::invalid_argument(all);
     }
   }
 

@@ -92,6 +92,40 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
   }
 }
 
+namespace {
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+std::vector<std::string> CheckWeights(const ModelWeights& weights) {
+  std::vector<std::string> problems;
+  const std::string model = weights.config.name.empty() ? "the model" : weights.config.name;
+  if (weights.layers.size() != weights.config.layers.size()) {
+    problems.push_back(model + ": the weights have " + std::to_string(weights.layers.size()) +
+                       " layers but the config has " +
+                       std::to_string(weights.config.layers.size()));
+    return problems;
+  }
+  ModelWeights& w = const_cast<ModelWeights&>(weights);
+  ForEachTensor(weights.config, [&](const TensorSpec& spec) {
+    const TensorView& view = spec.slot(w);
+    if (!view.present()) {
+      if (spec.required) problems.push_back(model + ": required tensor '" + spec.name + "' is missing");
+      return;
+    }
+    if (view.shape != spec.shape) {
+      problems.push_back(model + ": tensor '" + spec.name + "' has shape " + ShapeText(view.shape) +
+                         " but the config implies " + ShapeText(spec.shape));
+    }
+  });
+  return problems;
+}
+
 std::string HashWeights(const ModelWeights& weights) {
   XXH3_state_t* state = XXH3_createState();
   if (state == nullptr) throw std::bad_alloc();

@@ -36,6 +36,12 @@ struct TensorSpec {
 // (embedding, then each layer's tensors, then output norm and output).
 void ForEachTensor(const ModelConfig& config, const std::function<void(const TensorSpec&)>& visit);
 
+// Returns one message per problem with `weights` against its config's
+// specs: a required tensor that is missing, or a present tensor whose shape
+// differs from the spec's (each message names the tensor, both shapes and
+// the model). Empty when the passes can run on `weights`.
+std::vector<std::string> CheckWeights(const ModelWeights& weights);
+
 // Returns the XXH3-64 of every present tensor in `ForEachTensor` order
 // (name, dtype, shape and bytes), as 16 lower-case hex digits.
 std::string HashWeights(const ModelWeights& weights);

@@ -7,9 +7,9 @@
 // and 150 ms per `wide` row on a 2.8 GHz Xeon), so `tiny` runs all three
 // feedings while `medium` and `wide` compare token-by-token against chunks
 // whose larger chunk is itself a prefill across the window; `wide` (vocab
-// 32000, no window to cross) runs a 6-token prompt. `bench` is skipped here:
-// it adds no feature beyond `tiny`'s and `wide`'s and costs 3x `wide`; the
-// harness runs it.
+// 32000, no window to cross) runs a 6-token prompt. `bench` (3x the cost of
+// `wide` per row, no feature beyond `tiny`'s and `wide`'s) runs only a
+// 3-token prompt, token by token against one prefill.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,6 +42,7 @@ constexpr Case kCases[] = {
     {"tiny", DType::kF16, 20, true},
     {"medium", DType::kBF16, 72, false},  // window 64 on layers 0-2; chunks 3, 1, 5, 63
     {"wide", DType::kBF16, 6, false},     // chunks 3, 1, 2
+    {"bench", DType::kBF16, 3, false},    // one chunk of 3: a prefill
 };
 
 class BatchingTest : public ::testing::TestWithParam<int> {};
@@ -75,7 +76,7 @@ TEST_P(BatchingTest, PrefillDecodeAndChunksAgreeBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Synthetic, BatchingTest, ::testing::Range(0, 5),
+INSTANTIATE_TEST_SUITE_P(Synthetic, BatchingTest, ::testing::Range(0, 6),
                          [](const ::testing::TestParamInfo<int>& info) {
                            const Case& c = kCases[info.param];
                            return std::string(c.name) + "_" + numerics::DTypeName(c.dtype);

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "engine/model/forward.h"
 #include "engine/model/synthetic.h"
 #include "engine/model/tensor_spec.h"
 
@@ -99,6 +100,34 @@ TEST(TensorSpecTest, AbsentOptionalTensorsAreSkippedByHashAndCount) {
   w.layers[0].attn_norm_bias = TensorView{};
   EXPECT_EQ(CountParameters(w), before - 256);
   EXPECT_NE(HashWeights(w), hash_before);
+}
+
+}  // namespace
+}  // namespace samebits::model
+
+namespace samebits::model {
+namespace {
+
+TEST(TensorSpecTest, CheckWeightsNamesMissingAndMisshapenTensors) {
+  for (const auto& name : {"tiny", "medium", "wide"}) {
+    EXPECT_TRUE(CheckWeights(MakeSyntheticWeights(name, DType::kBF16)).empty()) << name;
+  }
+  ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
+  w.layers[1].k_norm = TensorView{};
+  w.layers[0].wv.shape = {64, 32};
+  const auto problems = CheckWeights(w);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0],
+            "synthetic:tiny: tensor 'blk.0.attn_v.weight' has shape [64, 32] but the config "
+            "implies [32, 64]");
+  EXPECT_EQ(problems[1], "synthetic:tiny: required tensor 'blk.1.attn_k_norm.weight' is missing");
+  // The reference pass refuses such weights up front.
+  EXPECT_THROW(MakeReferenceForward(w, numerics::GetMathLibrary(numerics::MathProfile::kPortable)),
+               std::invalid_argument);
+  // An optional tensor may be absent.
+  ModelWeights m = MakeSyntheticWeights("medium", DType::kBF16);
+  m.output_norm_bias = TensorView{};
+  EXPECT_TRUE(CheckWeights(m).empty());
 }
 
 }  // namespace
