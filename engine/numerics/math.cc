@@ -53,25 +53,22 @@ const MathLibrary& GetMathLibrary(MathProfile profile) {
 }
 
 MathLibraryIdentity IdentifyMathLibrary(MathProfile profile) {
-  MathLibraryIdentity id;
-  id.profile = std::string(MathProfileName(profile));
+  // Built by constructors rather than string assignments, which also keeps
+  // GCC 12 from a false -Wrestrict warning on std::string::operator=.
+  const std::string profile_name(MathProfileName(profile));
   if (profile == MathProfile::kPortable) {
-    id.name = "samebits-portable";
-    id.version = kPortableMathVersion;
-    id.fingerprint = Hex16(MathFingerprint({&PortableExp, &PortableLog, &PortableSin, &PortableCos,
-                                            &PortableTanh, &PortablePowForFingerprint}));
-    return id;
+    const FingerprintFunctions portable{&PortableExp, &PortableLog,  &PortableSin,
+                                        &PortableCos, &PortableTanh, &PortablePowForFingerprint};
+    return MathLibraryIdentity{profile_name, std::string("samebits-portable"),
+                               std::string(kPortableMathVersion), Hex16(MathFingerprint(portable))};
   }
   const LibmFunctions& f = GetLibmFunctions();
+  const std::string fingerprint = Hex16(MathFingerprint({f.exp, f.log, f.sin, f.cos, f.tanh, f.pow}));
 #if defined(__GLIBC__)
-  id.name = "glibc";
-  id.version = gnu_get_libc_version();
+  return MathLibraryIdentity{profile_name, std::string("glibc"), std::string(gnu_get_libc_version()), fingerprint};
 #else
-  id.name = "unknown";
-  id.version = LibmPath();
+  return MathLibraryIdentity{profile_name, std::string("unknown"), LibmPath(), fingerprint};
 #endif
-  id.fingerprint = Hex16(MathFingerprint({f.exp, f.log, f.sin, f.cos, f.tanh, f.pow}));
-  return id;
 }
 
 }  // namespace samebits::numerics

@@ -54,7 +54,9 @@ TEST(Math, LibmProfileRoutesToCmath) {
     EXPECT_EQ(Bits(m.sin(v)), Bits(::sinf(v))) << v;
     EXPECT_EQ(Bits(m.cos(v)), Bits(::cosf(v))) << v;
     EXPECT_EQ(Bits(m.tanh(v)), Bits(::tanhf(v))) << v;
-    if (v > 0) EXPECT_EQ(Bits(m.log(v)), Bits(::logf(v))) << v;
+    if (v > 0) {
+      EXPECT_EQ(Bits(m.log(v)), Bits(::logf(v))) << v;
+    }
   }
 }
 
