@@ -45,6 +45,33 @@ void Profiler::CountPass(PassKind kind, int64_t tokens) {
   tokens_[static_cast<size_t>(kind)] += tokens;
 }
 
+int64_t WeightBytesPerDecodedToken(const ModelWeights& weights) {
+  const ModelConfig& c = weights.config;
+  const auto bytes = [](const TensorView& t) { return static_cast<int64_t>(t.bytes()); };
+  int64_t total = 0;
+  if (weights.token_embedding.present() && c.vocab_size > 0) {
+    total += bytes(weights.token_embedding) / c.vocab_size;  // one row
+  }
+  for (size_t l = 0; l < weights.layers.size(); ++l) {
+    const LayerWeights& w = weights.layers[l];
+    for (const TensorView* t : {&w.attn_norm, &w.attn_norm_bias, &w.wq, &w.wk, &w.wv, &w.wo,
+                                &w.q_norm, &w.k_norm, &w.ffn_norm, &w.ffn_norm_bias,
+                                &w.ffn_gate, &w.ffn_up, &w.ffn_down, &w.router, &w.shared_gate,
+                                &w.shared_up, &w.shared_down}) {
+      total += bytes(*t);
+    }
+    // Expert stacks: only the top_k of n_experts matrices are read.
+    if (c.n_experts > 0) {
+      for (const TensorView* t : {&w.expert_gate, &w.expert_up, &w.expert_down}) {
+        total += bytes(*t) / c.n_experts * c.top_k;
+      }
+    }
+  }
+  total += bytes(weights.output_norm) + bytes(weights.output_norm_bias);
+  total += bytes(weights.output_projection());
+  return total;
+}
+
 std::string Profiler::Report() const {
   std::string out;
   char line[160];

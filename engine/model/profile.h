@@ -9,7 +9,16 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/model/weights.h"
+
 namespace samebits::model {
+
+// Returns the bytes of weights one decoded token reads: its embedding row,
+// every layer's attention matrices, norms and router, the FFN (for MoE only
+// the `top_k` experts a token uses, plus the shared expert), the output norm
+// and the output projection. Decode is bound by streaming these, so this
+// over the time per token is the pass's effective bandwidth.
+int64_t WeightBytesPerDecodedToken(const ModelWeights& weights);
 
 // What a timed stretch of a forward pass computed. Where the cpu pass fuses
 // ops into one dispatch (decode of a parallel block), the fused stretch has
