@@ -26,6 +26,10 @@ class ThreadPool {
   // Runs `task(i, thread)` for every i in [0, n_tasks) across the pool and
   // returns when all have finished. `thread` is in [0, size()), for
   // per-thread scratch buffers. Not reentrant: a task must not call back in.
+  // Tasks are claimed dynamically, so which thread runs which task varies
+  // from run to run; results must not depend on it. If a task throws, tasks
+  // not yet started are skipped and the first exception is rethrown here,
+  // after every running task has finished; the pool stays usable.
   void ParallelFor(int64_t n_tasks, const std::function<void(int64_t task, int thread)>& task);
 
  private:
@@ -33,8 +37,9 @@ class ThreadPool {
   std::unique_ptr<Impl> impl_;
 };
 
-// Returns the default thread count: SAMEBITS_THREADS when set to a positive
-// integer, else one per online core.
+// Returns the default thread count: SAMEBITS_THREADS when set to an integer
+// from 1 to 4096, else one per online core (at least 1). Any other non-empty
+// value is ignored with a warning on stderr that names it.
 int DefaultThreadCount();
 
 }  // namespace samebits::threads

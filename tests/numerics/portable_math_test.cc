@@ -108,12 +108,12 @@ void AppendLinear(std::vector<float>* out, double lo, double hi, int n) {
 }
 
 TEST(PortableMath, ExpSweep) {
-  // Whole finite domain: every 509th bit pattern of both signs up to |x| =
+  // Whole finite domain: every 2039th bit pattern of both signs up to |x| =
   // 104 (results from 1 down through subnormals to +0, and up to overflow),
   // and a dense linear sweep of [-104, 89] crossing both ends.
   std::vector<float> in;
-  AppendBitSweep(&in, 0, Bits(104.0f), 509, false);
-  AppendBitSweep(&in, 0, Bits(104.0f), 509, true);
+  AppendBitSweep(&in, 0, Bits(104.0f), 2039, false);
+  AppendBitSweep(&in, 0, Bits(104.0f), 2039, true);
   AppendLinear(&in, -104.0, 89.0, 1 << 19);
   const Sweep s{"exp", &PortableExp, [](double x) { return std::exp(x); }, 1};
   const Result r = Measure(s, in);
@@ -171,12 +171,12 @@ TEST(PortableMath, CosSweep) {
 }
 
 TEST(PortableMath, TanhSweep) {
-  // Every 1019th bit pattern of both signs up to |x| = 12 (tiny arguments,
+  // Every 2039th bit pattern of both signs up to |x| = 12 (tiny arguments,
   // the expm1 switch at |x| = 0.175 and saturation at 10), and all float
   // magnitudes coarsely.
   std::vector<float> in;
-  AppendBitSweep(&in, 0, Bits(12.0f), 1019, false);
-  AppendBitSweep(&in, 0, Bits(12.0f), 1019, true);
+  AppendBitSweep(&in, 0, Bits(12.0f), 2039, false);
+  AppendBitSweep(&in, 0, Bits(12.0f), 2039, true);
   AppendBitSweep(&in, 0, 0x7f7fffffu, 65537, false);
   AppendLinear(&in, -1.0, 1.0, 1 << 18);
   const Sweep s{"tanh", &PortableTanh, [](double x) { return std::tanh(x); }, 2};
