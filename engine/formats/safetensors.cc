@@ -355,7 +355,7 @@ void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir
     if (!v.present()) return;
     if (spec.shape.size() == 3) {
       const std::vector<int64_t> one(v.shape.begin() + 1, v.shape.end());
-      const size_t stride = model::TensorView{v.dtype, one, nullptr}.bytes();
+      const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
       for (int64_t e = 0; e < v.shape[0]; ++e) {
         parts.push_back({HfNameFromGguf(spec.name, family, static_cast<int>(e)),
                          model::TensorView{v.dtype, one, v.data + e * stride}});

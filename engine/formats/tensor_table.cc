@@ -49,7 +49,8 @@ model::TensorView GatherExperts(const model::TensorSpec& spec, TensorTable& tabl
   view.dtype = parts[0]->dtype;
   view.shape = spec.shape;
   // Sizes are bounded by the file the parts came from, so no overflow here.
-  const size_t part_bytes = static_cast<size_t>(model::TensorView{view.dtype, one, nullptr}.bytes());
+  size_t part_bytes = static_cast<size_t>(numerics::DTypeSize(view.dtype));
+  for (int64_t d : one) part_bytes *= static_cast<size_t>(d);
   std::vector<std::byte> buffer(part_bytes * parts.size());
   for (size_t e = 0; e < parts.size(); ++e) {
     if (part_bytes > 0) std::memcpy(buffer.data() + e * part_bytes, parts[e]->data, part_bytes);

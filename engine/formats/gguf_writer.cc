@@ -1,0 +1,200 @@
+#include "engine/formats/gguf_writer.h"
+
+#include <bit>
+#include <fstream>
+
+#include "engine/formats/checkpoint.h"
+#include "engine/formats/gguf.h"
+#include "engine/formats/gguf_config.h"
+#include "engine/formats/vocabulary.h"
+#include "engine/model/tensor_spec.h"
+
+namespace samebits::formats {
+namespace {
+
+constexpr uint64_t kAlignment = 32;
+
+// Appends little-endian GGUF encodings to a byte buffer.
+class Out {
+ public:
+  void U8(uint8_t v) { b_.push_back(static_cast<std::byte>(v)); }
+  void U32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) U8(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void U64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) U8(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void Str(const std::string& s) {
+    U64(s.size());
+    for (char c : s) U8(static_cast<uint8_t>(c));
+  }
+  void Key(const std::string& key, GgufType type) {
+    Str(key);
+    U32(static_cast<uint32_t>(type));
+    ++n_kv_;
+  }
+  void KvU32(const std::string& k, uint32_t v) { Key(k, GgufType::kU32); U32(v); }
+  void KvI32(const std::string& k, int32_t v) { Key(k, GgufType::kI32); U32(static_cast<uint32_t>(v)); }
+  void KvF32(const std::string& k, float v) { Key(k, GgufType::kF32); U32(std::bit_cast<uint32_t>(v)); }
+  void KvBool(const std::string& k, bool v) { Key(k, GgufType::kBool); U8(v ? 1 : 0); }
+  void KvStr(const std::string& k, const std::string& v) { Key(k, GgufType::kString); Str(v); }
+  void ArrayHead(const std::string& k, GgufType elem, uint64_t n) {
+    Key(k, GgufType::kArray);
+    U32(static_cast<uint32_t>(elem));
+    U64(n);
+  }
+  void Pad(uint64_t alignment) {
+    while (b_.size() % alignment != 0) U8(0);
+  }
+  std::vector<std::byte>& bytes() { return b_; }
+  uint64_t n_kv() const { return n_kv_; }
+
+ private:
+  std::vector<std::byte> b_;
+  uint64_t n_kv_ = 0;
+};
+
+uint32_t GgmlType(model::DType d) {
+  switch (d) {
+    case model::DType::kF32: return kGgmlF32;
+    case model::DType::kF16: return kGgmlF16;
+    case model::DType::kBF16: return kGgmlBF16;
+  }
+  return kGgmlF32;
+}
+
+// Returns a piece in GGUF's spelling: llama2.c stores spaces where
+// SentencePiece (and GGUF) store `▁`.
+std::string GgufPieceText(const Piece& p) {
+  if (p.type == PieceType::kByte || p.type == PieceType::kControl) return p.text;
+  std::string s;
+  for (char c : p.text) {
+    if (c == ' ') {
+      s += "\xE2\x96\x81";
+    } else {
+      s.push_back(c);
+    }
+  }
+  return s;
+}
+
+void WriteMetadata(const model::ModelWeights& w, Out& kv) {
+  const model::ModelConfig& c = w.config;
+  const std::string arch = c.arch.empty() ? "llama" : c.arch;
+  const std::string p = arch + ".";
+  const bool experts = c.n_experts > 0;
+  kv.KvStr("general.architecture", arch);
+  kv.KvStr("general.name", c.name);
+  const model::DType main = w.token_embedding.dtype;
+  kv.KvU32("general.file_type", main == model::DType::kF32 ? 0 : main == model::DType::kF16 ? 1 : 32);
+  kv.KvU32(p + "context_length", static_cast<uint32_t>(c.max_seq_len));
+  kv.KvU32(p + "embedding_length", static_cast<uint32_t>(c.d_model));
+  kv.KvU32(p + "block_count", static_cast<uint32_t>(c.n_layers()));
+  // llama.cpp's Mixtral-style `llama` reads the expert width from here.
+  kv.KvU32(p + "feed_forward_length", static_cast<uint32_t>(experts && arch == "llama" ? c.expert_ffn_dim : c.ffn_dim));
+  kv.KvU32(p + "attention.head_count", static_cast<uint32_t>(c.n_heads));
+  kv.KvU32(p + "attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
+  kv.KvU32(p + "attention.key_length", static_cast<uint32_t>(c.head_dim));
+  kv.KvU32(p + "attention.value_length", static_cast<uint32_t>(c.head_dim));
+  if (c.norm == model::NormKind::kLayerNorm) {
+    kv.KvF32(p + "attention.layer_norm_epsilon", c.norm_eps);
+  } else {
+    kv.KvF32(p + "attention.layer_norm_rms_epsilon", c.norm_eps);
+  }
+  kv.KvF32(p + "rope.freq_base", c.rope_base);
+  kv.KvU32(p + "rope.dimension_count", static_cast<uint32_t>(c.rotary_dim()));
+  kv.KvU32(p + "vocab_size", static_cast<uint32_t>(c.vocab_size));
+  if (experts) {
+    kv.KvU32(p + "expert_count", static_cast<uint32_t>(c.n_experts));
+    kv.KvU32(p + "expert_used_count", static_cast<uint32_t>(c.top_k));
+    kv.KvU32(p + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_ffn_dim));
+    if (c.shared_expert_ffn_dim > 0) {
+      kv.KvU32(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(c.shared_expert_ffn_dim));
+    }
+  }
+
+  // The samebits namespace: only this engine reads it.
+  kv.KvU32(kSbVersion, 1);
+  kv.KvStr(kSbName, c.name);
+  kv.KvStr(kSbRopeStyle, c.rope_style == model::RopeStyle::kNeox ? "neox" : "interleaved");
+  kv.KvI32(kSbRopeDim, c.rope_dim);
+  kv.KvStr(kSbNorm, c.norm == model::NormKind::kLayerNorm ? "layer" : "rms");
+  kv.KvBool(kSbQkNorm, c.qk_norm);
+  kv.KvBool(kSbParallel, c.parallel_block);
+  kv.KvF32(kSbLogitScale, c.logit_scale);
+  kv.KvU32(kSbDenseFfn, static_cast<uint32_t>(c.ffn_dim));
+  kv.KvBool(kSbRenorm, c.renormalize_top_k);
+  kv.ArrayHead(kSbSliding, GgufType::kI32, c.layers.size());
+  for (const auto& l : c.layers) kv.U32(static_cast<uint32_t>(l.sliding_window));
+  kv.ArrayHead(kSbUseRope, GgufType::kBool, c.layers.size());
+  for (const auto& l : c.layers) kv.U8(l.use_rope ? 1 : 0);
+  kv.ArrayHead(kSbMoe, GgufType::kBool, c.layers.size());
+  for (const auto& l : c.layers) kv.U8(l.moe ? 1 : 0);
+
+  if (w.vocabulary) {
+    const Vocabulary& v = *w.vocabulary;
+    kv.KvStr("tokenizer.ggml.model", "llama");
+    kv.ArrayHead("tokenizer.ggml.tokens", GgufType::kString, v.size());
+    for (const Piece& piece : v.pieces()) kv.Str(GgufPieceText(piece));
+    kv.ArrayHead("tokenizer.ggml.scores", GgufType::kF32, v.size());
+    for (const Piece& piece : v.pieces()) kv.U32(std::bit_cast<uint32_t>(piece.score));
+    kv.ArrayHead("tokenizer.ggml.token_type", GgufType::kI32, v.size());
+    for (const Piece& piece : v.pieces()) kv.U32(static_cast<uint32_t>(piece.type));
+    if (v.bos_id() >= 0) kv.KvU32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(v.bos_id()));
+    if (v.eos_id() >= 0) kv.KvU32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(v.eos_id()));
+  }
+}
+
+}  // namespace
+
+std::vector<std::byte> GgufBytes(const model::ModelWeights& weights) {
+  Out kv;
+  WriteMetadata(weights, kv);
+
+  struct Entry {
+    std::string name;
+    const model::TensorView* view;
+    uint64_t offset;
+  };
+  std::vector<Entry> entries;
+  uint64_t offset = 0;
+  model::ModelWeights& w = const_cast<model::ModelWeights&>(weights);  // slots only read here
+  model::ForEachTensor(weights.config, [&](const model::TensorSpec& spec) {
+    if (spec.layer >= static_cast<int>(w.layers.size())) return;
+    const model::TensorView& v = spec.slot(w);
+    if (!v.present()) return;
+    entries.push_back({spec.name, &v, offset});
+    offset += (v.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+  });
+
+  Out out;
+  out.U8('G'); out.U8('G'); out.U8('U'); out.U8('F');
+  out.U32(3);
+  out.U64(entries.size());
+  out.U64(kv.n_kv());
+  out.bytes().insert(out.bytes().end(), kv.bytes().begin(), kv.bytes().end());
+  for (const Entry& e : entries) {
+    out.Str(e.name);
+    out.U32(static_cast<uint32_t>(e.view->shape.size()));
+    for (auto it = e.view->shape.rbegin(); it != e.view->shape.rend(); ++it) out.U64(static_cast<uint64_t>(*it));
+    out.U32(GgmlType(e.view->dtype));
+    out.U64(e.offset);
+  }
+  out.Pad(kAlignment);
+  for (const Entry& e : entries) {
+    const auto* p = e.view->data;
+    out.bytes().insert(out.bytes().end(), p, p + e.view->bytes());
+    out.Pad(kAlignment);
+  }
+  return std::move(out.bytes());
+}
+
+void WriteGguf(const model::ModelWeights& weights, const std::string& path) {
+  const std::vector<std::byte> bytes = GgufBytes(weights);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw CheckpointError(path + ": cannot create the file");
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!f) throw CheckpointError(path + ": write failed");
+}
+
+}  // namespace samebits::formats

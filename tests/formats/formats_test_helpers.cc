@@ -1,0 +1,91 @@
+#include "tests/formats/formats_test_helpers.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <unistd.h>
+
+#include "engine/model/forward.h"
+#include "engine/numerics/math.h"
+#include "engine/threads/thread_pool.h"
+
+namespace samebits::formats::testing {
+
+std::string CheckpointsDir() { return std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints"; }
+
+std::string Checkpoint(const std::string& name) { return CheckpointsDir() + "/" + name; }
+
+bool HaveCheckpoints() { return std::filesystem::exists(Checkpoint("stories260K.gguf")); }
+
+std::vector<std::byte> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
+  return bytes;
+}
+
+void WriteBytes(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+std::string ScratchDir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("samebits-formats-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+namespace {
+
+std::vector<std::vector<float>> RunOneByOne(model::Forward& f, const model::ModelWeights& w,
+                                            const std::vector<int32_t>& tokens) {
+  model::InferenceState state = model::MakeState(w.config);
+  std::vector<std::vector<float>> rows;
+  std::vector<float> logits;
+  for (int32_t t : tokens) {
+    f.Run(state, std::span<const int32_t>(&t, 1), false, logits, nullptr);
+    rows.push_back(logits);
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens) {
+  const auto& math = numerics::GetMathLibrary(numerics::MathProfile::kPortable);
+  auto f = model::MakeReferenceForward(w, math);
+  return RunOneByOne(*f, w, tokens);
+}
+
+std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens,
+                                          int threads) {
+  const auto& math = numerics::GetMathLibrary(numerics::MathProfile::kPortable);
+  threads::ThreadPool pool(threads);
+  auto f = model::MakeCpuForward(w, math, pool, model::CpuOptions{});
+  return RunOneByOne(*f, w, tokens);
+}
+
+bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size()) return false;
+    if (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0) return false;
+  }
+  return true;
+}
+
+std::vector<int32_t> LlamaCppTokens(int n_vocab) {
+  std::vector<int32_t> t = {1};
+  for (int i = 0; i < 20; ++i) t.push_back(3 + (37 * i + 11) % (n_vocab - 3));
+  return t;
+}
+
+}  // namespace samebits::formats::testing

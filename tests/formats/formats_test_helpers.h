@@ -1,0 +1,42 @@
+// Helpers for the formats tests: where the shared real checkpoints live,
+// reading files, a scratch directory, and running the reference pass.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/weights.h"
+
+namespace samebits::formats::testing {
+
+// Returns the folder of real checkpoints (../shared/checkpoints beside the clone).
+std::string CheckpointsDir();
+// Returns the path of shared checkpoint file `name`.
+std::string Checkpoint(const std::string& name);
+// Returns true when the shared checkpoints are present (tests skip otherwise).
+bool HaveCheckpoints();
+
+// Returns the bytes of the file at `path` (fails the test when unreadable).
+std::vector<std::byte> ReadBytes(const std::string& path);
+// Writes `bytes` to `path`.
+void WriteBytes(const std::string& path, const std::vector<std::byte>& bytes);
+// Returns a fresh empty scratch directory for test `name`.
+std::string ScratchDir(const std::string& name);
+
+// Returns the logits of every position, the tokens fed one per call to the
+// reference pass (portable math), one row of vocab_size floats per token.
+std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens);
+// The same through the cpu pass with `threads` threads.
+std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens,
+                                          int threads);
+
+// Returns true when both have the same bits at every position.
+bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b);
+
+// Returns the sequence the llama.cpp dumps were made with: BOS 1, then
+// 3 + (37*i + 11) % (n_vocab - 3) for i = 0..19.
+std::vector<int32_t> LlamaCppTokens(int n_vocab);
+
+}  // namespace samebits::formats::testing

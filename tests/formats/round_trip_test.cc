@@ -1,0 +1,93 @@
+// Export then load gives the same weights (HashWeights) and bit-identical
+// logits, for synthetic checkpoints of every shape and for the real files,
+// through GGUF and through safetensors (single file and sharded).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/formats/checkpoint.h"
+#include "engine/formats/gguf.h"
+#include "engine/formats/gguf_writer.h"
+#include "engine/formats/safetensors.h"
+#include "engine/formats/vocabulary.h"
+#include "engine/model/synthetic.h"
+#include "engine/model/tensor_spec.h"
+#include "tests/formats/formats_test_helpers.h"
+
+namespace samebits::formats {
+namespace {
+
+std::vector<int32_t> SomeTokens(int vocab) {
+  std::vector<int32_t> t;
+  for (int i = 0; i < 6; ++i) t.push_back((i * 7919 + 13) % vocab);
+  return t;
+}
+
+void ExpectSame(const model::ModelWeights& a, const model::ModelWeights& b) {
+  EXPECT_EQ(model::HashWeights(a), model::HashWeights(b));
+  model::ModelConfig ca = a.config, cb = b.config;
+  EXPECT_EQ(ca.name, cb.name);
+  EXPECT_TRUE(ca == cb) << "configurations differ after the round trip";
+  const auto tokens = SomeTokens(a.config.vocab_size);
+  EXPECT_TRUE(testing::SameBits(testing::ReferenceLogits(a, tokens), testing::ReferenceLogits(b, tokens)));
+}
+
+class SyntheticRoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SyntheticRoundTrip, Gguf) {
+  const model::ModelWeights w = LoadCheckpoint("synthetic:" + GetParam());
+  const std::string path = testing::ScratchDir("gguf-" + GetParam()) + "/model.gguf";
+  WriteGguf(w, path);
+  ExpectSame(w, LoadCheckpoint("gguf:" + path));
+  ExpectSame(w, LoadCheckpoint(path));  // recognised by content
+}
+
+TEST_P(SyntheticRoundTrip, Safetensors) {
+  const model::ModelWeights w = LoadCheckpoint("synthetic:" + GetParam());
+  const std::string dir = testing::ScratchDir("st-" + GetParam());
+  WriteSafetensors(w, dir);
+  ExpectSame(w, LoadCheckpoint("safetensors:" + dir));
+  ExpectSame(w, LoadCheckpoint(dir));  // a directory is safetensors
+  WriteSafetensors(w, dir, 3);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/model.safetensors.index.json"));
+  ExpectSame(w, LoadCheckpoint("safetensors:" + dir));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SyntheticRoundTrip, ::testing::Values("tiny", "medium", "tiny-f32", "tiny-f16"));
+
+TEST(RealRoundTrip, GgufAndSafetensorsKeepEveryBit) {
+  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  for (const char* name : {"tiny_moe_mixtral_bf16.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"}) {
+    SCOPED_TRACE(name);
+    const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(name));
+    const std::string dir = testing::ScratchDir(std::string("real-") + name);
+    WriteGguf(w, dir + "/again.gguf");
+    const model::ModelWeights g = LoadCheckpoint("gguf:" + dir + "/again.gguf");
+    ExpectSame(w, g);
+    if (w.vocabulary) {
+      ASSERT_TRUE(g.vocabulary);
+      EXPECT_EQ(g.vocabulary->pieces(), w.vocabulary->pieces());
+    }
+    WriteSafetensors(w, dir + "/st");
+    ExpectSame(w, LoadCheckpoint("safetensors:" + dir + "/st"));
+  }
+}
+
+// Mixtral and Qwen3-MoE HF names: per-expert tensors gathered into 3-D ones.
+TEST(Safetensors, HfExpertNamesAreGathered) {
+  for (const char* spec : {"synthetic:tiny", "synthetic:medium"}) {
+    const model::ModelWeights w = LoadCheckpoint(spec);
+    if (w.config.n_experts == 0) continue;
+    const std::string dir = testing::ScratchDir("hf-experts");
+    WriteSafetensors(w, dir);
+    TensorTable table;
+    const auto bytes = testing::ReadBytes(dir + "/model.safetensors");
+    ParseSafetensors(bytes, "model.safetensors", table);
+    const bool qwen = w.config.qk_norm || w.config.arch == "qwen3moe";
+    EXPECT_EQ(table.count(qwen ? "model.layers.0.mlp.experts.1.gate_proj.weight"
+                               : "model.layers.0.block_sparse_moe.experts.1.w1.weight"), 1u) << spec;
+  }
+}
+
+}  // namespace
+}  // namespace samebits::formats
