@@ -32,11 +32,6 @@ double RoundToIntegral(double v) {
   return shifted - kShifter;
 }
 
-// ln 2 split so that k * kLn2Hi is exact for |k| < 2^21 (kLn2Hi has 32
-// significant bits), plus the remainder.
-constexpr double kLn2Hi = 0x1.62e42feep-1;
-constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
-constexpr double kInvLn2 = 0x1.71547652b82fep+0;
 constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 
 // Returns e^r - 1 for |r| <= ~0.36 by its Taylor series through r^14; the
@@ -59,16 +54,39 @@ double Expm1Taylor(double r) {
   return p * r;
 }
 
-// Returns e^t in double for |t| < ~700 with a relative error of a few
-// 2^-53: t = k ln2 + r with |r| <= ln2 / 2, e^t = 2^k (1 + expm1(r)).
+// 2^(j/32) for j = 0..31, each correctly rounded to double.
+constexpr double kExp2Table[32] = {
+    0x1.0000000000000p+0, 0x1.059b0d3158574p+0, 0x1.0b5586cf9890fp+0, 0x1.11301d0125b51p+0,
+    0x1.172b83c7d517bp+0, 0x1.1d4873168b9aap+0, 0x1.2387a6e756238p+0, 0x1.29e9df51fdee1p+0,
+    0x1.306fe0a31b715p+0, 0x1.371a7373aa9cbp+0, 0x1.3dea64c123422p+0, 0x1.44e086061892dp+0,
+    0x1.4bfdad5362a27p+0, 0x1.5342b569d4f82p+0, 0x1.5ab07dd485429p+0, 0x1.6247eb03a5585p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.71f75e8ec5f74p+0, 0x1.7a11473eb0187p+0, 0x1.82589994cce13p+0,
+    0x1.8ace5422aa0dbp+0, 0x1.93737b0cdc5e5p+0, 0x1.9c49182a3f090p+0, 0x1.a5503b23e255dp+0,
+    0x1.ae89f995ad3adp+0, 0x1.b7f76f2fb5e47p+0, 0x1.c199bdd85529cp+0, 0x1.cb720dcef9069p+0,
+    0x1.d5818dcfba487p+0, 0x1.dfc97337b9b5fp+0, 0x1.ea4afa2a490dap+0, 0x1.f50765b6e4540p+0};
+// ln2 / 32 split so that k * kLn2Over32Hi is exact for |k| < 2^21.
+constexpr double kLn2Over32Hi = 0x1.62e42feep-6;
+constexpr double kLn2Over32Lo = 0x1.a39ef35793c76p-38;
+constexpr double k32OverLn2 = 0x1.71547652b82fep+5;
+
+// Returns e^t in double for |t| < ~700 with a relative error of about
+// 2^-52: t = (32 m + j) ln2/32 + r with |r| <= ln2/64, so
+// e^t = 2^m * 2^(j/32) * (1 + expm1(r)), expm1 by its Taylor series through
+// r^6 (the first omitted term is below 2^-58 relative).
 double ExpDouble(double t) {
-  const double kd = RoundToIntegral(t * kInvLn2);
-  const double r = (t - kd * kLn2Hi) - kd * kLn2Lo;
-  const double p = 1.0 + Expm1Taylor(r);
-  // Split 2^k in two factors so that neither leaves the normal range.
-  const int k = static_cast<int>(kd);
-  const int k1 = k / 2;
-  return (p * Pow2(k1)) * Pow2(k - k1);
+  const double kd = RoundToIntegral(t * k32OverLn2);
+  const double r = (t - kd * kLn2Over32Hi) - kd * kLn2Over32Lo;
+  double p = 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r * r + r;
+  const int64_t k = static_cast<int64_t>(kd);
+  const int64_t j = k & 31;
+  const int m = static_cast<int>((k - j) / 32);
+  const double table = kExp2Table[j];
+  return (table + table * p) * Pow2(m);
 }
 
 // Returns log(m) for m in [sqrt(2)/2, sqrt(2)] as 2 atanh(s), s = (m-1)/(m+1),
