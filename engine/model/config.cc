@@ -37,8 +37,9 @@ std::vector<std::string> ModelConfig::Validate() const {
   p.RequirePositive("vocab_size", vocab_size, "the number of token ids");
   p.RequirePositive("d_model", d_model, "the width of the residual stream");
   p.RequirePositive("n_heads", n_heads, "the number of query heads");
-  p.RequirePositive("n_kv_heads", n_kv_heads, "the number of key/value heads; set it to "
-                                              "`n_heads` for multi-head attention");
+  p.RequirePositive("n_kv_heads", n_kv_heads,
+                    "the number of key/value heads; set it to "
+                    "`n_heads` for multi-head attention");
   p.RequirePositive("head_dim", head_dim, "the width of one attention head");
   p.RequirePositive("max_seq_len", max_seq_len, "the longest context a run may reach");
 
@@ -116,8 +117,9 @@ std::vector<std::string> ModelConfig::Validate() const {
           "; use 0 for no shared expert or a positive hidden size");
   }
   if (!any_moe && (shared_expert_ffn_dim > 0 || n_experts > 0)) {
-    p.Add("`n_experts`/`shared_expert_ffn_dim` are set but no layer has `moe` = true; mark the "
-          "MoE layers or clear the expert fields");
+    p.Add(
+        "`n_experts`/`shared_expert_ffn_dim` are set but no layer has `moe` = true; mark the "
+        "MoE layers or clear the expert fields");
   }
   return p.Take();
 }

@@ -13,16 +13,21 @@ InferenceState MakeState(const ModelConfig& config) {
 
 const char* KernelPathName(KernelPath path) {
   switch (path) {
-    case KernelPath::kReference: return "reference";
-    case KernelPath::kCpu: return "cpu";
+    case KernelPath::kReference:
+      return "reference";
+    case KernelPath::kCpu:
+      return "cpu";
   }
   return "?";
 }
 
 bool ParseKernelPath(const std::string& name, KernelPath* out) {
-  if (name == "reference") *out = KernelPath::kReference;
-  else if (name == "cpu") *out = KernelPath::kCpu;
-  else return false;
+  if (name == "reference")
+    *out = KernelPath::kReference;
+  else if (name == "cpu")
+    *out = KernelPath::kCpu;
+  else
+    return false;
   return true;
 }
 

@@ -45,15 +45,16 @@ class ReferenceForward final : public Forward {
     }
   }
 
-  void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
-           Vec& logits, TraceSink* trace) override {
+  void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions, Vec& logits,
+           TraceSink* trace) override {
     CheckInputs(state, tokens);
     const int n = static_cast<int>(tokens.size());
     logits.assign(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * c_.vocab_size, 0.0f);
     for (int t = 0; t < n; ++t) {
       const bool output = all_positions || t == n - 1;
-      float* out = output ? logits.data() + static_cast<size_t>(all_positions ? t : 0) * c_.vocab_size
-                          : nullptr;
+      float* out = output
+                       ? logits.data() + static_cast<size_t>(all_positions ? t : 0) * c_.vocab_size
+                       : nullptr;
       Row(state, tokens[t], state.n_past, out, trace);
       state.n_past += 1;
     }
@@ -74,7 +75,8 @@ class ReferenceForward final : public Forward {
                                   std::to_string(c_.max_seq_len) + " of " + c_.name);
     }
     const size_t kv_row = static_cast<size_t>(c_.n_kv_heads) * c_.head_dim;
-    bool fits = state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
+    bool fits =
+        state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
     for (size_t l = 0; fits && l < state.k_cache.size(); ++l) {
       fits = state.k_cache[l].size() == state.n_past * kv_row &&
              state.v_cache[l].size() == state.n_past * kv_row;
@@ -217,7 +219,8 @@ class ReferenceForward final : public Forward {
       const float* qh = q.data() + h * hd;
       // Scores: s[j] = dot(q, k_j) * scale                      (n_keys)
       for (int j = 0; j < n_keys; ++j) {
-        s[j] = numerics::Dot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
+        s[j] =
+            numerics::Dot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
       }
       // p = softmax(s)
       ref::Softmax(s.data(), n_keys, math_);
@@ -267,8 +270,8 @@ class ReferenceForward final : public Forward {
 
   // SwiGLU FFN number `e` of a stack (0 for a plain matrix):
   // y = W_down (silu(W_gate x) * (W_up x))                    (d_model)
-  void SwiGluFfn(const TensorView& gate, const TensorView& up, const TensorView& down, int e,
-                 int f, const Vec& x, Vec& y) const {
+  void SwiGluFfn(const TensorView& gate, const TensorView& up, const TensorView& down, int e, int f,
+                 const Vec& x, Vec& y) const {
     const int d = c_.d_model;
     Vec g(f), u(f), h(f);
     ref::MatVec(gate, int64_t{e} * f, f, d, x.data(), g.data());  // (f)

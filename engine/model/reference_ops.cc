@@ -14,8 +14,8 @@ void MatVec(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, 
             float* y) {
   if (!w.present() || (first_row + rows) * cols > w.elements()) {
     throw std::logic_error("MatVec: rows [" + std::to_string(first_row) + ", " +
-                           std::to_string(first_row + rows) + ") of width " +
-                           std::to_string(cols) + " fall outside the weight tensor");
+                           std::to_string(first_row + rows) + ") of width " + std::to_string(cols) +
+                           " fall outside the weight tensor");
   }
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t at = (first_row + r) * cols;
@@ -52,8 +52,8 @@ void LayerNorm(const float* x, const TensorView& w, const TensorView& b, int n, 
   }
 }
 
-void Norm(NormKind kind, const float* x, const TensorView& w, const TensorView& b, int n,
-          float eps, float* y) {
+void Norm(NormKind kind, const float* x, const TensorView& w, const TensorView& b, int n, float eps,
+          float* y) {
   if (kind == NormKind::kRmsNorm) {
     RmsNorm(x, w, 0, n, eps, y);
   } else {

@@ -28,8 +28,8 @@ void LayerNorm(const float* x, const TensorView& w, const TensorView& b, int n, 
                float* y);
 
 // C3: RMSNorm or LayerNorm as `kind` says.
-void Norm(NormKind kind, const float* x, const TensorView& w, const TensorView& b, int n,
-          float eps, float* y);
+void Norm(NormKind kind, const float* x, const TensorView& w, const TensorView& b, int n, float eps,
+          float* y);
 
 // C4: softmax of s (n) in place.
 void Softmax(float* s, int n, const numerics::MathLibrary& math);

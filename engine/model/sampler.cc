@@ -50,8 +50,8 @@ int32_t Argmax(std::span<const float> logits) {
   return best < 0 ? 0 : best;
 }
 
-int32_t SampleToken(const SamplerConfig& config, std::span<const float> logits,
-                    uint64_t step_index, const numerics::MathLibrary& math) {
+int32_t SampleToken(const SamplerConfig& config, std::span<const float> logits, uint64_t step_index,
+                    const numerics::MathLibrary& math) {
   if (config.kind == SamplerConfig::Kind::kGreedy) return Argmax(logits);
   if (!(config.temperature > 0.0f) || std::isinf(config.temperature)) {
     throw std::invalid_argument("sampler temperature is " + std::to_string(config.temperature) +

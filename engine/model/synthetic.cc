@@ -185,14 +185,18 @@ void ScaleFor(const TensorSpec& spec, float* scale, float* offset) {
 
 // Deletes memory from aligned operator new.
 struct AlignedDelete {
-  void operator()(void* p) const { ::operator delete(p, std::align_val_t{64}); }
+  void operator()(void* p) const { ::operator delete (p, std::align_val_t{64}); }
 };
 
-inline int64_t RoundUp64(int64_t n) { return (n + 63) & ~int64_t{63}; }
+inline int64_t RoundUp64(int64_t n) {
+  return (n + 63) & ~int64_t{63};
+}
 
 }  // namespace
 
-std::vector<std::string> SyntheticNames() { return {"tiny", "medium", "wide", "bench"}; }
+std::vector<std::string> SyntheticNames() {
+  return {"tiny", "medium", "wide", "bench"};
+}
 
 ModelConfig SyntheticConfig(const std::string& name) {
   if (name == "tiny") return Tiny();
@@ -219,7 +223,8 @@ ModelWeights MakeSyntheticWeights(const std::string& name, DType dtype, uint64_t
     for (int64_t dim : s.shape) n *= dim;
     total += RoundUp64(n * numerics::DTypeSize(dtype_of(s)));
   });
-  std::byte* base = static_cast<std::byte*>(::operator new(static_cast<size_t>(total), std::align_val_t{64}));
+  std::byte* base =
+      static_cast<std::byte*>(::operator new (static_cast<size_t>(total), std::align_val_t{64}));
   w.storage = std::shared_ptr<const void>(base, AlignedDelete{});
 
   // Second pass: generate every tensor straight into its place.

@@ -33,7 +33,11 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
   const int64_t kv_dim = int64_t{c.n_kv_heads} * c.head_dim;
   const bool layer_norm = c.norm == NormKind::kLayerNorm;
 
-  visit({"token_embd.weight", {c.vocab_size, d}, TensorKind::kEmbedding, -1, true,
+  visit({"token_embd.weight",
+         {c.vocab_size, d},
+         TensorKind::kEmbedding,
+         -1,
+         true,
          ModelSlot(&ModelWeights::token_embedding)});
 
   for (int i = 0; i < c.n_layers(); ++i) {
@@ -47,7 +51,8 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
     // Attention. LayerNorm biases are optional: Cohere-style LayerNorm has
     // none, and an absent bias means no addition.
     add("attn_norm.weight", {d}, TensorKind::kNorm, true, &LayerWeights::attn_norm);
-    if (layer_norm) add("attn_norm.bias", {d}, TensorKind::kNorm, false, &LayerWeights::attn_norm_bias);
+    if (layer_norm)
+      add("attn_norm.bias", {d}, TensorKind::kNorm, false, &LayerWeights::attn_norm_bias);
     add("attn_q.weight", {q_dim, d}, TensorKind::kMatrix, true, &LayerWeights::wq);
     add("attn_k.weight", {kv_dim, d}, TensorKind::kMatrix, true, &LayerWeights::wk);
     add("attn_v.weight", {kv_dim, d}, TensorKind::kMatrix, true, &LayerWeights::wv);
@@ -60,7 +65,8 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
     // FFN. A parallel block normalises once (attn_norm) for both branches.
     if (!c.parallel_block) {
       add("ffn_norm.weight", {d}, TensorKind::kNorm, true, &LayerWeights::ffn_norm);
-      if (layer_norm) add("ffn_norm.bias", {d}, TensorKind::kNorm, false, &LayerWeights::ffn_norm_bias);
+      if (layer_norm)
+        add("ffn_norm.bias", {d}, TensorKind::kNorm, false, &LayerWeights::ffn_norm_bias);
     }
     if (!lc.moe) {
       add("ffn_gate.weight", {c.ffn_dim, d}, TensorKind::kMatrix, true, &LayerWeights::ffn_gate);
@@ -81,13 +87,26 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
     }
   }
 
-  visit({"output_norm.weight", {d}, TensorKind::kNorm, -1, true, ModelSlot(&ModelWeights::output_norm)});
+  visit({"output_norm.weight",
+         {d},
+         TensorKind::kNorm,
+         -1,
+         true,
+         ModelSlot(&ModelWeights::output_norm)});
   if (layer_norm) {
-    visit({"output_norm.bias", {d}, TensorKind::kNorm, -1, false,
+    visit({"output_norm.bias",
+           {d},
+           TensorKind::kNorm,
+           -1,
+           false,
            ModelSlot(&ModelWeights::output_norm_bias)});
   }
   if (!c.tied_output) {
-    visit({"output.weight", {c.vocab_size, d}, TensorKind::kMatrix, -1, true,
+    visit({"output.weight",
+           {c.vocab_size, d},
+           TensorKind::kMatrix,
+           -1,
+           true,
            ModelSlot(&ModelWeights::output)});
   }
 }
@@ -115,7 +134,8 @@ std::vector<std::string> CheckWeights(const ModelWeights& weights) {
   ForEachTensor(weights.config, [&](const TensorSpec& spec) {
     const TensorView& view = spec.slot(w);
     if (!view.present()) {
-      if (spec.required) problems.push_back(model + ": required tensor '" + spec.name + "' is missing");
+      if (spec.required)
+        problems.push_back(model + ": required tensor '" + spec.name + "' is missing");
       return;
     }
     if (view.shape != spec.shape) {

@@ -26,8 +26,8 @@ struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;  // row-major, outermost first
   TensorKind kind;
-  int layer;       // -1 for model-level tensors
-  bool required;   // false: a missing tensor keeps its view absent
+  int layer;      // -1 for model-level tensors
+  bool required;  // false: a missing tensor keeps its view absent
   // Returns the slot in `w` that this tensor fills.
   std::function<TensorView&(ModelWeights& w)> slot;
 };

@@ -17,9 +17,12 @@ size_t TensorView::bytes() const {
 
 float TensorView::At(int64_t i) const {
   switch (dtype) {
-    case DType::kF32: return reinterpret_cast<const float*>(data)[i];
-    case DType::kF16: return numerics::ToFloat(reinterpret_cast<const numerics::F16*>(data)[i]);
-    case DType::kBF16: return numerics::ToFloat(reinterpret_cast<const numerics::BF16*>(data)[i]);
+    case DType::kF32:
+      return reinterpret_cast<const float*>(data)[i];
+    case DType::kF16:
+      return numerics::ToFloat(reinterpret_cast<const numerics::F16*>(data)[i]);
+    case DType::kBF16:
+      return numerics::ToFloat(reinterpret_cast<const numerics::BF16*>(data)[i]);
   }
   return 0.0f;
 }

@@ -1,11 +1,12 @@
 // ModelConfig::Validate: every synthetic shape is valid, and each broken
 // field yields a message that names the field.
+#include "engine/model/config.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <string>
 
-#include "engine/model/config.h"
 #include "engine/model/forward.h"
 #include "engine/model/synthetic.h"
 
@@ -46,20 +47,25 @@ TEST(ConfigTest, EachProblemNamesTheFieldAndTheFix) {
       {"negative vocab", [](ModelConfig& c) { c.vocab_size = -3; }, "`vocab_size` is -3"},
       {"gqa", [](ModelConfig& c) { c.n_kv_heads = 3; }, "not a multiple of `n_kv_heads` (3)"},
       {"odd rope", [](ModelConfig& c) { c.rope_dim = 7; }, "is odd"},
-      {"rope too wide", [](ModelConfig& c) { c.rope_dim = 32; }, "`rope_dim` (32) exceeds `head_dim` (16)"},
+      {"rope too wide", [](ModelConfig& c) { c.rope_dim = 32; },
+       "`rope_dim` (32) exceeds `head_dim` (16)"},
       {"negative rope", [](ModelConfig& c) { c.rope_dim = -2; }, "`rope_dim` is -2"},
       {"top_k", [](ModelConfig& c) { c.top_k = 5; }, "`top_k` (5) exceeds `n_experts` (4)"},
-      {"no experts", [](ModelConfig& c) { c.n_experts = 0; }, "`n_experts` is 0 but some layers have `moe` = true"},
+      {"no experts", [](ModelConfig& c) { c.n_experts = 0; },
+       "`n_experts` is 0 but some layers have `moe` = true"},
       {"no expert width", [](ModelConfig& c) { c.expert_ffn_dim = 0; }, "`expert_ffn_dim` is 0"},
       {"zero top_k", [](ModelConfig& c) { c.top_k = 0; }, "`top_k` is 0"},
-      {"dense without ffn", [](ModelConfig& c) { c.layers[1].moe = false; }, "`ffn_dim` is 0 but some layers are dense"},
+      {"dense without ffn", [](ModelConfig& c) { c.layers[1].moe = false; },
+       "`ffn_dim` is 0 but some layers are dense"},
       {"no layers", [](ModelConfig& c) { c.layers.clear(); }, "`layers` is empty"},
-      {"window", [](ModelConfig& c) { c.layers[0].sliding_window = -1; }, "`layers[0].sliding_window` is -1"},
+      {"window", [](ModelConfig& c) { c.layers[0].sliding_window = -1; },
+       "`layers[0].sliding_window` is -1"},
       {"eps", [](ModelConfig& c) { c.norm_eps = 0.0f; }, "`norm_eps`"},
       {"rope base", [](ModelConfig& c) { c.rope_base = 1.0f; }, "`rope_base`"},
       {"logit scale", [](ModelConfig& c) { c.logit_scale = 0.0f; }, "`logit_scale`"},
       {"max_seq_len", [](ModelConfig& c) { c.max_seq_len = 0; }, "`max_seq_len` is 0"},
-      {"shared expert", [](ModelConfig& c) { c.shared_expert_ffn_dim = -1; }, "`shared_expert_ffn_dim` is -1"},
+      {"shared expert", [](ModelConfig& c) { c.shared_expert_ffn_dim = -1; },
+       "`shared_expert_ffn_dim` is -1"},
   };
   for (const Broken& b : cases) {
     ModelConfig c = SyntheticConfig("tiny");

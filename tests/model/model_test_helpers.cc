@@ -30,7 +30,9 @@ ModelWeights CloneWeights(const ModelWeights& w) {
   return copy;
 }
 
-std::byte* MutableBytes(const TensorView& view) { return const_cast<std::byte*>(view.data); }
+std::byte* MutableBytes(const TensorView& view) {
+  return const_cast<std::byte*>(view.data);
+}
 
 std::vector<int32_t> PromptTokens(int n, int vocab, uint64_t seed) {
   std::vector<int32_t> tokens;
@@ -57,8 +59,8 @@ PromptRun RunChunked(const ModelWeights& w, const std::vector<int32_t>& tokens,
   const int vocab = w.config.vocab_size;
   size_t at = 0;
   for (size_t c = 0; at < tokens.size(); ++c) {
-    const size_t n = c < chunks.size() ? std::min<size_t>(chunks[c], tokens.size() - at)
-                                       : tokens.size() - at;
+    const size_t n =
+        c < chunks.size() ? std::min<size_t>(chunks[c], tokens.size() - at) : tokens.size() - at;
     std::vector<float> logits;
     forward->Run(state, std::span(tokens).subspan(at, n), true, logits, &run.trace);
     for (size_t r = 0; r < n; ++r) {

@@ -38,8 +38,7 @@ struct Case {
 // Prompt seeds: 1000 + the case index.
 constexpr Case kCases[] = {
     {"tiny", DType::kBF16, 20, true},  // window 8 on layer 0
-    {"tiny", DType::kF32, 20, true},
-    {"tiny", DType::kF16, 20, true},
+    {"tiny", DType::kF32, 20, true},     {"tiny", DType::kF16, 20, true},
     {"medium", DType::kBF16, 72, false},  // window 64 on layers 0-2; chunks 3, 1, 5, 63
     {"wide", DType::kBF16, 6, false},     // chunks 3, 1, 2
     {"bench", DType::kBF16, 3, false},    // one chunk of 3: a prefill

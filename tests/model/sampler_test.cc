@@ -1,12 +1,13 @@
 // The sampler (C10): greedy is the argmax with ties to the lower id and NaN
 // never chosen; seeded sampling reproduces exactly and depends on the seed.
+#include "engine/model/sampler.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 #include <vector>
 
-#include "engine/model/sampler.h"
 #include "tests/model/model_test_helpers.h"
 
 namespace samebits::model {

@@ -1,11 +1,12 @@
 // Synthetic checkpoints: the generator's output is pinned by stored hashes,
 // is reproducible, depends on the seed, and has sane values.
+#include "engine/model/synthetic.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "engine/model/synthetic.h"
 #include "engine/model/tensor_spec.h"
 #include "engine/numerics/half.h"
 
@@ -46,8 +47,8 @@ TEST(SyntheticTest, PinnedWeightHashes) {
 TEST(SyntheticTest, BenchHasTheQwen3MoeShape) {
   const ModelConfig c = SyntheticConfig("bench");
   // 288M: two 32000 x 1024 matrices plus 8 layers of attention and experts.
-  const int64_t layer = 2 * 1024 + 2 * 1024 * 1024 + 2 * 256 * 1024 + 2 * 64 + 8 * 1024 +
-                        3 * 8 * 1024 * 1024;
+  const int64_t layer =
+      2 * 1024 + 2 * 1024 * 1024 + 2 * 256 * 1024 + 2 * 64 + 8 * 1024 + 3 * 8 * 1024 * 1024;
   EXPECT_EQ(2 * 32000 * 1024 + 8 * layer + 1024, 287918080);
   EXPECT_TRUE(c.qk_norm);
   EXPECT_EQ(c.rope_style, RopeStyle::kNeox);

@@ -1,5 +1,7 @@
 // The tensor list: every synthetic checkpoint fills exactly the specs of
 // its configuration, with matching shapes, and the names follow GGUF.
+#include "engine/model/tensor_spec.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -7,7 +9,6 @@
 
 #include "engine/model/forward.h"
 #include "engine/model/synthetic.h"
-#include "engine/model/tensor_spec.h"
 
 namespace samebits::model {
 namespace {
@@ -81,8 +82,8 @@ TEST(TensorSpecTest, MediumHasLayerNormBiasesADenseLayerAndNoFfnNorm) {
 TEST(TensorSpecTest, ParameterCountsMatchHandArithmetic) {
   // tiny: embedding, 2 x (norms, q, k, v, o, q/k norm, router, 3 x experts,
   // 3 x shared expert), output norm, output.
-  const int64_t tiny_layer = 64 + 64 * 64 + 2 * 32 * 64 + 64 * 64 + 16 + 16 + 64 + 4 * 64 +
-                             3 * 4 * 64 * 64 + 3 * 32 * 64;
+  const int64_t tiny_layer =
+      64 + 64 * 64 + 2 * 32 * 64 + 64 * 64 + 16 + 16 + 64 + 4 * 64 + 3 * 4 * 64 * 64 + 3 * 32 * 64;
   EXPECT_EQ(CountParameters(MakeSyntheticWeights("tiny", DType::kBF16)),
             256 * 64 + 2 * tiny_layer + 64 + 256 * 64);
   // medium: LayerNorm with bias, parallel block, layer 1 dense, tied.
