@@ -12,6 +12,8 @@
 // arithmetic in round-to-nearest-even evaluated at its own precision
 // (FLT_EVAL_METHOD == 0, i.e. no x87 extended precision) and no implicit
 // fma contraction (-ffp-contract=off). The .cc file checks FLT_EVAL_METHOD.
+// The large-argument trig reduction uses `unsigned __int128` (GCC and Clang
+// on 64-bit targets).
 //
 // Measured error against the double-precision <cmath> function rounded to
 // float is in tests/numerics/portable_math_test.cc (target: <= 1 ulp for
@@ -35,10 +37,10 @@ float PortableExp(float x);
 // log(NaN) = NaN, log(1) = +0.
 float PortableLog(float x);
 
-// The largest |x| for which sin and cos reduce their argument exactly
-// (three-part Cody-Waite reduction by pi/2 with the quotient below 2^21).
-// Beyond it the reduction loses accuracy gradually and the results are only
-// guaranteed to be deterministic (the same bits everywhere) and in [-1, 1].
+// sin and cos are accurate for every finite float. Arguments below this
+// bound are reduced modulo pi/2 by a three-part Cody-Waite scheme in double
+// (exact for quotients below 2^21); larger ones by a Payne-Hanek reduction
+// with 256 bits of 2/pi in integer arithmetic.
 inline constexpr float kPortableTrigExactLimit = 2097152.0f;  // 2^21
 
 // Returns sin(x); sin(+-0) = +-0, sin(+-inf) = NaN, sin(NaN) = NaN.
