@@ -22,6 +22,19 @@ struct SamplerConfig {
 // never chosen (all-NaN logits give 0).
 int32_t Argmax(std::span<const float> logits);
 
+// Sampling, in this order (sampler.cc carries the same list beside the code):
+//  1. candidates: the non-NaN logits sorted by descending logit, ties to the
+//     lower token id;
+//  2. top_k > 0 keeps the first top_k candidates;
+//  3. p = softmax(logit / temperature) over them per C4 (max, exp from the
+//     MathLibrary, C1 sum), in rank order;
+//  4. top_p < 1 cuts after the first rank where the sequential running sum
+//     of p reaches top_p; T is the running sum at the cut (or over all);
+//  5. u = (splitmix64(splitmix64(seed ^ salt) + step_index) >> 40) * 2^-24,
+//     an exact float in [0, 1); the token is the first candidate whose
+//     sequential running sum exceeds u * T (the last kept one otherwise).
+// Throws std::invalid_argument for temperature <= 0 or infinite, top_p
+// outside (0, 1], or top_k < 0.
 // Returns the token for step `step_index` of a run. Greedy ignores the step;
 // sampling draws a uniform from splitmix64(seed, step_index), so the choice
 // depends only on the logits, the configuration and the step.

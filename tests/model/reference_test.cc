@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "engine/model/reference_ops.h"
 #include "engine/model/synthetic.h"
@@ -161,6 +163,66 @@ TEST(ReferenceOpsTest, SoftmaxFollowsC4) {
   const float e[3] = {m.exp(1.0f - 2.0f), m.exp(0.0f), m.exp(0.5f - 2.0f)};
   const float z = numerics::Sum(e, 3);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(s[i], e[i] / z);
+}
+
+}  // namespace
+}  // namespace samebits::model
+
+namespace samebits::model {
+namespace {
+
+// Keeps the data of every trace record.
+class CapturingTrace : public TraceSink {
+ public:
+  void Record(int layer, const char* op, int position, const float* data, int64_t n) override {
+    records[{layer, op, position}].assign(data, data + n);
+  }
+  std::map<std::tuple<int, std::string, int>, std::vector<float>> records;
+};
+
+// Returns the captured trace of `tokens` fed as one prefill.
+CapturingTrace Capture(const ModelWeights& w, const std::vector<int32_t>& tokens) {
+  CapturingTrace trace;
+  auto forward = MakeReferenceForward(w, PortableMath());
+  InferenceState s = MakeState(w.config);
+  std::vector<float> logits;
+  forward->Run(s, tokens, true, logits, &trace);
+  return trace;
+}
+
+// Medium's layer 3 is a Cohere2-style global layer without RoPE, so its q is
+// exactly W_q times the norm output; on layer 0 RoPE rotates it.
+TEST(ReferenceTest, NoRopeLayerLeavesQueriesUnrotated) {
+  const ModelWeights w = MakeSyntheticWeights("medium", DType::kBF16);
+  const auto t = Capture(w, testing::PromptTokens(3, 4096, 5));
+  const int q_dim = 8 * 32;
+  for (int layer : {0, 3}) {
+    const auto& xn = t.records.at({layer, "attn_norm", 2});
+    std::vector<float> q(q_dim);
+    ref::MatVec(w.layers[layer].wq, 0, q_dim, 256, xn.data(), q.data());
+    const bool same = q == t.records.at({layer, "q", 2});
+    EXPECT_EQ(same, layer == 3) << "layer " << layer;
+  }
+}
+
+// At position 0 a query sees one key with probability exactly 1, so each
+// head's attention output is the value of the kv head it reads: with GQA,
+// query head h reads kv head h / (n_heads / n_kv_heads).
+TEST(ReferenceTest, GroupedQueryHeadsReadTheirKvHead) {
+  for (const char* name : {"tiny", "medium"}) {
+    const ModelWeights w = MakeSyntheticWeights(name, DType::kBF16);
+    const ModelConfig& c = w.config;
+    const auto t = Capture(w, {7});
+    const auto& v = t.records.at({0, "v", 0});
+    const auto& attn = t.records.at({0, "attn", 0});
+    const int group = c.n_heads / c.n_kv_heads;
+    for (int h = 0; h < c.n_heads; ++h) {
+      EXPECT_EQ(std::memcmp(attn.data() + h * c.head_dim, v.data() + (h / group) * c.head_dim,
+                            c.head_dim * sizeof(float)),
+                0)
+          << name << " head " << h;
+    }
+  }
 }
 
 }  // namespace
