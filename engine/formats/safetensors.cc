@@ -224,7 +224,10 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
   if (!j.is_object()) throw CheckpointError(label + ": the header is not a JSON object");
   const std::byte* data = bytes.data() + 8 + n;
   const uint64_t data_size = bytes.size() - 8 - n;
-  for (const auto& [name, info] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named copies: clang 14 cannot capture structured bindings in lambdas.
+    const std::string name = item.key();
+    const json& info = item.value();
     if (name == "__metadata__") continue;
     auto fail = [&](const std::string& what) -> void {
       throw CheckpointError(label + ": tensor '" + name + "' " + what);
