@@ -1,0 +1,72 @@
+// The gate's analysis: compares a run's cells with each other and with the
+// committed references, marks the cells that differ as FAIL, and diagnoses
+// why in words a person can act on (DESIGN.md section 4):
+//
+//   - configurations disagree with each other: the identity is broken in
+//     this build (the configurations, the first diverging step, and with
+//     traces the first diverging layer and op);
+//   - all agree, but not with the reference: a different math library
+//     (both named) or, with the same library, a code change (with the exact
+//     `git bisect run` command);
+//   - no reference for this platform and profile: how to make one.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/compare.h"
+#include "harness/analysis/references.h"
+#include "harness/analysis/results.h"
+
+namespace samebits::harness {
+
+// The cells of one checkpoint x scenario x math profile, which must all
+// produce the same outputs, split into classes of equal outputs.
+struct AgreementGroup {
+  std::string checkpoint, scenario, math;
+  std::vector<size_t> cells;                 // indices into RunResult::cells that ran
+  std::vector<std::vector<size_t>> classes;  // equal outputs; the baseline class first
+  // Returns the cell whose outputs stand for the baseline class.
+  size_t baseline() const { return classes.front().front(); }
+};
+
+// Returns the run's agreement groups, in the cells' order. Only cells that
+// ran to completion (PASS, or FAIL from an earlier judgement) take part.
+// The baseline class is the one holding the `reference` kernels, else the
+// largest (the first on a tie).
+std::vector<AgreementGroup> GroupCells(const RunResult& run);
+
+struct JudgeOptions {
+  // The references, by group key (ReferenceGroupKey); a missing key means
+  // no file for that group.
+  std::map<std::string, ReferenceGroup> references;
+  std::string references_dir = "references";
+  // How to invoke samebits in printed commands ("build/bin/samebits").
+  std::string samebits = "build/bin/samebits";
+  // Whether the gate reran diverging pairs with --trace; then
+  // `trace_differences` holds what their traces showed, by TraceKey.
+  bool traced = false;
+  std::map<std::string, TraceDifference> trace_differences;
+};
+
+// Returns the key of a pair of configurations' trace comparison.
+std::string TraceKey(const std::string& checkpoint, const std::string& scenario,
+                     const std::string& config_a, const std::string& config_b);
+
+// Returns the reference group keys the run's cells need.
+std::vector<std::string> NeededReferenceKeys(const RunResult& run);
+
+// Judges `run` in place: cells that differ become FAIL with a message, and
+// `run.diagnosis` is set. Idempotent: FAIL cells are judged afresh.
+void Judge(RunResult& run, const JudgeOptions& options);
+
+// Returns whether the gate passes: no failing cell and every group agrees
+// with its reference.
+bool GatePasses(const RunResult& run);
+
+// Returns the divergence line for a person: "synthetic:tiny classic: cpu-t3
+// differs from reference at step 4 (decode, position 15): ...".
+std::string DescribeDivergence(const Divergence& d);
+
+}  // namespace samebits::harness

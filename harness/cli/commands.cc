@@ -1,0 +1,115 @@
+// The subcommand registry and the shared helpers (commands.h).
+#include "harness/cli/commands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+namespace samebits::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<RegisteredCommand>& Registry() {
+  static std::vector<RegisteredCommand> registry;
+  return registry;
+}
+
+std::string& CommandLineStorage() {
+  static std::string line;
+  return line;
+}
+
+std::string Quote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}();&|<>!#~") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Paths FindPaths() {
+  Paths p;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) exe = fs::absolute("samebits");
+  p.program = exe.string();
+  const fs::path bin = exe.parent_path();
+  fs::path root = bin.parent_path().parent_path();
+  if (!fs::is_directory(root / "scenarios", ec) && !fs::is_directory(root / "references", ec)) {
+    root = fs::current_path(ec);
+  }
+  p.root = root.string();
+  p.engine = (bin / "samebits-engine").string();
+  p.scenarios = (root / "scenarios").string();
+  p.references = (root / "references").string();
+  p.db = (root / ".samebits" / "samebits.db").string();
+  p.reports = (root / "reports").string();
+  const fs::path relative = exe.lexically_relative(root);
+  p.program_display = !relative.empty() && *relative.begin() != ".." ? relative.string() : p.program;
+  return p;
+}
+
+}  // namespace
+
+bool RegisterCommand(const char* name, int order, CommandSetup setup) {
+  Registry().push_back({name, order, setup});
+  return true;
+}
+
+std::vector<RegisteredCommand> RegisteredCommands() {
+  std::vector<RegisteredCommand> out = Registry();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RegisteredCommand& a, const RegisteredCommand& b) { return a.order < b.order; });
+  return out;
+}
+
+const Paths& GetPaths() {
+  static const Paths paths = FindPaths();
+  return paths;
+}
+
+const std::string& CommandLine() { return CommandLineStorage(); }
+
+void SetCommandLine(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) line += ' ';
+    line += Quote(i == 0 ? GetPaths().program_display : std::string(argv[i]));
+  }
+  CommandLineStorage() = line;
+}
+
+std::unique_ptr<store::Store> OpenStore(const std::string& db_path) {
+  return std::make_unique<store::Store>(db_path.empty() ? GetPaths().db : db_path);
+}
+
+harness::RunResult LoadRunArgument(store::Store& store, const std::string& which) {
+  int64_t id = 0;
+  if (which == "latest" || which.empty()) {
+    id = store.LatestRunId();
+    if (id == 0) throw UsageError("the database has no runs yet (make one with `samebits run`)");
+  } else {
+    try {
+      size_t used = 0;
+      id = std::stoll(which, &used);
+      if (used != which.size() || id <= 0) throw std::invalid_argument(which);
+    } catch (const std::exception&) {
+      throw UsageError("'" + which + "' is not a run id (a positive number or `latest`)");
+    }
+  }
+  return store.LoadRun(id);
+}
+
+std::string NowUtc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+}  // namespace samebits::cli

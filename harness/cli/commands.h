@@ -1,0 +1,98 @@
+// The `samebits` subcommands and what they share.
+//
+// Adding a subcommand (this is how `report` and `diff` are added): create
+// one file harness/cli/<name>_command.cc (every harness/cli/*.cc is built
+// into the program; no CMake or main.cc edit) that defines
+//
+//   namespace samebits::cli {
+//   namespace {
+//   CommandSpec SetupReport(CLI::App& app) {
+//     CLI::App* sub = app.add_subcommand("report", "Writes a report of a stored run.");
+//     auto options = std::make_shared<ReportOptions>();   // the parsed values
+//     sub->add_option("RUN", options->run, "...")->type_name("ID");
+//     sub->footer("Examples:\n  samebits report latest --format html -o reports/run.html");
+//     return {sub, [options] { ...; return 0; }};  // the exit code
+//   }
+//   }  // namespace
+//   SAMEBITS_REGISTER_COMMAND(report, 60, SetupReport);
+//   }  // namespace samebits::cli
+//
+// The number orders `samebits --help` (run 10, gate 20, reference 30,
+// runs 40, show 50). The action returns the exit code: 0 success, 1 a
+// failed check, 2 the command could not be carried out. Throw UsageError
+// (or any std::exception) for the last: main prints "samebits: error: ..."
+// in one place and exits 2. Helpers below give the project's paths, open
+// the store and load a run by id or `latest`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+#include "harness/store/store.h"
+
+namespace samebits::cli {
+
+// A command line that cannot be carried out (exit 2).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CommandSpec {
+  CLI::App* subcommand = nullptr;
+  std::function<int()> run;  // called when `subcommand` was given
+};
+using CommandSetup = CommandSpec (*)(CLI::App& app);
+
+// Registers a subcommand; used through SAMEBITS_REGISTER_COMMAND at namespace
+// scope. Returns true.
+bool RegisterCommand(const char* name, int order, CommandSetup setup);
+
+struct RegisteredCommand {
+  std::string name;
+  int order;
+  CommandSetup setup;
+};
+// Returns the registered subcommands, ordered.
+std::vector<RegisteredCommand> RegisteredCommands();
+
+#define SAMEBITS_REGISTER_COMMAND(name, order, setup) \
+  [[maybe_unused]] static const bool samebits_command_registered_##name = \
+      ::samebits::cli::RegisterCommand(#name, order, setup)
+
+// Where things are. The project root is found from the program's location
+// (build/bin/samebits -> ../..) when that folder holds scenarios/ or
+// references/, else the current directory.
+struct Paths {
+  std::string program;     // this program, absolute
+  std::string program_display;  // how to print it in commands ("build/bin/samebits")
+  std::string root;        // the project root
+  std::string engine;      // the default engine: samebits-engine next to this program
+  std::string scenarios;   // <root>/scenarios
+  std::string references;  // <root>/references
+  std::string db;          // <root>/.samebits/samebits.db
+  std::string reports;     // <root>/reports
+};
+const Paths& GetPaths();
+
+// Returns the command line this process was started with, quoted for a
+// shell (stored with each run).
+const std::string& CommandLine();
+void SetCommandLine(int argc, char** argv);
+
+// Returns the store at `db_path` (empty: the default), created on first use.
+std::unique_ptr<store::Store> OpenStore(const std::string& db_path);
+
+// Returns the run named by `which` ("latest" or an id). Throws UsageError.
+harness::RunResult LoadRunArgument(store::Store& store, const std::string& which);
+
+// Returns the current time as ISO 8601 UTC ("2026-11-29T23:10:28Z").
+std::string NowUtc();
+
+}  // namespace samebits::cli

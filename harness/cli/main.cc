@@ -1,0 +1,45 @@
+// The `samebits` program: parse, dispatch to the subcommand, and print
+// errors in one place. Subcommands register themselves (commands.h).
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/cli/commands.h"
+
+int main(int argc, char** argv) {
+  using samebits::cli::CommandSpec;
+  samebits::cli::SetCommandLine(argc, argv);
+  CLI::App app(
+      "samebits: did these logits change, by a single bit - and if so where, why and since when?\n"
+      "Runs the engine over checkpoints x scenarios x configurations, stores every output's\n"
+      "hashes, and gates them against each other and the committed references.");
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 success; 1 a check failed (outputs differ, a child failed); 2 the command\n"
+      "could not be carried out (bad arguments, nothing selected, unreadable files).\n\n"
+      "Examples:\n"
+      "  samebits gate                                    # the default matrix against references/\n"
+      "  samebits run --checkpoint synthetic:tiny --config reference,cpu-t2 -j 2\n"
+      "  samebits reference generate                      # write references/portable.txt\n"
+      "  samebits runs && samebits show latest --steps");
+  std::vector<CommandSpec> specs;
+  for (const auto& command : samebits::cli::RegisteredCommands()) specs.push_back(command.setup(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    // CLI11 returns 0 for --help; any real parse error is a usage error.
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    for (const CommandSpec& spec : specs) {
+      if (spec.subcommand != nullptr && spec.subcommand->parsed()) return spec.run();
+    }
+    std::fprintf(stderr, "samebits: error: no subcommand given (see samebits --help)\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "samebits: error: %s\n", e.what());
+    return 2;
+  }
+}

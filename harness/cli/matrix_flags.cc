@@ -1,0 +1,190 @@
+// The shared matrix flags (matrix_flags.h).
+#include "harness/cli/matrix_flags.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "harness/analysis/judge.h"
+#include "harness/cli/commands.h"
+#include "harness/runner/cell_runner.h"
+#include "harness/runner/machine.h"
+#include "harness/runner/scheduler.h"
+
+namespace samebits::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ScenarioFiles(const MatrixFlags& flags) {
+  const std::string dir = flags.scenarios_dir.empty() ? GetPaths().scenarios : flags.scenarios_dir;
+  std::vector<std::string> all;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().extension() == ".json") all.push_back(e.path().string());
+    }
+  }
+  std::sort(all.begin(), all.end());
+  if (flags.scenarios.empty()) {
+    if (all.empty()) {
+      throw UsageError("no scenarios: " + dir + " holds no *.json files (pass --scenarios-dir or --scenario FILE)");
+    }
+    return all;
+  }
+  std::vector<std::string> chosen;
+  for (const std::string& s : flags.scenarios) {
+    if (s.find('/') != std::string::npos || s.size() > 5 && s.ends_with(".json")) {
+      if (!fs::is_regular_file(s, ec)) throw UsageError("--scenario: no such file " + s);
+      chosen.push_back(s);
+      continue;
+    }
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const std::string& f) { return runner::ScenarioName(f) == s; });
+    if (it == all.end()) {
+      std::string known;
+      for (const std::string& f : all) known += (known.empty() ? "" : ", ") + runner::ScenarioName(f);
+      throw UsageError("--scenario: no scenario named '" + s + "' in " + dir +
+                       (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
+  sub->add_option("--engine", flags->engine,
+                  "Drives this program instead of the samebits-engine next to samebits; any "
+                  "program that speaks engine/protocol/PROTOCOL.md will do.")
+      ->type_name("PATH");
+  sub->add_option("--checkpoint", flags->checkpoints,
+                  "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
+                  "file path) instead of synthetic:tiny, synthetic:medium and synthetic:wide.")
+      ->type_name("SPEC,...")
+      ->delimiter(',');
+  sub->add_option("--scenario", flags->scenarios,
+                  "Runs these scenarios (names from the scenarios folder, or paths to JSON "
+                  "files) instead of every scenario in the folder.")
+      ->type_name("NAME,...")
+      ->delimiter(',');
+  sub->add_option("--scenarios-dir", flags->scenarios_dir,
+                  "Takes scenarios from this folder instead of the project's scenarios/.")
+      ->type_name("DIR");
+  sub->add_option("--config", flags->configs,
+                  "Runs only these configurations (comma-separated names such as reference, "
+                  "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them).")
+      ->type_name("NAME,...")
+      ->delimiter(',');
+  sub->add_option("--threads", flags->threads,
+                  "Makes one cpu-tN configuration per thread count given (default 1,2,3); the "
+                  "small-chunk configuration uses the largest.")
+      ->type_name("N,...")
+      ->delimiter(',');
+  sub->add_option("--math", flags->math,
+                  "Runs every configuration under each of these math profiles (portable, libm); "
+                  "default portable. Profiles are compared only within themselves.")
+      ->type_name("PROFILE,...")
+      ->delimiter(',');
+  sub->add_option("-j,--jobs", flags->jobs,
+                  "Runs up to N children at once (default: the number of cores).")
+      ->type_name("N");
+  sub->add_option("--timeout", flags->timeout_seconds,
+                  "Kills a child (and its process group) that runs longer than this; it counts "
+                  "as TIMEOUT (default 60).")
+      ->type_name("SECONDS");
+  sub->add_option("--db", flags->db,
+                  "Stores runs in this SQLite database instead of .samebits/samebits.db under "
+                  "the project root (created on first use).")
+      ->type_name("PATH");
+  sub->add_option("--references-dir", flags->references_dir,
+                  "Reads references from this folder instead of the project's references/.")
+      ->type_name("DIR");
+}
+
+std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {
+  runner::MatrixOptions options;
+  options.checkpoints = flags.checkpoints;
+  options.scenario_files = ScenarioFiles(flags);
+  options.configs = flags.configs;
+  options.threads = flags.threads;
+  options.math = flags.math;
+  try {
+    return runner::ExpandMatrix(options, runner::MachineIsas(), runner::LocalMachine().arch);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::string EnginePath(const MatrixFlags& flags) {
+  const std::string path = flags.engine.empty() ? GetPaths().engine : flags.engine;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0) {
+    throw UsageError("no engine program at " + path +
+                     (flags.engine.empty()
+                          ? " (build it: cmake --build build --target samebits-engine; or pass --engine PATH)"
+                          : " (--engine must name an executable file)"));
+  }
+  return fs::absolute(path).string();
+}
+
+harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner::Cell>& cells,
+                             bool trace, bool quiet) {
+  runner::RunnerOptions options;
+  options.engine = EnginePath(flags);
+  options.timeout_seconds = flags.timeout_seconds;
+  options.trace = trace;
+  if (flags.timeout_seconds <= 0) throw UsageError("--timeout must be positive");
+  const int jobs = flags.jobs > 0 ? flags.jobs
+                                  : std::max(1u, std::thread::hardware_concurrency());
+  harness::RunResult run;
+  run.started_at = NowUtc();
+  run.command = CommandLine();
+  run.machine = runner::LocalMachine();
+  std::mutex machine_mutex;
+  bool have_hello = false;
+  const auto start = std::chrono::steady_clock::now();
+  runner::ConsoleProgress progress(stderr, !quiet && ::isatty(2) != 0);
+  run.cells = runner::RunCells(cells, jobs, quiet ? nullptr : &progress, [&](const runner::Cell& cell) {
+    harness::MachineInfo platform;
+    harness::CellResult result = runner::RunCell(cell, options, &platform);
+    if (!platform.arch.empty()) {
+      std::lock_guard<std::mutex> lock(machine_mutex);
+      if (!have_hello) {
+        // The machine as the engine describes it (the libc it runs on, its
+        // view of the CPU), which is what the outputs depend on.
+        run.machine = platform;
+        have_hello = true;
+      }
+    }
+    return result;
+  });
+  progress.Finish();
+  run.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+std::string ReferencesDir(const MatrixFlags& flags) {
+  return flags.references_dir.empty() ? GetPaths().references : flags.references_dir;
+}
+
+std::map<std::string, harness::ReferenceGroup> LoadReferencesFor(const harness::RunResult& run,
+                                                                 const std::string& dir) {
+  std::map<std::string, harness::ReferenceGroup> refs;
+  for (const std::string& key : harness::NeededReferenceKeys(run)) {
+    try {
+      if (auto group = harness::LoadReferenceGroup(dir, key)) refs[key] = std::move(*group);
+    } catch (const harness::ReferenceError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  return refs;
+}
+
+}  // namespace samebits::cli

@@ -1,0 +1,56 @@
+// The flags `run`, `gate` and `reference generate` share: what to run
+// (checkpoints, scenarios, configurations), how (engine, jobs, timeout) and
+// where to store it; and running the selected matrix.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/analysis/references.h"
+#include "harness/analysis/results.h"
+#include "harness/runner/matrix.h"
+
+namespace samebits::cli {
+
+struct MatrixFlags {
+  std::string engine;  // empty: samebits-engine next to this program
+  std::vector<std::string> checkpoints;
+  std::vector<std::string> scenarios;  // names or paths
+  std::string scenarios_dir;
+  std::vector<std::string> configs;
+  std::vector<int> threads = {1, 2, 3};
+  std::vector<std::string> math = {"portable"};
+  int jobs = 0;  // 0: the number of cores
+  double timeout_seconds = 60;
+  std::string db;
+  std::string references_dir;
+};
+
+// Adds the flags to `sub`, each with a value name and a full-sentence help.
+void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags);
+
+// Returns the cells the flags select. Throws UsageError (exit 2) for a
+// selection that cannot be run.
+std::vector<runner::Cell> SelectCells(const MatrixFlags& flags);
+
+// Returns the engine path the flags name, checked to be an executable file.
+// Throws UsageError.
+std::string EnginePath(const MatrixFlags& flags);
+
+// Runs the cells (with --trace when `trace`), showing progress on stderr.
+// Returns the run: cells in matrix order, machine from the children's hello
+// records, timings; not yet judged or stored.
+harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner::Cell>& cells,
+                             bool trace, bool quiet);
+
+// Returns the references folder the flags name (default: <root>/references).
+std::string ReferencesDir(const MatrixFlags& flags);
+
+// Returns the references the run needs, loaded. Throws UsageError when a
+// reference file is malformed.
+std::map<std::string, harness::ReferenceGroup> LoadReferencesFor(const harness::RunResult& run,
+                                                                 const std::string& dir);
+
+}  // namespace samebits::cli

@@ -1,0 +1,188 @@
+// Judging one child (cell_runner.h).
+#include "harness/runner/cell_runner.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "engine/protocol/records.h"
+
+namespace samebits::runner {
+namespace {
+
+using harness::CellResult;
+using harness::ResultCode;
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// Returns whether an engine's error message says it cannot run this
+// configuration here (as opposed to failing while running it).
+bool SaysUnsupported(const std::string& message) {
+  const std::string m = Lower(message);
+  return m.find("unsupported") != std::string::npos ||
+         m.find("not supported") != std::string::npos ||
+         m.find("not available") != std::string::npos;
+}
+
+std::string SignalName(int sig) {
+  const char* name = ::strsignal(sig);
+  return "signal " + std::to_string(sig) + (name != nullptr ? " (" + std::string(name) + ")" : "");
+}
+
+// Returns why the hello's resolved configuration differs from the one asked
+// for, or "" when it matches. An engine that silently ran something else
+// would make a comparison meaningless.
+std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
+  const harness::Configuration& want = cell.config;
+  const protocol::RunConfig& got = hello.config;
+  std::ostringstream why;
+  if (got.kernels != want.kernels) why << "kernels " << got.kernels << " (asked " << want.kernels << ") ";
+  if (got.threads != want.threads) why << "threads " << got.threads << " (asked " << want.threads << ") ";
+  if (got.math != want.math) why << "math " << got.math << " (asked " << want.math << ") ";
+  if (hello.math.profile != want.math) {
+    why << "math library profile " << hello.math.profile << " (asked " << want.math << ") ";
+  }
+  if (want.isa != "auto" && got.isa != want.isa) why << "isa " << got.isa << " (asked " << want.isa << ") ";
+  if (want.gemv_chunk_bytes > 0 && got.gemv_chunk_bytes != want.gemv_chunk_bytes) {
+    why << "gemv chunk " << got.gemv_chunk_bytes << " bytes (asked " << want.gemv_chunk_bytes << ") ";
+  }
+  if (got.checkpoint != cell.checkpoint) {
+    why << "checkpoint " << got.checkpoint << " (asked " << cell.checkpoint << ") ";
+  }
+  std::string text = why.str();
+  if (!text.empty()) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> CellVariables(const Cell& cell) {
+  return {{"SAMEBITS_THREADS", std::to_string(cell.config.threads)},
+          {"SAMEBITS_ISA", cell.config.isa},
+          {"SAMEBITS_MATH", cell.config.math},
+          {"OMP_NUM_THREADS", "1"}};
+}
+
+CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
+                      harness::MachineInfo* platform) {
+  CellResult r;
+  r.checkpoint = cell.checkpoint;
+  r.scenario = cell.scenario;
+  r.config = cell.config;
+  r.exit_code = outcome.exit_code;
+  r.signal = outcome.signal;
+  r.stderr_tail = outcome.stderr_tail;
+  r.elapsed_ms = outcome.elapsed_ms;
+  r.code = ResultCode::kUnresolved;
+  if (!outcome.started) {
+    r.message = outcome.start_error;
+    return r;
+  }
+  const protocol::Transcript t = protocol::ReadTranscript(outcome.stdout_text);
+  // Keep whatever the child did say, so a report can show how far it got.
+  for (const protocol::Step& s : t.steps) {
+    harness::StepRecord st;
+    st.index = s.index;
+    st.kind = s.kind;
+    st.position = s.position;
+    st.input_token = s.input_token;
+    st.token = s.token;
+    st.fnv1a64 = s.fnv1a64;
+    st.xxh3_64 = s.xxh3_64;
+    st.argmax = s.argmax;
+    st.nan_count = s.nan;
+    st.inf_count = s.inf;
+    r.steps.push_back(std::move(st));
+  }
+  for (const protocol::Trace& tr : t.traces) {
+    r.traces.push_back({tr.position, tr.layer, tr.op, tr.xxh3_64});
+  }
+  if (t.hello) {
+    const protocol::Hello& h = *t.hello;
+    r.math = harness::MathLibraryInfo{h.math.profile, h.math.library, h.math.version,
+                                      h.math.fingerprint};
+    harness::BuildInfo b;
+    b.engine = h.engine.name;
+    b.version = h.engine.version;
+    b.revision = h.build.revision;
+    b.dirty = h.build.dirty;
+    b.compiler = h.build.compiler;
+    b.flags = h.build.flags;
+    r.build = b;
+    r.weights_xxh3 = h.checkpoint.weights_xxh3;
+    r.vocab_size = h.checkpoint.vocab_size;
+    r.isa_used = h.config.isa;
+    if (platform != nullptr) {
+      platform->arch = h.platform.arch;
+      platform->cpu = h.platform.cpu;
+      platform->os = h.platform.os;
+      platform->kernel = h.platform.kernel;
+      platform->libc = h.platform.libc;
+      platform->isa_features = h.platform.isa_features;
+    }
+  }
+  if (outcome.timed_out) {
+    r.code = ResultCode::kTimeout;
+    std::ostringstream m;
+    m << "killed after the " << outcome.elapsed_ms / 1000.0 << " s timeout (with its process group)";
+    r.message = m.str();
+    return r;
+  }
+  if (t.error && outcome.exit_code != 0 && outcome.signal == 0 && SaysUnsupported(t.error->message)) {
+    r.code = ResultCode::kUnsupported;
+    r.message = "the engine cannot run this here: " + t.error->message;
+    return r;
+  }
+  if (outcome.signal != 0) {
+    r.message = "killed by " + SignalName(outcome.signal);
+    if (!t.ok) r.message += "; " + t.failure;
+    return r;
+  }
+  if (outcome.exit_code != 0) {
+    r.message = "exited with code " + std::to_string(outcome.exit_code);
+    if (!t.ok) r.message += "; " + t.failure;
+    return r;
+  }
+  if (outcome.stdout_truncated) {
+    r.message = "printed more than the harness keeps on stdout (runaway output)";
+    return r;
+  }
+  if (!t.ok) {
+    r.message = t.failure;
+    return r;
+  }
+  if (const std::string mismatch = ConfigMismatch(cell, *t.hello); !mismatch.empty()) {
+    r.message = "the engine ran another configuration than asked: " + mismatch;
+    return r;
+  }
+  r.code = ResultCode::kPass;
+  return r;
+}
+
+CellResult RunCell(const Cell& cell, const RunnerOptions& options,
+                   harness::MachineInfo* platform) {
+  if (!cell.supported) {
+    CellResult r;
+    r.checkpoint = cell.checkpoint;
+    r.scenario = cell.scenario;
+    r.config = cell.config;
+    r.code = ResultCode::kUnsupported;
+    r.message = cell.unsupported_reason;
+    return r;
+  }
+  ChildSpec spec;
+  spec.program = options.engine;
+  spec.args = EngineArguments(cell, options.trace);
+  spec.env = ChildEnvironment(CellVariables(cell), options.passthrough);
+  spec.timeout_seconds = options.timeout_seconds;
+  return JudgeChild(cell, RunChild(spec), platform);
+}
+
+}  // namespace samebits::runner

@@ -1,0 +1,40 @@
+// Runs one cell of the matrix as a child and judges what it printed: a
+// child that crashes, hangs, prints garbage, omits `done`, exits non-zero or
+// ran another configuration than asked never counts as a pass.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+#include "harness/runner/child.h"
+#include "harness/runner/matrix.h"
+
+namespace samebits::runner {
+
+struct RunnerOptions {
+  std::string engine;            // the program that speaks PROTOCOL.md
+  double timeout_seconds = 120;  // per child
+  bool trace = false;            // pass --trace
+  // Names of this process's environment variables passed to children.
+  std::vector<std::string> passthrough = DefaultPassthrough();
+};
+
+// Returns the cell's result from a finished child (pure; tested directly).
+// The code is PASS (so far: the analysis compares hashes later),
+// UNSUPPORTED, UNRESOLVED or TIMEOUT.
+// When `platform` is given and the child said hello, it receives the
+// machine the child described.
+harness::CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
+                               harness::MachineInfo* platform = nullptr);
+
+// Returns the result of running `cell` (UNSUPPORTED without a child when
+// the machine lacks the cell's ISA).
+harness::CellResult RunCell(const Cell& cell, const RunnerOptions& options,
+                            harness::MachineInfo* platform = nullptr);
+
+// Returns the variables set explicitly for a cell's child: those that would
+// change a result if inherited (SAMEBITS_THREADS, ...).
+std::map<std::string, std::string> CellVariables(const Cell& cell);
+
+}  // namespace samebits::runner

@@ -1,0 +1,21 @@
+// What the harness knows of this machine without asking a child: the ISAs
+// it can run (from the engine's own kernel dispatch, so the harness and the
+// engine agree on what "available" means) and a description used when no
+// child said hello.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+
+namespace samebits::runner {
+
+// Returns the ISA names this machine and build can run ("scalar", "avx2", ...).
+std::vector<std::string> MachineIsas();
+
+// Returns this machine as the harness sees it (uname, /proc/cpuinfo, the
+// kernels' CPU feature list). Children's hello records take precedence.
+harness::MachineInfo LocalMachine();
+
+}  // namespace samebits::runner

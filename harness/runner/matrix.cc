@@ -1,0 +1,160 @@
+// Matrix expansion and selection (matrix.h).
+#include "harness/runner/matrix.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+namespace samebits::runner {
+
+const std::vector<std::string>& DefaultCheckpoints() {
+  static const std::vector<std::string> kCheckpoints = {"synthetic:tiny", "synthetic:medium",
+                                                        "synthetic:wide"};
+  return kCheckpoints;
+}
+
+const std::vector<std::string>& AllIsas() {
+  static const std::vector<std::string> kIsas = {"scalar", "avx2", "avx512", "neon"};
+  return kIsas;
+}
+
+std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>& threads,
+                                                          const std::vector<std::string>& math,
+                                                          int64_t small_chunk_bytes) {
+  std::vector<harness::Configuration> out;
+  for (const std::string& profile : math) {
+    const std::string suffix = profile == "portable" ? "" : "-" + profile;
+    auto add = [&](harness::Configuration c) {
+      c.name += suffix;
+      c.math = profile;
+      out.push_back(std::move(c));
+    };
+    harness::Configuration reference;
+    reference.name = "reference";
+    reference.kernels = "reference";
+    reference.threads = 1;
+    add(reference);
+    int max_threads = 1;
+    for (int n : threads) {
+      harness::Configuration c;
+      c.name = "cpu-t" + std::to_string(n);
+      c.threads = n;
+      max_threads = std::max(max_threads, n);
+      add(c);
+    }
+    // Small GEMV chunks change how rows are shared among threads, never a
+    // reduction, so they are run at the most threads, where sharing is most
+    // varied.
+    harness::Configuration chunked;
+    chunked.name = "cpu-t" + std::to_string(max_threads) + "-chunk" +
+                   (small_chunk_bytes % 1024 == 0 ? std::to_string(small_chunk_bytes / 1024) + "k"
+                                                  : std::to_string(small_chunk_bytes));
+    chunked.threads = max_threads;
+    chunked.gemv_chunk_bytes = small_chunk_bytes;
+    add(chunked);
+    for (const std::string& isa : AllIsas()) {
+      harness::Configuration c;
+      c.name = "cpu-" + isa;
+      c.threads = 1;
+      c.isa = isa;
+      add(c);
+    }
+  }
+  return out;
+}
+
+std::string ScenarioName(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
+                               const std::vector<std::string>& available_isas,
+                               const std::string& arch) {
+  for (int n : options.threads) {
+    if (n < 1 || n > 1024) {
+      throw std::invalid_argument("--threads: " + std::to_string(n) +
+                                  " is not a thread count (1 to 1024)");
+    }
+  }
+  if (options.threads.empty()) throw std::invalid_argument("--threads: no thread count given");
+  if (options.math.empty()) throw std::invalid_argument("--math: no math profile given");
+  for (const std::string& m : options.math) {
+    if (m != "portable" && m != "libm") {
+      throw std::invalid_argument("--math: unknown profile '" + m + "' (portable or libm)");
+    }
+  }
+  const std::vector<harness::Configuration> all =
+      DefaultConfigurations(options.threads, options.math, options.small_chunk_bytes);
+  std::vector<harness::Configuration> configs;
+  if (options.configs.empty()) {
+    configs = all;
+  } else {
+    for (const std::string& name : options.configs) {
+      auto it = std::find_if(all.begin(), all.end(),
+                             [&](const harness::Configuration& c) { return c.name == name; });
+      if (it == all.end()) {
+        std::string known;
+        for (const harness::Configuration& c : all) known += (known.empty() ? "" : ", ") + c.name;
+        throw std::invalid_argument("--config: unknown configuration '" + name +
+                                    "'; with these --threads and --math the configurations are: " +
+                                    known);
+      }
+      if (std::none_of(configs.begin(), configs.end(),
+                       [&](const harness::Configuration& c) { return c.name == name; })) {
+        configs.push_back(*it);
+      }
+    }
+  }
+  const std::vector<std::string>& checkpoints =
+      options.checkpoints.empty() ? DefaultCheckpoints() : options.checkpoints;
+  if (options.scenario_files.empty()) {
+    throw std::invalid_argument("no scenario selected (the scenarios folder has no *.json files?)");
+  }
+  std::set<std::string> names;
+  for (const std::string& file : options.scenario_files) {
+    if (!names.insert(ScenarioName(file)).second) {
+      throw std::invalid_argument("two scenarios are named '" + ScenarioName(file) +
+                                  "'; scenario names (file stems) must be unique");
+    }
+  }
+  std::vector<Cell> cells;
+  for (const std::string& checkpoint : checkpoints) {
+    for (const std::string& file : options.scenario_files) {
+      for (const harness::Configuration& config : configs) {
+        Cell cell;
+        cell.checkpoint = checkpoint;
+        cell.scenario = ScenarioName(file);
+        cell.scenario_file = file;
+        cell.config = config;
+        if (config.isa != "auto" &&
+            std::find(available_isas.begin(), available_isas.end(), config.isa) ==
+                available_isas.end()) {
+          cell.supported = false;
+          cell.unsupported_reason = "this machine (" + arch + ") or this build lacks " +
+                                    config.isa;
+        }
+        cells.push_back(std::move(cell));
+      }
+    }
+  }
+  if (cells.empty()) throw std::invalid_argument("the selection leaves nothing to run");
+  return cells;
+}
+
+std::vector<std::string> EngineArguments(const Cell& cell, bool trace) {
+  const harness::Configuration& c = cell.config;
+  std::vector<std::string> args = {"run",       "--checkpoint", cell.checkpoint,
+                                   "--scenario", cell.scenario_file, "--kernels",
+                                   c.kernels,   "--threads",    std::to_string(c.threads),
+                                   "--isa",     c.isa,          "--math",
+                                   c.math};
+  if (c.gemv_chunk_bytes > 0) {
+    args.push_back("--gemv-chunk-bytes");
+    args.push_back(std::to_string(c.gemv_chunk_bytes));
+  }
+  if (trace) args.push_back("--trace");
+  return args;
+}
+
+}  // namespace samebits::runner

@@ -1,0 +1,64 @@
+// The matrix: checkpoints x scenarios x configurations, expanded from the
+// defaults and narrowed by the selection flags. Pure functions of their
+// inputs (the machine's ISAs are passed in), so tests can expand any matrix.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+
+namespace samebits::runner {
+
+// The synthetic checkpoints run by default.
+const std::vector<std::string>& DefaultCheckpoints();
+
+// Every ISA a configuration may name, on every architecture: a machine
+// lacking one still lists it, as UNSUPPORTED, so matrices from different
+// machines line up.
+const std::vector<std::string>& AllIsas();
+
+struct MatrixOptions {
+  std::vector<std::string> checkpoints;     // empty: DefaultCheckpoints()
+  std::vector<std::string> scenario_files;  // paths; must not be empty
+  std::vector<std::string> configs;         // names to keep; empty: all
+  std::vector<int> threads = {1, 2, 3};     // the cpu-tN configurations
+  std::vector<std::string> math = {"portable"};
+  int64_t small_chunk_bytes = 8192;  // the cpu-tN-chunk8k configuration
+};
+
+// One child to run.
+struct Cell {
+  std::string checkpoint;
+  std::string scenario;       // the scenario's name (its file's stem)
+  std::string scenario_file;  // the path handed to the engine
+  harness::Configuration config;
+  bool supported = true;
+  std::string unsupported_reason;  // when not supported
+};
+
+// Returns the configurations for `threads` and `math` profiles, in matrix
+// order: reference; cpu-t1, cpu-t2, ...; cpu-tMAX-chunk8k; cpu-scalar,
+// cpu-avx2, cpu-avx512, cpu-neon. A profile other than portable suffixes
+// every name ("cpu-t2-libm").
+std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>& threads,
+                                                          const std::vector<std::string>& math,
+                                                          int64_t small_chunk_bytes);
+
+// Returns the scenario name of a scenario file: its stem ("classic" for
+// scenarios/classic.json).
+std::string ScenarioName(const std::string& path);
+
+// Returns the cells, checkpoint-major then scenario then configuration.
+// Cells whose ISA is not in `available_isas` are marked unsupported (not
+// dropped). Throws std::invalid_argument for a selection that names an
+// unknown configuration or leaves nothing to run, listing what is known.
+std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
+                               const std::vector<std::string>& available_isas,
+                               const std::string& arch);
+
+// Returns the engine's argv (without the program) for a cell.
+std::vector<std::string> EngineArguments(const Cell& cell, bool trace);
+
+}  // namespace samebits::runner

@@ -1,0 +1,140 @@
+// The parallel scheduler and the console progress display (scheduler.h).
+#include "harness/runner/scheduler.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace samebits::runner {
+
+using Clock = std::chrono::steady_clock;
+
+std::string CellLabel(const Cell& cell) {
+  return cell.checkpoint + " " + cell.scenario + " " + cell.config.name;
+}
+
+std::string CellLabel(const harness::CellResult& cell) {
+  return cell.checkpoint + " " + cell.scenario + " " + cell.config.name;
+}
+
+std::vector<harness::CellResult> RunCells(
+    const std::vector<Cell>& cells, int jobs, ProgressSink* progress,
+    const std::function<harness::CellResult(const Cell&)>& run_one) {
+  std::vector<harness::CellResult> results(cells.size());
+  const int workers = std::max(1, std::min<int>(jobs, static_cast<int>(cells.size())));
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  std::condition_variable all_done;
+  int finished = 0;
+  // Start times of running cells, for the "slowest child" display.
+  std::map<size_t, Clock::time_point> running;
+
+  auto worker = [&] {
+    for (;;) {
+      const size_t i = next.fetch_add(1);
+      if (i >= cells.size()) return;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        running[i] = Clock::now();
+      }
+      harness::CellResult result;
+      try {
+        result = run_one(cells[i]);
+      } catch (const std::exception& e) {
+        // A harness-side failure for one cell must not lose the others.
+        result.checkpoint = cells[i].checkpoint;
+        result.scenario = cells[i].scenario;
+        result.config = cells[i].config;
+        result.code = harness::ResultCode::kUnresolved;
+        result.message = std::string("the harness could not run this cell: ") + e.what();
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      running.erase(i);
+      results[i] = std::move(result);
+      ++finished;
+      if (progress != nullptr) {
+        progress->CellFinished(results[i], finished, static_cast<int>(cells.size()));
+      }
+      if (finished == static_cast<int>(cells.size())) all_done.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) threads.emplace_back(worker);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (finished < static_cast<int>(cells.size())) {
+      all_done.wait_for(lock, std::chrono::milliseconds(200));
+      if (progress != nullptr && !running.empty()) {
+        auto oldest = running.begin();
+        for (auto it = running.begin(); it != running.end(); ++it) {
+          if (it->second < oldest->second) oldest = it;
+        }
+        const double seconds =
+            std::chrono::duration<double>(Clock::now() - oldest->second).count();
+        progress->Tick(CellLabel(cells[oldest->first]), seconds);
+      }
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+ConsoleProgress::ConsoleProgress(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+
+ConsoleProgress::~ConsoleProgress() { Finish(); }
+
+void ConsoleProgress::CellFinished(const harness::CellResult& result, int done, int total) {
+  done_ = done;
+  total_ = total;
+  ++counts_[static_cast<int>(result.code)];
+  if (terminal_) {
+    // Failures are worth a line of their own even on a terminal.
+    if (harness::IsFailure(result.code)) {
+      std::fprintf(out_, "\r\033[K%s: %s (%s)\n", harness::ResultCodeName(result.code),
+                   CellLabel(result).c_str(), result.message.c_str());
+    }
+    Draw();
+  } else {
+    std::fprintf(out_, "%s: %s (%d of %d, %.0f ms)%s%s\n", harness::ResultCodeName(result.code),
+                 CellLabel(result).c_str(), done, total, result.elapsed_ms,
+                 result.message.empty() ? "" : ": ", result.message.c_str());
+  }
+  std::fflush(out_);
+}
+
+void ConsoleProgress::Tick(const std::string& slowest, double slowest_seconds) {
+  slowest_ = slowest;
+  slowest_seconds_ = slowest_seconds;
+  if (terminal_) {
+    Draw();
+    std::fflush(out_);
+  }
+}
+
+void ConsoleProgress::Draw() {
+  std::string counts;
+  for (int c = 0; c < 7; ++c) {
+    if (counts_[c] == 0) continue;
+    counts += " " + std::string(harness::ResultCodeName(static_cast<harness::ResultCode>(c))) + " " +
+              std::to_string(counts_[c]);
+  }
+  std::fprintf(out_, "\r\033[K[%d/%d]%s", done_, total_, counts.c_str());
+  if (!slowest_.empty() && done_ < total_) {
+    std::fprintf(out_, "  slowest running: %s %.1f s", slowest_.c_str(), slowest_seconds_);
+  }
+  drawn_ = true;
+}
+
+void ConsoleProgress::Finish() {
+  if (terminal_ && drawn_) {
+    std::fprintf(out_, "\r\033[K");
+    std::fflush(out_);
+    drawn_ = false;
+  }
+}
+
+}  // namespace samebits::runner

@@ -1,0 +1,126 @@
+// The store's migrations (schema.h, SCHEMA.md).
+#include "harness/store/schema.h"
+
+#include <string>
+
+#include "harness/store/sqlite.h"
+
+namespace samebits::store {
+
+const std::vector<std::string_view>& Migrations() {
+  static const std::vector<std::string_view> kMigrations = {
+      // Version 1: identities, runs, cells and their steps.
+      R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version (version) VALUES (0);
+CREATE TABLE machines (
+  id INTEGER PRIMARY KEY,
+  arch TEXT NOT NULL, cpu TEXT NOT NULL, isa_features TEXT NOT NULL,
+  os TEXT NOT NULL, kernel TEXT NOT NULL, libc TEXT NOT NULL,
+  UNIQUE (arch, cpu, isa_features, os, kernel, libc));
+CREATE TABLE math_libraries (
+  id INTEGER PRIMARY KEY,
+  profile TEXT NOT NULL, name TEXT NOT NULL, version TEXT NOT NULL, fingerprint TEXT NOT NULL,
+  UNIQUE (profile, name, version, fingerprint));
+CREATE TABLE builds (
+  id INTEGER PRIMARY KEY,
+  engine TEXT NOT NULL, version TEXT NOT NULL, revision TEXT NOT NULL, dirty INTEGER NOT NULL,
+  compiler TEXT NOT NULL, flags TEXT NOT NULL,
+  UNIQUE (engine, version, revision, dirty, compiler, flags));
+CREATE TABLE checkpoints (
+  id INTEGER PRIMARY KEY,
+  spec TEXT NOT NULL, weights_xxh3 TEXT NOT NULL, vocab_size INTEGER NOT NULL,
+  UNIQUE (spec, weights_xxh3, vocab_size));
+CREATE TABLE scenarios (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  elapsed_ms REAL NOT NULL,
+  machine_id INTEGER REFERENCES machines (id),
+  status TEXT NOT NULL,
+  cell_count INTEGER NOT NULL);
+CREATE TABLE cells (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  checkpoint TEXT NOT NULL,
+  checkpoint_id INTEGER REFERENCES checkpoints (id),
+  scenario_id INTEGER NOT NULL REFERENCES scenarios (id),
+  config_name TEXT NOT NULL, kernels TEXT NOT NULL, threads INTEGER NOT NULL, isa TEXT NOT NULL,
+  gemv_chunk_bytes INTEGER NOT NULL, math TEXT NOT NULL,
+  build_id INTEGER REFERENCES builds (id),
+  math_library_id INTEGER REFERENCES math_libraries (id),
+  code TEXT NOT NULL, exit_code INTEGER NOT NULL, signal INTEGER NOT NULL,
+  message TEXT NOT NULL, stderr_tail TEXT NOT NULL, elapsed_ms REAL NOT NULL);
+CREATE INDEX cells_by_run ON cells (run_id);
+CREATE TABLE steps (
+  cell_id INTEGER NOT NULL REFERENCES cells (id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL, kind TEXT NOT NULL, position INTEGER NOT NULL,
+  input_token INTEGER NOT NULL, token INTEGER NOT NULL,
+  fnv1a64 TEXT NOT NULL, xxh3_64 TEXT NOT NULL,
+  argmax INTEGER NOT NULL, nan_count INTEGER NOT NULL, inf_count INTEGER NOT NULL,
+  PRIMARY KEY (cell_id, idx));
+)sql",
+      // Version 2: activation traces, the gate's diagnosis on the run, and
+      // raw-logit dump paths on the cells.
+      R"sql(
+CREATE TABLE traces (
+  cell_id INTEGER NOT NULL REFERENCES cells (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, position INTEGER NOT NULL, layer INTEGER NOT NULL,
+  op TEXT NOT NULL, xxh3_64 TEXT NOT NULL,
+  PRIMARY KEY (cell_id, seq));
+ALTER TABLE runs ADD COLUMN diagnosis_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN diagnosis_headline TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN command TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN dump_path TEXT NOT NULL DEFAULT '';
+)sql",
+  };
+  return kMigrations;
+}
+
+int CurrentSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+int SchemaVersion(Connection& db) {
+  Statement has_table = db.Prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+  has_table.Step();
+  if (has_table.Int(0) == 0) {
+    Statement any = db.Prepare("SELECT count(*) FROM sqlite_master");
+    any.Step();
+    if (any.Int(0) != 0) {
+      throw StoreError("database " + db.path() +
+                       ": an SQLite database, but not a samebits one (no schema_version table); "
+                       "refusing to touch it");
+    }
+    return 0;
+  }
+  Statement version = db.Prepare("SELECT version FROM schema_version");
+  if (!version.Step()) {
+    throw StoreError("database " + db.path() + ": schema_version table is empty");
+  }
+  return static_cast<int>(version.Int(0));
+}
+
+void Migrate(Connection& db, int target) {
+  const int goal = target < 0 ? CurrentSchemaVersion() : target;
+  // Reads the version first without a write lock, so a database that is
+  // already current (the common case) costs no write transaction.
+  int version = SchemaVersion(db);
+  if (version > CurrentSchemaVersion()) {
+    throw StoreError("database " + db.path() + ": schema version " + std::to_string(version) +
+                     " is newer than this samebits knows (" +
+                     std::to_string(CurrentSchemaVersion()) + "); use a newer samebits");
+  }
+  if (version >= goal) return;
+  WithWriteTransaction(db, [&] {
+    // Another process may have migrated between the read and the lock.
+    version = SchemaVersion(db);
+    for (int v = version; v < goal; ++v) {
+      db.Exec(Migrations()[static_cast<size_t>(v)]);
+      db.Exec("UPDATE schema_version SET version = " + std::to_string(v + 1));
+    }
+  });
+}
+
+}  // namespace samebits::store

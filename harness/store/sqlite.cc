@@ -1,0 +1,179 @@
+// The SQLite wrapper (sqlite.h).
+#include "harness/store/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace samebits::store {
+namespace {
+
+[[noreturn]] void Throw(sqlite3* db, const std::string& path, const std::string& what, int rc) {
+  std::string message = "database " + path + ": " + what + ": ";
+  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT) {
+    message += " (the file is not a samebits database or is damaged; it was left untouched)";
+  }
+  throw StoreError(message, rc);
+}
+
+// Returns whether the file at `path` starts with SQLite's magic header, or
+// is empty (SQLite treats an empty file as a new database).
+bool LooksLikeSqlite(const std::string& path, std::string* why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *why = "cannot be read";
+    return false;
+  }
+  char header[16] = {};
+  in.read(header, sizeof header);
+  const std::streamsize got = in.gcount();
+  if (got == 0) return true;
+  static const char kMagic[16] = "SQLite format 3";  // 15 characters and a NUL.
+  if (got < 16 || std::memcmp(header, kMagic, 16) != 0) {
+    *why = "is not an SQLite database (bad header); refusing to touch it";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Statement::Statement(sqlite3* db, std::string_view sql, const std::string& path)
+    : db_(db), path_(path) {
+  const int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) Throw(db, path, "cannot prepare `" + std::string(sql) + "`", rc);
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::Bind(int index, int64_t value) {
+  const int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double value) {
+  const int rc = sqlite3_bind_double(stmt_, index, value);
+  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view value) {
+  const int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                                   SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  const int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
+  return *this;
+}
+
+bool Statement::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  const std::string sql = sqlite3_sql(stmt_) != nullptr ? sqlite3_sql(stmt_) : "";
+  Throw(db_, path_, "cannot run `" + sql + "`", rc);
+}
+
+void Statement::Run() {
+  while (Step()) {
+  }
+  Reset();
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+bool Statement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+std::string Statement::Text(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+Connection::Connection(const std::string& path, bool create) : path_(path) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (exists) {
+    std::string why;
+    if (!LooksLikeSqlite(path, &why)) throw StoreError("database " + path + ": " + why);
+  } else if (!create) {
+    throw StoreError("database " + path + ": no such file");
+  }
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX;
+  if (create) flags |= SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = "database " + path + ": cannot open: " +
+                          (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(message, rc);
+  }
+  // Waits up to 30 s for another process's lock before reporting busy;
+  // WithWriteTransaction retries beyond that.
+  sqlite3_busy_timeout(db_, 30000);
+  sqlite3_extended_result_codes(db_, 0);
+  try {
+    // Reading the schema first makes SQLite check the whole header before
+    // anything is written (journal mode, tables).
+    Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
+    for (int attempt = 0;; ++attempt) {
+      try {
+        Statement(db_, "PRAGMA journal_mode=WAL", path_).Step();
+        break;
+      } catch (const StoreError& e) {
+        if (!IsBusyError(e) || attempt >= 50) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    Exec("PRAGMA foreign_keys=ON");
+    Exec("PRAGMA synchronous=NORMAL");
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Connection::~Connection() { sqlite3_close(db_); }
+
+void Connection::Exec(std::string_view sql) {
+  const std::string text(sql);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    std::string message = "database " + path_ + ": " + (error != nullptr ? error : sqlite3_errstr(rc));
+    sqlite3_free(error);
+    throw StoreError(message, rc);
+  }
+}
+
+int64_t Connection::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+
+bool IsBusyError(const StoreError& e) {
+  return e.sqlite_code() == SQLITE_BUSY || e.sqlite_code() == SQLITE_LOCKED;
+}
+
+void BeginImmediate(Connection& db) { db.Exec("BEGIN IMMEDIATE"); }
+void Commit(Connection& db) { db.Exec("COMMIT"); }
+void RollbackQuietly(Connection& db) {
+  sqlite3_exec(db.raw(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+}  // namespace samebits::store

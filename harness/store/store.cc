@@ -1,0 +1,397 @@
+// The run store (store.h).
+#include "harness/store/store.h"
+
+#include <filesystem>
+
+#include "engine/protocol/records.h"
+#include "harness/store/schema.h"
+
+namespace samebits::store {
+namespace {
+
+using harness::CellResult;
+using harness::Diagnosis;
+using harness::ResultCode;
+using harness::RunResult;
+using protocol::HashToHex;
+
+std::string JoinFeatures(const std::vector<std::string>& features) {
+  std::string out;
+  for (const std::string& f : features) {
+    if (!out.empty()) out += ' ';
+    out += f;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitFeatures(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+uint64_t HexOrZero(const std::string& text) {
+  uint64_t value = 0;
+  protocol::ParseHashHex(text, &value);
+  return value;
+}
+
+// Returns the id of the row with these values in `table`, inserting it when
+// missing. `columns` and the binds are in the same order.
+int64_t InternRow(Connection& db, const std::string& table, const std::vector<std::string>& columns,
+                  const std::function<void(Statement&)>& bind) {
+  std::string names;
+  std::string marks;
+  std::string where;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i > 0) {
+      names += ", ";
+      marks += ", ";
+      where += " AND ";
+    }
+    names += columns[i];
+    marks += "?" + std::to_string(i + 1);
+    where += columns[i] + " = ?" + std::to_string(i + 1);
+  }
+  Statement insert =
+      db.Prepare("INSERT OR IGNORE INTO " + table + " (" + names + ") VALUES (" + marks + ")");
+  bind(insert);
+  insert.Run();
+  Statement select = db.Prepare("SELECT id FROM " + table + " WHERE " + where);
+  bind(select);
+  if (!select.Step()) throw StoreError("database " + db.path() + ": cannot intern a row of " + table);
+  return select.Int(0);
+}
+
+}  // namespace
+
+const char* DiagnosisKindName(Diagnosis::Kind kind) {
+  switch (kind) {
+    case Diagnosis::Kind::kAllAgree:
+      return "all-agree";
+    case Diagnosis::Kind::kIdentityBroken:
+      return "identity-broken";
+    case Diagnosis::Kind::kMathLibraryDiffers:
+      return "math-library-differs";
+    case Diagnosis::Kind::kCodeChanged:
+      return "code-changed";
+    case Diagnosis::Kind::kNoReference:
+      return "no-reference";
+    case Diagnosis::Kind::kChildFailures:
+      return "child-failures";
+  }
+  return "all-agree";
+}
+
+bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
+  for (Diagnosis::Kind kind :
+       {Diagnosis::Kind::kAllAgree, Diagnosis::Kind::kIdentityBroken,
+        Diagnosis::Kind::kMathLibraryDiffers, Diagnosis::Kind::kCodeChanged,
+        Diagnosis::Kind::kNoReference, Diagnosis::Kind::kChildFailures}) {
+    if (name == DiagnosisKindName(kind)) {
+      *out = kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseResultCode(const std::string& name, ResultCode* out) {
+  for (ResultCode code : {ResultCode::kPass, ResultCode::kFail, ResultCode::kXFail,
+                          ResultCode::kXPass, ResultCode::kUnsupported, ResultCode::kUnresolved,
+                          ResultCode::kTimeout}) {
+    if (name == harness::ResultCodeName(code)) {
+      *out = code;
+      return true;
+    }
+  }
+  return false;
+}
+
+Store::Store(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw StoreError("database " + path + ": cannot create its folder: " + ec.message());
+  }
+  db_ = std::make_unique<Connection>(path, /*create=*/true);
+  Migrate(*db_);
+}
+
+int64_t Store::SaveRun(const RunResult& run) {
+  Connection& db = *db_;
+  int64_t run_id = 0;
+  WithWriteTransaction(db, [&] {
+    const harness::MachineInfo& m = run.machine;
+    const int64_t machine_id =
+        InternRow(db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"},
+                  [&](Statement& s) {
+                    s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
+                    s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
+                  });
+    bool failed = false;
+    for (const CellResult& cell : run.cells) failed = failed || harness::IsFailure(cell.code);
+    if (run.diagnosis.kind != Diagnosis::Kind::kAllAgree) failed = true;
+    Statement insert_run = db.Prepare(
+        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count, "
+        "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
+    insert_run.Bind(4, failed ? "FAIL" : "PASS").Bind(5, static_cast<int64_t>(run.cells.size()));
+    insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
+    insert_run.Bind(8, run.command);
+    insert_run.Run();
+    run_id = db.LastInsertId();
+
+    Statement insert_cell = db.Prepare(
+        "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
+        "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
+        "message, stderr_tail, elapsed_ms, dump_path) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+        "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+    Statement insert_step = db.Prepare(
+        "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
+        "argmax, nan_count, inf_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    Statement insert_trace = db.Prepare(
+        "INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    int written = 0;
+    for (const CellResult& cell : run.cells) {
+      int64_t checkpoint_id = 0;
+      if (!cell.weights_xxh3.empty()) {
+        checkpoint_id = InternRow(db, "checkpoints", {"spec", "weights_xxh3", "vocab_size"},
+                                  [&](Statement& s) {
+                                    s.Bind(1, cell.checkpoint).Bind(2, cell.weights_xxh3);
+                                    s.Bind(3, static_cast<int64_t>(cell.vocab_size));
+                                  });
+      }
+      const int64_t scenario_id = InternRow(
+          db, "scenarios", {"name"}, [&](Statement& s) { s.Bind(1, cell.scenario); });
+      int64_t build_id = 0;
+      if (cell.build) {
+        const harness::BuildInfo& b = *cell.build;
+        build_id = InternRow(db, "builds",
+                             {"engine", "version", "revision", "dirty", "compiler", "flags"},
+                             [&](Statement& s) {
+                               s.Bind(1, b.engine).Bind(2, b.version).Bind(3, b.revision);
+                               s.Bind(4, static_cast<int64_t>(b.dirty ? 1 : 0));
+                               s.Bind(5, b.compiler).Bind(6, b.flags);
+                             });
+      }
+      int64_t math_id = 0;
+      if (cell.math) {
+        const harness::MathLibraryInfo& ml = *cell.math;
+        math_id = InternRow(db, "math_libraries", {"profile", "name", "version", "fingerprint"},
+                            [&](Statement& s) {
+                              s.Bind(1, ml.profile).Bind(2, ml.name).Bind(3, ml.version);
+                              s.Bind(4, ml.fingerprint);
+                            });
+      }
+      const harness::Configuration& c = cell.config;
+      insert_cell.Bind(1, run_id).Bind(2, cell.checkpoint);
+      if (checkpoint_id != 0) {
+        insert_cell.Bind(3, checkpoint_id);
+      } else {
+        insert_cell.BindNull(3);
+      }
+      insert_cell.Bind(4, scenario_id).Bind(5, c.name).Bind(6, c.kernels);
+      insert_cell.Bind(7, static_cast<int64_t>(c.threads)).Bind(8, c.isa);
+      insert_cell.Bind(9, c.gemv_chunk_bytes).Bind(10, c.math);
+      if (build_id != 0) {
+        insert_cell.Bind(11, build_id);
+      } else {
+        insert_cell.BindNull(11);
+      }
+      if (math_id != 0) {
+        insert_cell.Bind(12, math_id);
+      } else {
+        insert_cell.BindNull(12);
+      }
+      insert_cell.Bind(13, harness::ResultCodeName(cell.code));
+      insert_cell.Bind(14, static_cast<int64_t>(cell.exit_code));
+      insert_cell.Bind(15, static_cast<int64_t>(cell.signal));
+      insert_cell.Bind(16, cell.message).Bind(17, cell.stderr_tail).Bind(18, cell.elapsed_ms);
+      insert_cell.Bind(19, cell.dump_path);
+      insert_cell.Run();
+      const int64_t cell_id = db.LastInsertId();
+      for (const harness::StepRecord& st : cell.steps) {
+        insert_step.Bind(1, cell_id).Bind(2, static_cast<int64_t>(st.index)).Bind(3, st.kind);
+        insert_step.Bind(4, static_cast<int64_t>(st.position));
+        insert_step.Bind(5, static_cast<int64_t>(st.input_token));
+        insert_step.Bind(6, static_cast<int64_t>(st.token));
+        insert_step.Bind(7, HashToHex(st.fnv1a64)).Bind(8, HashToHex(st.xxh3_64));
+        insert_step.Bind(9, static_cast<int64_t>(st.argmax));
+        insert_step.Bind(10, static_cast<int64_t>(st.nan_count));
+        insert_step.Bind(11, static_cast<int64_t>(st.inf_count));
+        insert_step.Run();
+      }
+      int64_t seq = 0;
+      for (const harness::TraceRecord& t : cell.traces) {
+        insert_trace.Bind(1, cell_id).Bind(2, seq++).Bind(3, static_cast<int64_t>(t.position));
+        insert_trace.Bind(4, static_cast<int64_t>(t.layer)).Bind(5, t.op);
+        insert_trace.Bind(6, HashToHex(t.xxh3_64));
+        insert_trace.Run();
+      }
+      ++written;
+      if (after_cell_hook) after_cell_hook(written);
+    }
+  });
+  return run_id;
+}
+
+RunResult Store::LoadRun(int64_t id) {
+  Connection& db = *db_;
+  RunResult run;
+  Statement select_run = db.Prepare(
+      "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, r.diagnosis_headline, r.command, "
+      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc "
+      "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1");
+  select_run.Bind(1, id);
+  if (!select_run.Step()) {
+    throw StoreError("database " + db.path() + ": no run " + std::to_string(id) +
+                     " (see `samebits runs`)");
+  }
+  run.run_id = id;
+  run.started_at = select_run.Text(0);
+  run.elapsed_ms = select_run.Double(1);
+  ParseDiagnosisKind(select_run.Text(2), &run.diagnosis.kind);
+  run.diagnosis.headline = select_run.Text(3);
+  run.command = select_run.Text(4);
+  run.machine.arch = select_run.Text(5);
+  run.machine.cpu = select_run.Text(6);
+  run.machine.isa_features = SplitFeatures(select_run.Text(7));
+  run.machine.os = select_run.Text(8);
+  run.machine.kernel = select_run.Text(9);
+  run.machine.libc = select_run.Text(10);
+
+  Statement select_cells = db.Prepare(
+      "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, c.isa, "
+      "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, c.stderr_tail, "
+      "c.elapsed_ms, c.dump_path, "
+      "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
+      "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size "
+      "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
+      "LEFT JOIN builds b ON b.id = c.build_id "
+      "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
+      "LEFT JOIN checkpoints k ON k.id = c.checkpoint_id "
+      "WHERE c.run_id = ?1 ORDER BY c.id");
+  select_cells.Bind(1, id);
+  std::vector<int64_t> cell_ids;
+  while (select_cells.Step()) {
+    CellResult cell;
+    cell_ids.push_back(select_cells.Int(0));
+    cell.checkpoint = select_cells.Text(1);
+    cell.scenario = select_cells.Text(2);
+    cell.config.name = select_cells.Text(3);
+    cell.config.kernels = select_cells.Text(4);
+    cell.config.threads = static_cast<int>(select_cells.Int(5));
+    cell.config.isa = select_cells.Text(6);
+    cell.config.gemv_chunk_bytes = select_cells.Int(7);
+    cell.config.math = select_cells.Text(8);
+    ParseResultCode(select_cells.Text(9), &cell.code);
+    cell.exit_code = static_cast<int>(select_cells.Int(10));
+    cell.signal = static_cast<int>(select_cells.Int(11));
+    cell.message = select_cells.Text(12);
+    cell.stderr_tail = select_cells.Text(13);
+    cell.elapsed_ms = select_cells.Double(14);
+    cell.dump_path = select_cells.Text(15);
+    if (!select_cells.IsNull(16)) {
+      harness::BuildInfo b;
+      b.engine = select_cells.Text(17);
+      b.version = select_cells.Text(18);
+      b.revision = select_cells.Text(19);
+      b.dirty = select_cells.Int(20) != 0;
+      b.compiler = select_cells.Text(21);
+      b.flags = select_cells.Text(22);
+      cell.build = b;
+    }
+    if (!select_cells.IsNull(23)) {
+      harness::MathLibraryInfo ml;
+      ml.profile = select_cells.Text(24);
+      ml.name = select_cells.Text(25);
+      ml.version = select_cells.Text(26);
+      ml.fingerprint = select_cells.Text(27);
+      cell.math = ml;
+    }
+    if (!select_cells.IsNull(28)) {
+      cell.weights_xxh3 = select_cells.Text(28);
+      cell.vocab_size = static_cast<int>(select_cells.Int(29));
+    }
+    run.cells.push_back(std::move(cell));
+  }
+  Statement select_steps = db.Prepare(
+      "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, nan_count, "
+      "inf_count FROM steps WHERE cell_id = ?1 ORDER BY idx");
+  Statement select_traces = db.Prepare(
+      "SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
+  for (size_t i = 0; i < cell_ids.size(); ++i) {
+    select_steps.Bind(1, cell_ids[i]);
+    while (select_steps.Step()) {
+      harness::StepRecord st;
+      st.index = static_cast<int>(select_steps.Int(0));
+      st.kind = select_steps.Text(1);
+      st.position = static_cast<int>(select_steps.Int(2));
+      st.input_token = static_cast<int>(select_steps.Int(3));
+      st.token = static_cast<int>(select_steps.Int(4));
+      st.fnv1a64 = HexOrZero(select_steps.Text(5));
+      st.xxh3_64 = HexOrZero(select_steps.Text(6));
+      st.argmax = static_cast<int>(select_steps.Int(7));
+      st.nan_count = static_cast<int>(select_steps.Int(8));
+      st.inf_count = static_cast<int>(select_steps.Int(9));
+      run.cells[i].steps.push_back(std::move(st));
+    }
+    select_steps.Reset();
+    select_traces.Bind(1, cell_ids[i]);
+    while (select_traces.Step()) {
+      harness::TraceRecord t;
+      t.position = static_cast<int>(select_traces.Int(0));
+      t.layer = static_cast<int>(select_traces.Int(1));
+      t.op = select_traces.Text(2);
+      t.xxh3_64 = HexOrZero(select_traces.Text(3));
+      run.cells[i].traces.push_back(std::move(t));
+    }
+    select_traces.Reset();
+  }
+  return run;
+}
+
+std::vector<RunSummary> Store::ListRuns(int limit) {
+  Connection& db = *db_;
+  std::vector<RunSummary> out;
+  Statement select = db.Prepare(
+      "SELECT id, started_at, elapsed_ms, status, diagnosis_kind, diagnosis_headline, command "
+      "FROM runs ORDER BY id DESC LIMIT ?1");
+  select.Bind(1, static_cast<int64_t>(limit));
+  while (select.Step()) {
+    RunSummary r;
+    r.id = select.Int(0);
+    r.started_at = select.Text(1);
+    r.elapsed_ms = select.Double(2);
+    r.status = select.Text(3);
+    r.diagnosis_kind = select.Text(4);
+    r.headline = select.Text(5);
+    r.command = select.Text(6);
+    out.push_back(std::move(r));
+  }
+  Statement counts =
+      db.Prepare("SELECT code, count(*) FROM cells WHERE run_id = ?1 GROUP BY code");
+  for (RunSummary& r : out) {
+    counts.Bind(1, r.id);
+    while (counts.Step()) r.counts[counts.Text(0)] = static_cast<int>(counts.Int(1));
+    counts.Reset();
+  }
+  return out;
+}
+
+int64_t Store::LatestRunId() {
+  Statement select = db_->Prepare("SELECT max(id) FROM runs");
+  if (!select.Step() || select.IsNull(0)) return 0;
+  return select.Int(0);
+}
+
+}  // namespace samebits::store

@@ -1,0 +1,70 @@
+// The run store: every run of the matrix, with its identities, cells, steps
+// and traces, in one SQLite database (SCHEMA.md). Several samebits processes
+// may write one database at once: each run lands in a single write
+// transaction, so a reader sees a run whole or not at all, and a harness
+// killed while saving leaves nothing behind.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+#include "harness/store/sqlite.h"
+
+namespace samebits::store {
+
+// One line of `samebits runs`.
+struct RunSummary {
+  int64_t id = 0;
+  std::string started_at;
+  double elapsed_ms = 0;
+  std::string status;  // "PASS" or "FAIL"
+  std::string diagnosis_kind;
+  std::string headline;
+  std::string command;
+  std::map<std::string, int> counts;  // result code name -> cells
+};
+
+class Store {
+ public:
+  // Opens the database at `path`, creating it (and its folder) when missing
+  // and bringing its schema up to date. Throws StoreError, leaving a file
+  // that is not a samebits database untouched.
+  explicit Store(const std::string& path);
+
+  // Saves `run` (its `run_id` is ignored) in one transaction. Returns the
+  // new run's id.
+  int64_t SaveRun(const harness::RunResult& run);
+
+  // Returns the run `id`, with its cells, steps and traces. Throws
+  // StoreError when there is no such run.
+  harness::RunResult LoadRun(int64_t id);
+
+  // Returns the newest runs first, at most `limit`.
+  std::vector<RunSummary> ListRuns(int limit);
+
+  // Returns the id of the newest run, or 0 when there is none.
+  int64_t LatestRunId();
+
+  Connection& connection() { return *db_; }
+
+  // Called after each cell's rows are written inside SaveRun's transaction;
+  // tests throw from it to show that a half-written run leaves no rows.
+  std::function<void(int cells_written)> after_cell_hook;
+
+ private:
+  std::unique_ptr<Connection> db_;
+};
+
+// Returns the diagnosis kind's name ("all-agree", "identity-broken", ...).
+const char* DiagnosisKindName(harness::Diagnosis::Kind kind);
+// Returns true and sets `*out` for one of the names above.
+bool ParseDiagnosisKind(const std::string& name, harness::Diagnosis::Kind* out);
+// Returns true and sets `*out` for a result code name ("PASS", ...).
+bool ParseResultCode(const std::string& name, harness::ResultCode* out);
+
+}  // namespace samebits::store

@@ -1,0 +1,212 @@
+// The `samebits` program end to end, driving the fake engine
+// (fake_engine_main.cc): exit codes, the reference workflow, diagnosis
+// text, stored runs, and four samebits processes writing one database.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/runner/child.h"
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::harness {
+namespace {
+
+using runner::ChildOutcome;
+using testing::FakeEngine;
+using testing::ReadFile;
+using testing::SamebitsProgram;
+using testing::TempDir;
+using testing::WriteFile;
+
+// A sandbox: scenarios, references and a database in a temporary folder.
+class Sandbox {
+ public:
+  Sandbox() {
+    WriteFile(dir_.File("scenarios/classic.json"), "{}\n");
+    WriteFile(dir_.File("scenarios/long.json"), "{}\n");
+  }
+  // Runs samebits with the sandbox's folders and the fake engine.
+  ChildOutcome Run(const std::string& command, std::vector<std::string> args,
+                   const std::string& checkpoint = "fake:ok") const {
+    std::vector<std::string> argv = {command};
+    if (command == "reference") {
+      argv.push_back(args.front());
+      args.erase(args.begin());
+    }
+    const bool matrix = command == "run" || command == "gate" ||
+                        (command == "reference" && argv[1] == "generate");
+    if (matrix) {
+      for (const std::string& a : {std::string("--engine"), FakeEngine(), std::string("--scenarios-dir"),
+                                   dir_.File("scenarios"), std::string("--checkpoint"), checkpoint,
+                                   std::string("--threads"), std::string("1,3"), std::string("-j"),
+                                   std::string("2"), std::string("--timeout"), std::string("20")}) {
+        argv.push_back(a);
+      }
+    }
+    if (matrix || command == "runs" || command == "show") {
+      argv.push_back("--db");
+      argv.push_back(db());
+    }
+    if (matrix || command == "reference") {
+      argv.push_back("--references-dir");
+      argv.push_back(dir_.File("references"));
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    runner::ChildSpec spec;
+    spec.program = SamebitsProgram();
+    spec.args = argv;
+    spec.env = runner::ChildEnvironment({});
+    spec.timeout_seconds = 120;
+    return runner::RunChild(spec);
+  }
+  std::string db() const { return dir_.File("db/samebits.db"); }
+  const TempDir& dir() const { return dir_; }
+
+ private:
+  TempDir dir_;
+};
+
+int Exit(const ChildOutcome& out) { return out.signal != 0 ? 128 + out.signal : out.exit_code; }
+
+TEST(Cli, HelpListsEverySubcommand) {
+  Sandbox box;
+  const ChildOutcome out = box.Run("--help", {});
+  EXPECT_EQ(Exit(out), 0);
+  for (const char* name : {"run", "gate", "reference", "runs", "show"}) {
+    EXPECT_NE(out.stdout_text.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(Cli, BadArgumentsExitTwo) {
+  Sandbox box;
+  EXPECT_EQ(Exit(box.Run("run", {"--config", "cpu-t99"})), 2);
+  EXPECT_EQ(Exit(box.Run("run", {"--scenario", "nonexistent"})), 2);
+  EXPECT_EQ(Exit(box.Run("gate", {"--no-such-flag"})), 2);
+  EXPECT_EQ(Exit(box.Run("gate", {"--engine", "/nonexistent/engine"})), 2);
+}
+
+TEST(Cli, ListShowsTheMatrixWithUnsupportedIsas) {
+  Sandbox box;
+  const ChildOutcome out = box.Run("run", {"--list", "--scenario", "classic"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_NE(out.stdout_text.find("fake:ok classic reference\n"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("fake:ok classic cpu-t3-chunk8k\n"), std::string::npos);
+  EXPECT_NE(out.stdout_text.find("fake:ok classic cpu-neon  (UNSUPPORTED"), std::string::npos);
+}
+
+TEST(Cli, TheReferenceWorkflow) {
+  Sandbox box;
+  // No references yet: the gate fails and says how to make them.
+  ChildOutcome out = box.Run("gate", {"-q"});
+  EXPECT_EQ(Exit(out), 1) << out.stdout_text << out.stderr_tail;
+  EXPECT_NE(out.stdout_text.find("samebits reference generate"), std::string::npos) << out.stdout_text;
+  // Generate, then the gate passes.
+  out = box.Run("reference", {"generate", "-q"});
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  const std::string refs = ReadFile(box.dir().File("references/portable.txt"));
+  EXPECT_NE(refs.find("math-library samebits-portable 1 00000000000000aa\n"), std::string::npos) << refs;
+  EXPECT_NE(refs.find("fake:ok classic 4 decode 14 "), std::string::npos) << refs;
+  out = box.Run("gate", {"-q", "--report-md", box.dir().File("reports/latest.md"),
+                         "--report-html", box.dir().File("reports/latest.html")});
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  EXPECT_NE(out.stdout_text.find("PASS"), std::string::npos);
+  EXPECT_NE(out.stdout_text.find("UNSUPPORTED"), std::string::npos);
+  EXPECT_FALSE(ReadFile(box.dir().File("reports/latest.md")).empty());
+  EXPECT_FALSE(ReadFile(box.dir().File("reports/latest.html")).empty());
+  // Regenerating unchanged numbers leaves the file as it was.
+  out = box.Run("reference", {"generate", "-q"});
+  EXPECT_NE(out.stdout_text.find("unchanged"), std::string::npos) << out.stdout_text;
+  EXPECT_EQ(ReadFile(box.dir().File("references/portable.txt")), refs);
+  // `reference show` prints it.
+  out = box.Run("reference", {"show", "--math", "portable"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_EQ(out.stdout_text, refs);
+  // The stored runs are listed and shown.
+  out = box.Run("runs", {});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_NE(out.stdout_text.find("PASS"), std::string::npos) << out.stdout_text;
+  out = box.Run("show", {"latest", "--steps"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_NE(out.stdout_text.find("fake:ok classic cpu-t3"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("xxh3_64"), std::string::npos);
+  // A stored run can be gated again.
+  EXPECT_EQ(Exit(box.Run("gate", {"--run", "latest"})), 0);
+}
+
+TEST(Cli, ReferencesAreNeverWrittenFromADisagreeingRun) {
+  Sandbox box;
+  const ChildOutcome out = box.Run("reference", {"generate", "-q"}, "fake:wrong-t3");
+  EXPECT_EQ(Exit(out), 1);
+  EXPECT_NE(out.stderr_tail.find("refusing"), std::string::npos) << out.stderr_tail;
+  EXPECT_NE(out.stderr_tail.find("cpu-t3"), std::string::npos) << out.stderr_tail;
+  EXPECT_TRUE(ReadFile(box.dir().File("references/portable.txt")).empty());
+}
+
+TEST(Cli, TheGateNamesTheBrokenConfigurationAndWithTraceTheLayer) {
+  Sandbox box;
+  ASSERT_EQ(Exit(box.Run("reference", {"generate", "-q"}, "fake:wrong-t3")), 1);
+  const ChildOutcome out =
+      box.Run("gate", {"-q", "--scenario", "classic", "--trace"}, "fake:wrong-t3");
+  EXPECT_EQ(Exit(out), 1);
+  const std::string& text = out.stdout_text;
+  EXPECT_NE(text.find("The identity is broken in this build"), std::string::npos) << text;
+  EXPECT_NE(text.find("reference and cpu-t3 first differ at step 2 (decode, position 12)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("layer 1, op ffn_out"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAIL: fake:wrong-t3 classic cpu-t3:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("FAIL: fake:wrong-t3 classic cpu-t1:"), std::string::npos) << text;
+}
+
+TEST(Cli, AnotherMathLibraryIsDiagnosedAsSuch) {
+  Sandbox box;
+  ASSERT_EQ(Exit(box.Run("reference", {"generate", "-q", "--math", "libm", "--config",
+                                       "reference-libm,cpu-t1-libm"})), 0);
+  // The same checkpoint name, but this environment's libm is another one.
+  std::string refs = ReadFile(box.dir().File("references/libm-x86_64.txt"));
+  ASSERT_FALSE(refs.empty());
+  // Make the file speak for the checkpoint fake:libm-other, whose engine
+  // reports another libm (and other hashes) under --math libm.
+  size_t at = 0;
+  while ((at = refs.find("fake:ok", at)) != std::string::npos) refs.replace(at, 7, "fake:libm-other");
+  WriteFile(box.dir().File("references/libm-x86_64.txt"), refs);
+  const ChildOutcome judged = box.Run("gate", {"-q", "--math", "libm", "--config", "reference-libm,cpu-t1-libm"},
+                                      "fake:libm-other");
+  EXPECT_EQ(Exit(judged), 1);
+  EXPECT_NE(judged.stdout_text.find("this environment's math library rounds differently"),
+            std::string::npos) << judged.stdout_text;
+  EXPECT_NE(judged.stdout_text.find("otherlibm 9.9 (fingerprint 1111111111111111)"), std::string::npos);
+  EXPECT_NE(judged.stdout_text.find("glibc 2.36 (fingerprint 00000000000000bb)"), std::string::npos);
+}
+
+TEST(Cli, ACorruptDatabaseIsRefusedAndLeftUntouched) {
+  Sandbox box;
+  const std::string junk = "not a database at all\n";
+  WriteFile(box.db(), junk);
+  const ChildOutcome out = box.Run("run", {"-q", "--config", "reference"});
+  EXPECT_EQ(Exit(out), 2);
+  EXPECT_NE(out.stderr_tail.find("not an SQLite database"), std::string::npos) << out.stderr_tail;
+  EXPECT_EQ(ReadFile(box.db()), junk);
+  EXPECT_EQ(Exit(box.Run("runs", {})), 2);
+}
+
+TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
+  Sandbox box;
+  std::vector<std::thread> threads;
+  std::vector<int> codes(4, -1);
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      codes[i] = Exit(box.Run("run", {"-q", "--config", "reference,cpu-t1,cpu-t3", "-j", "1"}));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int code : codes) EXPECT_EQ(code, 0);
+  const ChildOutcome out = box.Run("runs", {});
+  int lines = 0;
+  for (size_t at = 0; (at = out.stdout_text.find("PASS 6", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 4) << out.stdout_text;
+}
+
+}  // namespace
+}  // namespace samebits::harness

@@ -1,0 +1,251 @@
+// The gate's diagnosis (harness/analysis/judge.h) on synthetic runs.
+#include "harness/analysis/judge.h"
+
+#include <gtest/gtest.h>
+
+#include "harness/analysis/compare.h"
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::harness {
+namespace {
+
+using testing::MakeCell;
+
+// A run of two scenarios x three configurations that all agree (seeds per
+// scenario), on x86_64.
+RunResult AgreeingRun() {
+  RunResult run;
+  run.machine.arch = "x86_64";
+  for (const char* scenario : {"classic", "long"}) {
+    const uint64_t seed = std::string(scenario) == "classic" ? 7 : 8;
+    for (const char* config : {"reference", "cpu-t1", "cpu-t3"}) {
+      run.cells.push_back(MakeCell("synthetic:tiny", scenario, config, seed));
+    }
+  }
+  return run;
+}
+
+// Returns the reference group the agreeing run matches.
+ReferenceGroup MatchingReferences(const RunResult& run) {
+  ReferenceGroup g;
+  g.key = "portable";
+  g.math = *run.cells[0].math;
+  g.revision = "1111111111111111111111111111111111111111";
+  for (const CellResult& c : run.cells) {
+    if (c.config.name != "reference") continue;
+    for (const StepRecord& s : c.steps) {
+      g.lines.push_back({c.checkpoint, c.scenario, s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
+    }
+  }
+  return g;
+}
+
+JudgeOptions WithReferences(const ReferenceGroup& g) {
+  JudgeOptions o;
+  o.references[g.key] = g;
+  return o;
+}
+
+std::string AllText(const Diagnosis& d) {
+  std::string text = d.headline + "\n";
+  for (const std::string& line : d.details) text += line + "\n";
+  return text;
+}
+
+TEST(Judge, EverythingAgreesPasses) {
+  RunResult run = AgreeingRun();
+  Judge(run, WithReferences(MatchingReferences(run)));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kAllAgree) << AllText(run.diagnosis);
+  EXPECT_TRUE(GatePasses(run));
+  for (const CellResult& c : run.cells) EXPECT_EQ(c.code, ResultCode::kPass);
+}
+
+TEST(Judge, DisagreeingConfigurationsBreakIdentityAndNameTheFirstDivergence) {
+  RunResult run = AgreeingRun();
+  const ReferenceGroup refs = MatchingReferences(run);
+  // cpu-t3 of `long` goes wrong at step 2.
+  run.cells[5].steps[2].xxh3_64 ^= 1;
+  run.cells[5].steps[3].token += 1;
+  Judge(run, WithReferences(refs));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken);
+  EXPECT_FALSE(GatePasses(run));
+  EXPECT_EQ(run.cells[5].code, ResultCode::kFail);
+  EXPECT_EQ(run.cells[4].code, ResultCode::kPass);
+  EXPECT_EQ(run.cells[2].code, ResultCode::kPass);
+  ASSERT_FALSE(run.diagnosis.divergences.empty());
+  const Divergence& d = run.diagnosis.divergences[0];
+  EXPECT_EQ(d.scenario, "long");
+  EXPECT_EQ(d.config_a, "reference");
+  EXPECT_EQ(d.config_b, "cpu-t3");
+  EXPECT_EQ(d.step_index, 2);
+  EXPECT_EQ(d.kind, "decode");
+  EXPECT_EQ(d.position, 12);
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("cpu-t3"), std::string::npos) << text;
+  EXPECT_NE(text.find("step 2 (decode, position 12)"), std::string::npos) << text;
+  EXPECT_NE(text.find("--trace"), std::string::npos) << text;
+}
+
+TEST(Judge, TracesNameTheFirstDivergingLayerAndOp) {
+  RunResult run = AgreeingRun();
+  run.cells[2].steps[1].xxh3_64 ^= 1;
+  JudgeOptions options = WithReferences(MatchingReferences(AgreeingRun()));
+  options.traced = true;
+  std::vector<TraceRecord> a = {{10, -1, "embed", 1}, {10, 0, "attn_norm", 2}, {10, 0, "ffn_out", 3}};
+  std::vector<TraceRecord> b = a;
+  b[2].xxh3_64 = 4;
+  const auto diff = FirstTraceDifference(a, b);
+  ASSERT_TRUE(diff.has_value());
+  EXPECT_EQ(diff->layer, 0);
+  EXPECT_EQ(diff->op, "ffn_out");
+  options.trace_differences[TraceKey("synthetic:tiny", "classic", "reference", "cpu-t3")] = *diff;
+  Judge(run, options);
+  ASSERT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken);
+  ASSERT_TRUE(run.diagnosis.divergences[0].layer.has_value());
+  EXPECT_EQ(*run.diagnosis.divergences[0].layer, 0);
+  EXPECT_EQ(run.diagnosis.divergences[0].op, "ffn_out");
+  EXPECT_NE(AllText(run.diagnosis).find("layer 0, op ffn_out"), std::string::npos);
+  EXPECT_EQ(AllText(run.diagnosis).find("Rerun the gate with --trace"), std::string::npos);
+}
+
+TEST(Judge, TheMajorityStandsWhenTheReferenceKernelsDidNotRun) {
+  RunResult run = AgreeingRun();
+  run.cells[0].code = ResultCode::kUnresolved;  // reference crashed
+  run.cells[1].steps[0].xxh3_64 ^= 1;           // cpu-t1 differs from cpu-t3... a tie
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "cpu-t2", 7));  // now 2 against 1
+  Judge(run, JudgeOptions{});
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken);
+  EXPECT_EQ(run.cells[1].code, ResultCode::kFail);
+  EXPECT_EQ(run.cells[2].code, ResultCode::kPass);
+}
+
+TEST(Judge, AllAgreeButAnotherMathLibraryRoundsDifferently) {
+  RunResult run = AgreeingRun();
+  ReferenceGroup refs = MatchingReferences(run);
+  refs.math.name = "musl";
+  refs.math.version = "1.2.4";
+  refs.math.fingerprint = "00000000000000cc";
+  refs.lines[1].xxh3_64 ^= 1;
+  Judge(run, WithReferences(refs));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kMathLibraryDiffers);
+  EXPECT_FALSE(GatePasses(run));
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("rounds differently"), std::string::npos) << text;
+  EXPECT_NE(text.find("samebits-portable 1 (fingerprint 00000000000000aa)"), std::string::npos) << text;
+  EXPECT_NE(text.find("musl 1.2.4 (fingerprint 00000000000000cc)"), std::string::npos) << text;
+  for (const CellResult& c : run.cells) {
+    if (c.scenario == "classic") EXPECT_EQ(c.code, ResultCode::kFail);
+  }
+}
+
+TEST(Judge, AllAgreeWithTheSameLibraryMeansTheCodeChangedAndSaysHowToBisect) {
+  RunResult run = AgreeingRun();
+  ReferenceGroup refs = MatchingReferences(run);
+  refs.lines[2].token += 1;
+  refs.lines[2].xxh3_64 ^= 0xff;
+  JudgeOptions options = WithReferences(refs);
+  options.samebits = "build/bin/samebits";
+  Judge(run, options);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kCodeChanged);
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("the code changed the numbers"), std::string::npos) << text;
+  EXPECT_NE(text.find("git bisect start HEAD 1111111111111111111111111111111111111111"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("git bisect run sh -c 'cmake --build build -j2 --target samebits "
+                      "samebits-engine || exit 125; build/bin/samebits gate --checkpoint "
+                      "synthetic:tiny --scenario classic --config reference --math portable'"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("step 2"), std::string::npos) << text;
+}
+
+TEST(Judge, NoReferenceGroupSaysHowToMakeOne) {
+  RunResult run = AgreeingRun();
+  Judge(run, JudgeOptions{});
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kNoReference);
+  EXPECT_FALSE(GatePasses(run));
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("references/portable.txt does not exist"), std::string::npos) << text;
+  EXPECT_NE(text.find("samebits reference generate"), std::string::npos) << text;
+  for (const CellResult& c : run.cells) EXPECT_EQ(c.code, ResultCode::kPass);
+}
+
+TEST(Judge, ALibmGroupIsKeyedByArchitecture) {
+  RunResult run;
+  run.machine.arch = "aarch64";
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "reference-libm", 3, 4, "libm"));
+  EXPECT_EQ(NeededReferenceKeys(run), std::vector<std::string>{"libm-aarch64"});
+  Judge(run, JudgeOptions{});
+  EXPECT_NE(AllText(run.diagnosis).find("references/libm-aarch64.txt"), std::string::npos);
+  EXPECT_NE(AllText(run.diagnosis).find("reference generate --math libm"), std::string::npos);
+}
+
+TEST(Judge, ProfilesAreComparedOnlyWithinThemselves) {
+  RunResult run = AgreeingRun();
+  ReferenceGroup portable = MatchingReferences(run);
+  // The libm cells differ from the portable ones, as they may.
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "reference-libm", 99, 4, "libm"));
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "cpu-t1-libm", 99, 4, "libm"));
+  ReferenceGroup libm;
+  libm.key = "libm-x86_64";
+  libm.math = *run.cells.back().math;
+  for (const StepRecord& s : run.cells.back().steps) {
+    libm.lines.push_back({"synthetic:tiny", "classic", s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
+  }
+  JudgeOptions options = WithReferences(portable);
+  options.references[libm.key] = libm;
+  Judge(run, options);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kAllAgree) << AllText(run.diagnosis);
+}
+
+TEST(Judge, ChildFailuresFailTheGateAndAreListed) {
+  RunResult run = AgreeingRun();
+  run.cells[4].code = ResultCode::kTimeout;
+  run.cells[4].message = "killed after the 60 s timeout";
+  Judge(run, WithReferences(MatchingReferences(AgreeingRun())));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kChildFailures);
+  EXPECT_FALSE(GatePasses(run));
+  EXPECT_NE(AllText(run.diagnosis).find("TIMEOUT: synthetic:tiny long cpu-t1"), std::string::npos);
+}
+
+TEST(Judge, UnsupportedCellsDoNotFailTheGate) {
+  RunResult run = AgreeingRun();
+  CellResult neon = MakeCell("synthetic:tiny", "classic", "cpu-neon", 0, 0);
+  neon.code = ResultCode::kUnsupported;
+  run.cells.push_back(neon);
+  Judge(run, WithReferences(MatchingReferences(AgreeingRun())));
+  EXPECT_TRUE(GatePasses(run)) << AllText(run.diagnosis);
+}
+
+TEST(Judge, IsIdempotent) {
+  RunResult run = AgreeingRun();
+  run.cells[5].steps[2].xxh3_64 ^= 1;
+  const JudgeOptions options = WithReferences(MatchingReferences(AgreeingRun()));
+  Judge(run, options);
+  const std::string first = AllText(run.diagnosis);
+  Judge(run, options);
+  EXPECT_EQ(AllText(run.diagnosis), first);
+  EXPECT_EQ(run.cells[5].code, ResultCode::kFail);
+}
+
+TEST(Compare, StepDifferencesSayWhat) {
+  std::vector<StepRecord> a = {testing::MakeStep(0, 1), testing::MakeStep(1, 1)};
+  std::vector<StepRecord> b = a;
+  EXPECT_FALSE(FirstStepDifference(a, b).has_value());
+  b[1].xxh3_64 = 0xabc;
+  auto d = FirstStepDifference(a, b);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->index, 1);
+  EXPECT_NE(d->detail.find("0000000000000abc"), std::string::npos) << d->detail;
+  b = a;
+  b.pop_back();
+  d = FirstStepDifference(a, b);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->index, 1);
+  EXPECT_EQ(d->detail, "2 steps vs 1");
+  b = a;
+  b[0].fnv1a64 ^= 1;  // one hash alone differing is a difference too
+  EXPECT_TRUE(FirstStepDifference(a, b).has_value());
+}
+
+}  // namespace
+}  // namespace samebits::harness

@@ -1,0 +1,129 @@
+// Matrix expansion and selection (harness/runner/matrix.h).
+#include "harness/runner/matrix.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace samebits::runner {
+namespace {
+
+std::vector<std::string> Names(const std::vector<harness::Configuration>& configs) {
+  std::vector<std::string> out;
+  for (const auto& c : configs) out.push_back(c.name);
+  return out;
+}
+
+MatrixOptions TwoScenarios() {
+  MatrixOptions o;
+  o.scenario_files = {"/s/classic.json", "/s/long.json"};
+  return o;
+}
+
+TEST(Matrix, DefaultConfigurationsInOrder) {
+  const auto configs = DefaultConfigurations({1, 2, 3}, {"portable"}, 8192);
+  EXPECT_EQ(Names(configs),
+            (std::vector<std::string>{"reference", "cpu-t1", "cpu-t2", "cpu-t3", "cpu-t3-chunk8k",
+                                      "cpu-scalar", "cpu-avx2", "cpu-avx512", "cpu-neon"}));
+  EXPECT_EQ(configs[0].kernels, "reference");
+  EXPECT_EQ(configs[3].threads, 3);
+  EXPECT_EQ(configs[4].gemv_chunk_bytes, 8192);
+  EXPECT_EQ(configs[4].threads, 3);
+  EXPECT_EQ(configs[6].isa, "avx2");
+  EXPECT_EQ(configs[1].isa, "auto");
+  for (const auto& c : configs) EXPECT_EQ(c.math, "portable");
+}
+
+TEST(Matrix, SecondMathProfileSuffixesNames) {
+  const auto configs = DefaultConfigurations({2}, {"portable", "libm"}, 8192);
+  ASSERT_EQ(configs.size(), 16u);
+  EXPECT_EQ(configs[0].name, "reference");
+  EXPECT_EQ(configs[8].name, "reference-libm");
+  EXPECT_EQ(configs[8].math, "libm");
+  EXPECT_EQ(configs[9].name, "cpu-t2-libm");
+  EXPECT_EQ(configs[10].name, "cpu-t2-chunk8k-libm");
+}
+
+TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
+  const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
+  ASSERT_EQ(cells.size(), 3u * 2u * 9u);
+  EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
+  EXPECT_EQ(cells[0].scenario, "classic");
+  EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");
+  EXPECT_EQ(cells[0].config.name, "reference");
+  EXPECT_EQ(cells[9].scenario, "long");
+  EXPECT_EQ(cells.back().checkpoint, "synthetic:wide");
+}
+
+TEST(Matrix, MissingIsasAreUnsupportedNotDropped) {
+  const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2"}, "x86_64");
+  int unsupported = 0;
+  for (const Cell& c : cells) {
+    const bool expect_missing = c.config.isa == "avx512" || c.config.isa == "neon";
+    EXPECT_EQ(c.supported, !expect_missing) << c.config.name;
+    if (!c.supported) {
+      ++unsupported;
+      EXPECT_NE(c.unsupported_reason.find(c.config.isa), std::string::npos);
+    }
+  }
+  EXPECT_EQ(unsupported, 3 * 2 * 2);
+}
+
+TEST(Matrix, SelectionNarrowsEveryAxis) {
+  MatrixOptions o = TwoScenarios();
+  o.checkpoints = {"synthetic:tiny"};
+  o.scenario_files = {"/s/classic.json"};
+  o.configs = {"cpu-t4", "reference", "cpu-t4"};
+  o.threads = {1, 4};
+  const auto cells = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].config.name, "cpu-t4");
+  EXPECT_EQ(cells[0].config.threads, 4);
+  EXPECT_EQ(cells[1].config.name, "reference");
+}
+
+TEST(Matrix, UnknownConfigurationListsTheKnownOnes) {
+  MatrixOptions o = TwoScenarios();
+  o.configs = {"cpu-t9"};
+  try {
+    ExpandMatrix(o, {"scalar"}, "x86_64");
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu-t9"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cpu-t3-chunk8k"), std::string::npos);
+  }
+}
+
+TEST(Matrix, BadSelectionsAreErrors) {
+  MatrixOptions none;
+  EXPECT_THROW(ExpandMatrix(none, {"scalar"}, "x86_64"), std::invalid_argument);
+  MatrixOptions bad_threads = TwoScenarios();
+  bad_threads.threads = {0};
+  EXPECT_THROW(ExpandMatrix(bad_threads, {"scalar"}, "x86_64"), std::invalid_argument);
+  MatrixOptions bad_math = TwoScenarios();
+  bad_math.math = {"fast"};
+  EXPECT_THROW(ExpandMatrix(bad_math, {"scalar"}, "x86_64"), std::invalid_argument);
+  MatrixOptions duplicate = TwoScenarios();
+  duplicate.scenario_files = {"/a/classic.json", "/b/classic.json"};
+  EXPECT_THROW(ExpandMatrix(duplicate, {"scalar"}, "x86_64"), std::invalid_argument);
+}
+
+TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
+  Cell cell;
+  cell.checkpoint = "synthetic:tiny";
+  cell.scenario_file = "/s/classic.json";
+  cell.config.kernels = "cpu";
+  cell.config.threads = 3;
+  cell.config.isa = "avx2";
+  cell.config.gemv_chunk_bytes = 8192;
+  cell.config.math = "libm";
+  const std::vector<std::string> args = EngineArguments(cell, true);
+  EXPECT_EQ(args, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny", "--scenario",
+                                            "/s/classic.json", "--kernels", "cpu", "--threads", "3",
+                                            "--isa", "avx2", "--math", "libm",
+                                            "--gemv-chunk-bytes", "8192", "--trace"}));
+}
+
+}  // namespace
+}  // namespace samebits::runner

@@ -1,0 +1,354 @@
+// The run store (harness/store): round trips, schema versions and
+// migrations, refusal of foreign files, atomic runs and concurrent writers.
+#include "harness/store/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "harness/store/schema.h"
+#include "harness/store/sqlite.h"
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::store {
+namespace {
+
+using harness::CellResult;
+using harness::ResultCode;
+using harness::RunResult;
+using harness::testing::MakeCell;
+using harness::testing::ReadFile;
+using harness::testing::TempDir;
+using harness::testing::WriteFile;
+
+RunResult SampleRun() {
+  RunResult run;
+  run.started_at = "2026-11-29T23:00:00Z";
+  run.elapsed_ms = 1234.5;
+  run.command = "samebits gate --checkpoint 'a b'";
+  run.machine.arch = "x86_64";
+  run.machine.cpu = "Fake CPU";
+  run.machine.os = "Linux";
+  run.machine.kernel = "6.1.0";
+  run.machine.libc = "glibc 2.36";
+  run.machine.isa_features = {"avx2", "fma"};
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "reference", 7));
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "cpu-t2", 7));
+  run.cells[1].config.threads = 2;
+  run.cells[1].config.gemv_chunk_bytes = 8192;
+  run.cells[1].isa_used = "avx512";
+  run.cells[1].traces.push_back({11, 0, "attn_norm", 0xfedcba9876543210ULL});
+  run.cells[1].traces.push_back({11, -1, "logits", 0x1ULL});
+  CellResult crashed = MakeCell("synthetic:tiny", "classic", "cpu-t3", 7, 1);
+  crashed.code = ResultCode::kUnresolved;
+  crashed.signal = 11;
+  crashed.exit_code = 0;
+  crashed.message = "killed by signal 11";
+  crashed.stderr_tail = "line 1\nline 2\n";
+  crashed.math.reset();
+  crashed.build.reset();
+  crashed.weights_xxh3.clear();
+  run.cells.push_back(crashed);
+  run.diagnosis.kind = harness::Diagnosis::Kind::kChildFailures;
+  run.diagnosis.headline = "1 child did not finish";
+  return run;
+}
+
+void ExpectSameCells(const RunResult& a, const RunResult& b) {
+  ASSERT_EQ(a.cells.size(), b.cells.size());
+  for (size_t i = 0; i < a.cells.size(); ++i) {
+    const CellResult& x = a.cells[i];
+    const CellResult& y = b.cells[i];
+    EXPECT_EQ(x.checkpoint, y.checkpoint);
+    EXPECT_EQ(x.scenario, y.scenario);
+    EXPECT_EQ(x.config.name, y.config.name);
+    EXPECT_EQ(x.config.kernels, y.config.kernels);
+    EXPECT_EQ(x.config.threads, y.config.threads);
+    EXPECT_EQ(x.config.isa, y.config.isa);
+    EXPECT_EQ(x.config.gemv_chunk_bytes, y.config.gemv_chunk_bytes);
+    EXPECT_EQ(x.config.math, y.config.math);
+    EXPECT_EQ(x.code, y.code);
+    EXPECT_EQ(x.exit_code, y.exit_code);
+    EXPECT_EQ(x.signal, y.signal);
+    EXPECT_EQ(x.message, y.message);
+    EXPECT_EQ(x.stderr_tail, y.stderr_tail);
+    EXPECT_EQ(x.elapsed_ms, y.elapsed_ms);
+    EXPECT_EQ(x.weights_xxh3, y.weights_xxh3);
+    EXPECT_EQ(x.math.has_value(), y.math.has_value());
+    if (x.math && y.math) EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
+    EXPECT_EQ(x.build.has_value(), y.build.has_value());
+    if (x.build && y.build) EXPECT_EQ(x.build->revision, y.build->revision);
+    ASSERT_EQ(x.steps.size(), y.steps.size());
+    for (size_t s = 0; s < x.steps.size(); ++s) {
+      EXPECT_EQ(x.steps[s].index, y.steps[s].index);
+      EXPECT_EQ(x.steps[s].kind, y.steps[s].kind);
+      EXPECT_EQ(x.steps[s].position, y.steps[s].position);
+      EXPECT_EQ(x.steps[s].input_token, y.steps[s].input_token);
+      EXPECT_EQ(x.steps[s].token, y.steps[s].token);
+      EXPECT_EQ(x.steps[s].fnv1a64, y.steps[s].fnv1a64);
+      EXPECT_EQ(x.steps[s].xxh3_64, y.steps[s].xxh3_64);
+      EXPECT_EQ(x.steps[s].argmax, y.steps[s].argmax);
+    }
+    ASSERT_EQ(x.traces.size(), y.traces.size());
+    for (size_t t = 0; t < x.traces.size(); ++t) {
+      EXPECT_EQ(x.traces[t].position, y.traces[t].position);
+      EXPECT_EQ(x.traces[t].layer, y.traces[t].layer);
+      EXPECT_EQ(x.traces[t].op, y.traces[t].op);
+      EXPECT_EQ(x.traces[t].xxh3_64, y.traces[t].xxh3_64);
+    }
+  }
+}
+
+int64_t Count(Connection& db, const std::string& table) {
+  Statement s = db.Prepare("SELECT count(*) FROM " + table);
+  s.Step();
+  return s.Int(0);
+}
+
+TEST(Store, RoundTripKeepsEveryField) {
+  TempDir dir;
+  const std::string path = dir.File("sub/dir/samebits.db");
+  const RunResult run = SampleRun();
+  int64_t id = 0;
+  {
+    Store store(path);
+    id = store.SaveRun(run);
+    EXPECT_GT(id, 0);
+  }
+  Store store(path);
+  const RunResult loaded = store.LoadRun(id);
+  EXPECT_EQ(loaded.run_id, id);
+  EXPECT_EQ(loaded.started_at, run.started_at);
+  EXPECT_EQ(loaded.elapsed_ms, run.elapsed_ms);
+  EXPECT_EQ(loaded.command, run.command);
+  EXPECT_EQ(loaded.machine.cpu, run.machine.cpu);
+  EXPECT_EQ(loaded.machine.isa_features, run.machine.isa_features);
+  EXPECT_EQ(loaded.diagnosis.kind, run.diagnosis.kind);
+  EXPECT_EQ(loaded.diagnosis.headline, run.diagnosis.headline);
+  ExpectSameCells(run, loaded);
+  EXPECT_EQ(store.LatestRunId(), id);
+  const auto runs = store.ListRuns(10);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "FAIL");
+  EXPECT_EQ(runs[0].counts.at("PASS"), 2);
+  EXPECT_EQ(runs[0].counts.at("UNRESOLVED"), 1);
+  EXPECT_THROW(store.LoadRun(id + 100), StoreError);
+}
+
+TEST(Store, HashesAreSixteenHexDigitsForTheSqliteShell) {
+  TempDir dir;
+  Store store(dir.File("db"));
+  store.SaveRun(SampleRun());
+  Statement s = store.connection().Prepare("SELECT xxh3_64, fnv1a64, typeof(xxh3_64) FROM steps LIMIT 1");
+  ASSERT_TRUE(s.Step());
+  EXPECT_EQ(s.Text(0), "0000000000001b58");  // 7 * 1000 + 0, MakeStep's documented pattern.
+  EXPECT_EQ(s.Text(1), "ffffffffffffe4a7");
+  EXPECT_EQ(s.Text(2), "text");
+}
+
+TEST(Store, IdentitiesAreSharedBetweenRuns) {
+  TempDir dir;
+  Store store(dir.File("db"));
+  store.SaveRun(SampleRun());
+  store.SaveRun(SampleRun());
+  EXPECT_EQ(Count(store.connection(), "runs"), 2);
+  EXPECT_EQ(Count(store.connection(), "machines"), 1);
+  EXPECT_EQ(Count(store.connection(), "builds"), 1);
+  EXPECT_EQ(Count(store.connection(), "math_libraries"), 1);
+  EXPECT_EQ(Count(store.connection(), "checkpoints"), 1);
+  EXPECT_EQ(Count(store.connection(), "scenarios"), 1);
+  EXPECT_EQ(Count(store.connection(), "cells"), 6);
+}
+
+TEST(Store, NewDatabaseHasTheCurrentSchemaVersionAndWal) {
+  TempDir dir;
+  Store store(dir.File("db"));
+  EXPECT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
+  EXPECT_GE(CurrentSchemaVersion(), 2);
+  Statement mode = store.connection().Prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(mode.Step());
+  EXPECT_EQ(mode.Text(0), "wal");
+}
+
+TEST(Store, MigratesAVersionOneDatabaseKeepingItsRows) {
+  TempDir dir;
+  const std::string path = dir.File("old.db");
+  {
+    Connection db(path, true);
+    Migrate(db, 1);
+    ASSERT_EQ(SchemaVersion(db), 1);
+    // A run written by a version-1 samebits: no diagnosis columns, no traces table.
+    db.Exec(
+        "INSERT INTO scenarios (id, name) VALUES (1, 'classic');"
+        "INSERT INTO runs (id, started_at, elapsed_ms, machine_id, status, cell_count) "
+        "VALUES (1, '2026-01-01T00:00:00Z', 5, NULL, 'PASS', 1);"
+        "INSERT INTO cells (id, run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
+        "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
+        "message, stderr_tail, elapsed_ms) VALUES (1, 1, 'synthetic:tiny', NULL, 1, 'cpu-t1', 'cpu', 1, "
+        "'auto', 0, 'portable', NULL, NULL, 'PASS', 0, 0, '', '', 3);"
+        "INSERT INTO steps VALUES (1, 0, 'prefill', 11, 42, 17, '00000000000000ff', "
+        "'0000000000000abc', 17, 0, 0);");
+    EXPECT_THROW(db.Exec("SELECT * FROM traces"), StoreError);
+  }
+  Store store(path);
+  EXPECT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
+  const RunResult old = store.LoadRun(1);
+  ASSERT_EQ(old.cells.size(), 1u);
+  ASSERT_EQ(old.cells[0].steps.size(), 1u);
+  EXPECT_EQ(old.cells[0].steps[0].xxh3_64, 0xabcu);
+  EXPECT_EQ(old.cells[0].steps[0].token, 17);
+  EXPECT_EQ(old.diagnosis.kind, harness::Diagnosis::Kind::kAllAgree);  // the new column's default
+  // And the migrated database takes new runs.
+  const int64_t id = store.SaveRun(SampleRun());
+  ExpectSameCells(SampleRun(), store.LoadRun(id));
+}
+
+TEST(Store, RefusesADatabaseFromANewerSamebits) {
+  TempDir dir;
+  const std::string path = dir.File("new.db");
+  {
+    Store store(path);
+    store.connection().Exec("UPDATE schema_version SET version = 99");
+  }
+  try {
+    Store store(path);
+    FAIL() << "expected a refusal";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, RefusesAFileThatIsNotADatabaseAndLeavesItUntouched) {
+  TempDir dir;
+  const std::string path = dir.File("notes.db");
+  const std::string text = "these are my notes, not a database\n" + std::string(5000, 'x');
+  WriteFile(path, text);
+  try {
+    Store store(path);
+    FAIL() << "expected a refusal";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not an SQLite database"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ReadFile(path), text);
+}
+
+TEST(Store, RefusesADamagedDatabaseAndLeavesItUntouched) {
+  TempDir dir;
+  const std::string path = dir.File("damaged.db");
+  {
+    Store store(path);
+    store.SaveRun(SampleRun());
+  }
+  std::string bytes = ReadFile(path);
+  ASSERT_GT(bytes.size(), 100u);
+  // A right magic but a nonsense page size and header.
+  for (size_t i = 16; i < 100; ++i) bytes[i] = static_cast<char>(0xee);
+  WriteFile(path, bytes);
+  std::remove((path + "-wal").c_str());
+  std::remove((path + "-shm").c_str());
+  EXPECT_THROW(Store store(path), StoreError);
+  EXPECT_EQ(ReadFile(path), bytes);
+}
+
+TEST(Store, RefusesAnotherProgramsSqliteDatabase) {
+  TempDir dir;
+  const std::string path = dir.File("other.db");
+  {
+    Connection db(path, true);
+    db.Exec("CREATE TABLE photos (id INTEGER)");
+  }
+  const std::string before = ReadFile(path);
+  EXPECT_THROW(Store store(path), StoreError);
+  EXPECT_EQ(ReadFile(path), before);
+}
+
+TEST(Store, AWriterThatFailsMidRunLeavesNoRows) {
+  TempDir dir;
+  Store store(dir.File("db"));
+  store.SaveRun(SampleRun());
+  store.after_cell_hook = [](int written) {
+    if (written == 2) throw std::runtime_error("the harness dies here");
+  };
+  EXPECT_THROW(store.SaveRun(SampleRun()), std::runtime_error);
+  store.after_cell_hook = nullptr;
+  EXPECT_EQ(Count(store.connection(), "runs"), 1);
+  EXPECT_EQ(Count(store.connection(), "cells"), 3);
+  EXPECT_EQ(Count(store.connection(), "steps"), 4 + 4 + 1);
+  EXPECT_EQ(Count(store.connection(), "traces"), 2);
+}
+
+TEST(Store, AProcessKilledMidRunLeavesNoRows) {
+  TempDir dir;
+  const std::string path = dir.File("db");
+  { Store store(path).SaveRun(SampleRun()); }
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The child is killed (no unwinding, no rollback) in the middle of the
+    // transaction, as a harness killed by the OOM killer or Ctrl-\ would be.
+    Store store(path);
+    store.after_cell_hook = [](int written) {
+      if (written == 2) ::kill(::getpid(), SIGKILL);
+    };
+    store.SaveRun(SampleRun());
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  Store store(path);
+  EXPECT_EQ(Count(store.connection(), "runs"), 1);
+  EXPECT_EQ(Count(store.connection(), "cells"), 3);
+  const int64_t id = store.SaveRun(SampleRun());
+  EXPECT_EQ(id, 2);
+}
+
+TEST(Store, FourConcurrentWriterProcessesLoseNothing) {
+  TempDir dir;
+  const std::string path = dir.File("shared.db");
+  constexpr int kWriters = 4;
+  constexpr int kRunsEach = 15;
+  std::vector<pid_t> pids;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        // Every writer opens the database itself, racing to create it.
+        Store store(path);
+        for (int r = 0; r < kRunsEach; ++r) {
+          RunResult run = SampleRun();
+          run.command = "writer " + std::to_string(w) + " run " + std::to_string(r);
+          store.SaveRun(run);
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  Store store(path);
+  EXPECT_EQ(Count(store.connection(), "runs"), kWriters * kRunsEach);
+  EXPECT_EQ(Count(store.connection(), "cells"), kWriters * kRunsEach * 3);
+  EXPECT_EQ(Count(store.connection(), "steps"), kWriters * kRunsEach * 9);
+  Statement distinct = store.connection().Prepare("SELECT count(DISTINCT command) FROM runs");
+  distinct.Step();
+  EXPECT_EQ(distinct.Int(0), kWriters * kRunsEach);
+  EXPECT_EQ(Count(store.connection(), "machines"), 1);
+}
+
+}  // namespace
+}  // namespace samebits::store
