@@ -1,0 +1,152 @@
+// Each record survives a write and a read unchanged; malformed lines are
+// rejected with a message that says what is wrong.
+#include "engine/protocol/records.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace samebits::protocol {
+namespace {
+
+using ::testing::HasSubstr;
+
+Hello SampleHello() {
+  Hello h;
+  h.engine = {"samebits-engine", "0.1.0"};
+  h.build = {"0123456789abcdef0123456789abcdef01234567", true, "GNU 12.2.0", "-O3 -ffp-contract=off"};
+  h.platform = {"x86_64", {"avx2", "fma"}, "Linux", "6.1.0", "glibc 2.36", "Some \"quoted\" CPU"};
+  h.math = {"libm", "glibc", "2.36", "00112233aabbccdd"};
+  h.config = {"synthetic:tiny", "classic", "cpu", 3, "avx2", 8192, "libm"};
+  h.checkpoint = {"synthetic:tiny", "8d67e3c1e65c42a7", 256};
+  return h;
+}
+
+template <typename T>
+T RoundTrip(const T& record) {
+  const std::string line = ToJsonLine(record);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << "a record must be one line";
+  const Record parsed = ParseRecord(line);
+  EXPECT_TRUE(std::holds_alternative<T>(parsed)) << line;
+  return std::get<T>(parsed);
+}
+
+TEST(RecordsTest, HelloRoundTrips) {
+  const Hello h = SampleHello();
+  EXPECT_EQ(RoundTrip(h), h);
+}
+
+TEST(RecordsTest, StepRoundTripsWithExtremeHashes) {
+  Step s{7, "extend", 22, 224, 19, 0, std::numeric_limits<uint64_t>::max(), 19, 3, 4};
+  EXPECT_EQ(RoundTrip(s), s);
+  s.fnv1a64 = 0x00000000000000ffULL;
+  s.xxh3_64 = 0x8000000000000000ULL;
+  s.kind = "decode";
+  EXPECT_EQ(RoundTrip(s), s);
+}
+
+TEST(RecordsTest, StepLineIsInTheDocumentedOrder) {
+  const Step s{0, "prefill", 11, 42, 17, 0x11912b9135bdeff4ULL, 0x8aca1371cc17e8baULL, 17, 0, 0};
+  EXPECT_EQ(ToJsonLine(s),
+            "{\"type\":\"step\",\"index\":0,\"kind\":\"prefill\",\"position\":11,"
+            "\"input_token\":42,\"token\":17,\"fnv1a64\":\"11912b9135bdeff4\","
+            "\"xxh3_64\":\"8aca1371cc17e8ba\",\"argmax\":17,\"nan\":0,\"inf\":0}");
+}
+
+TEST(RecordsTest, TraceDoneAndErrorRoundTrip) {
+  const Trace t{11, -1, "output_norm", 0xdeadbeefcafef00dULL};
+  EXPECT_EQ(RoundTrip(t), t);
+  const Done d{9, 12.5};
+  EXPECT_EQ(RoundTrip(d), d);
+  const Error e{"scenario classic.json: step 2: 'decode' must be a positive integer\n\"x\""};
+  EXPECT_EQ(RoundTrip(e), e);
+}
+
+TEST(RecordsTest, InvalidUtf8InAMessageStillMakesALine) {
+  const Error e{std::string("bad byte \xff here")};
+  const std::string line = ToJsonLine(e);
+  EXPECT_NO_THROW(ParseRecord(line));
+}
+
+TEST(RecordsTest, UnknownFieldsAreIgnored) {
+  const Record r = ParseRecord(
+      "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"future\":{\"x\":[1,2]}}");
+  EXPECT_EQ(std::get<Done>(r), (Done{2, 1.0}));
+}
+
+void ExpectRejected(const std::string& line, const std::string& message_part) {
+  try {
+    ParseRecord(line);
+    ADD_FAILURE() << "accepted: " << line;
+  } catch (const ProtocolError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(message_part)) << line;
+  }
+}
+
+TEST(RecordsTest, MalformedLinesAreRejectedWithMessages) {
+  ExpectRejected("", "not a JSON line");
+  ExpectRejected("Segmentation fault", "not a JSON line");
+  ExpectRejected("{\"type\":\"step\"", "not a JSON line");
+  ExpectRejected("[1,2,3]", "must be a JSON object");
+  ExpectRejected("{\"steps\":1}", "'type'");
+  ExpectRejected("{\"type\":7}", "'type'");
+  ExpectRejected("{\"type\":\"hola\"}", "unknown record type 'hola'");
+  ExpectRejected("{\"type\":\"done\",\"elapsed_ms\":1}", "missing field 'steps'");
+  ExpectRejected("{\"type\":\"done\",\"steps\":-1,\"elapsed_ms\":1}", "'steps' is out of range");
+  ExpectRejected("{\"type\":\"done\",\"steps\":1,\"elapsed_ms\":\"1\"}", "'elapsed_ms' must be a number");
+  ExpectRejected("{\"type\":\"error\"}", "missing field 'message'");
+  ExpectRejected("{\"type\":\"error\",\"message\":3}", "'message' must be a string");
+  ExpectRejected("{\"type\":\"trace\",\"position\":1,\"layer\":-2,\"op\":\"q\",\"xxh3_64\":\"0000000000000000\"}",
+                 "'layer' is out of range");
+}
+
+TEST(RecordsTest, StepFieldsAreChecked) {
+  const std::string good = ToJsonLine(Step{0, "decode", 1, 2, 3, 4, 5, 3, 0, 0});
+  EXPECT_NO_THROW(ParseRecord(good));
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string line = good;
+    const size_t at = line.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return line.replace(at, from.size(), to);
+  };
+  ExpectRejected(with("\"decode\"", "\"sideways\""), "'kind'");
+  ExpectRejected(with("\"position\":1", "\"position\":1.5"), "'position' must be an integer");
+  ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"4\""), "16 lower-case hex");
+  ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"000000000000000G\""),
+                 "16 lower-case hex");
+  ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"00000000000000AB\""),
+                 "16 lower-case hex");
+  ExpectRejected(with("\"nan\":0", "\"nan\":-1"), "'nan' is out of range");
+  ExpectRejected(with("\"token\":3,", ""), "missing field 'token'");
+}
+
+TEST(RecordsTest, HelloFieldsAndVersionAreChecked) {
+  const std::string good = ToJsonLine(SampleHello());
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string line = good;
+    const size_t at = line.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return line.replace(at, from.size(), to);
+  };
+  ExpectRejected(with("\"protocol\":1", "\"protocol\":2"), "protocol version 2 is not supported");
+  ExpectRejected(with("\"dirty\":true", "\"dirty\":\"yes\""), "hello.build: field 'dirty'");
+  ExpectRejected(with("\"threads\":3", "\"threads\":0"), "hello.config: field 'threads'");
+  ExpectRejected(with("\"isa_features\":[\"avx2\",\"fma\"]", "\"isa_features\":\"avx2\""),
+                 "'isa_features' must be an array");
+  ExpectRejected(with("\"math\":{", "\"maths\":{"), "missing field 'math'");
+}
+
+TEST(RecordsTest, HashHexIsStrict) {
+  uint64_t v = 0;
+  EXPECT_TRUE(ParseHashHex("0123456789abcdef", &v));
+  EXPECT_EQ(v, 0x0123456789abcdefULL);
+  EXPECT_EQ(HashToHex(v), "0123456789abcdef");
+  EXPECT_FALSE(ParseHashHex("0123456789abcde", &v));
+  EXPECT_FALSE(ParseHashHex("0123456789abcdef0", &v));
+  EXPECT_FALSE(ParseHashHex("0123456789ABCDEF", &v));
+  EXPECT_FALSE(ParseHashHex(" 123456789abcdef", &v));
+}
+
+}  // namespace
+}  // namespace samebits::protocol

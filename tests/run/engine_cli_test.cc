@@ -1,0 +1,152 @@
+// The samebits-engine program end to end: it speaks the protocol (the
+// strict reader accepts its output), two runs print identical steps, and bad
+// arguments exit with 2 and an `error` record.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "engine/kernels/kernels.h"
+#include "engine/protocol/records.h"
+
+namespace samebits {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the engine with `args` (already shell-quoted) and captures both streams.
+Result RunEngine(const std::string& args) {
+  const std::string err_path = ::testing::TempDir() + "/engine_cli_stderr.txt";
+  const std::string command = std::string("'") + SAMEBITS_BINARY_DIR + "/bin/samebits-engine' " +
+                              args + " 2>'" + err_path + "'";
+  Result result;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return result;
+}
+
+std::string Scenario(const std::string& name) {
+  return std::string("'") + SAMEBITS_SOURCE_DIR + "/scenarios/" + name + ".json'";
+}
+
+TEST(EngineCliTest, RunPrintsHelloStepsAndDone) {
+  const Result r = RunEngine("run --checkpoint synthetic:tiny --scenario " + Scenario("classic") +
+                             " --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const protocol::Transcript t = protocol::ReadTranscript(r.out);
+  ASSERT_TRUE(t.ok) << t.failure << "\n" << r.out;
+  EXPECT_EQ(t.hello->engine.name, "samebits-engine");
+  EXPECT_EQ(t.hello->config.checkpoint, "synthetic:tiny");
+  EXPECT_EQ(t.hello->config.scenario, "classic");
+  EXPECT_EQ(t.hello->config.kernels, "cpu");
+  EXPECT_EQ(t.hello->config.threads, 2);
+  EXPECT_EQ(t.hello->config.math, "portable");
+  EXPECT_EQ(t.hello->math.profile, "portable");
+  EXPECT_EQ(t.hello->checkpoint.vocab_size, 256);
+  EXPECT_EQ(t.hello->checkpoint.weights_xxh3.size(), 16u);
+  EXPECT_FALSE(t.hello->platform.arch.empty());
+  ASSERT_EQ(t.steps.size(), 8u);
+  EXPECT_EQ(t.steps[5].kind, "extend");
+  EXPECT_TRUE(t.traces.empty());
+}
+
+TEST(EngineCliTest, TwoRunsAndBothKernelPathsPrintIdenticalSteps) {
+  const std::string base = "run --checkpoint synthetic:tiny --scenario " + Scenario("classic");
+  const protocol::Transcript a = protocol::ReadTranscript(RunEngine(base).out);
+  const protocol::Transcript b = protocol::ReadTranscript(RunEngine(base).out);
+  const protocol::Transcript ref =
+      protocol::ReadTranscript(RunEngine(base + " --kernels reference").out);
+  ASSERT_TRUE(a.ok && b.ok && ref.ok) << a.failure << b.failure << ref.failure;
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.steps, ref.steps) << "cpu and reference must agree bit for bit";
+  EXPECT_EQ(ref.hello->config.kernels, "reference");
+  EXPECT_EQ(ref.hello->config.threads, 1);
+}
+
+TEST(EngineCliTest, TraceAndDumpAreWritten) {
+  const std::string dump = ::testing::TempDir() + "/engine_cli_dump.f32";
+  const Result r = RunEngine("run --checkpoint synthetic:tiny --scenario " + Scenario("classic") +
+                             " --trace --dump-logits '" + dump + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const protocol::Transcript t = protocol::ReadTranscript(r.out);
+  ASSERT_TRUE(t.ok) << t.failure;
+  EXPECT_FALSE(t.traces.empty());
+  std::ifstream in(dump, std::ios::binary | std::ios::ate);
+  EXPECT_EQ(static_cast<size_t>(in.tellg()), 8u * 256u * 4u);
+  std::remove(dump.c_str());
+}
+
+void ExpectUsageError(const std::string& args, const std::string& message) {
+  const Result r = RunEngine(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  const protocol::Transcript t = protocol::ReadTranscript(r.out);
+  EXPECT_FALSE(t.ok) << args;
+  ASSERT_TRUE(t.error.has_value()) << args << ": stdout was '" << r.out << "'";
+  EXPECT_THAT(t.error->message, HasSubstr(message)) << args;
+  EXPECT_THAT(r.err, HasSubstr(message)) << args;
+}
+
+TEST(EngineCliTest, BadArgumentsExitWithTwoAndAnErrorRecord) {
+  const std::string classic = " --scenario " + Scenario("classic");
+  ExpectUsageError("run --checkpoint synthetic:nope" + classic, "synthetic:nope");
+  ExpectUsageError("run --checkpoint synthetic:tiny --scenario /nonexistent.json",
+                   "scenario /nonexistent.json: cannot open");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --kernels fast", "--kernels");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --threads 0", "--threads");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --bogus", "--bogus");
+  ExpectUsageError("run --scenario " + Scenario("classic"), "--checkpoint");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --dump-logits /nonexistent/x",
+                   "logit dump /nonexistent/x");
+}
+
+TEST(EngineCliTest, AnUnavailableIsaIsRefused) {
+  for (const char* name : {"avx2", "avx512", "neon"}) {
+    kernels::Isa isa;
+    ASSERT_TRUE(kernels::ParseIsa(name, &isa));
+    if (kernels::IsaAvailable(isa)) continue;
+    ExpectUsageError("run --checkpoint synthetic:tiny --scenario " + Scenario("classic") +
+                         " --isa " + name,
+                     std::string("ISA ") + name + " is not available");
+  }
+}
+
+TEST(EngineCliTest, DescribeAndListWork) {
+  const Result text = RunEngine("describe synthetic:tiny");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("vocab 256"));
+  EXPECT_THAT(text.out, HasSubstr("weights xxh3 "));
+  const Result json = RunEngine("describe synthetic:tiny --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"parameters\""));
+  const Result list = RunEngine("list --names");
+  ASSERT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("synthetic:tiny\n"));
+  const Result bad = RunEngine("describe synthetic:nope");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(bad.out.empty()) << "describe does not speak the protocol";
+  EXPECT_THAT(bad.err, HasSubstr("synthetic:nope"));
+  EXPECT_EQ(RunEngine("run --help").exit_code, 0);
+  EXPECT_EQ(RunEngine("").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace samebits
