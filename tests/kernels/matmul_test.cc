@@ -277,3 +277,40 @@ TEST_P(KernelIsaTest, SweepHashIsTheSameEverywhere) {
 
 }  // namespace
 }  // namespace samebits::kernels
+
+namespace samebits::kernels {
+namespace {
+
+// Every finite 16-bit pattern (subnormals, +-0, infinities) must widen
+// exactly, through both the full-vector path (k = 16, the value in lane 0)
+// and the tail path (k = 1). NaNs are left out: the contract assumes
+// NaN-free weights, and hardware converters quiet signalling NaNs.
+TEST_P(KernelIsaTest, Every16BitWeightWidensExactly) {
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    std::vector<uint16_t> values;
+    for (uint32_t b = 0; b <= 0xffffu; ++b) {
+      const uint32_t exp_mask = dtype == DType::kF16 ? 0x7c00u : 0x7f80u;
+      const uint32_t mant_mask = dtype == DType::kF16 ? 0x03ffu : 0x007fu;
+      if ((b & exp_mask) == exp_mask && (b & mant_mask) != 0) continue;  // NaN
+      values.push_back(static_cast<uint16_t>(b));
+    }
+    const int64_t rows = static_cast<int64_t>(values.size());
+    for (int64_t k : {int64_t{1}, int64_t{16}}) {
+      std::vector<uint16_t> w(static_cast<size_t>(rows * k), 0);
+      for (int64_t r = 0; r < rows; ++r) w[static_cast<size_t>(r * k)] = values[static_cast<size_t>(r)];
+      std::vector<float> x(static_cast<size_t>(k), 0.0f);
+      x[0] = 1.0f;
+      std::vector<float> y(static_cast<size_t>(rows));
+      Table().gemv(x.data(), w.data(), dtype, k, 0, rows, y.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        ASSERT_EQ(Bits(y[static_cast<size_t>(r)]),
+                  Bits(testing::ReferenceDot(x.data(), w.data(), dtype, k, r)))
+            << numerics::DTypeName(dtype) << " pattern 0x" << std::hex
+            << values[static_cast<size_t>(r)] << std::dec << " k=" << k;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace samebits::kernels
