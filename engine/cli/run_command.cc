@@ -120,7 +120,7 @@ class RunCommand : public Command {
     }
     run::PreparedScenario prepared;
     try {
-      prepared = run::PrepareScenario(scenario, weights.config);
+      prepared = run::PrepareScenario(scenario, weights.config, weights.vocabulary.get());
     } catch (const run::ScenarioError& e) {
       throw UsageError(e.what());
     }

@@ -9,8 +9,23 @@
 namespace samebits::run {
 namespace {
 
-// Returns the tokens of `source` for a vocabulary of `vocab_size` ids.
+// Returns the ids of `tokens`, or throws naming the first one outside the
+// checkpoint's vocabulary.
+std::vector<int32_t> CheckIds(std::vector<int32_t> tokens, const model::ModelConfig& config,
+                              const std::string& where) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= config.vocab_size) {
+      throw ScenarioError(where + ": token " + std::to_string(i) + " is " +
+                          std::to_string(tokens[i]) + ", outside the vocabulary of checkpoint " +
+                          config.name + " (" + std::to_string(config.vocab_size) + " ids)");
+    }
+  }
+  return tokens;
+}
+
+// Returns the tokens of `source` for `config`'s vocabulary.
 std::vector<int32_t> Resolve(const TokenSource& source, const model::ModelConfig& config,
+                             const formats::Vocabulary* vocabulary, bool is_prompt,
                              const std::string& where) {
   switch (source.kind) {
     case TokenSource::Kind::kRandom:
@@ -20,17 +35,15 @@ std::vector<int32_t> Resolve(const TokenSource& source, const model::ModelConfig
         throw ScenarioError(where + ": " + e.what() + " of checkpoint " + config.name);
       }
     case TokenSource::Kind::kTokens:
-      for (size_t i = 0; i < source.tokens.size(); ++i) {
-        if (source.tokens[i] >= config.vocab_size) {
-          throw ScenarioError(where + ": token " + std::to_string(i) + " is " +
-                              std::to_string(source.tokens[i]) +
-                              ", outside the vocabulary of checkpoint " + config.name + " (" +
-                              std::to_string(config.vocab_size) + " ids)");
-        }
-      }
-      return source.tokens;
+      return CheckIds(source.tokens, config, where);
     case TokenSource::Kind::kText:
-      break;
+      if (vocabulary == nullptr) break;
+      {
+        // A prompt starts a sequence, so it gets BOS; a chunk continues one.
+        std::vector<int32_t> tokens = vocabulary->Tokenize(source.text, is_prompt);
+        if (tokens.empty()) throw ScenarioError(where + ": the text gives no tokens");
+        return CheckIds(std::move(tokens), config, where + " (tokenized text)");
+      }
   }
   throw ScenarioError(where + ": a 'text' prompt needs a tokenizer, and checkpoint " +
                       config.name + " has no vocabulary; use 'tokens' or 'random' instead");
@@ -52,7 +65,8 @@ class HashingTraceSink : public model::TraceSink {
 
 }  // namespace
 
-PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config) {
+PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config,
+                                 const formats::Vocabulary* vocabulary) {
   const std::string where = "scenario " + scenario.file;
   PreparedScenario prepared;
   prepared.scenario = &scenario;
@@ -61,7 +75,7 @@ PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelCon
     const ScenarioStep& step = scenario.steps[i];
     switch (step.kind) {
       case ScenarioStep::Kind::kPrefill:
-        prepared.prompt = Resolve(scenario.prompt, config, where + ": prompt");
+        prepared.prompt = Resolve(scenario.prompt, config, vocabulary, true, where + ": prompt");
         prepared.total_positions += static_cast<int64_t>(prepared.prompt.size());
         prepared.total_steps +=
             step.all_positions ? static_cast<int64_t>(prepared.prompt.size()) : 1;
@@ -71,7 +85,8 @@ PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelCon
         prepared.total_steps += step.decode_count;
         break;
       case ScenarioStep::Kind::kExtend:
-        prepared.chunks[i] = Resolve(step.chunk, config, where + ": step " + std::to_string(i));
+        prepared.chunks[i] = Resolve(step.chunk, config, vocabulary, false,
+                                     where + ": step " + std::to_string(i));
         prepared.total_positions += static_cast<int64_t>(prepared.chunks[i].size());
         prepared.total_steps +=
             step.all_positions ? static_cast<int64_t>(prepared.chunks[i].size()) : 1;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/formats/vocabulary.h"
 #include "engine/model/config.h"
 #include "engine/model/forward.h"
 #include "engine/numerics/math.h"
@@ -30,10 +31,13 @@ struct PreparedScenario {
 };
 
 // Returns `scenario` resolved for `config`: random sequences drawn for its
-// vocabulary, token ids checked against it, the length checked against
-// `max_seq_len`. Throws ScenarioError (e.g. a text prompt, since no
-// checkpoint has a tokenizer yet). `scenario` must outlive the result.
-PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config);
+// vocabulary, text tokenized with `vocabulary` (the prompt with BOS, an
+// extend chunk without), token ids checked against `vocab_size`, the length
+// checked against `max_seq_len`. Throws ScenarioError, e.g. for text when
+// `vocabulary` is null (the checkpoint has no tokenizer). `scenario` must
+// outlive the result.
+PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config,
+                                 const formats::Vocabulary* vocabulary = nullptr);
 
 // One output row. `logits` is valid only during the callback.
 struct StepResult {

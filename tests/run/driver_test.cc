@@ -246,5 +246,28 @@ TEST(DriverTest, PreparationChecksTheScenarioAgainstTheCheckpoint) {
       HasSubstr("needs 501 positions, more than the 128 that checkpoint synthetic:tiny allows"));
 }
 
+TEST(DriverTest, TextIsTokenizedWithTheCheckpointsVocabulary) {
+  // A byte-fallback vocabulary the size of tiny's: <unk>, <s>, </s>, then
+  // one piece per byte value 3..255.
+  std::vector<formats::Piece> pieces = {{"<unk>", 0.0f, formats::PieceType::kUnknown},
+                                        {"<s>", 0.0f, formats::PieceType::kControl},
+                                        {"</s>", 0.0f, formats::PieceType::kControl}};
+  for (int b = 3; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    pieces.push_back({name, 0.0f, formats::PieceType::kByte});
+  }
+  const formats::Vocabulary vocabulary(pieces, 1, 2, "test vocabulary");
+  const Scenario s = ParseScenario(
+      R"({"name":"t","prompt":{"text":"Once upon a time"},
+          "steps":[{"prefill":"prompt"},{"extend":{"text":" there"}}]})",
+      "t.json");
+  const PreparedScenario prepared = PrepareScenario(s, Tiny().config, &vocabulary);
+  EXPECT_EQ(prepared.prompt, vocabulary.Tokenize("Once upon a time", true));
+  EXPECT_EQ(prepared.prompt.front(), 1) << "a prompt starts with BOS";
+  EXPECT_EQ(prepared.chunks[1], vocabulary.Tokenize(" there", false));
+  EXPECT_NE(prepared.chunks[1].front(), 1) << "a chunk continues the sequence";
+}
+
 }  // namespace
 }  // namespace samebits::run
