@@ -127,19 +127,24 @@ TEST(Lanes, NegativeZero) {
 }
 
 TEST(Lanes, ReduceLanesTree) {
-  // acc[0] = B, acc[8] = 1, acc[4] = 1, the rest 0:
-  // s8[0] = B+1 -> B, s8[4] = 1; s4[0] = B+1 -> B; ... dot = B.
-  // Sequentially-by-lane it would be the same, so also pair lanes 0 and 1:
-  // acc[1] = 1 joins only at the last step: s2[1] = 1, dot = B+1 -> B.
-  // With acc[1] = acc[9] = 1: s8[1] = 2, dot = B+2.
+  // acc[0] = B, acc[4] = acc[8] = 1, the rest 0: s8[0] = B+1 -> B (tie to
+  // even), s8[4] = 1; s4[0] = B+1 -> B; s2[0] = B; dot = B. Each 1 meets B
+  // alone and is lost.
   float acc[kLanes] = {};
   acc[0] = kB;
   acc[8] = 1.0f;
   acc[4] = 1.0f;
   EXPECT_EQ(Bits(ReduceLanes(acc)), Bits(kB));
+  // Add acc[1] = acc[9] = 1: they pair first (s8[1] = 2), travel as
+  // s4[1] = 2 and s2[1] = 2, and meet B+0 only at the last step:
+  // dot = B+2. Adding the lanes in index order would lose all four ones
+  // (B+1 -> B each time) and give B.
   acc[1] = 1.0f;
   acc[9] = 1.0f;
   EXPECT_EQ(Bits(ReduceLanes(acc)), Bits(kB + 2.0f));
+  float sequential = 0.0f;
+  for (float a : acc) sequential = sequential + a;
+  EXPECT_EQ(Bits(sequential), Bits(kB));
 }
 
 TEST(Lanes, HalfWeightsConvertExactly) {
