@@ -11,6 +11,13 @@
 #error "samebits' portable math needs FLT_EVAL_METHOD == 0 (SSE2 or better, no x87)"
 #endif
 
+// The build passes -ffp-contract=off everywhere; this pragma keeps Clang from
+// fusing a*b+c here even if this file is ever compiled without it (GCC
+// ignores the pragma in C++ and relies on the flag).
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 namespace samebits::numerics {
 namespace {
 
