@@ -59,7 +59,7 @@ void WriteDiagnosis(const ReportModel& m, std::ostream& out) {
     for (const std::string& s : d.details) out << "<li>" << E(s) << "</li>\n";
     for (const Divergence& v : d.divergences) {
       out << "<li>First divergence of " << E(v.checkpoint) << " / " << E(v.scenario) << ": "
-          << E(v.config_a) << " vs " << E(v.config_b) << " at " << E(DescribeDivergence(v))
+          << E(v.config_a) << " vs " << E(v.config_b) << " at " << E(DivergencePlace(v))
           << "</li>\n";
     }
     out << "</ul>\n";

@@ -41,7 +41,7 @@ void WriteHeadline(const ReportModel& m, std::ostream& out) {
   for (const Divergence& d : run.diagnosis.divergences) {
     out << "- First divergence of " << MarkdownCell(d.checkpoint) << " / "
         << MarkdownCell(d.scenario) << ": " << MarkdownCell(d.config_a) << " vs "
-        << MarkdownCell(d.config_b) << " at " << MarkdownCell(DescribeDivergence(d)) << "\n";
+        << MarkdownCell(d.config_b) << " at " << MarkdownCell(DivergencePlace(d)) << "\n";
   }
   if (!run.diagnosis.details.empty() || !run.diagnosis.divergences.empty()) out << "\n";
 }

@@ -221,7 +221,7 @@ std::string DescribeStep(const StepColumn& column) {
          std::to_string(column.position) + ")";
 }
 
-std::string DescribeDivergence(const Divergence& d) {
+std::string DivergencePlace(const Divergence& d) {
   std::string text = "step " + std::to_string(d.step_index);
   if (!d.kind.empty()) {
     text += " (" + d.kind + ", position " + std::to_string(d.position) + ")";
@@ -240,8 +240,8 @@ std::string FirstDivergenceText(const RunResult& run, const CellGroup& group,
   }
   for (const Divergence& d : run.diagnosis.divergences) {
     if (d.checkpoint != group.checkpoint || d.scenario != group.scenario) continue;
-    if (d.config_a == row.cell->config.name) return DescribeDivergence(d) + " vs " + d.config_b;
-    if (d.config_b == row.cell->config.name) return DescribeDivergence(d) + " vs " + d.config_a;
+    if (d.config_a == row.cell->config.name) return DivergencePlace(d) + " vs " + d.config_b;
+    if (d.config_b == row.cell->config.name) return DivergencePlace(d) + " vs " + d.config_a;
   }
   return "";
 }

@@ -121,6 +121,6 @@ std::string FirstDivergenceText(const RunResult& run, const CellGroup& group,
                                 const ConfigRow& row);
 
 // Returns "step 3 (decode, position 14), layer 2 op attn_norm" for `d`.
-std::string DescribeDivergence(const Divergence& d);
+std::string DivergencePlace(const Divergence& d);
 
 }  // namespace samebits::harness::report

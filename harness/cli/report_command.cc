@@ -1,0 +1,103 @@
+// `samebits report RUN`: a stored run as Markdown, HTML, JSON or JUnit XML.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "harness/cli/commands.h"
+#include "harness/report/exporter.h"
+
+namespace samebits::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportFlags {
+  std::string run = "latest";
+  std::string format;  // empty: from the output file's extension, else md
+  std::string output;  // empty: stdout
+  std::string db;
+};
+
+// Returns the format to write: as given, else guessed from the output file's
+// extension (.html, .json, .xml), else Markdown.
+std::string ChooseFormat(const ReportFlags& flags) {
+  if (!flags.format.empty()) return flags.format;
+  const std::string ext = fs::path(flags.output).extension().string();
+  if (ext == ".html" || ext == ".htm") return "html";
+  if (ext == ".json") return "json";
+  if (ext == ".xml") return "junit";
+  return "md";
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so a
+// reader (a CI system collecting artifacts) never sees half a report.
+void WriteFileAtomically(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError("cannot write the report " + path + " (cannot create " + tmp + ")");
+    out << text;
+    out.close();
+    if (!out) throw UsageError("cannot write the report " + path + " (the write failed)");
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) throw UsageError("cannot write the report " + path + ": " + ec.message());
+}
+
+int Report(const ReportFlags& flags) {
+  const std::string format = ChooseFormat(flags);
+  // Checked before the store is opened, so a typo costs nothing.
+  harness::report::MakeExporter(format);
+  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  const harness::RunResult run = LoadRunArgument(*store, flags.run);
+  harness::report::ReportOptions options;
+  options.dump_base_dir = GetPaths().root;  // relative dump paths are the project's
+  std::ostringstream text;
+  harness::report::WriteReport(run, format, text, options);
+  if (flags.output.empty() || flags.output == "-") {
+    std::cout << text.str() << std::flush;
+  } else {
+    WriteFileAtomically(flags.output, text.str());
+    std::fprintf(stderr, "wrote %s\n", flags.output.c_str());
+  }
+  return 0;
+}
+
+CommandSpec SetupReport(CLI::App& app) {
+  auto flags = std::make_shared<ReportFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "report", "Writes a report of a stored run: Markdown, HTML, JSON or JUnit XML.");
+  sub->add_option("RUN", flags->run, "The run to report: an id from `samebits runs`, or latest.")
+      ->type_name("RUN");
+  std::string formats;
+  for (const std::string& f : harness::report::ReportFormats()) {
+    formats += (formats.empty() ? "" : "|") + f;
+  }
+  sub->add_option("-f,--format", flags->format,
+                  "Writes this format; by default the output file's extension decides "
+                  "(.html, .json, .xml for JUnit), else Markdown.")
+      ->type_name(formats);
+  sub->add_option("-o,--output", flags->output,
+                  "Writes the report to this file instead of standard output.")
+      ->type_name("FILE");
+  sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
+      ->type_name("PATH");
+  sub->footer(
+      "Examples:\n"
+      "  samebits report latest                      # Markdown, for a pull request\n"
+      "  samebits report 12 -o reports/run-12.html   # a self-contained page\n"
+      "  samebits report latest --format junit -o junit.xml");
+  return {sub, [flags] { return Report(*flags); }};
+}
+
+}  // namespace
+
+SAMEBITS_REGISTER_COMMAND(report, 60, SetupReport);
+
+}  // namespace samebits::cli

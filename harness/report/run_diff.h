@@ -1,0 +1,54 @@
+// Differences between two runs (`samebits diff A B`): cells matched by
+// (checkpoint, scenario, configuration name), steps matched by index, and
+// for each cell whether its hashes changed and where they first differ.
+// Typical uses: the same matrix before and after a change, or on two
+// machines.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+
+namespace samebits::harness::report {
+
+struct CellDiff {
+  enum class Status : uint8_t {
+    kSame,     // every step in both, with equal hashes
+    kDiffers,  // some step's hashes differ, or one side has steps the other lacks
+    kOnlyInA,
+    kOnlyInB,
+  };
+  std::string checkpoint, scenario, config;
+  Status status = Status::kSame;
+  std::optional<ResultCode> code_a, code_b;
+  int steps_a = 0, steps_b = 0;
+  int differing_steps = 0;  // step indices whose hashes differ or that one side lacks
+  // The first such step: its record on each side (absent on the side that
+  // lacks it).
+  int first_index = -1;
+  std::optional<StepRecord> first_a, first_b;
+  std::string math_a, math_b;  // math-library fingerprints, when known
+};
+
+struct RunDiff {
+  int64_t run_a = 0, run_b = 0;
+  std::vector<CellDiff> cells;  // A's order, then cells only in B
+  int same = 0, differs = 0, only_a = 0, only_b = 0;
+
+  // Returns true when every cell is in both runs with the same hashes.
+  bool Identical() const { return differs == 0 && only_a == 0 && only_b == 0; }
+};
+
+// Returns the differences between runs `a` and `b`.
+RunDiff DiffRuns(const RunResult& a, const RunResult& b);
+
+// Writes `diff` as Markdown (which also reads as plain text): a verdict,
+// counts, a table of the cells that differ with their first diverging step,
+// and the machines and math libraries of both runs when they differ.
+void WriteRunDiffMarkdown(const RunDiff& diff, const RunResult& a, const RunResult& b,
+                          std::ostream& out);
+
+}  // namespace samebits::harness::report

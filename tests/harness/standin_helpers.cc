@@ -1,0 +1,65 @@
+#include "tests/harness/standin_helpers.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+namespace samebits::standin {
+
+namespace fs = std::filesystem;
+
+std::string BinDir() { return std::string(SAMEBITS_BINARY_DIR) + "/bin"; }
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& env_prefix) {
+  std::string cmd = env_prefix;
+  for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + ShellQuote(a);
+  cmd += " 2>&1";
+  CommandResult r;
+  r.command = cmd;
+  std::FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("popen failed: " + cmd);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TempDir::TempDir(const std::string& name) {
+  path_ = fs::temp_directory_path() / ("samebits_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (std::getenv("SAMEBITS_KEEP_TEMP") == nullptr) fs::remove_all(path_, ec);
+}
+
+std::string FaultyEngine(const fs::path& dir, const std::string& fault) {
+  const fs::path link = dir / ("samebits-standin-engine-" + fault);
+  std::error_code ec;
+  fs::remove(link, ec);
+  fs::create_symlink(BinDir() + "/samebits-standin-engine", link);
+  return link.string();
+}
+
+std::string WriteScenario(const fs::path& dir) {
+  // The stand-in only checks that the file exists; the real engine's
+  // scenario format is not needed here.
+  const fs::path file = dir / "standin.json";
+  std::ofstream(file) << "{\"name\": \"standin\"}\n";
+  return file.string();
+}
+
+}  // namespace samebits::standin

@@ -1,0 +1,48 @@
+// Helpers for the tests that run the real `samebits` program against the
+// stand-ins in tests/standins: running a command, temporary folders, and
+// the stand-in engine under a fault's name.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace samebits::standin {
+
+// Returns the folder holding the built programs (build/bin).
+std::string BinDir();
+
+// Returns `s` quoted for /bin/sh.
+std::string ShellQuote(const std::string& s);
+
+struct CommandResult {
+  std::string command;
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string output;  // stdout and stderr together
+};
+
+// Returns the result of running `argv` through /bin/sh, after
+// `env_prefix` (such as "LD_PRELOAD=/x.so"; empty for none).
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& env_prefix = "");
+
+// A fresh folder under the system's temporary folder, removed at the end
+// unless SAMEBITS_KEEP_TEMP is set (for looking at a failure).
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name);
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Returns a path under `dir` that runs the stand-in engine with `fault`: a
+// symlink named samebits-standin-engine-<fault>, because the harness gives
+// children a clean environment (SAMEBITS_STANDIN_FAULT would not arrive).
+std::string FaultyEngine(const std::filesystem::path& dir, const std::string& fault);
+
+// Writes a scenario file for the stand-in under `dir`. Returns its path.
+std::string WriteScenario(const std::filesystem::path& dir);
+
+}  // namespace samebits::standin
