@@ -28,10 +28,9 @@ namespace {
 // eight rows in flight an explicit hint keeps every stream ahead of use.
 constexpr int64_t kPrefetchBytes = 512;
 
-// GEMM keeps a tile of activation rows hot in cache while all the weight
-// rows of the range stream past it; a tile of about this many bytes fits
-// in L2 beside the weights in flight.
-constexpr int64_t kGemmXTileBytes = 256 * 1024;
+// GEMM keeps a tile of weight rows of about this many bytes in L2 while the
+// activation rows pass over it.
+constexpr int64_t kGemmWTileBytes = 256 * 1024;
 
 // Weight loaders: 16 weights as 16 exact f32 lanes, and the same for a tail
 // of fewer than 16 (masked loads never touch memory past the tail).
@@ -164,15 +163,18 @@ template <class L>
 void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
                int64_t row_end, float* y, int64_t ldy) {
   static constexpr auto kBlocks = BlockTable<L>(std::make_integer_sequence<int, kMaxMi>());
-  // The tile depends on the shape only (k), never on timings.
-  const int64_t row_bytes = std::max<int64_t>(k, 1) * 4;
-  const int64_t tile_m = std::max<int64_t>(kMaxMi, kGemmXTileBytes / row_bytes / kMaxMi * kMaxMi);
-  for (int64_t i0 = 0; i0 < m; i0 += tile_m) {
-    const int64_t i1 = std::min(m, i0 + tile_m);
-    for (int64_t r = row_begin; r < row_end; r += kMaxRj) {
-      const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, row_end - r));
-      for (int64_t i = i0; i < i1; i += kMaxMi) {
-        const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, i1 - i));
+  // A tile of weight rows (about kGemmWTileBytes) is read from memory once
+  // and stays in L2 while every block of activation rows (a few KiB each,
+  // kept in L1) passes over it. The tile depends on the shape only (k and
+  // the dtype), never on timings.
+  const int64_t row_bytes = std::max<int64_t>(k, 1) * static_cast<int64_t>(sizeof(typename L::T));
+  const int64_t tile_r = std::max<int64_t>(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += tile_r) {
+    const int64_t r1 = std::min(row_end, r0 + tile_r);
+    for (int64_t i = 0; i < m; i += kMaxMi) {
+      const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, m - i));
+      for (int64_t r = r0; r < r1; r += kMaxRj) {
+        const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, r1 - r));
         kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
       }
     }
