@@ -14,6 +14,7 @@
 //                     experts' gate/up] -> [o_proj + FFN down] (3 dispatches)
 // Norms, q/k norm, RoPE (angles computed once per position), the KV append,
 // softmax/top-k and the combines run on the calling thread between them.
+// Attention rows use the ISA's row kernel (cpu_attention.h).
 //
 // Prefill and extend (several tokens) run GEMM tiles, attention per (head,
 // block of query rows), and the experts in parallel with the tokens grouped
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/cpu_attention.h"
 #include "engine/model/cpu_ops.h"
 #include "engine/model/cpu_work.h"
 #include "engine/model/forward.h"
@@ -102,6 +104,7 @@ class CpuForward final : public Forward {
         math_(math),
         pool_(pool),
         kt_(kernels::GetKernelTable(options.isa)),
+        attention_row_(cpu::AttentionRowFor(options.isa)),
         break_identity_(break_identity_for_tests) {
     const auto problems = c_.Validate();
     if (!problems.empty()) throw std::invalid_argument(problems.front());
@@ -346,7 +349,7 @@ class CpuForward final : public Forward {
     const int window = c_.layers[l].sliding_window;
     const int first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
     const int kvh = h / group_;
-    cpu::AttentionRow(kt_, math_, q_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
+    attention_row_(kt_, math_, q_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
                       state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
                       kv_dim_, first, pos, hd_, scale_,
                       scores_.data() + static_cast<size_t>(thread) * c_.max_seq_len,
@@ -718,6 +721,7 @@ class CpuForward final : public Forward {
   const numerics::MathLibrary& math_;
   threads::ThreadPool& pool_;
   const kernels::KernelTable& kt_;
+  const cpu::AttentionRowFn attention_row_;
   const bool break_identity_;
   cpu::Cutting cut_;
   int row_block_ = 16;
