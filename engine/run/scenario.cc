@@ -275,8 +275,8 @@ std::vector<int32_t> RandomTokens(const RandomTokenSpec& spec, int vocab_size) {
     // The i-th output of a splitmix64 stream seeded with `seed`: counter
     // based, so token i does not depend on how many were drawn before it.
     const uint64_t z = Mix(spec.seed + (static_cast<uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ULL);
-    // A plain modulo: its bias (below 2^-50 for any real vocabulary) does
-    // not matter for test prompts, and it is trivial to reproduce elsewhere.
+    // A plain modulo: its bias (below 2^-40 for a vocabulary under 2^24
+    // ids) does not matter for test prompts, and it is trivial to reproduce elsewhere.
     tokens[static_cast<size_t>(i)] = spec.first_token + static_cast<int32_t>(z % range);
   }
   return tokens;

@@ -145,9 +145,14 @@ TEST(DriverTest, RowsEqualADirectForwardCall) {
 
 TEST(DriverTest, AllPositionsEmitsARowPerFedPosition) {
   const Captured run = Drive(LoadDefault("window"), false);
-  ASSERT_EQ(run.steps.size(), 40u + 16u + 12u + 8u);
-  for (size_t i = 0; i < run.steps.size(); ++i) {
-    EXPECT_EQ(run.steps[i].position, static_cast<int>(i)) << "every position is an output";
+  ASSERT_EQ(run.steps.size(), 24u + 8u + 1u + 8u + 4u);
+  // The prompt and the decodes: every position 0..31 is an output.
+  for (size_t i = 0; i < 32; ++i) EXPECT_EQ(run.steps[i].position, static_cast<int>(i));
+  // The long chunk emits its last row only; the short one every row.
+  EXPECT_EQ(run.steps[32].position, 63);
+  for (size_t i = 33; i < run.steps.size(); ++i) {
+    EXPECT_EQ(run.steps[i].position, static_cast<int>(i) + 31);
+    EXPECT_STREQ(StepKindName(run.steps[i].kind), i < 41 ? "extend" : "decode");
   }
   EXPECT_EQ(run.steps.back().position, 75) << "past both synthetic sliding windows";
 }
