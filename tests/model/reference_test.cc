@@ -2,6 +2,7 @@
 // sliding-window mask, router ties, the ops of the contract, trace names.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -223,6 +224,26 @@ TEST(ReferenceTest, GroupedQueryHeadsReadTheirKvHead) {
           << name << " head " << h;
     }
   }
+}
+
+}  // namespace
+}  // namespace samebits::model
+
+namespace samebits::model {
+namespace {
+
+// LayerNorm biases are optional (Cohere-style LayerNorm has none): without
+// them the pass still runs, and with them they take part.
+TEST(ReferenceTest, LayerNormBiasesAreOptionalAndUsed) {
+  const ModelWeights w = MakeSyntheticWeights("medium", DType::kBF16);
+  ModelWeights no_bias = w;
+  for (auto& layer : no_bias.layers) layer.attn_norm_bias = TensorView{};
+  no_bias.output_norm_bias = TensorView{};
+  const auto tokens = testing::PromptTokens(2, 4096, 8);
+  const auto with = testing::RunChunked(w, tokens, {2});
+  const auto without = testing::RunChunked(no_bias, tokens, {2});
+  EXPECT_NE(testing::FirstDifference(with, without), "");
+  for (float v : without.rows[1]) ASSERT_TRUE(std::isfinite(v));
 }
 
 }  // namespace
