@@ -16,6 +16,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/model/forward.h"
+#include "engine/model/profile.h"
 #include "engine/model/synthetic.h"
 #include "engine/numerics/math.h"
 #include "engine/threads/thread_pool.h"
@@ -296,6 +297,17 @@ TEST(ForwardCpu, RejectsBadTokensAndOverlongContexts) {
   wrong.n_past = 3;  // a cache that does not hold 3 positions
   const std::vector<int32_t> one = {1};
   EXPECT_THROW(cpu->Run(wrong, one, false, logits, nullptr), std::invalid_argument);
+}
+
+TEST(ForwardCpu, WeightBytesPerDecodedTokenCountsTopKExpertsOnly) {
+  // synthetic:tiny in BF16, counted by hand: embedding row 64 x 2; per layer
+  // norms (attn, ffn) 2 x 64 x 4, q/k norms 2 x 16 x 4, wq and wo 2 x 64 x 64
+  // x 2, wk and wv 2 x 32 x 64 x 2, router 4 x 64 x 4, shared expert 3 x 32 x
+  // 64 x 2, top-2 of the 4 experts 2 x 3 x 64 x 64 x 2; output norm 64 x 4
+  // and output 256 x 64 x 2.
+  const ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
+  const int64_t layer = 512 + 128 + 16384 + 8192 + 1024 + 12288 + 49152;
+  EXPECT_EQ(WeightBytesPerDecodedToken(w), 128 + 2 * layer + 256 + 32768);
 }
 
 // The negative control: the test-only switch sums attention's V in reverse,
