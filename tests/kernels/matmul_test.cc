@@ -154,28 +154,36 @@ TEST_P(KernelIsaTest, GemmMatchesReferenceAndGemvBits) {
   }
 }
 
-// A GEMM large enough to take several activation tiles (k = 1024 + 7 makes
-// a tile of 60 rows) and full 4 x 4 blocks, against m GEMV calls.
+// A GEMM whose weight range spans several weight tiles (about 256 KiB
+// each: 124 BF16/F16 rows or 60-63 F32 rows at k = 1024 + 7, depending on
+// the ISA's block width), with edge blocks on both axes, against m GEMV
+// calls and the reference.
 TEST_P(KernelIsaTest, GemmAcrossTilesEqualsGemv) {
   const int64_t k = 1024 + 7;
-  const int64_t m = 130;
-  const int64_t rows = 37;
-  const std::vector<float> x = testing::MakeActivations(static_cast<size_t>(m * k),
-                                                        testing::Mode::kMixed, 77);
-  const std::vector<uint8_t> w =
-      testing::MakeWeights(DType::kBF16, static_cast<size_t>(rows * k), testing::Mode::kMixed, 78);
-  std::vector<float> by_gemm(static_cast<size_t>(m * rows));
-  std::vector<float> by_gemv(static_cast<size_t>(m * rows));
-  Table().gemm(x.data(), m, w.data(), DType::kBF16, k, 0, rows, by_gemm.data(), rows);
-  for (int64_t i = 0; i < m; ++i) {
-    Table().gemv(x.data() + i * k, w.data(), DType::kBF16, k, 0, rows, by_gemv.data() + i * rows);
-  }
-  EXPECT_EQ(std::memcmp(by_gemm.data(), by_gemv.data(), by_gemm.size() * sizeof(float)), 0);
-  // And against the reference, for a scattering of outputs.
-  for (int64_t i = 0; i < m; i += 13) {
-    for (int64_t r = 0; r < rows; r += 5) {
-      EXPECT_EQ(Bits(by_gemm[static_cast<size_t>(i * rows + r)]),
-                Bits(testing::ReferenceDot(x.data() + i * k, w.data(), DType::kBF16, k, r)));
+  const int64_t m = 9;
+  const int64_t rows = 300;
+  const int64_t row_begin = 5;
+  const int64_t n = rows - row_begin;
+  for (DType dtype : kAllDTypes) {
+    const std::vector<float> x = testing::MakeActivations(static_cast<size_t>(m * k),
+                                                          testing::Mode::kMixed, 77);
+    const std::vector<uint8_t> w =
+        testing::MakeWeights(dtype, static_cast<size_t>(rows * k), testing::Mode::kMixed, 78);
+    std::vector<float> by_gemm(static_cast<size_t>(m * n));
+    std::vector<float> by_gemv(static_cast<size_t>(m * n));
+    Table().gemm(x.data(), m, w.data(), dtype, k, row_begin, rows, by_gemm.data(), n);
+    for (int64_t i = 0; i < m; ++i) {
+      Table().gemv(x.data() + i * k, w.data(), dtype, k, row_begin, rows, by_gemv.data() + i * n);
+    }
+    EXPECT_EQ(std::memcmp(by_gemm.data(), by_gemv.data(), by_gemm.size() * sizeof(float)), 0)
+        << numerics::DTypeName(dtype);
+    // And against the reference, for a scattering of outputs.
+    for (int64_t i = 0; i < m; i += 4) {
+      for (int64_t r = row_begin; r < rows; r += 7) {
+        EXPECT_EQ(Bits(by_gemm[static_cast<size_t>(i * n + r - row_begin)]),
+                  Bits(testing::ReferenceDot(x.data() + i * k, w.data(), dtype, k, r)))
+            << numerics::DTypeName(dtype) << " i=" << i << " r=" << r;
+      }
     }
   }
 }
