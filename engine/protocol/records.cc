@@ -37,6 +37,13 @@ std::string GetString(const json& object, const char* key, const std::string& wh
   return v.get<std::string>();
 }
 
+// Returns the string field `key`, or `fallback` when it is absent (fields a
+// minimal engine may leave out; PROTOCOL.md lists them).
+std::string GetOptionalString(const json& object, const char* key, const std::string& where,
+                              const std::string& fallback) {
+  return object.contains(key) ? GetString(object, key, where) : fallback;
+}
+
 bool GetBool(const json& object, const char* key, const std::string& where) {
   const json& v = Field(object, key, where);
   if (!v.is_boolean()) Fail(where, std::string("field '") + key + "' must be true or false");
@@ -101,7 +108,7 @@ Hello ParseHello(const json& j) {
     h.platform.isa_features.push_back(f.get<std::string>());
   }
   h.platform.os = GetString(platform, "os", "hello.platform");
-  h.platform.kernel = GetString(platform, "kernel", "hello.platform");
+  h.platform.kernel = GetOptionalString(platform, "kernel", "hello.platform", "");
   h.platform.libc = GetString(platform, "libc", "hello.platform");
   h.platform.cpu = GetString(platform, "cpu", "hello.platform");
   const json& math = GetObject(j, "math", "hello");
@@ -117,7 +124,7 @@ Hello ParseHello(const json& j) {
   h.config.isa = GetString(config, "isa", "hello.config");
   h.config.gemv_chunk_bytes =
       GetInt(config, "gemv_chunk_bytes", "hello.config", 0, std::numeric_limits<int64_t>::max());
-  h.config.math = GetString(config, "math", "hello.config");
+  h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
   const json& checkpoint = GetObject(j, "checkpoint", "hello");
   h.checkpoint.spec = GetString(checkpoint, "spec", "hello.checkpoint");
   h.checkpoint.weights_xxh3 = GetString(checkpoint, "weights_xxh3", "hello.checkpoint");

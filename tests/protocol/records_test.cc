@@ -137,6 +137,18 @@ TEST(RecordsTest, HelloFieldsAndVersionAreChecked) {
   ExpectRejected(with("\"math\":{", "\"maths\":{"), "missing field 'math'");
 }
 
+TEST(RecordsTest, KernelAndConfigMathMayBeOmitted) {
+  std::string line = ToJsonLine(SampleHello());
+  for (const std::string field : {",\"kernel\":\"6.1.0\"", ",\"math\":\"libm\""}) {
+    const size_t at = line.find(field);
+    ASSERT_NE(at, std::string::npos) << field;
+    line.erase(at, field.size());
+  }
+  const Hello h = std::get<Hello>(ParseRecord(line));
+  EXPECT_EQ(h.platform.kernel, "");
+  EXPECT_EQ(h.config.math, "libm") << "read as math.profile";
+}
+
 TEST(RecordsTest, HashHexIsStrict) {
   uint64_t v = 0;
   EXPECT_TRUE(ParseHashHex("0123456789abcdef", &v));
