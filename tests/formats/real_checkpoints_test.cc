@@ -5,6 +5,9 @@
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/gguf.h"
 #include "engine/formats/vocabulary.h"
+#include "engine/run/scenario.h"
+
+#include <filesystem>
 #include "engine/model/tensor_spec.h"
 #include "tests/formats/formats_test_helpers.h"
 
@@ -118,6 +121,32 @@ TEST(RealCheckpoints, TokenizerBinMatchesGgufVocabulary) {
   // tokenizer.bin survives a write and a re-parse exactly.
   const auto again = ParseTokenizerBin(WriteTokenizerBin(*bin), "rewritten", 32000);
   EXPECT_EQ(again->pieces(), bin->pieces());
+}
+
+}  // namespace
+}  // namespace samebits::formats
+
+namespace samebits::formats {
+namespace {
+
+// The scenarios for real checkpoints parse, and their text prompts tokenize
+// with a real vocabulary.
+TEST(RealScenarios, ParseAndTokenize) {
+  const std::string dir = std::string(SAMEBITS_SOURCE_DIR) + "/scenarios/real";
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const run::Scenario s = run::LoadScenario(entry.path().string());
+    ++n;
+    if (s.prompt.kind == run::TokenSource::Kind::kText && testing::HaveCheckpoints()) {
+      const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint("llama-2-tiny-random.gguf"));
+      const auto ids = w.vocabulary->Tokenize(s.prompt.text, true);
+      EXPECT_GT(ids.size(), 3u);
+      EXPECT_EQ(w.vocabulary->Detokenize(ids), s.prompt.text);
+    }
+  }
+  EXPECT_GE(n, 4);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/gguf.h"
+#include "engine/formats/gguf_config.h"
 #include "engine/formats/gguf_writer.h"
 #include "engine/formats/safetensors.h"
 #include "engine/formats/vocabulary.h"
@@ -87,6 +88,33 @@ TEST(Safetensors, HfExpertNamesAreGathered) {
     EXPECT_EQ(table.count(qwen ? "model.layers.0.mlp.experts.1.gate_proj.weight"
                                : "model.layers.0.block_sparse_moe.experts.1.w1.weight"), 1u) << spec;
   }
+}
+
+}  // namespace
+}  // namespace samebits::formats
+
+namespace samebits::formats {
+namespace {
+
+// Without our samebits.* keys a qwen3moe file means what llama.cpp makes of
+// it: NeoX RoPE, q/k norms, renormalised top-k, the expert width from
+// expert_feed_forward_length.
+TEST(GgufConfig, Qwen3MoeDefaultsWithoutSamebitsKeys) {
+  const model::ModelWeights w = LoadCheckpoint("synthetic:tiny");
+  if (w.config.arch != "qwen3moe") GTEST_SKIP() << "synthetic:tiny is " << w.config.arch;
+  const auto bytes = GgufBytes(w);
+  GgufFile f = ParseGguf(bytes, "tiny.gguf");
+  for (auto it = f.metadata.begin(); it != f.metadata.end();) {
+    it = it->first.rfind("samebits.", 0) == 0 ? f.metadata.erase(it) : std::next(it);
+  }
+  const model::ModelConfig c = GgufToConfig(f);
+  EXPECT_EQ(c.rope_style, model::RopeStyle::kNeox);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_TRUE(c.renormalize_top_k);
+  EXPECT_EQ(c.expert_ffn_dim, w.config.expert_ffn_dim);
+  EXPECT_EQ(c.n_experts, w.config.n_experts);
+  EXPECT_EQ(c.top_k, w.config.top_k);
+  EXPECT_EQ(c.head_dim, w.config.head_dim);
 }
 
 }  // namespace
