@@ -67,7 +67,10 @@ class Meta {
     if (v.type != GgufType::kF32 && v.type != GgufType::kF64) {
       Fail("metadata key '" + key + "' has type " + GgufTypeName(v.type) + ", expected float32");
     }
-    if (!std::isfinite(v.f)) Fail("metadata key '" + key + "' is not a finite number");
+    // Also refuses doubles beyond float's range, whose conversion is undefined.
+    if (!(std::fabs(v.f) <= std::numeric_limits<float>::max())) {
+      Fail("metadata key '" + key + "' is not a finite float32 value");
+    }
     return static_cast<float>(v.f);
   }
   float FloatOr(const std::string& key, float fallback) const { return Has(key) ? Float(key) : fallback; }

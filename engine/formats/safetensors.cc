@@ -1,5 +1,6 @@
 #include "engine/formats/safetensors.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -59,7 +60,12 @@ class Config {
   float FloatOr(const char* key, float fallback) const {
     if (!Has(key)) return fallback;
     if (!j_[key].is_number()) Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() + ", expected a number");
-    return j_[key].get<float>();
+    const double v = j_[key].get<double>();
+    // Beyond float's range the conversion would be undefined: refuse it.
+    if (!(std::fabs(v) <= std::numeric_limits<float>::max())) {
+      Fail(std::string("config.json key '") + key + "' is not a finite float32 value");
+    }
+    return static_cast<float>(v);
   }
   bool BoolOr(const char* key, bool fallback) const {
     if (!Has(key)) return fallback;
