@@ -46,8 +46,8 @@ struct KernelTable {
   // GEMM (C2): y[i * ldy + (r - row_begin)] = dot(x + i * k, W[r, :], k) for
   // i in [0, m) and r in [row_begin, row_end). Each output is computed whole,
   // so the result equals `m` GEMV calls bit for bit.
-  void (*gemm)(const float* x, int64_t m, const void* w, DType dtype, int64_t k,
-               int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
+  void (*gemm)(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y, int64_t ldy);
 
   // Returns dot(a, b, n) for f32 vectors (C1); used for attention scores.
   float (*dot)(const float* a, const float* b, int64_t n);

@@ -55,7 +55,9 @@ struct LoadF16 {
   }
 };
 
-inline V16 Zero16() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline V16 Zero16() {
+  return {_mm256_setzero_ps(), _mm256_setzero_ps()};
+}
 
 inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
   return {_mm256_fmadd_ps(x.lo, w.lo, acc.lo), _mm256_fmadd_ps(x.hi, w.hi, acc.hi)};
@@ -88,8 +90,7 @@ inline float Reduce16(const V16& acc) {
 
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k).
 template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y,
-           int64_t ldy) {
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
   using T = typename L::T;
   V16 acc[MI][RJ];
 #pragma GCC unroll 16
@@ -198,8 +199,8 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
   }
 }
 
-void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
-          int64_t row_end, float* y) {
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
+          float* y) {
   switch (dtype) {
     case DType::kF32:
       return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);

@@ -15,8 +15,8 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstdint>
+#include <utility>
 
 #include "engine/kernels/kernel_tables.h"
 
@@ -48,7 +48,9 @@ struct LoadBF16 {
   static __m512 Full(const uint16_t* p) {
     return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
-  static __m512 Masked(const uint16_t* p, __mmask16 m) { return Widen(_mm256_maskz_loadu_epi16(m, p)); }
+  static __m512 Masked(const uint16_t* p, __mmask16 m) {
+    return Widen(_mm256_maskz_loadu_epi16(m, p));
+  }
 };
 struct LoadF16 {
   using T = uint16_t;
@@ -77,8 +79,7 @@ inline float Reduce16(__m512 acc) {
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k),
 // each in its own zmm accumulator.
 template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y,
-           int64_t ldy) {
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
   __m512 acc[MI][RJ];
 #pragma GCC unroll 16
   for (int i = 0; i < MI; ++i) {
@@ -181,8 +182,8 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
   }
 }
 
-void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
-          int64_t row_end, float* y) {
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
+          float* y) {
   switch (dtype) {
     case DType::kF32:
       return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);

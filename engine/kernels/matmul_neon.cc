@@ -101,8 +101,7 @@ inline float Reduce16(const V16& acc) {
 
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k).
 template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y,
-           int64_t ldy) {
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
   using T = typename L::T;
   V16 acc[MI][RJ];
 #pragma GCC unroll 16
@@ -208,8 +207,8 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
   }
 }
 
-void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
-          int64_t row_end, float* y) {
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
+          float* y) {
   switch (dtype) {
     case DType::kF32:
       return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);

@@ -21,8 +21,8 @@ void GemvTyped(const float* x, const W* w, int64_t k, int64_t row_begin, int64_t
   }
 }
 
-void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin,
-          int64_t row_end, float* y) {
+void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
+          float* y) {
   switch (dtype) {
     case DType::kF32:
       return GemvTyped(x, static_cast<const float*>(w), k, row_begin, row_end, y);

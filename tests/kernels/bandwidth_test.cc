@@ -1,11 +1,12 @@
 // The bandwidth probe: a smoke test (timings are not asserted beyond being
 // positive and finite) and its argument checks.
+#include "engine/kernels/bandwidth.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "engine/kernels/bandwidth.h"
 #include "engine/threads/thread_pool.h"
 
 namespace samebits::kernels {

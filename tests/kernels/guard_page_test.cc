@@ -63,8 +63,8 @@ TEST_P(GuardPageTest, NoReadPastTheInputs) {
         const size_t es = static_cast<size_t>(numerics::DTypeSize(dtype));
         const std::vector<float> x0 =
             testing::MakeActivations(static_cast<size_t>(m * k), testing::Mode::kUnit, seed);
-        const std::vector<uint8_t> w0 = testing::MakeWeights(
-            dtype, static_cast<size_t>(rows * k), testing::Mode::kUnit, seed + 1);
+        const std::vector<uint8_t> w0 = testing::MakeWeights(dtype, static_cast<size_t>(rows * k),
+                                                             testing::Mode::kUnit, seed + 1);
         GuardedBuffer xg(x0.size() * sizeof(float));
         GuardedBuffer wg(w0.size());
         ASSERT_NE(xg.data(), nullptr);

@@ -69,16 +69,16 @@ float Draw(SplitMix64& rng, Mode mode, bool weight, int max_large_exp) {
       // Activations near the bottom of f32, weights small: most products
       // land below the smallest subnormal or among the subnormals.
       if (rng.Below(8) == 0) return (rng.Next() & 1u) ? -0.0f : 0.0f;
-      return weight ? Scaled(rng, Exponent(rng, -30, -10))
-                    : Scaled(rng, Exponent(rng, -149, -110));
+      return weight ? Scaled(rng, Exponent(rng, -30, -10)) : Scaled(rng, Exponent(rng, -149, -110));
     case Mode::kNegZero: {
       // |x * w| < 2^-135 * 2^-17 * 2 = 2^-151, below half the smallest
       // subnormal, so the product rounds to -0.0. F16 holds these weights as
       // subnormals.
-      const float v = std::fabs(Scaled(rng, weight ? Exponent(rng, -24, -18)
-                                                   : Exponent(rng, -149, -136)));
+      const float v =
+          std::fabs(Scaled(rng, weight ? Exponent(rng, -24, -18) : Exponent(rng, -149, -136)));
       return weight ? v : -v;
-    }  }
+    }
+  }
   return 0.0f;
 }
 
@@ -129,13 +129,15 @@ float ReferenceDot(const float* x, const void* w, DType dtype, int64_t k, int64_
   return 0.0f;
 }
 
-uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
+uint32_t Bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 std::string Describe(const GemvCase& c) {
   std::ostringstream s;
   s << "dtype=" << numerics::DTypeName(c.dtype) << " k=" << c.k << " rows=[" << c.row_begin << ","
-    << c.row_end << ") of " << c.rows << " misalign=" << c.misalign
-    << " mode=" << ModeName(c.mode) << " seed=" << c.seed;
+    << c.row_end << ") of " << c.rows << " misalign=" << c.misalign << " mode=" << ModeName(c.mode)
+    << " seed=" << c.seed;
   return s.str();
 }
 
@@ -162,8 +164,7 @@ std::string CheckGemv(GemvFn fn, const GemvCase& c) {
   fn(x, w, c.dtype, c.k, c.row_begin, c.row_end, y);
 
   for (int g = 0; g < kGuardFloats; ++g) {
-    if (Bits(out[static_cast<size_t>(g)]) != kCanaryBits ||
-        Bits(y[n + g]) != kCanaryBits) {
+    if (Bits(out[static_cast<size_t>(g)]) != kCanaryBits || Bits(y[n + g]) != kCanaryBits) {
       return "guard float overwritten (" + Describe(c) + ")";
     }
   }

@@ -28,11 +28,11 @@ class SplitMix64 {
 
 // What kind of values a test vector holds.
 enum class Mode {
-  kUnit,   // uniform in [-1, 1)
-  kMixed,  // +0, -0, f32 subnormals, large (2^40..2^50, 2^10..2^15 for F16) and
-           // ordinary magnitudes 2^-30..2^10, both signs
-  kTiny,   // magnitudes so small that many products underflow to +-0 or
-           // subnormals
+  kUnit,     // uniform in [-1, 1)
+  kMixed,    // +0, -0, f32 subnormals, large (2^40..2^50, 2^10..2^15 for F16) and
+             // ordinary magnitudes 2^-30..2^10, both signs
+  kTiny,     // magnitudes so small that many products underflow to +-0 or
+             // subnormals
   kNegZero,  // negative activations below 2^-135 and positive weights in
              // [2^-24, 2^-16): every product underflows to -0.0, so every
              // lane and the dot are -0.0 unless a tail touches other lanes

@@ -41,7 +41,9 @@ class KernelIsaTest : public ::testing::TestWithParam<Isa> {
   const KernelTable& Table() const { return GetKernelTable(GetParam()); }
 };
 
-TEST_P(KernelIsaTest, TableReportsItsIsa) { EXPECT_EQ(Table().isa, GetParam()); }
+TEST_P(KernelIsaTest, TableReportsItsIsa) {
+  EXPECT_EQ(Table().isa, GetParam());
+}
 
 TEST_P(KernelIsaTest, GemvMatchesReferenceBits) {
   uint64_t seed = 1000;
@@ -165,8 +167,8 @@ TEST_P(KernelIsaTest, GemmAcrossTilesEqualsGemv) {
   const int64_t row_begin = 5;
   const int64_t n = rows - row_begin;
   for (DType dtype : kAllDTypes) {
-    const std::vector<float> x = testing::MakeActivations(static_cast<size_t>(m * k),
-                                                          testing::Mode::kMixed, 77);
+    const std::vector<float> x =
+        testing::MakeActivations(static_cast<size_t>(m * k), testing::Mode::kMixed, 77);
     const std::vector<uint8_t> w =
         testing::MakeWeights(dtype, static_cast<size_t>(rows * k), testing::Mode::kMixed, 78);
     std::vector<float> by_gemm(static_cast<size_t>(m * n));
@@ -305,7 +307,8 @@ TEST_P(KernelIsaTest, Every16BitWeightWidensExactly) {
     const int64_t rows = static_cast<int64_t>(values.size());
     for (int64_t k : {int64_t{1}, int64_t{16}}) {
       std::vector<uint16_t> w(static_cast<size_t>(rows * k), 0);
-      for (int64_t r = 0; r < rows; ++r) w[static_cast<size_t>(r * k)] = values[static_cast<size_t>(r)];
+      for (int64_t r = 0; r < rows; ++r)
+        w[static_cast<size_t>(r * k)] = values[static_cast<size_t>(r)];
       std::vector<float> x(static_cast<size_t>(k), 0.0f);
       x[0] = 1.0f;
       std::vector<float> y(static_cast<size_t>(rows));
