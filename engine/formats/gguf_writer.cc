@@ -147,13 +147,13 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
 
 }  // namespace
 
-std::vector<std::byte> GgufBytes(const model::ModelWeights& weights) {
+std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufWriteOptions& options) {
   Out kv;
   WriteMetadata(weights, kv);
 
   struct Entry {
     std::string name;
-    const model::TensorView* view;
+    model::TensorView view;
     uint64_t offset;
   };
   std::vector<Entry> entries;
@@ -163,8 +163,21 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights) {
     if (spec.layer >= static_cast<int>(w.layers.size())) return;
     const model::TensorView& v = spec.slot(w);
     if (!v.present()) return;
-    entries.push_back({spec.name, &v, offset});
-    offset += (v.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+    const std::string exps = "_exps.weight";
+    const bool split = options.per_expert_tensors && v.shape.size() == 3 && spec.name.size() > exps.size() &&
+                       spec.name.compare(spec.name.size() - exps.size(), exps.size(), exps) == 0;
+    if (!split) {
+      entries.push_back({spec.name, v, offset});
+      offset += (v.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+      return;
+    }
+    const std::string stem = spec.name.substr(0, spec.name.size() - exps.size());
+    const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
+    for (int64_t e = 0; e < v.shape[0]; ++e) {
+      const model::TensorView one{v.dtype, {v.shape[1], v.shape[2]}, v.data + e * stride};
+      entries.push_back({stem + "." + std::to_string(e) + ".weight", one, offset});
+      offset += (one.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+    }
   });
 
   Out out;
@@ -175,22 +188,22 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights) {
   out.bytes().insert(out.bytes().end(), kv.bytes().begin(), kv.bytes().end());
   for (const Entry& e : entries) {
     out.Str(e.name);
-    out.U32(static_cast<uint32_t>(e.view->shape.size()));
-    for (auto it = e.view->shape.rbegin(); it != e.view->shape.rend(); ++it) out.U64(static_cast<uint64_t>(*it));
-    out.U32(GgmlType(e.view->dtype));
+    out.U32(static_cast<uint32_t>(e.view.shape.size()));
+    for (auto it = e.view.shape.rbegin(); it != e.view.shape.rend(); ++it) out.U64(static_cast<uint64_t>(*it));
+    out.U32(GgmlType(e.view.dtype));
     out.U64(e.offset);
   }
   out.Pad(kAlignment);
   for (const Entry& e : entries) {
-    const auto* p = e.view->data;
-    out.bytes().insert(out.bytes().end(), p, p + e.view->bytes());
+    const auto* p = e.view.data;
+    out.bytes().insert(out.bytes().end(), p, p + e.view.bytes());
     out.Pad(kAlignment);
   }
   return std::move(out.bytes());
 }
 
-void WriteGguf(const model::ModelWeights& weights, const std::string& path) {
-  const std::vector<std::byte> bytes = GgufBytes(weights);
+void WriteGguf(const model::ModelWeights& weights, const std::string& path, const GgufWriteOptions& options) {
+  const std::vector<std::byte> bytes = GgufBytes(weights, options);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw CheckpointError(path + ": cannot create the file");
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));

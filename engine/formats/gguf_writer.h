@@ -16,11 +16,17 @@
 
 namespace samebits::formats {
 
+struct GgufWriteOptions {
+  // Write each expert as its own tensor (`blk.N.ffn_gate.E.weight`, the
+  // form of older Mixtral conversions) instead of merged `ffn_gate_exps`.
+  bool per_expert_tensors = false;
+};
+
 // Returns the GGUF v3 bytes of `weights`.
-std::vector<std::byte> GgufBytes(const model::ModelWeights& weights);
+std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufWriteOptions& options = {});
 
 // Writes `weights` to `path` as GGUF v3. Throws CheckpointError naming
 // `path` when the file cannot be written.
-void WriteGguf(const model::ModelWeights& weights, const std::string& path);
+void WriteGguf(const model::ModelWeights& weights, const std::string& path, const GgufWriteOptions& options = {});
 
 }  // namespace samebits::formats

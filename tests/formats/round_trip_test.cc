@@ -3,6 +3,7 @@
 // through GGUF and through safetensors (single file and sharded).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/formats/checkpoint.h"
@@ -115,6 +116,39 @@ TEST(GgufConfig, Qwen3MoeDefaultsWithoutSamebitsKeys) {
   EXPECT_EQ(c.n_experts, w.config.n_experts);
   EXPECT_EQ(c.top_k, w.config.top_k);
   EXPECT_EQ(c.head_dim, w.config.head_dim);
+}
+
+}  // namespace
+}  // namespace samebits::formats
+
+namespace samebits::formats {
+namespace {
+
+// Older Mixtral conversions store each expert as its own tensor; those are
+// gathered into the same 3-D expert tensors.
+TEST(GgufPerExpert, GatheredIntoMergedExperts) {
+  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_moe_mixtral_f32.gguf"));
+  const auto bytes = GgufBytes(w, {.per_expert_tensors = true});
+  const GgufFile f = ParseGguf(bytes, "per-expert.gguf");
+  bool found = false;
+  for (const auto& t : f.tensors) found |= t.name == "blk.1.ffn_down.3.weight";
+  EXPECT_TRUE(found);
+  const model::ModelWeights g = LoadGgufBytes(bytes, nullptr, "per-expert.gguf");
+  ExpectSame(w, g);
+  // A missing expert is named.
+  auto cut = bytes;
+  const std::string victim = "blk.0.ffn_up.2.weight";
+  auto it = std::search(cut.begin(), cut.end(), reinterpret_cast<const std::byte*>(victim.data()),
+                        reinterpret_cast<const std::byte*>(victim.data()) + victim.size());
+  ASSERT_NE(it, cut.end());
+  *(it + 13) = std::byte{'7'};  // blk.0.ffn_up.7.weight: expert 2 missing, an unknown tensor present
+  try {
+    LoadGgufBytes(cut, nullptr, "per-expert.gguf");
+    ADD_FAILURE() << "loaded with expert 2 missing";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("blk.0.ffn_up.2.weight"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
