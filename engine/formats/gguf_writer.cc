@@ -142,6 +142,9 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
     for (const Piece& piece : v.pieces()) kv.U32(static_cast<uint32_t>(piece.type));
     if (v.bos_id() >= 0) kv.KvU32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(v.bos_id()));
     if (v.eos_id() >= 0) kv.KvU32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(v.eos_id()));
+  } else {
+    // llama.cpp's marker for a model without a vocabulary, which it loads.
+    kv.KvStr("tokenizer.ggml.model", "no_vocab");
   }
 }
 

@@ -99,6 +99,9 @@ std::vector<std::byte> TinyGguf(const TinyOptions& o = {}) {
 TEST(BadGguf, TheValidTinyFileLoads) {
   const auto bytes = TinyGguf();
   EXPECT_EQ(ErrorOf(bytes, bytes.size(), LoadGguf), "");
+  // Version 2 has the same layout (64-bit counts) and loads too.
+  const auto v2 = TinyGguf({.version = 2});
+  EXPECT_EQ(ErrorOf(v2, v2.size(), LoadGguf), "");
 }
 
 TEST(BadGguf, EveryTruncationIsAClearError) {
