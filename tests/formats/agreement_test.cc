@@ -30,6 +30,9 @@ struct Case {
   bool f32;               // all matrices F32: llama.cpp keeps F32 activations
 };
 
+// Printed by name (gtest would otherwise dump the struct's padding bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class LlamaCppAgreement : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LlamaCppAgreement, SequentialLogits) {
