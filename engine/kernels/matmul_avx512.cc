@@ -5,13 +5,19 @@
 // reduced by the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. Blocking several rows
 // (and, for GEMM, several activation rows) only runs independent chains side
 // by side; it never changes the order inside one output.
+
 // GCC 12 reports a false "used uninitialized" inside its own AVX-512
-// headers (the casts use _mm256_undefined_pd); fixed in GCC 13.
+// headers (their casts start from _mm256_undefined_pd); clang does not, and
+// does not know -Wmaybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <algorithm>
 #include <array>
