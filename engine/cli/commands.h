@@ -16,13 +16,12 @@
 // `Execute`, and prints every error in one place.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace samebits::cli {
 

@@ -1,10 +1,9 @@
 // `samebits-engine describe`: a checkpoint's shape, per-layer summary,
 // parameter count and weights hash, for a person or (--json) for a script.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/cli/commands.h"
 #include "engine/formats/checkpoint.h"
@@ -66,9 +65,9 @@ std::string ToText(const model::ModelWeights& w, const std::string& spec) {
   out << "  vocab " << c.vocab_size << ", d_model " << c.d_model << ", heads " << c.n_heads
       << " (kv " << c.n_kv_heads << ") x head_dim " << c.head_dim << ", max_seq_len "
       << c.max_seq_len << "\n";
-  out << "  norm " << NormName(c.norm) << " eps " << c.norm_eps << ", rope " << RopeName(c.rope_style)
-      << " base " << c.rope_base << " dim " << c.rotary_dim() << (c.qk_norm ? ", qk norm" : "")
-      << (c.parallel_block ? ", parallel blocks" : "") << "\n";
+  out << "  norm " << NormName(c.norm) << " eps " << c.norm_eps << ", rope "
+      << RopeName(c.rope_style) << " base " << c.rope_base << " dim " << c.rotary_dim()
+      << (c.qk_norm ? ", qk norm" : "") << (c.parallel_block ? ", parallel blocks" : "") << "\n";
   out << "  ffn " << c.ffn_dim;
   if (c.n_experts > 0) {
     out << "; experts " << c.n_experts << " top-" << c.top_k << " x ffn " << c.expert_ffn_dim

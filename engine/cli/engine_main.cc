@@ -1,13 +1,12 @@
 // samebits-engine: the engine program. main is orchestration only: build the
 // command line from the registered subcommands (commands.h), parse, run the
 // chosen one, and print every error here, in one place.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "engine/cli/commands.h"
 #include "engine/protocol/records.h"
@@ -29,9 +28,10 @@ int ReportError(const std::string& message, bool protocol, int exit_code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("samebits-engine: a small CPU inference engine whose logits are reproducible "
-               "bit for bit. Speaks the samebits child protocol (engine/protocol/PROTOCOL.md).",
-               "samebits-engine");
+  CLI::App app(
+      "samebits-engine: a small CPU inference engine whose logits are reproducible "
+      "bit for bit. Speaks the samebits child protocol (engine/protocol/PROTOCOL.md).",
+      "samebits-engine");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit.");
 

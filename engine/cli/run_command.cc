@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "engine/cli/commands.h"
 #include "engine/formats/checkpoint.h"
@@ -100,11 +101,20 @@ class RunCommand : public Command {
         throw UsageError("unknown ISA '" + isa_ + "' (use auto, scalar, avx2, avx512 or neon)");
       }
       if (!kernels::IsaAvailable(isa)) {
-        throw UsageError("ISA " + isa_ + " is not available on this machine or in this build "
-                         "(available: " + AvailableIsaList() + ")");
+        throw UsageError("ISA " + isa_ +
+                         " is not available on this machine or in this build "
+                         "(available: " +
+                         AvailableIsaList() + ")");
       }
     }
     const int threads = threads_.value_or(threads::DefaultThreadCount());
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (path == model::KernelPath::kCpu && cores > 0 && static_cast<unsigned>(threads) > cores) {
+      std::fprintf(stderr,
+                   "samebits-engine: warning: %d threads requested on %u cores: the results are "
+                   "unaffected, but timings will be noisy\n",
+                   threads, cores);
+    }
 
     run::Scenario scenario;
     try {
@@ -187,14 +197,14 @@ class RunCommand : public Command {
     const run::RunSummary summary =
         run::RunScenario(prepared, weights.config, *forward, math, sinks);
     const double elapsed_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (dump) dump->Close();
     writer.Write(protocol::Done{summary.steps, elapsed_ms});
     if (profile_) {
       const std::string report = forward->ProfileReport();
-      std::fprintf(stderr, "%s", report.empty() ? "no profile: the reference path is not profiled\n"
-                                                : report.c_str());
+      std::fprintf(
+          stderr, "%s",
+          report.empty() ? "no profile: the reference path is not profiled\n" : report.c_str());
     }
     return 0;
   }

@@ -46,7 +46,9 @@ std::string LibcDescription() {
 
 }  // namespace
 
-EngineInfo ThisEngine() { return EngineInfo{"samebits-engine", SAMEBITS_VERSION}; }
+EngineInfo ThisEngine() {
+  return EngineInfo{"samebits-engine", SAMEBITS_VERSION};
+}
 
 BuildInfo ThisBuild() {
   BuildInfo build;

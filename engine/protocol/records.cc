@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/numerics/hash.h"
@@ -70,8 +69,8 @@ uint64_t GetHash(const json& object, const char* key, const std::string& where) 
   const std::string text = GetString(object, key, where);
   uint64_t value = 0;
   if (!ParseHashHex(text, &value)) {
-    Fail(where, std::string("field '") + key + "' must be 16 lower-case hex digits, not '" +
-                    text + "'");
+    Fail(where,
+         std::string("field '") + key + "' must be 16 lower-case hex digits, not '" + text + "'");
   }
   return value;
 }
@@ -137,7 +136,8 @@ Step ParseStep(const json& j) {
   s.index = GetInt32(j, "index", "step", 0);
   s.kind = GetString(j, "kind", "step");
   if (s.kind != "prefill" && s.kind != "decode" && s.kind != "extend") {
-    Fail("step", "field 'kind' must be \"prefill\", \"decode\" or \"extend\", not '" + s.kind + "'");
+    Fail("step",
+         "field 'kind' must be \"prefill\", \"decode\" or \"extend\", not '" + s.kind + "'");
   }
   s.position = GetInt32(j, "position", "step", 0);
   s.input_token = GetInt32(j, "input_token", "step", 0);
@@ -172,11 +172,15 @@ Done ParseDone(const json& j) {
   return d;
 }
 
-Error ParseError(const json& j) { return Error{GetString(j, "message", "error")}; }
+Error ParseError(const json& j) {
+  return Error{GetString(j, "message", "error")};
+}
 
 }  // namespace
 
-std::string HashToHex(uint64_t value) { return numerics::Hex16(value); }
+std::string HashToHex(uint64_t value) {
+  return numerics::Hex16(value);
+}
 
 bool ParseHashHex(std::string_view text, uint64_t* out) {
   if (text.size() != 16) return false;
@@ -205,9 +209,9 @@ std::string ToJsonLine(const Hello& h) {
                 {"dirty", h.build.dirty},
                 {"compiler", h.build.compiler},
                 {"flags", h.build.flags}};
-  j["platform"] = {{"arch", h.platform.arch},         {"isa_features", h.platform.isa_features},
-                   {"os", h.platform.os},             {"kernel", h.platform.kernel},
-                   {"libc", h.platform.libc},         {"cpu", h.platform.cpu}};
+  j["platform"] = {{"arch", h.platform.arch}, {"isa_features", h.platform.isa_features},
+                   {"os", h.platform.os},     {"kernel", h.platform.kernel},
+                   {"libc", h.platform.libc}, {"cpu", h.platform.cpu}};
   j["math"] = {{"profile", h.math.profile},
                {"library", h.math.library},
                {"version", h.math.version},

@@ -49,8 +49,8 @@ struct PlatformInfo {
 };
 
 struct MathInfo {
-  std::string profile;      // "portable" or "libm"
-  std::string library;      // "samebits-portable", "glibc", ...
+  std::string profile;  // "portable" or "libm"
+  std::string library;  // "samebits-portable", "glibc", ...
   std::string version;
   std::string fingerprint;  // 16 lower-case hex digits
   bool operator==(const MathInfo&) const = default;
@@ -62,9 +62,9 @@ struct RunConfig {
   std::string scenario;
   std::string kernels;  // "reference" or "cpu"
   int threads = 1;
-  std::string isa;      // the ISA actually used: "scalar", "avx2", ...
+  std::string isa;  // the ISA actually used: "scalar", "avx2", ...
   int64_t gemv_chunk_bytes = 0;
-  std::string math;     // "portable" or "libm"
+  std::string math;  // "portable" or "libm"
   bool operator==(const RunConfig&) const = default;
 };
 

@@ -45,8 +45,8 @@ std::vector<int32_t> Resolve(const TokenSource& source, const model::ModelConfig
         return CheckIds(std::move(tokens), config, where + " (tokenized text)");
       }
   }
-  throw ScenarioError(where + ": a 'text' prompt needs a tokenizer, and checkpoint " +
-                      config.name + " has no vocabulary; use 'tokens' or 'random' instead");
+  throw ScenarioError(where + ": a 'text' prompt needs a tokenizer, and checkpoint " + config.name +
+                      " has no vocabulary; use 'tokens' or 'random' instead");
 }
 
 // Buffers trace records of one forward call, hashed as they arrive.
@@ -85,8 +85,8 @@ PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelCon
         prepared.total_steps += step.decode_count;
         break;
       case ScenarioStep::Kind::kExtend:
-        prepared.chunks[i] = Resolve(step.chunk, config, vocabulary, false,
-                                     where + ": step " + std::to_string(i));
+        prepared.chunks[i] =
+            Resolve(step.chunk, config, vocabulary, false, where + ": step " + std::to_string(i));
         prepared.total_positions += static_cast<int64_t>(prepared.chunks[i].size());
         prepared.total_steps +=
             step.all_positions ? static_cast<int64_t>(prepared.chunks[i].size()) : 1;

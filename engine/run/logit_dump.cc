@@ -12,8 +12,8 @@ namespace samebits::run {
 LogitDumpWriter::LogitDumpWriter(const std::string& path) : path_(path) {
   file_ = std::fopen(path.c_str(), "wb");
   if (file_ == nullptr) {
-    throw std::runtime_error("logit dump " + path + ": cannot open for writing: " +
-                             std::strerror(errno));
+    throw std::runtime_error("logit dump " + path +
+                             ": cannot open for writing: " + std::strerror(errno));
   }
 }
 

@@ -3,9 +3,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace samebits::run {
 namespace {
@@ -87,8 +86,9 @@ int64_t GetInt(const json& j, const std::string& what, int64_t lo, int64_t hi, c
 
 uint64_t GetSeed(const json& j, const std::string& what, const Context& ctx) {
   if (j.is_number_unsigned()) return j.get<uint64_t>();
-  if (j.is_number_integer()) ctx.Fail("'" + what + "' must be a non-negative integer, not " +
-                                      std::to_string(j.get<int64_t>()));
+  if (j.is_number_integer())
+    ctx.Fail("'" + what + "' must be a non-negative integer, not " +
+             std::to_string(j.get<int64_t>()));
   ctx.Fail("'" + what + "' must be a non-negative integer, not " + TypeName(j));
 }
 
@@ -115,23 +115,27 @@ TokenSource ParseTokenSource(const json& j, const char* what, const Context& ctx
         static_cast<int>(GetInt(Require(*it, "length", rctx), "length", 1, kMaxCount, rctx));
     source.random.seed = GetSeed(Require(*it, "seed", rctx), "seed", rctx);
     if (const auto f = it->find("first_token"); f != it->end()) {
-      source.random.first_token = static_cast<int>(
-          GetInt(*f, "first_token", 0, std::numeric_limits<int32_t>::max(), rctx));
+      source.random.first_token =
+          static_cast<int>(GetInt(*f, "first_token", 0, std::numeric_limits<int32_t>::max(), rctx));
     }
   } else if (const auto it = j.find("tokens"); it != j.end()) {
     const Context tctx = ctx.Child(std::string(what) + ".tokens");
-    if (!it->is_array()) tctx.Fail("must be an array of token ids, not " + std::string(TypeName(*it)));
+    if (!it->is_array())
+      tctx.Fail("must be an array of token ids, not " + std::string(TypeName(*it)));
     if (it->empty()) tctx.Fail("must not be empty");
-    if (static_cast<int64_t>(it->size()) > kMaxCount) tctx.Fail("has more than the limit of tokens");
+    if (static_cast<int64_t>(it->size()) > kMaxCount)
+      tctx.Fail("has more than the limit of tokens");
     source.kind = TokenSource::Kind::kTokens;
     for (size_t i = 0; i < it->size(); ++i) {
-      source.tokens.push_back(static_cast<int32_t>(GetInt((*it)[i], "token " + std::to_string(i), 0,
-                                                          std::numeric_limits<int32_t>::max(), tctx)));
+      source.tokens.push_back(static_cast<int32_t>(GetInt(
+          (*it)[i], "token " + std::to_string(i), 0, std::numeric_limits<int32_t>::max(), tctx)));
     }
   } else {
     const json& text = j.at("text");
-    if (!text.is_string()) ctx.Fail(std::string("'") + what + ".text' must be a string, not " + TypeName(text));
-    if (text.get_ref<const std::string&>().empty()) ctx.Fail(std::string("'") + what + ".text' must not be empty");
+    if (!text.is_string())
+      ctx.Fail(std::string("'") + what + ".text' must be a string, not " + TypeName(text));
+    if (text.get_ref<const std::string&>().empty())
+      ctx.Fail(std::string("'") + what + ".text' must not be empty");
     source.kind = TokenSource::Kind::kText;
     source.text = text.get<std::string>();
   }
@@ -141,14 +145,16 @@ TokenSource ParseTokenSource(const json& j, const char* what, const Context& ctx
 model::SamplerConfig ParseSampler(const json& j, const Context& ctx) {
   if (!j.is_object()) ctx.Fail("must be an object, not " + std::string(TypeName(j)));
   const json& kind = Require(j, "kind", ctx);
-  if (!kind.is_string()) ctx.Fail("'kind' must be \"greedy\" or \"sample\", not " + std::string(TypeName(kind)));
+  if (!kind.is_string())
+    ctx.Fail("'kind' must be \"greedy\" or \"sample\", not " + std::string(TypeName(kind)));
   model::SamplerConfig config;
   if (kind == "greedy") {
     CheckKeys(j, ctx, {"kind"});
     config.kind = model::SamplerConfig::Kind::kGreedy;
     return config;
   }
-  if (kind != "sample") ctx.Fail("unknown kind '" + kind.get<std::string>() + "' (expected \"greedy\" or \"sample\")");
+  if (kind != "sample")
+    ctx.Fail("unknown kind '" + kind.get<std::string>() + "' (expected \"greedy\" or \"sample\")");
   CheckKeys(j, ctx, {"kind", "temperature", "top_k", "top_p", "seed"});
   config.kind = model::SamplerConfig::Kind::kSample;
   // The seed is required: every random choice in a scenario is written down.
@@ -159,7 +165,8 @@ model::SamplerConfig ParseSampler(const json& j, const Context& ctx) {
     config.temperature = static_cast<float>(t);
   }
   if (const auto it = j.find("top_k"); it != j.end()) {
-    config.top_k = static_cast<int>(GetInt(*it, "top_k", 0, std::numeric_limits<int32_t>::max(), ctx));
+    config.top_k =
+        static_cast<int>(GetInt(*it, "top_k", 0, std::numeric_limits<int32_t>::max(), ctx));
   }
   if (const auto it = j.find("top_p"); it != j.end()) {
     const double p = GetNumber(*it, "top_p", ctx);
@@ -190,7 +197,8 @@ ScenarioStep ParseStep(const json& j, size_t index, const Context& ctx) {
     step.chunk = ParseTokenSource(j.at("extend"), "extend", ctx);
   }
   if (const auto it = j.find("all_positions"); it != j.end()) {
-    if (!it->is_boolean()) ctx.Fail("'all_positions' must be true or false, not " + std::string(TypeName(*it)));
+    if (!it->is_boolean())
+      ctx.Fail("'all_positions' must be true or false, not " + std::string(TypeName(*it)));
     step.all_positions = it->get<bool>();
   }
   if (index == 0 && step.kind != ScenarioStep::Kind::kPrefill) {
@@ -203,9 +211,12 @@ ScenarioStep ParseStep(const json& j, size_t index, const Context& ctx) {
 
 const char* StepKindName(ScenarioStep::Kind kind) {
   switch (kind) {
-    case ScenarioStep::Kind::kPrefill: return "prefill";
-    case ScenarioStep::Kind::kDecode: return "decode";
-    case ScenarioStep::Kind::kExtend: return "extend";
+    case ScenarioStep::Kind::kPrefill:
+      return "prefill";
+    case ScenarioStep::Kind::kDecode:
+      return "decode";
+    case ScenarioStep::Kind::kExtend:
+      return "extend";
   }
   return "?";
 }
@@ -218,7 +229,8 @@ Scenario ParseScenario(std::string_view json_text, const std::string& file) {
   } catch (const json::parse_error& e) {
     ctx.Fail(std::string("not valid JSON: ") + e.what());
   }
-  if (!root.is_object()) ctx.Fail("the top level must be an object, not " + std::string(TypeName(root)));
+  if (!root.is_object())
+    ctx.Fail("the top level must be an object, not " + std::string(TypeName(root)));
   CheckKeys(root, ctx, {"name", "description", "prompt", "sampler", "steps"});
 
   Scenario scenario;

@@ -15,7 +15,8 @@ using ::testing::HasSubstr;
 Hello SampleHello() {
   Hello h;
   h.engine = {"samebits-engine", "0.1.0"};
-  h.build = {"0123456789abcdef0123456789abcdef01234567", true, "GNU 12.2.0", "-O3 -ffp-contract=off"};
+  h.build = {"0123456789abcdef0123456789abcdef01234567", true, "GNU 12.2.0",
+             "-O3 -ffp-contract=off"};
   h.platform = {"x86_64", {"avx2", "fma"}, "Linux", "6.1.0", "glibc 2.36", "Some \"quoted\" CPU"};
   h.math = {"libm", "glibc", "2.36", "00112233aabbccdd"};
   h.config = {"synthetic:tiny", "classic", "cpu", 3, "avx2", 8192, "libm"};
@@ -70,8 +71,8 @@ TEST(RecordsTest, InvalidUtf8InAMessageStillMakesALine) {
 }
 
 TEST(RecordsTest, UnknownFieldsAreIgnored) {
-  const Record r = ParseRecord(
-      "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"future\":{\"x\":[1,2]}}");
+  const Record r =
+      ParseRecord("{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"future\":{\"x\":[1,2]}}");
   EXPECT_EQ(std::get<Done>(r), (Done{2, 1.0}));
 }
 
@@ -94,11 +95,14 @@ TEST(RecordsTest, MalformedLinesAreRejectedWithMessages) {
   ExpectRejected("{\"type\":\"hola\"}", "unknown record type 'hola'");
   ExpectRejected("{\"type\":\"done\",\"elapsed_ms\":1}", "missing field 'steps'");
   ExpectRejected("{\"type\":\"done\",\"steps\":-1,\"elapsed_ms\":1}", "'steps' is out of range");
-  ExpectRejected("{\"type\":\"done\",\"steps\":1,\"elapsed_ms\":\"1\"}", "'elapsed_ms' must be a number");
+  ExpectRejected("{\"type\":\"done\",\"steps\":1,\"elapsed_ms\":\"1\"}",
+                 "'elapsed_ms' must be a number");
   ExpectRejected("{\"type\":\"error\"}", "missing field 'message'");
   ExpectRejected("{\"type\":\"error\",\"message\":3}", "'message' must be a string");
-  ExpectRejected("{\"type\":\"trace\",\"position\":1,\"layer\":-2,\"op\":\"q\",\"xxh3_64\":\"0000000000000000\"}",
-                 "'layer' is out of range");
+  ExpectRejected(
+      "{\"type\":\"trace\",\"position\":1,\"layer\":-2,\"op\":\"q\",\"xxh3_64\":"
+      "\"0000000000000000\"}",
+      "'layer' is out of range");
 }
 
 TEST(RecordsTest, StepFieldsAreChecked) {
@@ -112,7 +116,8 @@ TEST(RecordsTest, StepFieldsAreChecked) {
   };
   ExpectRejected(with("\"decode\"", "\"sideways\""), "'kind'");
   ExpectRejected(with("\"position\":1", "\"position\":1.5"), "'position' must be an integer");
-  ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"4\""), "16 lower-case hex");
+  ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"4\""),
+                 "16 lower-case hex");
   ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"000000000000000G\""),
                  "16 lower-case hex");
   ExpectRejected(with("\"fnv1a64\":\"0000000000000004\"", "\"fnv1a64\":\"00000000000000AB\""),

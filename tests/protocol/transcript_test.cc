@@ -28,8 +28,12 @@ std::string StepLine(int index) {
          "\n";
 }
 
-std::string TraceLine() { return ToJsonLine(Trace{11, 0, "q", 9}) + "\n"; }
-std::string DoneLine(int steps) { return ToJsonLine(Done{steps, 3.25}) + "\n"; }
+std::string TraceLine() {
+  return ToJsonLine(Trace{11, 0, "q", 9}) + "\n";
+}
+std::string DoneLine(int steps) {
+  return ToJsonLine(Done{steps, 3.25}) + "\n";
+}
 
 TEST(TranscriptTest, ACompleteStreamIsOk) {
   const Transcript t =

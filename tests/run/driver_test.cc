@@ -79,8 +79,8 @@ TEST(DriverTest, ClassicRunsTheDocumentedShape) {
   const Captured run = Drive(scenario, false);
   ASSERT_EQ(run.steps.size(), 8u);
   const int positions[] = {11, 12, 13, 14, 15, 22, 23, 24};
-  const char* kinds[] = {"prefill", "decode", "decode", "decode", "decode",
-                         "extend",  "decode", "decode"};
+  const char* kinds[] = {"prefill", "decode", "decode", "decode",
+                         "decode",  "extend", "decode", "decode"};
   const std::vector<int32_t> prompt = RandomTokens(scenario.prompt.random, 256);
   const std::vector<int32_t> chunk = RandomTokens(scenario.steps[2].chunk.random, 256);
   for (size_t i = 0; i < run.steps.size(); ++i) {
@@ -122,8 +122,7 @@ TEST(DriverTest, SampledChoicesFollowTheSamplerWithTheStepIndex) {
   const Scenario scenario = LoadDefault("sampled");
   const Captured run = Drive(scenario, false);
   for (size_t i = 0; i < run.steps.size(); ++i) {
-    EXPECT_EQ(run.steps[i].token,
-              model::SampleToken(scenario.sampler, run.logits[i], i, Math()));
+    EXPECT_EQ(run.steps[i].token, model::SampleToken(scenario.sampler, run.logits[i], i, Math()));
   }
 }
 
@@ -236,18 +235,21 @@ std::string PrepareError(const std::string& json) {
 
 TEST(DriverTest, PreparationChecksTheScenarioAgainstTheCheckpoint) {
   EXPECT_THAT(
-      PrepareError(R"({"name":"t","prompt":{"text":"Once upon a time"},"steps":[{"prefill":"prompt"}]})"),
+      PrepareError(
+          R"({"name":"t","prompt":{"text":"Once upon a time"},"steps":[{"prefill":"prompt"}]})"),
       HasSubstr("scenario p.json: prompt: a 'text' prompt needs a tokenizer, and checkpoint "
                 "synthetic:tiny has no vocabulary"));
   EXPECT_THAT(
       PrepareError(R"({"name":"t","prompt":{"tokens":[1,256]},"steps":[{"prefill":"prompt"}]})"),
-      HasSubstr("prompt: token 1 is 256, outside the vocabulary of checkpoint synthetic:tiny (256 ids)"));
+      HasSubstr(
+          "prompt: token 1 is 256, outside the vocabulary of checkpoint synthetic:tiny (256 ids)"));
   EXPECT_THAT(
       PrepareError(R"({"name":"t","prompt":{"tokens":[1]},"steps":[{"prefill":"prompt"},
                        {"extend":{"random":{"length":2,"seed":1,"first_token":300}}}]})"),
       HasSubstr("step 1: random tokens: first_token 300 is not below the vocabulary size 256"));
   EXPECT_THAT(
-      PrepareError(R"({"name":"t","prompt":{"tokens":[1]},"steps":[{"prefill":"prompt"},{"decode":500}]})"),
+      PrepareError(
+          R"({"name":"t","prompt":{"tokens":[1]},"steps":[{"prefill":"prompt"},{"decode":500}]})"),
       HasSubstr("needs 501 positions, more than the 128 that checkpoint synthetic:tiny allows"));
 }
 

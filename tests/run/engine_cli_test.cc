@@ -3,7 +3,6 @@
 // arguments exit with 2 and an `error` record.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -36,7 +35,8 @@ Result RunEngine(const std::string& args) {
   if (pipe == nullptr) return result;
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.out.append(buffer.data(), n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream err(err_path);
@@ -123,9 +123,9 @@ TEST(EngineCliTest, AnUnavailableIsaIsRefused) {
     kernels::Isa isa;
     ASSERT_TRUE(kernels::ParseIsa(name, &isa));
     if (kernels::IsaAvailable(isa)) continue;
-    ExpectUsageError("run --checkpoint synthetic:tiny --scenario " + Scenario("classic") +
-                         " --isa " + name,
-                     std::string("ISA ") + name + " is not available");
+    ExpectUsageError(
+        "run --checkpoint synthetic:tiny --scenario " + Scenario("classic") + " --isa " + name,
+        std::string("ISA ") + name + " is not available");
   }
 }
 
