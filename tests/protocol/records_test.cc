@@ -154,6 +154,39 @@ TEST(RecordsTest, KernelAndConfigMathMayBeOmitted) {
   EXPECT_EQ(h.config.math, "libm") << "read as math.profile";
 }
 
+TEST(RecordsTest, MutatedLinesAreParsedOrRejectedNeverCrash) {
+  // Every single-byte substitution of valid lines, from a fixed alphabet:
+  // the reader either accepts the line or throws ProtocolError, nothing else.
+  const std::string lines[] = {
+      ToJsonLine(SampleHello()),
+      ToJsonLine(Step{3, "decode", 14, 227, 186, 1, 2, 186, 0, 0}),
+      ToJsonLine(Trace{11, -1, "logits", 7}),
+      ToJsonLine(Done{8, 1.5}),
+      ToJsonLine(Error{"m"}),
+  };
+  const char alphabet[] = {'"', '{', '}', '[', ']', ',', ':', '1', '-', 'x', '\\', '\0', ' '};
+  int accepted = 0;
+  int rejected = 0;
+  for (const std::string& line : lines) {
+    for (size_t i = 0; i < line.size(); ++i) {
+      for (const char c : alphabet) {
+        std::string mutated = line;
+        mutated[i] = c;
+        try {
+          ParseRecord(mutated);
+          ++accepted;
+        } catch (const ProtocolError&) {
+          ++rejected;
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "unexpected " << e.what() << " for " << mutated;
+        }
+      }
+    }
+  }
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(accepted, 0);  // e.g. a changed digit inside a string is still valid
+}
+
 TEST(RecordsTest, HashHexIsStrict) {
   uint64_t v = 0;
   EXPECT_TRUE(ParseHashHex("0123456789abcdef", &v));

@@ -153,6 +153,29 @@ TEST(ScenarioTest, ErrorsNameTheFileTheStepAndTheProblem) {
   }
 }
 
+TEST(ScenarioTest, MutatedFilesAreParsedOrRejectedNeverCrash) {
+  // Every single-byte substitution of the classic scenario from a fixed
+  // alphabet: the parser accepts it or throws ScenarioError, nothing else.
+  const std::string text = kClassic;
+  const char alphabet[] = {'"', '{', '}', '[', ']', ',', ':', '0', '-', '.', 'x', '\0'};
+  int rejected = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (const char c : alphabet) {
+      std::string mutated = text;
+      mutated[i] = c;
+      try {
+        ParseScenario(mutated, "m.json");
+      } catch (const ScenarioError& e) {
+        ++rejected;
+        EXPECT_EQ(std::string(e.what()).rfind("scenario m.json: ", 0), 0u) << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "unexpected " << e.what() << " for " << mutated;
+      }
+    }
+  }
+  EXPECT_GT(rejected, 0);
+}
+
 TEST(ScenarioTest, LoadScenarioNamesAMissingFile) {
   try {
     LoadScenario("/nonexistent/scenario.json");
