@@ -281,6 +281,13 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
   CheckConfig(config, label);
   TensorTable table;
   for (auto& [hf_name, t] : hf_table) {
+    // Older exports saved RoPE's derived inverse frequencies; the engine
+    // computes its own from rope_theta.
+    const std::string inv_freq = "rotary_emb.inv_freq";
+    if (hf_name.size() > inv_freq.size() &&
+        hf_name.compare(hf_name.size() - inv_freq.size(), inv_freq.size(), inv_freq) == 0) {
+      continue;
+    }
     const std::string name = GgufNameFromHf(hf_name);
     if (name.empty()) {
       throw CheckpointError(label + ": tensor '" + hf_name + "' is not one the engine knows how to place");
