@@ -71,6 +71,13 @@ const Paths& GetPaths() {
   return paths;
 }
 
+std::string DisplayPath(const std::string& path) {
+  std::error_code ec;
+  const fs::path relative = fs::path(path).lexically_relative(fs::current_path(ec));
+  if (ec || relative.empty() || *relative.begin() == "..") return path;
+  return relative.string();
+}
+
 const std::string& CommandLine() { return CommandLineStorage(); }
 
 void SetCommandLine(int argc, char** argv) {

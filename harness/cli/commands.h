@@ -81,6 +81,10 @@ struct Paths {
 };
 const Paths& GetPaths();
 
+// Returns `path` relative to the current directory when it lies below it
+// (shorter messages), else as given.
+std::string DisplayPath(const std::string& path);
+
 // Returns the command line this process was started with, quoted for a
 // shell (stored with each run).
 const std::string& CommandLine();

@@ -109,8 +109,8 @@ int Gate(const GateFlags& flags) {
     if (run.cells.empty()) throw UsageError("run " + flags.run + " has no cells");
   }
   harness::JudgeOptions judge;
-  judge.references_dir = ReferencesDir(flags.matrix);
-  judge.references = LoadReferencesFor(run, judge.references_dir);
+  judge.references_dir = DisplayPath(ReferencesDir(flags.matrix));
+  judge.references = LoadReferencesFor(run, ReferencesDir(flags.matrix));
   judge.samebits = GetPaths().program_display;
   harness::Judge(run, judge);
   if (flags.trace && run.diagnosis.kind == harness::Diagnosis::Kind::kIdentityBroken) {

@@ -96,7 +96,7 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
       ->type_name("N");
   sub->add_option("--timeout", flags->timeout_seconds,
                   "Kills a child (and its process group) that runs longer than this; it counts "
-                  "as TIMEOUT (default 60).")
+                  "as TIMEOUT (default 120).")
       ->type_name("SECONDS");
   sub->add_option("--db", flags->db,
                   "Stores runs in this SQLite database instead of .samebits/samebits.db under "

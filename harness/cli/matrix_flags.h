@@ -23,7 +23,7 @@ struct MatrixFlags {
   std::vector<int> threads = {1, 2, 3};
   std::vector<std::string> math = {"portable"};
   int jobs = 0;  // 0: the number of cores
-  double timeout_seconds = 60;
+  double timeout_seconds = 120;
   std::string db;
   std::string references_dir;
 };

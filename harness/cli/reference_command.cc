@@ -102,7 +102,7 @@ int Generate(const ReferenceFlags& flags) {
     } catch (const harness::ReferenceError& e) {
       std::fprintf(stderr, "samebits: replacing an unreadable reference file: %s\n", e.what());
     }
-    const std::string file = dir + "/" + harness::ReferenceFileName(key);
+    const std::string file = DisplayPath(dir + "/" + harness::ReferenceFileName(key));
     std::set<std::pair<std::string, std::string>> covered;
     for (const harness::ReferenceLine& l : group.lines) covered.insert({l.checkpoint, l.scenario});
     if (old) {

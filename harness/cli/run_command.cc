@@ -31,7 +31,7 @@ int Run(const RunFlags& flags) {
   harness::RunResult run = RunMatrix(flags.matrix, cells, flags.trace, flags.quiet);
   harness::JudgeOptions judge;
   judge.references = LoadReferencesFor(run, ReferencesDir(flags.matrix));
-  judge.references_dir = ReferencesDir(flags.matrix);
+  judge.references_dir = DisplayPath(ReferencesDir(flags.matrix));
   judge.samebits = GetPaths().program_display;
   Judge(run, judge);
   run.run_id = store->SaveRun(run);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <sstream>
 
@@ -130,9 +131,10 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
   }
   if (outcome.timed_out) {
     r.code = ResultCode::kTimeout;
-    std::ostringstream m;
-    m << "killed after the " << outcome.elapsed_ms / 1000.0 << " s timeout (with its process group)";
-    r.message = m.str();
+    char m[128];
+    std::snprintf(m, sizeof m, "ran past the timeout; killed with its process group after %.1f s",
+                  outcome.elapsed_ms / 1000.0);
+    r.message = m;
     return r;
   }
   if (t.error && outcome.exit_code != 0 && outcome.signal == 0 && SaysUnsupported(t.error->message)) {

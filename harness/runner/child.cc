@@ -11,6 +11,7 @@
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -37,6 +38,49 @@ std::mutex& SpawnMutex() {
 
 void MarkCloseOnExec(int fd) {
   if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+}
+
+// The process groups of the children running now, so that a harness
+// interrupted by SIGINT or SIGTERM (Ctrl-C, a CI job's cancel) takes them
+// with it: they lead groups of their own, so the terminal's signal does
+// not reach them. Lock-free slots, because a signal handler may not lock.
+constexpr int kSlots = 1024;
+std::atomic<pid_t> g_running[kSlots];
+
+void KillChildrenAndDie(int sig) {
+  for (std::atomic<pid_t>& slot : g_running) {
+    const pid_t pid = slot.load();
+    if (pid > 0) ::kill(-pid, SIGKILL);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void InstallInterruptHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      ::sigaction(sig, nullptr, &old);
+      if (old.sa_handler == SIG_IGN) continue;  // e.g. nohup: keep ignoring
+      struct sigaction action {};
+      action.sa_handler = KillChildrenAndDie;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(sig, &action, nullptr);
+    }
+  });
+}
+
+int Track(pid_t pid) {
+  for (int i = 0; i < kSlots; ++i) {
+    pid_t expected = 0;
+    if (g_running[i].compare_exchange_strong(expected, pid)) return i;
+  }
+  return -1;  // More than kSlots children at once: untracked, still killed on timeout.
+}
+
+void Untrack(int slot) {
+  if (slot >= 0) g_running[slot].store(0);
 }
 
 // Reads `fd` to its end into `out` (up to `limit` bytes; the rest is read
@@ -117,6 +161,7 @@ std::map<std::string, std::string> ChildEnvironment(
 
 ChildOutcome RunChild(const ChildSpec& spec) {
   ChildOutcome outcome;
+  InstallInterruptHandlers();
   const Clock::time_point start = Clock::now();
   std::optional<bp::pipe> out_pipe;
   std::optional<bp::pipe> err_pipe;
@@ -146,6 +191,7 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   }
   outcome.started = true;
   const pid_t pid = child.id();
+  const int slot = Track(pid);
   // The write ends now belong to the child alone (Boost closed ours), so the
   // readers see end-of-file when the child and its group are gone.
   bool truncated = false;
@@ -170,6 +216,7 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   // The child is a zombie (or dying) and still reserves its id: anything it
   // left in its group dies now, so no straggler holds the pipes open.
   ::kill(-pid, SIGKILL);
+  Untrack(slot);
   std::error_code wait_ec;
   child.wait(wait_ec);
   const int status = child.native_exit_code();

@@ -194,14 +194,12 @@ TEST(Cli, ACorruptDatabaseIsRefusedAndLeftUntouched) {
 TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
   Sandbox box;
   std::vector<std::thread> threads;
-  std::vector<int> codes(4, -1);
+  std::vector<ChildOutcome> outs(4);
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] {
-      codes[i] = Exit(box.Run("run", {"-q", "--config", "reference,cpu-t1,cpu-t3", "-j", "1"}));
-    });
+    threads.emplace_back([&, i] { outs[i] = box.Run("run", {"-q", "--config", "reference,cpu-t1,cpu-t3"}); });
   }
   for (std::thread& t : threads) t.join();
-  for (int code : codes) EXPECT_EQ(code, 0);
+  for (const ChildOutcome& out : outs) EXPECT_EQ(Exit(out), 0) << out.stderr_tail;
   const ChildOutcome out = box.Run("runs", {});
   int lines = 0;
   for (size_t at = 0; (at = out.stdout_text.find("PASS 6", at)) != std::string::npos; ++at) ++lines;

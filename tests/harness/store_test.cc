@@ -285,7 +285,7 @@ TEST(Store, AWriterThatFailsMidRunLeavesNoRows) {
 TEST(Store, AProcessKilledMidRunLeavesNoRows) {
   TempDir dir;
   const std::string path = dir.File("db");
-  { Store store(path).SaveRun(SampleRun()); }
+  Store(path).SaveRun(SampleRun());
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
