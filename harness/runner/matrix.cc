@@ -142,6 +142,22 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
   return cells;
 }
 
+std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
+  auto cost = [](const Cell& c) {
+    double size = 4;
+    if (c.checkpoint.find("tiny") != std::string::npos) size = 1;
+    if (c.checkpoint.find("wide") != std::string::npos) size = 16;
+    double speed = 1;
+    if (c.config.kernels == "reference" || c.config.isa == "scalar") speed = 6;
+    return c.supported ? size * speed : 0.0;
+  };
+  std::vector<size_t> order(cells.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return cost(cells[a]) > cost(cells[b]); });
+  return order;
+}
+
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace) {
   const harness::Configuration& c = cell.config;
   std::vector<std::string> args = {"run",       "--checkpoint", cell.checkpoint,

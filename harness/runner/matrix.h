@@ -58,6 +58,13 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
                                const std::vector<std::string>& available_isas,
                                const std::string& arch);
 
+// Returns the order in which to start the cells: the most expensive first
+// (by a static guess from the checkpoint's name and the configuration), so
+// that with a job limit the long children do not start last and leave the
+// other cores idle at the end. Only the order of starting changes; results
+// stay in matrix order.
+std::vector<size_t> StartOrder(const std::vector<Cell>& cells);
+
 // Returns the engine's argv (without the program) for a cell.
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace);
 

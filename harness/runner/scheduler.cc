@@ -33,10 +33,12 @@ std::vector<harness::CellResult> RunCells(
   // Start times of running cells, for the "slowest child" display.
   std::map<size_t, Clock::time_point> running;
 
+  const std::vector<size_t> order = StartOrder(cells);
   auto worker = [&] {
     for (;;) {
-      const size_t i = next.fetch_add(1);
-      if (i >= cells.size()) return;
+      const size_t n = next.fetch_add(1);
+      if (n >= cells.size()) return;
+      const size_t i = order[n];
       {
         std::lock_guard<std::mutex> lock(mutex);
         running[i] = Clock::now();

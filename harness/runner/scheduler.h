@@ -24,7 +24,8 @@ class ProgressSink {
 };
 
 // Returns one result per cell, in the cells' order. `run_one` runs a cell
-// (RunCell by default; tests pass fakes). `jobs` < 1 means one.
+// (RunCell by default; tests pass fakes). `jobs` < 1 means one. Cells are
+// started in StartOrder.
 std::vector<harness::CellResult> RunCells(
     const std::vector<Cell>& cells, int jobs, ProgressSink* progress,
     const std::function<harness::CellResult(const Cell&)>& run_one);

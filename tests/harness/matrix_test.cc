@@ -109,6 +109,18 @@ TEST(Matrix, BadSelectionsAreErrors) {
   EXPECT_THROW(ExpandMatrix(duplicate, {"scalar"}, "x86_64"), std::invalid_argument);
 }
 
+TEST(Matrix, StartOrderRunsTheLongestCellsFirstAndKeepsEveryCell) {
+  const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
+  const std::vector<size_t> order = StartOrder(cells);
+  ASSERT_EQ(order.size(), cells.size());
+  std::vector<size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);
+  EXPECT_EQ(cells[order.front()].checkpoint, "synthetic:wide");
+  EXPECT_EQ(cells[order.front()].config.name, "reference");
+  EXPECT_EQ(cells[order.back()].config.name, "cpu-neon");  // runs no child at all
+}
+
 TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
   Cell cell;
   cell.checkpoint = "synthetic:tiny";
