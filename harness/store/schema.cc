@@ -75,6 +75,10 @@ ALTER TABLE runs ADD COLUMN diagnosis_headline TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN command TEXT NOT NULL DEFAULT '';
 ALTER TABLE cells ADD COLUMN dump_path TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 3: the ISA the engine resolved `auto` to, from its hello.
+      R"sql(
+ALTER TABLE cells ADD COLUMN isa_used TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -77,6 +77,7 @@ void ExpectSameCells(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(x.stderr_tail, y.stderr_tail);
     EXPECT_EQ(x.elapsed_ms, y.elapsed_ms);
     EXPECT_EQ(x.weights_xxh3, y.weights_xxh3);
+    EXPECT_EQ(x.isa_used, y.isa_used);
     EXPECT_EQ(x.math.has_value(), y.math.has_value());
     if (x.math && y.math) EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
     EXPECT_EQ(x.build.has_value(), y.build.has_value());
@@ -167,7 +168,7 @@ TEST(Store, NewDatabaseHasTheCurrentSchemaVersionAndWal) {
   TempDir dir;
   Store store(dir.File("db"));
   EXPECT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
-  EXPECT_GE(CurrentSchemaVersion(), 2);
+  EXPECT_GE(CurrentSchemaVersion(), 3);
   Statement mode = store.connection().Prepare("PRAGMA journal_mode");
   ASSERT_TRUE(mode.Step());
   EXPECT_EQ(mode.Text(0), "wal");
