@@ -146,6 +146,7 @@ class CpuForward final : public Forward {
     if (profiler_) profiler_->CountPass(kind_, n);
     trace_ = trace;
     pending_.clear();
+    tasks_.clear();  // nothing left over from a call that threw
     EnsureBatch(n);
     GrowCaches(state, n_past + n);
 
