@@ -1,0 +1,67 @@
+// `samebits-engine bench` in a child process, on a tiny checkpoint: it
+// reports its figures and an identity line per comparison, exits 0 when the
+// configurations agree, and exits 1 with "identical: no" when one of them
+// computes in a forbidden order (the test-only switch), so its own check is
+// shown able to fail.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace samebits {
+namespace {
+
+const std::string kEngine = std::string(SAMEBITS_BINARY_DIR) + "/bin/samebits-engine";
+
+struct Output {
+  int exit_code = -1;
+  std::string text;
+};
+
+// Runs the bench with `env` set and returns its exit code and stdout.
+Output RunBench(const std::string& env) {
+  const std::string command =
+      "env -u SAMEBITS_TEST_ONLY_BREAK_IDENTITY -u SAMEBITS_PROFILE " + env + " " + kEngine +
+      " bench --checkpoint synthetic:tiny --context 9 --prompt 10 --decode-steps 3 --repeats 2 "
+      "--reference-repeats 2 --threads-list 1,2 --bandwidth-mib 0 --profile 2>/dev/null";
+  Output out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.text.append(buffer, got);
+  const int status = pclose(pipe);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// Returns how many times `needle` occurs in `text`.
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(Bench, ReportsFiguresAndIdentity) {
+  const Output out = RunBench("");
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  for (const char* part : {"preflight:", "decode at context 9", "prefill of 10 tokens",
+                           "reference", "cpu 1 thread", "cpu 2 threads", "ratios of medians",
+                           "weights streamed per token", "profile (cpu 2 threads"}) {
+    EXPECT_NE(out.text.find(part), std::string::npos) << part << "\n" << out.text;
+  }
+  // Three runs-against-runs lines and two comparisons with the reference.
+  EXPECT_EQ(Count(out.text, "identical: yes"), 3 + 2 * 2) << out.text;
+  EXPECT_EQ(Count(out.text, "identical: no"), 0) << out.text;
+}
+
+TEST(Bench, NegativeControlBrokenOrderFailsTheBench) {
+  const Output out = RunBench("SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1");
+  EXPECT_EQ(out.exit_code, 1) << out.text;
+  EXPECT_GE(Count(out.text, "identical: no"), 1) << out.text;
+}
+
+}  // namespace
+}  // namespace samebits
