@@ -73,12 +73,23 @@ std::string HtmlEscape(std::string_view text) {
   std::string out;
   for (char c : RemoveControlCharacters(text)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -88,16 +99,33 @@ std::string XmlEscape(std::string_view text, bool attribute) {
   std::string out;
   for (char c : RemoveControlCharacters(text)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       // Attribute-value normalization would turn these into spaces.
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\r': out += attribute ? "&#13;" : "&#13;"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
-      default: out += c;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      case '\r':
+        out += attribute ? "&#13;" : "&#13;";
+        break;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -107,15 +135,28 @@ std::string MarkdownCell(std::string_view text) {
   std::string out;
   for (char c : HtmlEscape(text)) {
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '\\': out += "\\\\"; break;
-      case '`': out += "&#96;"; break;
-      case '*': out += "\\*"; break;
-      case '_': out += "\\_"; break;
+      case '|':
+        out += "\\|";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '`':
+        out += "&#96;";
+        break;
+      case '*':
+        out += "\\*";
+        break;
+      case '_':
+        out += "\\_";
+        break;
       case '\n':
       case '\r':
-      case '\t': out += ' '; break;
-      default: out += c;
+      case '\t':
+        out += ' ';
+        break;
+      default:
+        out += c;
     }
   }
   return out;

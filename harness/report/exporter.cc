@@ -5,7 +5,9 @@
 
 namespace samebits::harness::report {
 
-std::vector<std::string> ReportFormats() { return {"md", "html", "json", "junit"}; }
+std::vector<std::string> ReportFormats() {
+  return {"md", "html", "json", "junit"};
+}
 
 std::unique_ptr<Exporter> MakeExporter(std::string_view format) {
   if (format == "md" || format == "markdown") return MakeMarkdownExporter();

@@ -30,22 +30,30 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; }
 )css";
 
-std::string E(const std::string& s) { return HtmlEscape(s); }
+std::string E(const std::string& s) {
+  return HtmlEscape(s);
+}
 
 const char* AgreementClass(Agreement a) {
   switch (a) {
-    case Agreement::kSame: return "same";
-    case Agreement::kDiffers: return "differs";
-    case Agreement::kMissing: return "missing";
+    case Agreement::kSame:
+      return "same";
+    case Agreement::kDiffers:
+      return "differs";
+    case Agreement::kMissing:
+      return "missing";
   }
   return "missing";
 }
 
 const char* AgreementWord(Agreement a) {
   switch (a) {
-    case Agreement::kSame: return "same hashes as";
-    case Agreement::kDiffers: return "differs from";
-    case Agreement::kMissing: return "missing here or in";
+    case Agreement::kSame:
+      return "same hashes as";
+    case Agreement::kDiffers:
+      return "differs from";
+    case Agreement::kMissing:
+      return "missing here or in";
   }
   return "";
 }
@@ -88,8 +96,7 @@ void WriteCells(const ReportModel& m, std::ostream& out) {
       out << "<tr><td>" << E(c.checkpoint) << "</td><td>" << E(c.scenario) << "</td><td>"
           << E(c.config.name) << "</td><td class=\"code-" << code << "\">" << code << "</td><td>"
           << c.steps.size() << "</td><td>" << FormatMs(c.elapsed_ms) << "</td><td>"
-          << E(FirstDivergenceText(*m.run, g, r)) << "</td><td>" << E(c.message)
-          << "</td></tr>\n";
+          << E(FirstDivergenceText(*m.run, g, r)) << "</td><td>" << E(c.message) << "</td></tr>\n";
     }
   }
   out << "</table>\n";
@@ -118,8 +125,9 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
     for (size_t c = 0; c < g.columns.size(); ++c) {
       const bool first = r.first_divergence && *r.first_divergence == c;
       out << "<td class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
-          << "\" title=\"" << E(cell.config.name + ", " + DescribeStep(g.columns[c]) + ": " +
-                                AgreementWord(r.agreement[c]) + " " + base)
+          << "\" title=\""
+          << E(cell.config.name + ", " + DescribeStep(g.columns[c]) + ": " +
+               AgreementWord(r.agreement[c]) + " " + base)
           << "\"></td>";
     }
     out << "</tr>\n";
@@ -172,8 +180,8 @@ void WriteMachine(const ReportModel& m, std::ostream& out) {
     out << "<h2>Math libraries</h2>\n<table>\n<tr><th>Profile</th><th>Library</th>"
            "<th>Version</th><th>Fingerprint</th></tr>\n";
     for (const MathLibraryInfo& l : m.math_libraries) {
-      out << "<tr><td>" << E(l.profile) << "</td><td>" << E(l.name) << "</td><td>"
-          << E(l.version) << "</td><td><code>" << E(l.fingerprint) << "</code></td></tr>\n";
+      out << "<tr><td>" << E(l.profile) << "</td><td>" << E(l.name) << "</td><td>" << E(l.version)
+          << "</td><td><code>" << E(l.fingerprint) << "</code></td></tr>\n";
     }
     out << "</table>\n";
   }
@@ -229,6 +237,8 @@ class HtmlExporter final : public Exporter {
 
 }  // namespace
 
-std::unique_ptr<Exporter> MakeHtmlExporter() { return std::make_unique<HtmlExporter>(); }
+std::unique_ptr<Exporter> MakeHtmlExporter() {
+  return std::make_unique<HtmlExporter>();
+}
 
 }  // namespace samebits::harness::report

@@ -17,12 +17,17 @@ using Json = nlohmann::ordered_json;
 constexpr int kSchemaVersion = 1;
 
 // Child output is bytes; JSON strings must be UTF-8.
-std::string Text(const std::string& s) { return SanitizeUtf8(s); }
+std::string Text(const std::string& s) {
+  return SanitizeUtf8(s);
+}
 
 Json ToJson(const Configuration& c) {
-  return Json{{"name", Text(c.name)},   {"kernels", Text(c.kernels)},
-              {"threads", c.threads},   {"isa", Text(c.isa)},
-              {"gemv_chunk_bytes", c.gemv_chunk_bytes}, {"math", Text(c.math)}};
+  return Json{{"name", Text(c.name)},
+              {"kernels", Text(c.kernels)},
+              {"threads", c.threads},
+              {"isa", Text(c.isa)},
+              {"gemv_chunk_bytes", c.gemv_chunk_bytes},
+              {"math", Text(c.math)}};
 }
 
 Json ToJson(const MathLibraryInfo& m) {
@@ -39,11 +44,16 @@ Json ToJson(const BuildInfo& b) {
 }
 
 Json ToJson(const StepRecord& s) {
-  return Json{{"index", s.index},         {"kind", Text(s.kind)},
-              {"position", s.position},   {"input_token", s.input_token},
-              {"token", s.token},         {"fnv1a64", Hex16(s.fnv1a64)},
-              {"xxh3_64", Hex16(s.xxh3_64)}, {"argmax", s.argmax},
-              {"nan", s.nan_count},       {"inf", s.inf_count}};
+  return Json{{"index", s.index},
+              {"kind", Text(s.kind)},
+              {"position", s.position},
+              {"input_token", s.input_token},
+              {"token", s.token},
+              {"fnv1a64", Hex16(s.fnv1a64)},
+              {"xxh3_64", Hex16(s.xxh3_64)},
+              {"argmax", s.argmax},
+              {"nan", s.nan_count},
+              {"inf", s.inf_count}};
 }
 
 Json ToJson(const TraceRecord& t) {
@@ -54,9 +64,12 @@ Json ToJson(const TraceRecord& t) {
 }
 
 Json ToJson(const Divergence& d) {
-  Json j{{"checkpoint", Text(d.checkpoint)}, {"scenario", Text(d.scenario)},
-         {"config_a", Text(d.config_a)},     {"config_b", Text(d.config_b)},
-         {"step_index", d.step_index},       {"kind", Text(d.kind)},
+  Json j{{"checkpoint", Text(d.checkpoint)},
+         {"scenario", Text(d.scenario)},
+         {"config_a", Text(d.config_a)},
+         {"config_b", Text(d.config_b)},
+         {"step_index", d.step_index},
+         {"kind", Text(d.kind)},
          {"position", d.position}};
   j["layer"] = d.layer ? Json(*d.layer) : Json(nullptr);
   j["op"] = Text(d.op);
@@ -65,14 +78,10 @@ Json ToJson(const Divergence& d) {
 }
 
 Json ToJson(const CellResult& c) {
-  Json j{{"checkpoint", Text(c.checkpoint)},
-         {"scenario", Text(c.scenario)},
-         {"config", ToJson(c.config)},
-         {"code", ResultCodeName(c.code)},
-         {"exit_code", c.exit_code},
-         {"signal", c.signal},
-         {"message", Text(c.message)},
-         {"stderr_tail", Text(c.stderr_tail)},
+  Json j{{"checkpoint", Text(c.checkpoint)}, {"scenario", Text(c.scenario)},
+         {"config", ToJson(c.config)},       {"code", ResultCodeName(c.code)},
+         {"exit_code", c.exit_code},         {"signal", c.signal},
+         {"message", Text(c.message)},       {"stderr_tail", Text(c.stderr_tail)},
          {"elapsed_ms", c.elapsed_ms}};
   j["math"] = c.math ? ToJson(*c.math) : Json(nullptr);
   j["build"] = c.build ? ToJson(*c.build) : Json(nullptr);
@@ -90,22 +99,25 @@ Json ToJson(const CellResult& c) {
 }
 
 Json ToJson(const DumpComparison& d) {
-  Json j{{"checkpoint", Text(d.checkpoint)}, {"scenario", Text(d.scenario)},
-         {"config_a", Text(d.config_a)},     {"config_b", Text(d.config_b)}};
+  Json j{{"checkpoint", Text(d.checkpoint)},
+         {"scenario", Text(d.scenario)},
+         {"config_a", Text(d.config_a)},
+         {"config_b", Text(d.config_b)}};
   j["error"] = d.error.empty() ? Json(nullptr) : Json(Text(d.error));
   j["vocab_size"] = d.vocab_size;
   Json steps = Json::array();
   for (const StepLogitDiff& s : d.steps) {
     const RowComparison& c = s.comparison;
     // A NaN on one side has no distance: null rather than a huge number.
-    steps.push_back(Json{{"step_index", s.step_index},
-                         {"differing", c.differing},
-                         {"max_ulp", c.max_ulp == kUlpNaNMismatch ? Json(nullptr) : Json(c.max_ulp)},
-                         {"nan_mismatch", c.nan_mismatch},
-                         {"max_abs_diff", c.max_abs_diff},
-                         {"argmax_a", c.argmax_a},
-                         {"argmax_b", c.argmax_b},
-                         {"argmax_changed", c.argmax_a != c.argmax_b}});
+    steps.push_back(
+        Json{{"step_index", s.step_index},
+             {"differing", c.differing},
+             {"max_ulp", c.max_ulp == kUlpNaNMismatch ? Json(nullptr) : Json(c.max_ulp)},
+             {"nan_mismatch", c.nan_mismatch},
+             {"max_abs_diff", c.max_abs_diff},
+             {"argmax_a", c.argmax_a},
+             {"argmax_b", c.argmax_b},
+             {"argmax_changed", c.argmax_a != c.argmax_b}});
   }
   j["steps"] = std::move(steps);
   return j;
@@ -131,9 +143,9 @@ class JsonExporter final : public Exporter {
     j["counts"] = std::move(counts);
     Json isa = Json::array();
     for (const std::string& f : run.machine.isa_features) isa.push_back(Text(f));
-    j["machine"] = Json{{"arch", Text(run.machine.arch)},     {"cpu", Text(run.machine.cpu)},
-                        {"os", Text(run.machine.os)},         {"kernel", Text(run.machine.kernel)},
-                        {"libc", Text(run.machine.libc)},     {"isa_features", std::move(isa)}};
+    j["machine"] = Json{{"arch", Text(run.machine.arch)}, {"cpu", Text(run.machine.cpu)},
+                        {"os", Text(run.machine.os)},     {"kernel", Text(run.machine.kernel)},
+                        {"libc", Text(run.machine.libc)}, {"isa_features", std::move(isa)}};
     const Diagnosis& d = run.diagnosis;
     Json details = Json::array();
     for (const std::string& s : d.details) details.push_back(Text(s));
@@ -156,6 +168,8 @@ class JsonExporter final : public Exporter {
 
 }  // namespace
 
-std::unique_ptr<Exporter> MakeJsonExporter() { return std::make_unique<JsonExporter>(); }
+std::unique_ptr<Exporter> MakeJsonExporter() {
+  return std::make_unique<JsonExporter>();
+}
 
 }  // namespace samebits::harness::report

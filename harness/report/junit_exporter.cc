@@ -20,12 +20,16 @@ enum class Outcome { kPassed, kFailure, kError, kSkipped };
 Outcome OutcomeOf(ResultCode code) {
   switch (code) {
     case ResultCode::kPass:
-    case ResultCode::kXFail: return Outcome::kPassed;
+    case ResultCode::kXFail:
+      return Outcome::kPassed;
     case ResultCode::kFail:
-    case ResultCode::kXPass: return Outcome::kFailure;
+    case ResultCode::kXPass:
+      return Outcome::kFailure;
     case ResultCode::kUnresolved:
-    case ResultCode::kTimeout: return Outcome::kError;
-    case ResultCode::kUnsupported: return Outcome::kSkipped;
+    case ResultCode::kTimeout:
+      return Outcome::kError;
+    case ResultCode::kUnsupported:
+      return Outcome::kSkipped;
   }
   return Outcome::kError;
 }
@@ -37,10 +41,17 @@ struct Tally {
     ++tests;
     ms += c.elapsed_ms;
     switch (OutcomeOf(c.code)) {
-      case Outcome::kPassed: break;
-      case Outcome::kFailure: ++failures; break;
-      case Outcome::kError: ++errors; break;
-      case Outcome::kSkipped: ++skipped; break;
+      case Outcome::kPassed:
+        break;
+      case Outcome::kFailure:
+        ++failures;
+        break;
+      case Outcome::kError:
+        ++errors;
+        break;
+      case Outcome::kSkipped:
+        ++skipped;
+        break;
     }
   }
 };
@@ -52,8 +63,12 @@ std::string Seconds(double ms) {
   return buf;
 }
 
-std::string Attr(const std::string& s) { return XmlEscape(s, /*attribute=*/true); }
-std::string Text(const std::string& s) { return XmlEscape(s, /*attribute=*/false); }
+std::string Attr(const std::string& s) {
+  return XmlEscape(s, /*attribute=*/true);
+}
+std::string Text(const std::string& s) {
+  return XmlEscape(s, /*attribute=*/false);
+}
 
 void WriteTallyAttributes(const Tally& t, std::ostream& out) {
   out << " tests=\"" << t.tests << "\" failures=\"" << t.failures << "\" errors=\"" << t.errors
@@ -85,7 +100,8 @@ void WriteTestCase(const ReportModel& m, const CellGroup& g, const ConfigRow& r,
                               (c.signal ? ", signal " + std::to_string(c.signal) : "") + ", " +
                               std::to_string(c.steps.size()) + " steps";
   switch (outcome) {
-    case Outcome::kPassed: break;
+    case Outcome::kPassed:
+      break;
     case Outcome::kFailure:
       out << "      <failure type=\"" << ResultCodeName(c.code) << "\" message=\"" << Attr(message)
           << "\">" << Text(details) << "</failure>\n";
@@ -132,6 +148,8 @@ class JunitExporter final : public Exporter {
 
 }  // namespace
 
-std::unique_ptr<Exporter> MakeJunitExporter() { return std::make_unique<JunitExporter>(); }
+std::unique_ptr<Exporter> MakeJunitExporter() {
+  return std::make_unique<JunitExporter>();
+}
 
 }  // namespace samebits::harness::report

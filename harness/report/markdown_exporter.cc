@@ -21,9 +21,12 @@ constexpr size_t kMaxFailingRows = 50;
 
 const char* AgreementSymbol(Agreement a) {
   switch (a) {
-    case Agreement::kSame: return "=";
-    case Agreement::kDiffers: return "**X**";
-    case Agreement::kMissing: return "-";
+    case Agreement::kSame:
+      return "=";
+    case Agreement::kDiffers:
+      return "**X**";
+    case Agreement::kMissing:
+      return "-";
   }
   return "?";
 }
@@ -138,12 +141,21 @@ void WriteMatrices(const ReportModel& m, std::ostream& out) {
 void WriteMachine(const ReportModel& m, std::ostream& out) {
   const MachineInfo& mi = m.run->machine;
   out << "### Machine\n\n";
-  out << "- " << MarkdownCell(mi.arch) << ", " << MarkdownCell(mi.cpu) << "\n";
-  out << "- " << MarkdownCell(mi.os) << " (kernel " << MarkdownCell(mi.kernel) << "), "
-      << MarkdownCell(mi.libc) << "\n";
-  out << "- ISA features:";
-  for (const std::string& f : mi.isa_features) out << " " << MarkdownCell(f);
-  out << "\n";
+  // Fields a child did not report are left out rather than printed empty.
+  const auto line = [&](std::initializer_list<std::string> parts) {
+    std::string text;
+    for (const std::string& p : parts) {
+      if (!p.empty()) text += (text.empty() ? "" : ", ") + MarkdownCell(p);
+    }
+    if (!text.empty()) out << "- " << text << "\n";
+  };
+  line({mi.arch, mi.cpu});
+  line({mi.os, mi.kernel.empty() ? "" : "kernel " + mi.kernel, mi.libc});
+  if (!mi.isa_features.empty()) {
+    out << "- ISA features:";
+    for (const std::string& f : mi.isa_features) out << " " << MarkdownCell(f);
+    out << "\n";
+  }
   for (const MathLibraryInfo& l : m.math_libraries) {
     out << "- Math library (" << MarkdownCell(l.profile) << "): " << MarkdownCell(l.name) << " "
         << MarkdownCell(l.version) << ", fingerprint " << MarkdownCell(l.fingerprint) << "\n";
@@ -165,8 +177,8 @@ void WriteStderrTails(const ReportModel& m, std::ostream& out) {
       const std::string fence = CodeFenceFor(tail);
       out << "<details><summary>stderr of " << HtmlEscape(c.checkpoint) << " / "
           << HtmlEscape(c.scenario) << " / " << HtmlEscape(c.config.name) << "</summary>\n\n"
-          << fence << "\n" << tail << (tail.ends_with('\n') ? "" : "\n") << fence
-          << "\n\n</details>\n\n";
+          << fence << "\n"
+          << tail << (tail.ends_with('\n') ? "" : "\n") << fence << "\n\n</details>\n\n";
     }
   }
 }
@@ -188,6 +200,8 @@ class MarkdownExporter final : public Exporter {
 
 }  // namespace
 
-std::unique_ptr<Exporter> MakeMarkdownExporter() { return std::make_unique<MarkdownExporter>(); }
+std::unique_ptr<Exporter> MakeMarkdownExporter() {
+  return std::make_unique<MarkdownExporter>();
+}
 
 }  // namespace samebits::harness::report

@@ -74,18 +74,17 @@ DumpComparison CompareDumps(const CellGroup& group, const ConfigRow& row,
                             const ReportOptions& options) {
   const CellResult& base = *group.rows[group.base_row].cell;
   const CellResult& other = *row.cell;
-  DumpComparison out{group.checkpoint, group.scenario, base.config.name, other.config.name,
-                     "", 0, {}};
+  DumpComparison out{
+      group.checkpoint, group.scenario, base.config.name, other.config.name, "", 0, {}};
   try {
     const LogitDump a = ReadLogitDump(ResolveDumpPath(base.dump_path, options),
                                       static_cast<int64_t>(base.steps.size()));
     const LogitDump b = ReadLogitDump(ResolveDumpPath(other.dump_path, options),
                                       static_cast<int64_t>(other.steps.size()));
     if (a.vocab_size != b.vocab_size) {
-      throw std::runtime_error("logit dumps of " + base.config.name + " and " +
-                               other.config.name + " have different row lengths (" +
-                               std::to_string(a.vocab_size) + " and " +
-                               std::to_string(b.vocab_size) + " values)");
+      throw std::runtime_error("logit dumps of " + base.config.name + " and " + other.config.name +
+                               " have different row lengths (" + std::to_string(a.vocab_size) +
+                               " and " + std::to_string(b.vocab_size) + " values)");
     }
     for (const CellResult* cell : {&base, &other}) {
       // The child's `hello` said how long a row is; a dump must agree.
@@ -152,9 +151,12 @@ ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options)
     case Diagnosis::Kind::kIdentityBroken:
     case Diagnosis::Kind::kMathLibraryDiffers:
     case Diagnosis::Kind::kCodeChanged:
-    case Diagnosis::Kind::kChildFailures: model.passed = false; break;
+    case Diagnosis::Kind::kChildFailures:
+      model.passed = false;
+      break;
     case Diagnosis::Kind::kAllAgree:
-    case Diagnosis::Kind::kNoReference: break;
+    case Diagnosis::Kind::kNoReference:
+      break;
   }
   for (CellGroup& group : model.groups) {
     FillAgreement(group);
@@ -172,24 +174,36 @@ ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options)
 
 const char* DiagnosisKindId(Diagnosis::Kind kind) {
   switch (kind) {
-    case Diagnosis::Kind::kAllAgree: return "all-agree";
-    case Diagnosis::Kind::kIdentityBroken: return "identity-broken";
-    case Diagnosis::Kind::kMathLibraryDiffers: return "math-library-differs";
-    case Diagnosis::Kind::kCodeChanged: return "code-changed";
-    case Diagnosis::Kind::kNoReference: return "no-reference";
-    case Diagnosis::Kind::kChildFailures: return "child-failures";
+    case Diagnosis::Kind::kAllAgree:
+      return "all-agree";
+    case Diagnosis::Kind::kIdentityBroken:
+      return "identity-broken";
+    case Diagnosis::Kind::kMathLibraryDiffers:
+      return "math-library-differs";
+    case Diagnosis::Kind::kCodeChanged:
+      return "code-changed";
+    case Diagnosis::Kind::kNoReference:
+      return "no-reference";
+    case Diagnosis::Kind::kChildFailures:
+      return "child-failures";
   }
   return "unknown";
 }
 
 const char* DiagnosisKindTitle(Diagnosis::Kind kind) {
   switch (kind) {
-    case Diagnosis::Kind::kAllAgree: return "All configurations agree";
-    case Diagnosis::Kind::kIdentityBroken: return "Identity broken";
-    case Diagnosis::Kind::kMathLibraryDiffers: return "Math library differs";
-    case Diagnosis::Kind::kCodeChanged: return "Code changed the numbers";
-    case Diagnosis::Kind::kNoReference: return "No reference";
-    case Diagnosis::Kind::kChildFailures: return "Children failed";
+    case Diagnosis::Kind::kAllAgree:
+      return "All configurations agree";
+    case Diagnosis::Kind::kIdentityBroken:
+      return "Identity broken";
+    case Diagnosis::Kind::kMathLibraryDiffers:
+      return "Math library differs";
+    case Diagnosis::Kind::kCodeChanged:
+      return "Code changed the numbers";
+    case Diagnosis::Kind::kNoReference:
+      return "No reference";
+    case Diagnosis::Kind::kChildFailures:
+      return "Children failed";
   }
   return "Unknown";
 }

@@ -117,8 +117,7 @@ std::string DescribeStep(const StepColumn& column);
 // Returns where `cell` first diverges, for a person: from the matrix when
 // its hashes differ from the base's, else from a matching divergence of the
 // diagnosis (which may be against the stored reference); "" when neither.
-std::string FirstDivergenceText(const RunResult& run, const CellGroup& group,
-                                const ConfigRow& row);
+std::string FirstDivergenceText(const RunResult& run, const CellGroup& group, const ConfigRow& row);
 
 // Returns "step 3 (decode, position 14), layer 2 op attn_norm" for `d`.
 std::string DivergencePlace(const Divergence& d);

@@ -13,7 +13,9 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string>;
 
-Key KeyOf(const CellResult& c) { return {c.checkpoint, c.scenario, c.config.name}; }
+Key KeyOf(const CellResult& c) {
+  return {c.checkpoint, c.scenario, c.config.name};
+}
 
 CellDiff NewDiff(const CellResult& c, CellDiff::Status status) {
   CellDiff d;
@@ -72,8 +74,8 @@ std::string FirstDifference(const CellDiff& d) {
   if (!d.first_b) return text + "only in A";
   text += "xxh3 " + Hex16(d.first_a->xxh3_64) + " vs " + Hex16(d.first_b->xxh3_64);
   if (d.first_a->token != d.first_b->token) {
-    text += ", token " + std::to_string(d.first_a->token) + " vs " +
-            std::to_string(d.first_b->token);
+    text +=
+        ", token " + std::to_string(d.first_a->token) + " vs " + std::to_string(d.first_b->token);
   }
   return text;
 }
@@ -117,10 +119,18 @@ RunDiff DiffRuns(const RunResult& a, const RunResult& b) {
   }
   for (const CellDiff& d : diff.cells) {
     switch (d.status) {
-      case CellDiff::Status::kSame: ++diff.same; break;
-      case CellDiff::Status::kDiffers: ++diff.differs; break;
-      case CellDiff::Status::kOnlyInA: ++diff.only_a; break;
-      case CellDiff::Status::kOnlyInB: ++diff.only_b; break;
+      case CellDiff::Status::kSame:
+        ++diff.same;
+        break;
+      case CellDiff::Status::kDiffers:
+        ++diff.differs;
+        break;
+      case CellDiff::Status::kOnlyInA:
+        ++diff.only_a;
+        break;
+      case CellDiff::Status::kOnlyInB:
+        ++diff.only_b;
+        break;
     }
   }
   return diff;
@@ -132,7 +142,8 @@ void WriteRunDiffMarkdown(const RunDiff& diff, const RunResult& a, const RunResu
       << (diff.Identical() ? "identical" : "DIFFERENT") << "\n\n";
   WriteSide("A", a, out);
   WriteSide("B", b, out);
-  out << "\n" << diff.same << " cells identical, " << diff.differs << " differ, " << diff.only_a
+  out << "\n"
+      << diff.same << " cells identical, " << diff.differs << " differ, " << diff.only_a
       << " only in A, " << diff.only_b << " only in B.\n\n";
   if (!diff.Identical()) {
     out << "| Checkpoint | Scenario | Configuration | A | B | Differing steps | First difference "
@@ -158,8 +169,8 @@ void WriteRunDiffMarkdown(const RunDiff& diff, const RunResult& a, const RunResu
     }
   }
   for (const auto& [fa, fb] : math_changes) {
-    out << "Math library fingerprint differs: " << MarkdownCell(fa) << " in A, "
-        << MarkdownCell(fb) << " in B.\n";
+    out << "Math library fingerprint differs: " << MarkdownCell(fa) << " in A, " << MarkdownCell(fb)
+        << " in B.\n";
   }
   if (!math_changes.empty()) out << "\n";
 }

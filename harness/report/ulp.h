@@ -28,10 +28,10 @@ uint64_t UlpDistance(float a, float b);
 
 // How two rows of logits (one step, two configurations) differ.
 struct RowComparison {
-  int64_t differing = 0;         // elements whose bits differ
-  uint64_t max_ulp = 0;          // largest UlpDistance among them (may be kUlpNaNMismatch)
-  bool nan_mismatch = false;     // some element is NaN in one row and not the other
-  double max_abs_diff = 0;       // largest |a - b| over elements where both are finite
+  int64_t differing = 0;           // elements whose bits differ
+  uint64_t max_ulp = 0;            // largest UlpDistance among them (may be kUlpNaNMismatch)
+  bool nan_mismatch = false;       // some element is NaN in one row and not the other
+  double max_abs_diff = 0;         // largest |a - b| over elements where both are finite
   int argmax_a = 0, argmax_b = 0;  // ties to the lower id; NaN never wins
 };
 

@@ -1,10 +1,9 @@
 // Differences between two runs (harness/report/run_diff.h).
-#include "harness/report/run_diff.h"
-
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "harness/report/run_diff.h"
 #include "tests/harness/report_fixture.h"
 
 namespace samebits::harness::report {
@@ -27,11 +26,11 @@ TEST(RunDiff, NamesTheFirstDifferingStepAndMissingCells) {
   b.run_id = 43;
   b.cells[1].steps[4].xxh3_64 ^= 1;  // cpu-t1 differs at step 4 only
   b.cells[1].steps[4].token = 99;
-  b.cells[0].steps.pop_back();       // reference lost its last step
+  b.cells[0].steps.pop_back();         // reference lost its last step
   b.cells.erase(b.cells.begin() + 3);  // cpu-avx512 only in A
   CellResult extra = a.cells[1];
   extra.config.name = "cpu-t4";
-  b.cells.push_back(extra);            // only in B
+  b.cells.push_back(extra);  // only in B
   const RunDiff diff = DiffRuns(a, b);
   EXPECT_FALSE(diff.Identical());
   EXPECT_EQ(diff.differs, 2);

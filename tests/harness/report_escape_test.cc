@@ -1,7 +1,7 @@
 // Escaping of strings from outside (harness/report/escape.h).
-#include "harness/report/escape.h"
-
 #include <gtest/gtest.h>
+
+#include "harness/report/escape.h"
 
 namespace samebits::harness::report {
 namespace {
@@ -9,7 +9,10 @@ namespace {
 TEST(Escape, Html) {
   EXPECT_EQ(HtmlEscape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-  EXPECT_EQ(HtmlEscape("a\x01" "b\x7f" "c\td\n"), "abc\td\n");
+  EXPECT_EQ(HtmlEscape("a\x01"
+                       "b\x7f"
+                       "c\td\n"),
+            "abc\td\n");
 }
 
 TEST(Escape, XmlTextAndAttributes) {
@@ -20,7 +23,7 @@ TEST(Escape, XmlTextAndAttributes) {
 
 TEST(Escape, Utf8IsSanitized) {
   EXPECT_EQ(SanitizeUtf8("caf\xC3\xA9"), "caf\xC3\xA9");
-  EXPECT_EQ(SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
+  EXPECT_EQ(SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
   EXPECT_EQ(SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   EXPECT_EQ(SanitizeUtf8("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");
   EXPECT_EQ(SanitizeUtf8("end\xE2\x82"), "end\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated

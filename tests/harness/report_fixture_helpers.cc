@@ -13,8 +13,8 @@ namespace {
 constexpr int kVocab = 16;
 
 MachineInfo FixtureMachine() {
-  return MachineInfo{"x86_64", "Fixture CPU @ 2.0GHz", "Debian GNU/Linux 12", "6.1.0-fixture",
-                     "glibc 2.36", {"sse4.2", "avx2", "fma"}};
+  return MachineInfo{"x86_64",        "Fixture CPU @ 2.0GHz", "Debian GNU/Linux 12",
+                     "6.1.0-fixture", "glibc 2.36",           {"sse4.2", "avx2", "fma"}};
 }
 
 MathLibraryInfo PortableMath() {
@@ -22,8 +22,9 @@ MathLibraryInfo PortableMath() {
 }
 
 BuildInfo FixtureBuild() {
-  return BuildInfo{"samebits-engine", "0.1.0", "1111111111111111111111111111111111111111",
-                   "GNU 12.2.0", "-O3 -ffp-contract=off", true};
+  return BuildInfo{
+      "samebits-engine",       "0.1.0", "1111111111111111111111111111111111111111", "GNU 12.2.0",
+      "-O3 -ffp-contract=off", true};
 }
 
 // Returns fixture hashes for step `index`: distinct per step, and changed by
@@ -115,22 +116,25 @@ RunResult MixedRun() {
 
   const std::string hostile_sc = "chunked & <long>";
   run.cells.push_back(Cell(kHostileCheckpoint, hostile_sc, "reference", 1, ResultCode::kPass, 4));
-  CellResult crashed = Cell(kHostileCheckpoint, hostile_sc, "cpu-t2", 2, ResultCode::kUnresolved, 2);
+  CellResult crashed =
+      Cell(kHostileCheckpoint, hostile_sc, "cpu-t2", 2, ResultCode::kUnresolved, 2);
   crashed.exit_code = -1;
   crashed.signal = 11;
   crashed.message = "killed by signal 11 (SIGSEGV) after 2 steps, without `done`";
-  crashed.stderr_tail = "loading <weights> & \"tokens\" 'quoted'\n\x01" "bell\x07 and ``` fence\n"
-                        "Segmentation fault\n";
+  crashed.stderr_tail =
+      "loading <weights> & \"tokens\" 'quoted'\n\x01"
+      "bell\x07 and ``` fence\n"
+      "Segmentation fault\n";
   run.cells.push_back(crashed);
-  CellResult hung = Cell(kHostileCheckpoint, hostile_sc, "cpu-t1-chunk8k", 1,
-                         ResultCode::kTimeout, 0);
+  CellResult hung =
+      Cell(kHostileCheckpoint, hostile_sc, "cpu-t1-chunk8k", 1, ResultCode::kTimeout, 0);
   hung.config.gemv_chunk_bytes = 8192;
   hung.exit_code = -1;
   hung.signal = 9;
   hung.message = "ran past its 5 s timeout and was killed";
   run.cells.push_back(hung);
-  CellResult xpass = Cell(kHostileCheckpoint, hostile_sc, "cpu-t1-chunk64", 1,
-                          ResultCode::kXPass, 4);
+  CellResult xpass =
+      Cell(kHostileCheckpoint, hostile_sc, "cpu-t1-chunk64", 1, ResultCode::kXPass, 4);
   xpass.message = "expected to fail, but every step matched";
   run.cells.push_back(xpass);
 

@@ -3,6 +3,7 @@
 // (a small strict parser below) and its counts add up; no hostile string
 // survives unescaped in the HTML, the Markdown or the XML.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -11,8 +12,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "harness/report/exporter.h"
 #include "tests/harness/report_fixture.h"
@@ -104,8 +103,8 @@ class TinyXml {
   }
   std::string Name() {
     const size_t start = i_;
-    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
-                              s_[i_] == '-' || s_[i_] == '_' || s_[i_] == ':')) {
+    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
+                              s_[i_] == '_' || s_[i_] == ':')) {
       ++i_;
     }
     if (i_ == start) Fail("expected a name");
@@ -167,8 +166,7 @@ TEST(JsonReport, ParsesAndCarriesSchemaVersionAndEveryCell) {
   EXPECT_EQ(j.at("cells")[0].at("checkpoint"), "synthetic:tiny");
   EXPECT_EQ(j.at("cells")[5].at("checkpoint"), testing::kHostileCheckpoint);
   // JSON carries control characters escaped (\u0001), so the tail stays whole.
-  EXPECT_NE(j.at("cells")[6].at("stderr_tail").get<std::string>().find('\x01'),
-            std::string::npos);
+  EXPECT_NE(j.at("cells")[6].at("stderr_tail").get<std::string>().find('\x01'), std::string::npos);
   EXPECT_EQ(j.at("cells")[2].at("steps")[3].at("xxh3_64").get<std::string>().size(), 16u);
   int total = 0;
   for (const auto& [code, n] : j.at("counts").items()) total += n.get<int>();

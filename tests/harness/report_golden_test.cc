@@ -5,14 +5,13 @@
 //     SAMEBITS_UPDATE_GOLDEN=1 build/bin/samebits_harness_tests --gtest_filter='ReportGolden*'
 // and review the diff like any other change (tests/harness/golden/README.md).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <unistd.h>
 
 #include "harness/report/exporter.h"
 #include "tests/harness/report_fixture.h"
@@ -22,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path GoldenDir() { return fs::path(SAMEBITS_SOURCE_DIR) / "tests/harness/golden"; }
+fs::path GoldenDir() {
+  return fs::path(SAMEBITS_SOURCE_DIR) / "tests/harness/golden";
+}
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -53,8 +54,8 @@ void CheckGolden(const RunResult& run, const std::string& fixture, const std::st
   }
   ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with SAMEBITS_UPDATE_GOLDEN=1";
   const std::string expected = ReadFile(golden);
-  EXPECT_EQ(out.str(), expected) << "the " << format << " report of " << fixture
-                                 << " differs from " << golden
+  EXPECT_EQ(out.str(), expected) << "the " << format << " report of " << fixture << " differs from "
+                                 << golden
                                  << "; if the change is intended, rerun with "
                                     "SAMEBITS_UPDATE_GOLDEN=1 and review the diff";
 }

@@ -1,7 +1,6 @@
 // ULP distances and raw dump reading (harness/report/ulp.h).
-#include "harness/report/ulp.h"
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -10,13 +9,17 @@
 #include <limits>
 #include <vector>
 
-#include <unistd.h>
+#include "harness/report/ulp.h"
 
 namespace samebits::harness::report {
 namespace {
 
-float Bits(uint32_t b) { return std::bit_cast<float>(b); }
-float Next(float x, int n) { return std::bit_cast<float>(std::bit_cast<uint32_t>(x) + n); }
+float Bits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
+float Next(float x, int n) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) + n);
+}
 
 TEST(UlpDistance, AdjacentFloatsAreOneApart) {
   EXPECT_EQ(UlpDistance(1.0f, 1.0f), 0u);
@@ -52,8 +55,8 @@ TEST(CompareLogitRows, CountsBitDifferencesAndArgmax) {
   const std::vector<float> a = {1.0f, 2.0f, 3.0f, 0.0f, 5.0f};
   std::vector<float> b = a;
   b[1] = Next(b[1], 4);
-  b[3] = -0.0f;           // bits differ, distance 0
-  b[0] = Next(5.0f, 1);   // becomes the argmax
+  b[3] = -0.0f;          // bits differ, distance 0
+  b[0] = Next(5.0f, 1);  // becomes the argmax
   const RowComparison c = CompareLogitRows(a, b);
   EXPECT_EQ(c.differing, 3);
   EXPECT_EQ(c.max_ulp, UlpDistance(1.0f, Next(5.0f, 1)));

@@ -148,8 +148,7 @@ nlohmann::json FirstDivergence(const std::string& json_file) {
 
 TEST_F(StandinFaults, WrongHashAtThreeThreadsIsABrokenIdentityNamingCpuT3AndStep3) {
   const std::string json = (dir_.path() / "gate.json").string();
-  const CommandResult r =
-      Samebits({"gate", "--report-json", json}, "wrong-hash-at-3-threads");
+  const CommandResult r = Samebits({"gate", "--report-json", json}, "wrong-hash-at-3-threads");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("reference and cpu-t3 first differ at step 3"), std::string::npos)
       << r.output;
@@ -164,19 +163,18 @@ TEST_F(StandinFaults, WrongHashAtThreeThreadsIsABrokenIdentityNamingCpuT3AndStep
   EXPECT_EQ(d.value("step_index", -1), 3) << d.dump();
 
   // The stored run's reports say the same.
-  const CommandResult stored = RunCommand({BinDir() + "/samebits", "report", "latest",
-                                           "--format", "json", "--db", db_});
+  const CommandResult stored =
+      RunCommand({BinDir() + "/samebits", "report", "latest", "--format", "json", "--db", db_});
   ASSERT_EQ(stored.exit_code, 0) << stored.output;
   const auto j = nlohmann::json::parse(stored.output);
   EXPECT_EQ(j.at("diagnosis").at("kind"), "identity-broken");
   EXPECT_EQ(j.at("counts").at("FAIL"), 1);
-  const CommandResult md =
-      RunCommand({BinDir() + "/samebits", "report", "latest", "--db", db_});
+  const CommandResult md = RunCommand({BinDir() + "/samebits", "report", "latest", "--db", db_});
   EXPECT_NE(md.output.find("| cpu-t3 | FAIL | step 3 (decode"), std::string::npos) << md.output;
   const std::string html = (dir_.path() / "report.html").string();
-  EXPECT_EQ(RunCommand({BinDir() + "/samebits", "report", "latest", "-o", html, "--db", db_})
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      RunCommand({BinDir() + "/samebits", "report", "latest", "-o", html, "--db", db_}).exit_code,
+      0);
   std::ifstream in(html);
   const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("class=\"differs first\" title=\"cpu-t3, step 3"), std::string::npos);
@@ -197,15 +195,21 @@ TEST_F(StandinFaults, GateWithTraceNamesTheDivergingLayerAndOp) {
 
 TEST_F(StandinFaults, DiffBetweenAGoodAndABadRunNamesTheCellAndStep) {
   ASSERT_EQ(Samebits({"run"}, "ok").exit_code, 0);
-  const int64_t good = [&] { store::Store s(db_); return s.LatestRunId(); }();
+  const int64_t good = [&] {
+    store::Store s(db_);
+    return s.LatestRunId();
+  }();
   Samebits({"run"}, "wrong-hash-at-3-threads");
-  const int64_t bad = [&] { store::Store s(db_); return s.LatestRunId(); }();
+  const int64_t bad = [&] {
+    store::Store s(db_);
+    return s.LatestRunId();
+  }();
   ASSERT_NE(good, bad);
-  const CommandResult same = RunCommand({BinDir() + "/samebits", "diff", std::to_string(good),
-                                         std::to_string(good), "--db", db_});
+  const CommandResult same = RunCommand(
+      {BinDir() + "/samebits", "diff", std::to_string(good), std::to_string(good), "--db", db_});
   EXPECT_EQ(same.exit_code, 0) << same.output;
-  const CommandResult d = RunCommand({BinDir() + "/samebits", "diff", std::to_string(good),
-                                      std::to_string(bad), "--db", db_});
+  const CommandResult d = RunCommand(
+      {BinDir() + "/samebits", "diff", std::to_string(good), std::to_string(bad), "--db", db_});
   EXPECT_EQ(d.exit_code, 1) << d.output;
   EXPECT_NE(d.output.find("2 cells identical, 1 differ"), std::string::npos) << d.output;
   EXPECT_NE(d.output.find("| cpu-t3 | PASS (8 steps) |"), std::string::npos) << d.output;

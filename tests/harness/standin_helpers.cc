@@ -11,7 +11,9 @@ namespace samebits::standin {
 
 namespace fs = std::filesystem;
 
-std::string BinDir() { return std::string(SAMEBITS_BINARY_DIR) + "/bin"; }
+std::string BinDir() {
+  return std::string(SAMEBITS_BINARY_DIR) + "/bin";
+}
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -21,7 +23,10 @@ std::string ShellQuote(const std::string& s) {
 
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& env_prefix) {
   std::string cmd = env_prefix;
-  for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + ShellQuote(a);
+  for (const std::string& a : argv) {
+    if (!cmd.empty()) cmd += ' ';
+    cmd += ShellQuote(a);
+  }
   cmd += " 2>&1";
   CommandResult r;
   r.command = cmd;

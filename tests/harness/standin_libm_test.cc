@@ -20,7 +20,9 @@ namespace {
 using harness::Diagnosis;
 using harness::ResultCode;
 
-std::string Preload() { return std::string(SAMEBITS_BINARY_DIR) + "/lib/libsamebits-libm-standin.so"; }
+std::string Preload() {
+  return std::string(SAMEBITS_BINARY_DIR) + "/lib/libsamebits-libm-standin.so";
+}
 
 class StandinLibm : public ::testing::Test {
  protected:
@@ -32,14 +34,24 @@ class StandinLibm : public ::testing::Test {
     std::vector<std::string> argv = {BinDir() + "/samebits"};
     argv.insert(argv.end(), words.begin(), words.end());
     const std::vector<std::string> matrix = {
-        "--engine", BinDir() + "/samebits-engine",
-        "--checkpoint", "synthetic:tiny",
-        "--scenario", std::string(SAMEBITS_SOURCE_DIR) + "/scenarios/classic.json",
-        "--math", "portable,libm",
-        "--config", "cpu-t1,cpu-t2,cpu-t1-libm,cpu-t2-libm",
-        "--timeout", "60", "-j", "2",
-        "--db", (dir_.path() / "runs.db").string(),
-        "--references-dir", (dir_.path() / "references").string(),
+        "--engine",
+        BinDir() + "/samebits-engine",
+        "--checkpoint",
+        "synthetic:tiny",
+        "--scenario",
+        std::string(SAMEBITS_SOURCE_DIR) + "/scenarios/classic.json",
+        "--math",
+        "portable,libm",
+        "--config",
+        "cpu-t1,cpu-t2,cpu-t1-libm,cpu-t2-libm",
+        "--timeout",
+        "60",
+        "-j",
+        "2",
+        "--db",
+        (dir_.path() / "runs.db").string(),
+        "--references-dir",
+        (dir_.path() / "references").string(),
         "-q"};
     argv.insert(argv.end(), matrix.begin(), matrix.end());
     return RunCommand(argv, env);
@@ -79,7 +91,8 @@ TEST_F(StandinLibm, PreloadedLibmIsDiagnosedAndPortableIsUntouched) {
   const harness::RunResult after = Latest();
   ASSERT_NE(before.run_id, after.run_id);
   EXPECT_EQ(after.diagnosis.kind, Diagnosis::Kind::kMathLibraryDiffers)
-      << after.diagnosis.headline << "\n" << preloaded.output;
+      << after.diagnosis.headline << "\n"
+      << preloaded.output;
 
   const auto b = ByConfig(before), a = ByConfig(after);
   for (const std::string name : {"cpu-t1-libm", "cpu-t2-libm"}) {

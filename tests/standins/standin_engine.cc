@@ -89,7 +89,8 @@ std::string Hex(uint64_t v) {
 }
 
 Options Parse(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "run") != 0) Fail(2, "usage: samebits-standin-engine run --checkpoint SPEC --scenario FILE ...");
+  if (argc < 2 || std::strcmp(argv[1], "run") != 0)
+    Fail(2, "usage: samebits-standin-engine run --checkpoint SPEC --scenario FILE ...");
   Options o;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -97,18 +98,29 @@ Options Parse(int argc, char** argv) {
       if (i + 1 >= argc) Fail(2, a + " needs a value");
       return argv[++i];
     };
-    if (a == "--checkpoint") o.checkpoint = value();
-    else if (a == "--scenario") o.scenario = value();
-    else if (a == "--kernels") o.kernels = value();
-    else if (a == "--threads") o.threads = std::atoi(value().c_str());
-    else if (a == "--isa") o.isa = value();
-    else if (a == "--gemv-chunk-bytes") o.gemv_chunk_bytes = std::atoll(value().c_str());
-    else if (a == "--math") o.math = value();
-    else if (a == "--dump-logits") o.dump_logits = value();
-    else if (a == "--trace") o.trace = true;
-    else Fail(2, "unknown option " + a);
+    if (a == "--checkpoint")
+      o.checkpoint = value();
+    else if (a == "--scenario")
+      o.scenario = value();
+    else if (a == "--kernels")
+      o.kernels = value();
+    else if (a == "--threads")
+      o.threads = std::atoi(value().c_str());
+    else if (a == "--isa")
+      o.isa = value();
+    else if (a == "--gemv-chunk-bytes")
+      o.gemv_chunk_bytes = std::atoll(value().c_str());
+    else if (a == "--math")
+      o.math = value();
+    else if (a == "--dump-logits")
+      o.dump_logits = value();
+    else if (a == "--trace")
+      o.trace = true;
+    else
+      Fail(2, "unknown option " + a);
   }
-  if (o.checkpoint.empty() || o.scenario.empty()) Fail(2, "--checkpoint and --scenario are required");
+  if (o.checkpoint.empty() || o.scenario.empty())
+    Fail(2, "--checkpoint and --scenario are required");
   if (o.threads < 1) Fail(2, "--threads must be at least 1");
   return o;
 }
@@ -138,8 +150,8 @@ uint64_t Fnv1a64(const void* data, size_t n) {
 // Returns the fake logits of output row `row`: small values derived from a
 // seed, with one clear maximum so the argmax is stable.
 std::vector<float> Logits(const Options& o, int row, bool perturbed) {
-  const std::string seed = o.checkpoint + "|" + BaseName(o.scenario) + "|" + o.math + "|" +
-                           std::to_string(row);
+  const std::string seed =
+      o.checkpoint + "|" + BaseName(o.scenario) + "|" + o.math + "|" + std::to_string(row);
   uint64_t s = XXH3_64bits(seed.data(), seed.size());
   std::vector<float> logits(kVocab);
   for (float& v : logits) {
@@ -165,8 +177,8 @@ int ArgMax(const std::vector<float>& v) {
 int main(int argc, char** argv) {
   const std::string fault = Fault(argv[0]);
   const Options o = Parse(argc, argv);
-  const char* known[] = {"ok", "crash", "abort", "hang", "garbage", "no-done", "error",
-                         "wrong-hash-at-3-threads"};
+  const char* known[] = {"ok",      "crash",   "abort", "hang",
+                         "garbage", "no-done", "error", "wrong-hash-at-3-threads"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -187,11 +199,10 @@ int main(int argc, char** argv) {
        "\"build\":{\"revision\":\"0000000000000000000000000000000000000000\",\"dirty\":false," +
        "\"compiler\":\"stand-in\",\"flags\":\"\"}," +
        "\"platform\":{\"arch\":\"x86_64\",\"isa_features\":[],\"os\":\"stand-in\"," +
-       "\"libc\":\"stand-in\",\"cpu\":\"stand-in\"}," +
-       "\"math\":{\"profile\":" + Quote(o.math) + ",\"library\":\"samebits-standin\"," +
-       "\"version\":\"1\",\"fingerprint\":\"" + fingerprint + "\"}," +
-       "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) + ",\"scenario\":" +
-       Quote(BaseName(o.scenario)) + ",\"kernels\":" + Quote(o.kernels) +
+       "\"libc\":\"stand-in\",\"cpu\":\"stand-in\"}," + "\"math\":{\"profile\":" + Quote(o.math) +
+       ",\"library\":\"samebits-standin\"," + "\"version\":\"1\",\"fingerprint\":\"" + fingerprint +
+       "\"}," + "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) +
+       ",\"scenario\":" + Quote(BaseName(o.scenario)) + ",\"kernels\":" + Quote(o.kernels) +
        ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
        ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + "}," +
        "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
@@ -206,8 +217,8 @@ int main(int argc, char** argv) {
     dump.open(o.dump_logits, std::ios::binary | std::ios::trunc);
     if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": cannot be written");
   }
-  const char* kinds[] = {"prefill", "decode", "decode", "decode", "decode", "extend", "decode",
-                         "decode"};
+  const char* kinds[] = {"prefill", "decode", "decode", "decode",
+                         "decode",  "extend", "decode", "decode"};
   const int rows = 8;
   int input = 3;
   for (int r = 0; r < rows; ++r) {
@@ -229,9 +240,8 @@ int main(int argc, char** argv) {
           std::string key = std::to_string(r) + op + std::to_string(layer);
           uint64_t h = XXH3_64bits(key.data(), key.size());
           if (perturbed && layer == 1 && std::strcmp(op, "ffn_down") == 0) h ^= 1;
-          Line("{\"type\":\"trace\",\"position\":" + std::to_string(position) +
-               ",\"layer\":" + std::to_string(layer) + ",\"op\":\"" + op + "\",\"xxh3_64\":\"" +
-               Hex(h) + "\"}");
+          Line("{\"type\":\"trace\",\"position\":" + std::to_string(position) + ",\"layer\":" +
+               std::to_string(layer) + ",\"op\":\"" + op + "\",\"xxh3_64\":\"" + Hex(h) + "\"}");
         }
       }
     }
@@ -241,13 +251,14 @@ int main(int argc, char** argv) {
       const uint32_t b = std::bit_cast<uint32_t>(logits[i]);
       for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<unsigned char>(b >> (8 * k));
     }
-    if (dump) dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+    if (dump)
+      dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
     Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
-         "\",\"position\":" + std::to_string(position) + ",\"input_token\":" +
-         std::to_string(input) + ",\"token\":" + std::to_string(token) + ",\"fnv1a64\":\"" +
-         Hex(Fnv1a64(bytes.data(), bytes.size())) + "\",\"xxh3_64\":\"" +
-         Hex(XXH3_64bits(bytes.data(), bytes.size())) + "\",\"argmax\":" +
-         std::to_string(token) + ",\"nan\":0,\"inf\":0}");
+         "\",\"position\":" + std::to_string(position) +
+         ",\"input_token\":" + std::to_string(input) + ",\"token\":" + std::to_string(token) +
+         ",\"fnv1a64\":\"" + Hex(Fnv1a64(bytes.data(), bytes.size())) + "\",\"xxh3_64\":\"" +
+         Hex(XXH3_64bits(bytes.data(), bytes.size())) + "\",\"argmax\":" + std::to_string(token) +
+         ",\"nan\":0,\"inf\":0}");
     input = token;
   }
   if (dump) {
