@@ -2,7 +2,7 @@
 // report_fixture.h) is exported and compared byte for byte with
 // tests/harness/golden/<fixture>.<ext>. After an intended change to a
 // format, rewrite the goldens with
-//     SAMEBITS_UPDATE_GOLDEN=1 build/bin/samebits_harness_tests --gtest_filter='ReportGolden*'
+//     SAMEBITS_UPDATE_GOLDEN=1 build/bin/samebits_report_tests --gtest_filter='ReportGolden*'
 // and review the diff like any other change (tests/harness/golden/README.md).
 #include <gtest/gtest.h>
 #include <unistd.h>
