@@ -27,10 +27,12 @@ class ExportCommand : public Command {
                    "directory that receives config.json and model.safetensors.")
         ->option_text("OUT")
         ->required();
-    sub.add_option("--format", format_, "The output format, when the path does not say: gguf or safetensors.")
+    sub.add_option("--format", format_,
+                   "The output format, when the path does not say: gguf or safetensors.")
         ->option_text("FORMAT")
         ->check(CLI::IsMember({"gguf", "safetensors"}));
-    sub.add_option("--shards", shards_, "Split a safetensors export into this many files with an index.")
+    sub.add_option("--shards", shards_,
+                   "Split a safetensors export into this many files with an index.")
         ->option_text("N")
         ->check(CLI::Range(1, 1000));
   }
@@ -42,15 +44,18 @@ class ExportCommand : public Command {
     } catch (const formats::CheckpointError& e) {
       throw UsageError(e.what());
     }
-    const bool gguf = format_.empty() ? out_.size() >= 5 && out_.compare(out_.size() - 5, 5, ".gguf") == 0
-                                      : format_ == "gguf";
+    const bool gguf = format_.empty()
+                          ? out_.size() >= 5 && out_.compare(out_.size() - 5, 5, ".gguf") == 0
+                          : format_ == "gguf";
     if (gguf) {
       formats::WriteGguf(weights, out_);
     } else {
       formats::WriteSafetensors(weights, out_, shards_);
     }
-    std::fprintf(stderr, "wrote %s (%s, %lld parameters, weights %s)\n", out_.c_str(), gguf ? "GGUF v3" : "safetensors",
-                 static_cast<long long>(model::CountParameters(weights)), model::HashWeights(weights).c_str());
+    std::fprintf(stderr, "wrote %s (%s, %lld parameters, weights %s)\n", out_.c_str(),
+                 gguf ? "GGUF v3" : "safetensors",
+                 static_cast<long long>(model::CountParameters(weights)),
+                 model::HashWeights(weights).c_str());
     return 0;
   }
 
@@ -61,9 +66,9 @@ class ExportCommand : public Command {
   int shards_ = 1;
 };
 
-const bool kRegistered = RegisterCommand(
-    {"export", "Writes a checkpoint as GGUF v3 or safetensors (for other engines).", 50,
-     [] { return MakeCommand<ExportCommand>(); }});
+const bool kRegistered =
+    RegisterCommand({"export", "Writes a checkpoint as GGUF v3 or safetensors (for other engines).",
+                     50, [] { return MakeCommand<ExportCommand>(); }});
 
 }  // namespace
 }  // namespace samebits::cli

@@ -16,9 +16,13 @@ uint64_t ByteReader::Little(int n, const char* what) {
   return v;
 }
 
-float ByteReader::F32(const char* what) { return std::bit_cast<float>(U32(what)); }
+float ByteReader::F32(const char* what) {
+  return std::bit_cast<float>(U32(what));
+}
 
-double ByteReader::F64(const char* what) { return std::bit_cast<double>(U64(what)); }
+double ByteReader::F64(const char* what) {
+  return std::bit_cast<double>(U64(what));
+}
 
 std::string_view ByteReader::Bytes(uint64_t n, const char* what) {
   if (remaining() < n) {

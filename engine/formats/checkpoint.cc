@@ -62,7 +62,8 @@ model::ModelWeights LoadCheckpoint(const std::string& spec) {
   if (starts("safetensors:")) {
     const std::string path = rest("safetensors:");
     std::error_code ec;
-    return std::filesystem::is_directory(path, ec) ? LoadSafetensorsDir(path) : LoadSafetensorsFile(path);
+    return std::filesystem::is_directory(path, ec) ? LoadSafetensorsDir(path)
+                                                   : LoadSafetensorsFile(path);
   }
   if (spec.empty()) throw CheckpointError("checkpoint '': empty spec");
   return LoadByContent(spec);

@@ -21,17 +21,32 @@ constexpr uint64_t kMaxNameLength = 1 << 16;
 // bound a declared element count by the bytes that remain.
 uint64_t MinValueSize(GgufType type) {
   switch (type) {
-    case GgufType::kU8: case GgufType::kI8: case GgufType::kBool: return 1;
-    case GgufType::kU16: case GgufType::kI16: return 2;
-    case GgufType::kU32: case GgufType::kI32: case GgufType::kF32: return 4;
-    case GgufType::kU64: case GgufType::kI64: case GgufType::kF64: return 8;
-    case GgufType::kString: return 8;
-    case GgufType::kArray: return 12;
+    case GgufType::kU8:
+    case GgufType::kI8:
+    case GgufType::kBool:
+      return 1;
+    case GgufType::kU16:
+    case GgufType::kI16:
+      return 2;
+    case GgufType::kU32:
+    case GgufType::kI32:
+    case GgufType::kF32:
+      return 4;
+    case GgufType::kU64:
+    case GgufType::kI64:
+    case GgufType::kF64:
+      return 8;
+    case GgufType::kString:
+      return 8;
+    case GgufType::kArray:
+      return 12;
   }
   return 1;
 }
 
-bool KnownType(uint32_t t) { return t <= static_cast<uint32_t>(GgufType::kF64); }
+bool KnownType(uint32_t t) {
+  return t <= static_cast<uint32_t>(GgufType::kF64);
+}
 
 std::string ReadString(ByteReader& r, const char* what) {
   const uint64_t n = r.U64(what);
@@ -46,23 +61,46 @@ GgufValue ReadValue(ByteReader& r, GgufType type, int depth, const std::string& 
   GgufValue v;
   v.type = type;
   switch (type) {
-    case GgufType::kU8: v.u = r.U8("a uint8 value"); break;
-    case GgufType::kI8: v.i = static_cast<int8_t>(r.U8("an int8 value")); break;
-    case GgufType::kU16: v.u = r.U16("a uint16 value"); break;
-    case GgufType::kI16: v.i = static_cast<int16_t>(r.U16("an int16 value")); break;
-    case GgufType::kU32: v.u = r.U32("a uint32 value"); break;
-    case GgufType::kI32: v.i = r.I32("an int32 value"); break;
-    case GgufType::kU64: v.u = r.U64("a uint64 value"); break;
-    case GgufType::kI64: v.i = static_cast<int64_t>(r.U64("an int64 value")); break;
-    case GgufType::kF32: v.f = r.F32("a float32 value"); break;
-    case GgufType::kF64: v.f = r.F64("a float64 value"); break;
+    case GgufType::kU8:
+      v.u = r.U8("a uint8 value");
+      break;
+    case GgufType::kI8:
+      v.i = static_cast<int8_t>(r.U8("an int8 value"));
+      break;
+    case GgufType::kU16:
+      v.u = r.U16("a uint16 value");
+      break;
+    case GgufType::kI16:
+      v.i = static_cast<int16_t>(r.U16("an int16 value"));
+      break;
+    case GgufType::kU32:
+      v.u = r.U32("a uint32 value");
+      break;
+    case GgufType::kI32:
+      v.i = r.I32("an int32 value");
+      break;
+    case GgufType::kU64:
+      v.u = r.U64("a uint64 value");
+      break;
+    case GgufType::kI64:
+      v.i = static_cast<int64_t>(r.U64("an int64 value"));
+      break;
+    case GgufType::kF32:
+      v.f = r.F32("a float32 value");
+      break;
+    case GgufType::kF64:
+      v.f = r.F64("a float64 value");
+      break;
     case GgufType::kBool: {
       const uint8_t b = r.U8("a bool value");
-      if (b > 1) r.Fail("metadata key '" + key + "': bool value " + std::to_string(b) + " is not 0 or 1");
+      if (b > 1)
+        r.Fail("metadata key '" + key + "': bool value " + std::to_string(b) + " is not 0 or 1");
       v.b = b != 0;
       break;
     }
-    case GgufType::kString: v.s = ReadString(r, "a string value"); break;
+    case GgufType::kString:
+      v.s = ReadString(r, "a string value");
+      break;
     case GgufType::kArray: {
       if (depth >= kMaxArrayDepth) r.Fail("metadata key '" + key + "': arrays nested too deeply");
       const uint32_t elem = r.U32("an array's element type");
@@ -87,18 +125,23 @@ GgufValue ReadValue(ByteReader& r, GgufType type, int depth, const std::string& 
 // Returns the size of one element of a supported ggml type, or 0.
 uint64_t GgmlTypeSize(uint32_t t) {
   switch (t) {
-    case kGgmlF32: return 4;
-    case kGgmlF16: return 2;
-    case kGgmlBF16: return 2;
-    default: return 0;
+    case kGgmlF32:
+      return 4;
+    case kGgmlF16:
+      return 2;
+    case kGgmlBF16:
+      return 2;
+    default:
+      return 0;
   }
 }
 
 std::string GgmlTypeName(uint32_t t) {
   static const char* const kNames[] = {
-      "F32", "F16", "Q4_0", "Q4_1", "type 4", "type 5", "Q5_0", "Q5_1", "Q8_0", "Q8_1",
-      "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S",
-      "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16"};
+      "F32",     "F16",    "Q4_0",    "Q4_1",  "type 4", "type 5", "Q5_0",  "Q5_1",
+      "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",   "Q6_K",  "Q8_K",
+      "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ2_S", "IQ4_XS",
+      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M",  "BF16"};
   if (t < std::size(kNames)) return kNames[t];
   return "type " + std::to_string(t);
 }
@@ -106,8 +149,9 @@ std::string GgmlTypeName(uint32_t t) {
 }  // namespace
 
 std::string GgufTypeName(GgufType type) {
-  static const char* const kNames[] = {"uint8", "int8",   "uint16", "int16", "uint32", "int32", "float32",
-                                       "bool",  "string", "array",  "uint64", "int64", "float64"};
+  static const char* const kNames[] = {"uint8",  "int8",    "uint16", "int16",  "uint32",
+                                       "int32",  "float32", "bool",   "string", "array",
+                                       "uint64", "int64",   "float64"};
   const auto t = static_cast<uint32_t>(type);
   if (t < std::size(kNames)) return kNames[t];
   return "type " + std::to_string(t);
@@ -122,7 +166,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
   GgufFile f;
   f.label = label;
   ByteReader r(bytes, label);
-  if (bytes.size() < 4 || std::string_view(reinterpret_cast<const char*>(bytes.data()), 4) != "GGUF") {
+  if (bytes.size() < 4 ||
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), 4) != "GGUF") {
     throw CheckpointError(label + ": not a GGUF file (the first 4 bytes are not 'GGUF')");
   }
   r.Bytes(4, "the magic");
@@ -131,7 +176,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
     r.Fail("GGUF version 1 is not supported (it predates 64-bit counts); convert the file again");
   }
   if (f.version != 2 && f.version != 3) {
-    r.Fail("unsupported GGUF version " + std::to_string(f.version) + " (versions 2 and 3 are read)");
+    r.Fail("unsupported GGUF version " + std::to_string(f.version) +
+           " (versions 2 and 3 are read)");
   }
   const uint64_t n_tensors = r.U64("the tensor count");
   const uint64_t n_kv = r.U64("the metadata count");
@@ -178,22 +224,26 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
     GgufTensorInfo t;
     t.name = ReadString(r, "a tensor name");
     if (t.name.empty() || t.name.size() > kMaxNameLength) {
-      r.Fail("tensor " + std::to_string(k) + " has a name of length " + std::to_string(t.name.size()));
+      r.Fail("tensor " + std::to_string(k) + " has a name of length " +
+             std::to_string(t.name.size()));
     }
     if (seen.count(t.name) != 0) r.Fail("tensor '" + t.name + "' appears twice");
     seen[t.name] = true;
     const uint32_t n_dims = r.U32("a tensor's dimension count");
     if (n_dims < 1 || n_dims > 4) {
-      r.Fail("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions (1 to 4 allowed)");
+      r.Fail("tensor '" + t.name + "' has " + std::to_string(n_dims) +
+             " dimensions (1 to 4 allowed)");
     }
     uint64_t elements = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       const uint64_t ne = r.U64("a tensor dimension");
       if (ne == 0 || ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        r.Fail("tensor '" + t.name + "' has dimension " + std::to_string(d) + " of " + std::to_string(ne));
+        r.Fail("tensor '" + t.name + "' has dimension " + std::to_string(d) + " of " +
+               std::to_string(ne));
       }
       t.ne.push_back(ne);
-      elements = CheckedMul(elements, ne, label, ("the element count of tensor '" + t.name + "'").c_str());
+      elements =
+          CheckedMul(elements, ne, label, ("the element count of tensor '" + t.name + "'").c_str());
     }
     t.ggml_type = r.U32("a tensor type");
     const uint64_t elem_size = GgmlTypeSize(t.ggml_type);
@@ -201,7 +251,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
       r.Fail("tensor '" + t.name + "' has type " + GgmlTypeName(t.ggml_type) +
              ", which is not supported (F32, F16 and BF16 are)");
     }
-    t.nbytes = CheckedMul(elements, elem_size, label, ("the size of tensor '" + t.name + "'").c_str());
+    t.nbytes =
+        CheckedMul(elements, elem_size, label, ("the size of tensor '" + t.name + "'").c_str());
     if (t.nbytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       r.Fail("tensor '" + t.name + "' is too large");
     }
@@ -235,7 +286,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
   return f;
 }
 
-model::ModelWeights LoadGgufBytes(std::span<const std::byte> bytes, std::shared_ptr<const void> keep_alive,
+model::ModelWeights LoadGgufBytes(std::span<const std::byte> bytes,
+                                  std::shared_ptr<const void> keep_alive,
                                   const std::string& label) {
   const GgufFile f = ParseGguf(bytes, label);
   const model::ModelConfig config = GgufToConfig(f);
@@ -243,11 +295,12 @@ model::ModelWeights LoadGgufBytes(std::span<const std::byte> bytes, std::shared_
   TensorTable table;
   for (const GgufTensorInfo& t : f.tensors) {
     FileTensor ft;
-    ft.dtype = t.ggml_type == kGgmlF32 ? model::DType::kF32
+    ft.dtype = t.ggml_type == kGgmlF32   ? model::DType::kF32
                : t.ggml_type == kGgmlF16 ? model::DType::kF16
                                          : model::DType::kBF16;
     // GGUF lists the innermost dimension first; the engine the outermost.
-    for (auto it = t.ne.rbegin(); it != t.ne.rend(); ++it) ft.shape.push_back(static_cast<int64_t>(*it));
+    for (auto it = t.ne.rbegin(); it != t.ne.rend(); ++it)
+      ft.shape.push_back(static_cast<int64_t>(*it));
     ft.data = bytes.data() + f.data_offset + t.offset;
     table.emplace(t.name, std::move(ft));
   }

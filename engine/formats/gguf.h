@@ -18,8 +18,19 @@
 namespace samebits::formats {
 
 enum class GgufType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6,
-  kBool = 7, kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 // Returns "uint32", "string", "array", ... ("type N" for an unknown value).
@@ -72,8 +83,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label);
 // Returns the weights (and vocabulary, when the file has a SentencePiece
 // one) described by GGUF `bytes`. The views point into `bytes`, which
 // `keep_alive` must own. Throws CheckpointError naming `label`.
-model::ModelWeights LoadGgufBytes(std::span<const std::byte> bytes, std::shared_ptr<const void> keep_alive,
-                                  const std::string& label);
+model::ModelWeights LoadGgufBytes(std::span<const std::byte> bytes,
+                                  std::shared_ptr<const void> keep_alive, const std::string& label);
 
 // Returns the weights of the GGUF file at `path` (memory-mapped).
 model::ModelWeights LoadGgufFile(const std::string& path);

@@ -10,8 +10,14 @@ namespace {
 
 bool IsInteger(GgufType t) {
   switch (t) {
-    case GgufType::kU8: case GgufType::kI8: case GgufType::kU16: case GgufType::kI16:
-    case GgufType::kU32: case GgufType::kI32: case GgufType::kU64: case GgufType::kI64:
+    case GgufType::kU8:
+    case GgufType::kI8:
+    case GgufType::kU16:
+    case GgufType::kI16:
+    case GgufType::kU32:
+    case GgufType::kI32:
+    case GgufType::kU64:
+    case GgufType::kI64:
       return true;
     default:
       return false;
@@ -28,7 +34,9 @@ class Meta {
 
   bool Has(const std::string& key) const { return f_.Find(key) != nullptr; }
 
-  [[noreturn]] void Fail(const std::string& what) const { throw CheckpointError(f_.label + ": " + what); }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw CheckpointError(f_.label + ": " + what);
+  }
 
   const GgufValue& Need(const std::string& key) const {
     const GgufValue* v = f_.Find(key);
@@ -51,8 +59,9 @@ class Meta {
       x = static_cast<int64_t>(v.u);
     }
     if (!ok) {
-      Fail("metadata key '" + key + "' is " + (IsSigned(v.type) ? std::to_string(v.i) : std::to_string(v.u)) +
-           ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      Fail("metadata key '" + key + "' is " +
+           (IsSigned(v.type) ? std::to_string(v.i) : std::to_string(v.u)) + ", outside [" +
+           std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
     return x;
   }
@@ -73,7 +82,9 @@ class Meta {
     }
     return static_cast<float>(v.f);
   }
-  float FloatOr(const std::string& key, float fallback) const { return Has(key) ? Float(key) : fallback; }
+  float FloatOr(const std::string& key, float fallback) const {
+    return Has(key) ? Float(key) : fallback;
+  }
   bool BoolOr(const std::string& key, bool fallback) const {
     if (!Has(key)) return fallback;
     const GgufValue& v = Need(key);
@@ -93,17 +104,17 @@ class Meta {
     return Has(key) ? String(key) : fallback;
   }
   // Returns the items of array `key`, checking the element type family and length.
-  const std::vector<GgufValue>& Array(const std::string& key, size_t length, bool (*elem_ok)(GgufType),
-                                      const char* expected) const {
+  const std::vector<GgufValue>& Array(const std::string& key, size_t length,
+                                      bool (*elem_ok)(GgufType), const char* expected) const {
     const GgufValue& v = Need(key);
     if (v.type != GgufType::kArray || !elem_ok(v.elem)) {
       Fail("metadata key '" + key + "' has type " + GgufTypeName(v.type) +
-           (v.type == GgufType::kArray ? " of " + GgufTypeName(v.elem) : std::string()) + ", expected an array of " +
-           expected);
+           (v.type == GgufType::kArray ? " of " + GgufTypeName(v.elem) : std::string()) +
+           ", expected an array of " + expected);
     }
     if (v.items.size() != length) {
-      Fail("metadata key '" + key + "' has " + std::to_string(v.items.size()) + " entries, expected " +
-           std::to_string(length));
+      Fail("metadata key '" + key + "' has " + std::to_string(v.items.size()) +
+           " entries, expected " + std::to_string(length));
     }
     return v.items;
   }
@@ -112,10 +123,18 @@ class Meta {
   const GgufFile& f_;
 };
 
-bool IsIntegerType(GgufType t) { return IsInteger(t); }
-bool IsBoolType(GgufType t) { return t == GgufType::kBool; }
-bool IsStringType(GgufType t) { return t == GgufType::kString; }
-bool IsFloatType(GgufType t) { return t == GgufType::kF32; }
+bool IsIntegerType(GgufType t) {
+  return IsInteger(t);
+}
+bool IsBoolType(GgufType t) {
+  return t == GgufType::kBool;
+}
+bool IsStringType(GgufType t) {
+  return t == GgufType::kString;
+}
+bool IsFloatType(GgufType t) {
+  return t == GgufType::kF32;
+}
 
 // Returns the base name of a path, for the configuration's name.
 std::string BaseName(const std::string& path) {
@@ -220,8 +239,8 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   if (m.Has(kSbSliding)) {
     const auto& items = m.Array(kSbSliding, n_layers, IsIntegerType, "integers");
     for (int i = 0; i < n_layers; ++i) {
-      c.layers[i].sliding_window =
-          static_cast<int>(m.IntValue(kSbSliding, items[i], 0, std::numeric_limits<int32_t>::max()));
+      c.layers[i].sliding_window = static_cast<int>(
+          m.IntValue(kSbSliding, items[i], 0, std::numeric_limits<int32_t>::max()));
     }
   }
 
@@ -233,7 +252,8 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   }
   c.tied_output = !has_output;
   if (embd == nullptr) m.Fail("required tensor 'token_embd.weight' is missing");
-  if (embd->ne.size() != 2 || embd->ne[1] > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+  if (embd->ne.size() != 2 ||
+      embd->ne[1] > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
     m.Fail("tensor 'token_embd.weight' is not a [vocab, d_model] matrix");
   }
   c.vocab_size = static_cast<int>(embd->ne[1]);
@@ -263,17 +283,20 @@ std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_si
   if (m.Has("tokenizer.ggml.token_type")) {
     const auto& types = m.Array("tokenizer.ggml.token_type", n, IsIntegerType, "int32");
     for (size_t i = 0; i < n; ++i) {
-      pieces[i].type = static_cast<PieceType>(m.IntValue("tokenizer.ggml.token_type", types[i], 0, 6));
+      pieces[i].type =
+          static_cast<PieceType>(m.IntValue("tokenizer.ggml.token_type", types[i], 0, 6));
     }
   }
-  const int bos = m.Has("tokenizer.ggml.bos_token_id")
-                      ? static_cast<int>(m.IntValue("tokenizer.ggml.bos_token_id", m.Need("tokenizer.ggml.bos_token_id"),
-                                                    0, vocab_size - 1))
-                      : -1;
-  const int eos = m.Has("tokenizer.ggml.eos_token_id")
-                      ? static_cast<int>(m.IntValue("tokenizer.ggml.eos_token_id", m.Need("tokenizer.ggml.eos_token_id"),
-                                                    0, vocab_size - 1))
-                      : -1;
+  const int bos =
+      m.Has("tokenizer.ggml.bos_token_id")
+          ? static_cast<int>(m.IntValue("tokenizer.ggml.bos_token_id",
+                                        m.Need("tokenizer.ggml.bos_token_id"), 0, vocab_size - 1))
+          : -1;
+  const int eos =
+      m.Has("tokenizer.ggml.eos_token_id")
+          ? static_cast<int>(m.IntValue("tokenizer.ggml.eos_token_id",
+                                        m.Need("tokenizer.ggml.eos_token_id"), 0, vocab_size - 1))
+          : -1;
   return std::make_shared<const Vocabulary>(std::move(pieces), bos, eos, f.label);
 }
 

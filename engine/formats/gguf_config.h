@@ -14,18 +14,20 @@ namespace samebits::formats {
 
 // Keys of the samebits namespace (written by WriteGguf, read here).
 inline constexpr const char* kSbVersion = "samebits.version";
-inline constexpr const char* kSbRopeStyle = "samebits.rope.style";            // "interleaved" | "neox"
-inline constexpr const char* kSbRopeDim = "samebits.rope.dimension_count";    // raw `rope_dim` (0: head_dim)
-inline constexpr const char* kSbNorm = "samebits.norm";                       // "rms" | "layer"
-inline constexpr const char* kSbQkNorm = "samebits.attention.qk_norm";        // bool
-inline constexpr const char* kSbParallel = "samebits.parallel_block";         // bool
-inline constexpr const char* kSbLogitScale = "samebits.logit_scale";          // float32
-inline constexpr const char* kSbDenseFfn = "samebits.feed_forward_length";    // dense FFN beside experts
-inline constexpr const char* kSbRenorm = "samebits.expert_weights_norm";      // bool
-inline constexpr const char* kSbSliding = "samebits.layer.sliding_window";    // int32 per layer
-inline constexpr const char* kSbUseRope = "samebits.layer.use_rope";          // bool per layer
-inline constexpr const char* kSbMoe = "samebits.layer.moe";                   // bool per layer
-inline constexpr const char* kSbName = "samebits.name";                       // config name
+inline constexpr const char* kSbRopeStyle = "samebits.rope.style";  // "interleaved" | "neox"
+inline constexpr const char* kSbRopeDim =
+    "samebits.rope.dimension_count";                     // raw `rope_dim` (0: head_dim)
+inline constexpr const char* kSbNorm = "samebits.norm";  // "rms" | "layer"
+inline constexpr const char* kSbQkNorm = "samebits.attention.qk_norm";  // bool
+inline constexpr const char* kSbParallel = "samebits.parallel_block";   // bool
+inline constexpr const char* kSbLogitScale = "samebits.logit_scale";    // float32
+inline constexpr const char* kSbDenseFfn =
+    "samebits.feed_forward_length";  // dense FFN beside experts
+inline constexpr const char* kSbRenorm = "samebits.expert_weights_norm";    // bool
+inline constexpr const char* kSbSliding = "samebits.layer.sliding_window";  // int32 per layer
+inline constexpr const char* kSbUseRope = "samebits.layer.use_rope";        // bool per layer
+inline constexpr const char* kSbMoe = "samebits.layer.moe";                 // bool per layer
+inline constexpr const char* kSbName = "samebits.name";                     // config name
 
 // Returns the configuration the metadata and tensor table of `f` describe
 // (not yet validated). Throws CheckpointError naming the file for a missing

@@ -33,11 +33,26 @@ class Out {
     U32(static_cast<uint32_t>(type));
     ++n_kv_;
   }
-  void KvU32(const std::string& k, uint32_t v) { Key(k, GgufType::kU32); U32(v); }
-  void KvI32(const std::string& k, int32_t v) { Key(k, GgufType::kI32); U32(static_cast<uint32_t>(v)); }
-  void KvF32(const std::string& k, float v) { Key(k, GgufType::kF32); U32(std::bit_cast<uint32_t>(v)); }
-  void KvBool(const std::string& k, bool v) { Key(k, GgufType::kBool); U8(v ? 1 : 0); }
-  void KvStr(const std::string& k, const std::string& v) { Key(k, GgufType::kString); Str(v); }
+  void KvU32(const std::string& k, uint32_t v) {
+    Key(k, GgufType::kU32);
+    U32(v);
+  }
+  void KvI32(const std::string& k, int32_t v) {
+    Key(k, GgufType::kI32);
+    U32(static_cast<uint32_t>(v));
+  }
+  void KvF32(const std::string& k, float v) {
+    Key(k, GgufType::kF32);
+    U32(std::bit_cast<uint32_t>(v));
+  }
+  void KvBool(const std::string& k, bool v) {
+    Key(k, GgufType::kBool);
+    U8(v ? 1 : 0);
+  }
+  void KvStr(const std::string& k, const std::string& v) {
+    Key(k, GgufType::kString);
+    Str(v);
+  }
   void ArrayHead(const std::string& k, GgufType elem, uint64_t n) {
     Key(k, GgufType::kArray);
     U32(static_cast<uint32_t>(elem));
@@ -56,9 +71,12 @@ class Out {
 
 uint32_t GgmlType(model::DType d) {
   switch (d) {
-    case model::DType::kF32: return kGgmlF32;
-    case model::DType::kF16: return kGgmlF16;
-    case model::DType::kBF16: return kGgmlBF16;
+    case model::DType::kF32:
+      return kGgmlF32;
+    case model::DType::kF16:
+      return kGgmlF16;
+    case model::DType::kBF16:
+      return kGgmlBF16;
   }
   return kGgmlF32;
 }
@@ -86,12 +104,15 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   kv.KvStr("general.architecture", arch);
   kv.KvStr("general.name", c.name);
   const model::DType main = w.token_embedding.dtype;
-  kv.KvU32("general.file_type", main == model::DType::kF32 ? 0 : main == model::DType::kF16 ? 1 : 32);
+  kv.KvU32("general.file_type", main == model::DType::kF32   ? 0
+                                : main == model::DType::kF16 ? 1
+                                                             : 32);
   kv.KvU32(p + "context_length", static_cast<uint32_t>(c.max_seq_len));
   kv.KvU32(p + "embedding_length", static_cast<uint32_t>(c.d_model));
   kv.KvU32(p + "block_count", static_cast<uint32_t>(c.n_layers()));
   // llama.cpp's Mixtral-style `llama` reads the expert width from here.
-  kv.KvU32(p + "feed_forward_length", static_cast<uint32_t>(experts && arch == "llama" ? c.expert_ffn_dim : c.ffn_dim));
+  kv.KvU32(p + "feed_forward_length",
+           static_cast<uint32_t>(experts && arch == "llama" ? c.expert_ffn_dim : c.ffn_dim));
   kv.KvU32(p + "attention.head_count", static_cast<uint32_t>(c.n_heads));
   kv.KvU32(p + "attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
   kv.KvU32(p + "attention.key_length", static_cast<uint32_t>(c.head_dim));
@@ -109,7 +130,8 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
     kv.KvU32(p + "expert_used_count", static_cast<uint32_t>(c.top_k));
     kv.KvU32(p + "expert_feed_forward_length", static_cast<uint32_t>(c.expert_ffn_dim));
     if (c.shared_expert_ffn_dim > 0) {
-      kv.KvU32(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(c.shared_expert_ffn_dim));
+      kv.KvU32(p + "expert_shared_feed_forward_length",
+               static_cast<uint32_t>(c.shared_expert_ffn_dim));
     }
   }
 
@@ -150,7 +172,8 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
 
 }  // namespace
 
-std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufWriteOptions& options) {
+std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
+                                 const GgufWriteOptions& options) {
   Out kv;
   WriteMetadata(weights, kv);
 
@@ -167,7 +190,8 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufW
     const model::TensorView& v = spec.slot(w);
     if (!v.present()) return;
     const std::string exps = "_exps.weight";
-    const bool split = options.per_expert_tensors && v.shape.size() == 3 && spec.name.size() > exps.size() &&
+    const bool split = options.per_expert_tensors && v.shape.size() == 3 &&
+                       spec.name.size() > exps.size() &&
                        spec.name.compare(spec.name.size() - exps.size(), exps.size(), exps) == 0;
     if (!split) {
       entries.push_back({spec.name, v, offset});
@@ -184,7 +208,10 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufW
   });
 
   Out out;
-  out.U8('G'); out.U8('G'); out.U8('U'); out.U8('F');
+  out.U8('G');
+  out.U8('G');
+  out.U8('U');
+  out.U8('F');
   out.U32(3);
   out.U64(entries.size());
   out.U64(kv.n_kv());
@@ -192,7 +219,8 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufW
   for (const Entry& e : entries) {
     out.Str(e.name);
     out.U32(static_cast<uint32_t>(e.view.shape.size()));
-    for (auto it = e.view.shape.rbegin(); it != e.view.shape.rend(); ++it) out.U64(static_cast<uint64_t>(*it));
+    for (auto it = e.view.shape.rbegin(); it != e.view.shape.rend(); ++it)
+      out.U64(static_cast<uint64_t>(*it));
     out.U32(GgmlType(e.view.dtype));
     out.U64(e.offset);
   }
@@ -205,7 +233,8 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufW
   return std::move(out.bytes());
 }
 
-void WriteGguf(const model::ModelWeights& weights, const std::string& path, const GgufWriteOptions& options) {
+void WriteGguf(const model::ModelWeights& weights, const std::string& path,
+               const GgufWriteOptions& options) {
   const std::vector<std::byte> bytes = GgufBytes(weights, options);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw CheckpointError(path + ": cannot create the file");

@@ -23,10 +23,12 @@ struct GgufWriteOptions {
 };
 
 // Returns the GGUF v3 bytes of `weights`.
-std::vector<std::byte> GgufBytes(const model::ModelWeights& weights, const GgufWriteOptions& options = {});
+std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
+                                 const GgufWriteOptions& options = {});
 
 // Writes `weights` to `path` as GGUF v3. Throws CheckpointError naming
 // `path` when the file cannot be written.
-void WriteGguf(const model::ModelWeights& weights, const std::string& path, const GgufWriteOptions& options = {});
+void WriteGguf(const model::ModelWeights& weights, const std::string& path,
+               const GgufWriteOptions& options = {});
 
 }  // namespace samebits::formats

@@ -68,9 +68,12 @@ HfFamily HfFamilyOf(const std::string& c) {
 
 const char* HfClassName(HfFamily f) {
   switch (f) {
-    case HfFamily::kMixtral: return "MixtralForCausalLM";
-    case HfFamily::kQwen3Moe: return "Qwen3MoeForCausalLM";
-    default: return "LlamaForCausalLM";
+    case HfFamily::kMixtral:
+      return "MixtralForCausalLM";
+    case HfFamily::kQwen3Moe:
+      return "Qwen3MoeForCausalLM";
+    default:
+      return "LlamaForCausalLM";
   }
 }
 
@@ -123,7 +126,8 @@ std::string HfNameFromGguf(const std::string& name, HfFamily family, int expert)
       for (const auto& [h, g] : kLayerNames) {
         if (rest != g) continue;
         const bool mixtral_router = std::string(h) == "block_sparse_moe.gate.weight";
-        if (rest == "ffn_gate_inp.weight" && mixtral_router != (family == HfFamily::kMixtral)) continue;
+        if (rest == "ffn_gate_inp.weight" && mixtral_router != (family == HfFamily::kMixtral))
+          continue;
         return pre + h;
       }
     }

@@ -10,7 +10,8 @@
 
 namespace samebits::formats {
 
-model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shared_ptr<const void> keep_alive,
+model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes,
+                                     std::shared_ptr<const void> keep_alive,
                                      const std::string& label) {
   ByteReader r(bytes, label);
   const int32_t dim = r.I32("dim");
@@ -21,7 +22,8 @@ model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shar
   const int32_t vocab_signed = r.I32("vocab_size");
   const int32_t seq_len = r.I32("seq_len");
   auto positive = [&](int32_t v, const char* name) {
-    if (v <= 0) r.Fail(std::string("header field ") + name + " is " + std::to_string(v) + ", not positive");
+    if (v <= 0)
+      r.Fail(std::string("header field ") + name + " is " + std::to_string(v) + ", not positive");
   };
   positive(dim, "dim");
   positive(hidden, "hidden_dim");
@@ -29,9 +31,11 @@ model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shar
   positive(n_heads, "n_heads");
   positive(n_kv_heads, "n_kv_heads");
   positive(seq_len, "seq_len");
-  if (vocab_signed == 0 || vocab_signed == INT32_MIN) r.Fail("header field vocab_size is " + std::to_string(vocab_signed));
+  if (vocab_signed == 0 || vocab_signed == INT32_MIN)
+    r.Fail("header field vocab_size is " + std::to_string(vocab_signed));
   if (dim % n_heads != 0) {
-    r.Fail("dim (" + std::to_string(dim) + ") is not a multiple of n_heads (" + std::to_string(n_heads) + ")");
+    r.Fail("dim (" + std::to_string(dim) + ") is not a multiple of n_heads (" +
+           std::to_string(n_heads) + ")");
   }
   const bool shared = vocab_signed > 0;
   const int32_t vocab = shared ? vocab_signed : -vocab_signed;
@@ -53,7 +57,8 @@ model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shar
   c.max_seq_len = seq_len;
   // Bound the layer count by the bytes before sizing anything by it: each
   // layer holds at least 2*dim floats of norms.
-  if (static_cast<uint64_t>(n_layers) > r.remaining() / 8) r.Fail("n_layers is larger than the file can hold");
+  if (static_cast<uint64_t>(n_layers) > r.remaining() / 8)
+    r.Fail("n_layers is larger than the file can hold");
   c.layers.resize(n_layers);
   CheckConfig(c, label);
 
@@ -66,8 +71,9 @@ model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shar
     for (int64_t d : shape) n = CheckedMul(n, static_cast<uint64_t>(d), label, "a tensor size");
     const uint64_t nbytes = CheckedMul(n, 4, label, "a tensor size");
     if (offset > bytes.size() || nbytes > bytes.size() - offset) {
-      throw CheckpointError(label + ": file ends inside tensor '" + name + "' (" + std::to_string(nbytes) +
-                            " bytes needed at byte " + std::to_string(offset) + ", the file has " +
+      throw CheckpointError(label + ": file ends inside tensor '" + name + "' (" +
+                            std::to_string(nbytes) + " bytes needed at byte " +
+                            std::to_string(offset) + ", the file has " +
                             std::to_string(bytes.size()) + ")");
     }
     table[name] = FileTensor{model::DType::kF32, std::move(shape), bytes.data() + offset, false};
@@ -76,7 +82,8 @@ model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shar
   auto per_layer = [&](const char* suffix, std::vector<int64_t> shape) {
     for (int l = 0; l < n_layers; ++l) take("blk." + std::to_string(l) + "." + suffix, shape);
   };
-  const int64_t d = dim, h = hidden, q = static_cast<int64_t>(q_dim), kv = static_cast<int64_t>(kv_dim);
+  const int64_t d = dim, h = hidden, q = static_cast<int64_t>(q_dim),
+                kv = static_cast<int64_t>(kv_dim);
   take("token_embd.weight", {vocab, d});
   per_layer("attn_norm.weight", {d});
   per_layer("attn_q.weight", {q, d});
@@ -90,8 +97,9 @@ model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shar
   take("output_norm.weight", {d});
   if (!shared) {
     // Skip run.c's legacy freq_cis_real and freq_cis_imag tables.
-    const uint64_t skip = CheckedMul(CheckedMul(uint64_t(seq_len), uint64_t(head_size), label, "the RoPE tables"),
-                                     4, label, "the RoPE tables");
+    const uint64_t skip =
+        CheckedMul(CheckedMul(uint64_t(seq_len), uint64_t(head_size), label, "the RoPE tables"), 4,
+                   label, "the RoPE tables");
     offset = CheckedAdd(offset, skip, label, "the classifier offset");
     take("output.weight", {vocab, d});
   }

@@ -17,7 +17,8 @@ namespace samebits::formats {
 // Returns the weights described by llama2.c `bytes` (views into `bytes`,
 // which `keep_alive` must own). Trailing bytes (run.c's legacy RoPE
 // tables) are allowed. Throws CheckpointError naming `label`.
-model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes, std::shared_ptr<const void> keep_alive,
+model::ModelWeights LoadLlama2cBytes(std::span<const std::byte> bytes,
+                                     std::shared_ptr<const void> keep_alive,
                                      const std::string& label);
 
 // Returns the weights of the llama2.c file at `path`; when a

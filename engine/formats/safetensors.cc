@@ -43,23 +43,33 @@ json ParseJson(std::string_view text, const std::string& label, const char* what
 class Config {
  public:
   Config(const json& j, std::string label) : j_(j), label_(std::move(label)) {}
-  [[noreturn]] void Fail(const std::string& what) const { throw CheckpointError(label_ + ": " + what); }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw CheckpointError(label_ + ": " + what);
+  }
   bool Has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
   int Int(const char* key, int lo = 1) const {
     if (!Has(key)) Fail(std::string("config.json lacks the required key '") + key + "'");
     return IntOf(j_[key], key, lo);
   }
   int IntOf(const json& v, const std::string& key, int lo) const {
-    if (!v.is_number_integer()) Fail("config.json key '" + key + "' is " + v.type_name() + ", expected an integer");
-    const bool ok = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<int32_t>::max())
-                                           : (v.get<int64_t>() >= lo && v.get<int64_t>() <= std::numeric_limits<int32_t>::max());
-    if (!ok || v.get<int64_t>() < lo) Fail("config.json key '" + key + "' is " + v.dump() + ", out of range");
+    if (!v.is_number_integer())
+      Fail("config.json key '" + key + "' is " + v.type_name() + ", expected an integer");
+    const bool ok =
+        v.is_number_unsigned()
+            ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<int32_t>::max())
+            : (v.get<int64_t>() >= lo && v.get<int64_t>() <= std::numeric_limits<int32_t>::max());
+    if (!ok || v.get<int64_t>() < lo)
+      Fail("config.json key '" + key + "' is " + v.dump() + ", out of range");
     return static_cast<int>(v.get<int64_t>());
   }
-  int IntOr(const char* key, int fallback, int lo = 0) const { return Has(key) ? Int(key, lo) : fallback; }
+  int IntOr(const char* key, int fallback, int lo = 0) const {
+    return Has(key) ? Int(key, lo) : fallback;
+  }
   float FloatOr(const char* key, float fallback) const {
     if (!Has(key)) return fallback;
-    if (!j_[key].is_number()) Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() + ", expected a number");
+    if (!j_[key].is_number())
+      Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() +
+           ", expected a number");
     const double v = j_[key].get<double>();
     // Beyond float's range the conversion would be undefined: refuse it.
     if (!(std::fabs(v) <= std::numeric_limits<float>::max())) {
@@ -69,12 +79,16 @@ class Config {
   }
   bool BoolOr(const char* key, bool fallback) const {
     if (!Has(key)) return fallback;
-    if (!j_[key].is_boolean()) Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() + ", expected a boolean");
+    if (!j_[key].is_boolean())
+      Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() +
+           ", expected a boolean");
     return j_[key].get<bool>();
   }
   std::string StringOr(const char* key, const std::string& fallback) const {
     if (!Has(key)) return fallback;
-    if (!j_[key].is_string()) Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() + ", expected a string");
+    if (!j_[key].is_string())
+      Fail(std::string("config.json key '") + key + "' is " + j_[key].type_name() +
+           ", expected a string");
     return j_[key].get<std::string>();
   }
   const json& raw() const { return j_; }
@@ -84,7 +98,8 @@ class Config {
   std::string label_;
 };
 
-model::ModelConfig ConfigFromJson(const json& j, const std::string& label, const TensorTable& table) {
+model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
+                                  const TensorTable& table) {
   if (!j.is_object()) throw CheckpointError(label + ": config.json is not a JSON object");
   const Config c(j, label);
   model::ModelConfig m;
@@ -95,9 +110,11 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label, const
   const std::string cls = j["architectures"][0].get<std::string>();
   const HfFamily family = HfFamilyOf(cls);
   if (family == HfFamily::kUnknown) {
-    c.Fail("architecture '" + cls + "' is not supported (LlamaForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM)");
+    c.Fail("architecture '" + cls +
+           "' is not supported (LlamaForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM)");
   }
-  if (c.Has("rope_scaling")) c.Fail("config.json sets rope_scaling, which the engine does not implement");
+  if (c.Has("rope_scaling"))
+    c.Fail("config.json sets rope_scaling, which the engine does not implement");
   if (c.BoolOr("attention_bias", false) || c.BoolOr("mlp_bias", false)) {
     c.Fail("config.json asks for attention or MLP biases, which the engine does not implement");
   }
@@ -115,7 +132,8 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label, const
   if (c.Has("head_dim")) {
     m.head_dim = c.Int("head_dim");
   } else {
-    if (m.d_model % m.n_heads != 0) c.Fail("hidden_size is not a multiple of num_attention_heads and head_dim is absent");
+    if (m.d_model % m.n_heads != 0)
+      c.Fail("hidden_size is not a multiple of num_attention_heads and head_dim is absent");
     m.head_dim = m.d_model / m.n_heads;
   }
   m.rope_dim = c.IntOr("samebits_rope_dim", 0);
@@ -159,14 +177,17 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label, const
       const int step = c.IntOr("decoder_sparse_step", 1, 1);
       std::set<int> dense;
       if (c.Has("mlp_only_layers")) {
-        if (!j["mlp_only_layers"].is_array()) c.Fail("config.json key 'mlp_only_layers' is not a list");
+        if (!j["mlp_only_layers"].is_array())
+          c.Fail("config.json key 'mlp_only_layers' is not a list");
         for (const json& v : j["mlp_only_layers"]) dense.insert(c.IntOf(v, "mlp_only_layers", 0));
       }
-      for (int i = 0; i < n_layers; ++i) m.layers[i].moe = dense.count(i) == 0 && (i + 1) % step == 0;
+      for (int i = 0; i < n_layers; ++i)
+        m.layers[i].moe = dense.count(i) == 0 && (i + 1) % step == 0;
     }
   }
   m.shared_expert_ffn_dim = c.IntOr("samebits_shared_expert_ffn_dim", 0);
-  if (c.Has("samebits_renormalize_top_k")) m.renormalize_top_k = c.BoolOr("samebits_renormalize_top_k", false);
+  if (c.Has("samebits_renormalize_top_k"))
+    m.renormalize_top_k = c.BoolOr("samebits_renormalize_top_k", false);
   if (c.Has("samebits_ffn_dim")) m.ffn_dim = c.Int("samebits_ffn_dim", 0);
   if (c.Has("samebits_layers")) {
     const json& layers = j["samebits_layers"];
@@ -175,7 +196,8 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label, const
     }
     for (int i = 0; i < n_layers; ++i) {
       const Config l(layers[i], label);
-      if (!layers[i].is_object()) c.Fail("samebits_layers[" + std::to_string(i) + "] is not an object");
+      if (!layers[i].is_object())
+        c.Fail("samebits_layers[" + std::to_string(i) + "] is not an object");
       m.layers[i].sliding_window = l.IntOr("sliding_window", 0);
       m.layers[i].use_rope = l.BoolOr("use_rope", true);
       m.layers[i].moe = l.BoolOr("moe", m.layers[i].moe);
@@ -184,7 +206,8 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label, const
   return m;
 }
 
-model::DType ParseDTypeName(const std::string& s, const std::string& label, const std::string& tensor) {
+model::DType ParseDTypeName(const std::string& s, const std::string& label,
+                            const std::string& tensor) {
   if (s == "F32") return model::DType::kF32;
   if (s == "F16") return model::DType::kF16;
   if (s == "BF16") return model::DType::kBF16;
@@ -194,14 +217,18 @@ model::DType ParseDTypeName(const std::string& s, const std::string& label, cons
 
 const char* DTypeTag(model::DType d) {
   switch (d) {
-    case model::DType::kF32: return "F32";
-    case model::DType::kF16: return "F16";
-    case model::DType::kBF16: return "BF16";
+    case model::DType::kF32:
+      return "F32";
+    case model::DType::kF16:
+      return "F16";
+    case model::DType::kBF16:
+      return "BF16";
   }
   return "F32";
 }
 
-void WriteFile(const std::string& path, const std::string& header, const std::vector<const model::TensorView*>& views) {
+void WriteFile(const std::string& path, const std::string& header,
+               const std::vector<const model::TensorView*>& views) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw CheckpointError(path + ": cannot create");
   uint64_t n = header.size();
@@ -217,7 +244,8 @@ void WriteFile(const std::string& path, const std::string& header, const std::ve
 
 }  // namespace
 
-void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label, TensorTable& table) {
+void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label,
+                      TensorTable& table) {
   ByteReader r(bytes, label);
   const uint64_t n = r.U64("the header length");
   if (n > r.remaining()) {
@@ -238,15 +266,16 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
     auto fail = [&](const std::string& what) -> void {
       throw CheckpointError(label + ": tensor '" + name + "' " + what);
     };
-    if (!info.is_object() || !info.contains("dtype") || !info["dtype"].is_string() || !info.contains("shape") ||
-        !info["shape"].is_array() || !info.contains("data_offsets") || !info["data_offsets"].is_array() ||
-        info["data_offsets"].size() != 2) {
+    if (!info.is_object() || !info.contains("dtype") || !info["dtype"].is_string() ||
+        !info.contains("shape") || !info["shape"].is_array() || !info.contains("data_offsets") ||
+        !info["data_offsets"].is_array() || info["data_offsets"].size() != 2) {
       fail("needs 'dtype' (a string), 'shape' (a list) and 'data_offsets' (two integers)");
     }
     FileTensor t;
     t.dtype = ParseDTypeName(info["dtype"].get<std::string>(), label, name);
     const json& shape = info["shape"];
-    if (shape.empty() || shape.size() > 4) fail("has " + std::to_string(shape.size()) + " dimensions (1 to 4 allowed)");
+    if (shape.empty() || shape.size() > 4)
+      fail("has " + std::to_string(shape.size()) + " dimensions (1 to 4 allowed)");
     uint64_t elements = 1;
     for (const json& d : shape) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() == 0 ||
@@ -254,12 +283,14 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
         fail("has dimension " + d.dump() + " (positive integers only)");
       }
       t.shape.push_back(d.get<int64_t>());
-      elements = CheckedMul(elements, d.get<uint64_t>(), label, ("the size of tensor '" + name + "'").c_str());
+      elements = CheckedMul(elements, d.get<uint64_t>(), label,
+                            ("the size of tensor '" + name + "'").c_str());
     }
     const uint64_t nbytes = CheckedMul(elements, numerics::DTypeSize(t.dtype), label,
                                        ("the size of tensor '" + name + "'").c_str());
     const json& offs = info["data_offsets"];
-    if (!offs[0].is_number_unsigned() || !offs[1].is_number_unsigned()) fail("has data_offsets that are not unsigned integers");
+    if (!offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
+      fail("has data_offsets that are not unsigned integers");
     const uint64_t begin = offs[0].get<uint64_t>(), end = offs[1].get<uint64_t>();
     if (begin > end || end > data_size) {
       fail("has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
@@ -274,7 +305,8 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
   }
 }
 
-model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable& hf_table, const std::string& label,
+model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable& hf_table,
+                                    const std::string& label,
                                     std::shared_ptr<LoadedStorage> storage) {
   const json j = ParseJson(config_json, label, "config.json");
   const model::ModelConfig config = ConfigFromJson(j, label, hf_table);
@@ -290,7 +322,8 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
     }
     const std::string name = GgufNameFromHf(hf_name);
     if (name.empty()) {
-      throw CheckpointError(label + ": tensor '" + hf_name + "' is not one the engine knows how to place");
+      throw CheckpointError(label + ": tensor '" + hf_name +
+                            "' is not one the engine knows how to place");
     }
     if (!table.emplace(name, t).second) {
       throw CheckpointError(label + ": tensor '" + hf_name + "' duplicates another tensor's place");
@@ -314,7 +347,8 @@ model::ModelWeights LoadSafetensorsDir(const std::string& dir) {
     }
     std::set<std::string> shards;
     for (const auto& [name, file] : j["weight_map"].items()) {
-      if (!file.is_string()) throw CheckpointError(index.string() + ": the shard of '" + name + "' is not a string");
+      if (!file.is_string())
+        throw CheckpointError(index.string() + ": the shard of '" + name + "' is not a string");
       const std::string f = file.get<std::string>();
       // Shards are file names beside the index: never a path elsewhere.
       if (f.empty() || f.find('/') != std::string::npos || f == "." || f == "..") {
@@ -329,7 +363,8 @@ model::ModelWeights LoadSafetensorsDir(const std::string& dir) {
     }
     for (const auto& [name, file] : j["weight_map"].items()) {
       if (table.count(name) == 0) {
-        throw CheckpointError(index.string() + ": tensor '" + name + "' is not in its shard " + file.get<std::string>());
+        throw CheckpointError(index.string() + ": tensor '" + name + "' is not in its shard " +
+                              file.get<std::string>());
       }
     }
   } else {
@@ -355,7 +390,8 @@ void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir
   const model::ModelConfig& c = weights.config;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const HfFamily family = c.n_experts > 0 ? (c.qk_norm || c.arch == "qwen3moe" ? HfFamily::kQwen3Moe : HfFamily::kMixtral)
+  const HfFamily family = c.n_experts > 0 ? (c.qk_norm || c.arch == "qwen3moe" ? HfFamily::kQwen3Moe
+                                                                               : HfFamily::kMixtral)
                                           : HfFamily::kLlama;
 
   // Split every present tensor into HF tensors (experts one by one).
@@ -386,14 +422,17 @@ void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir
   for (int s = 0; s < shards; ++s) {
     const size_t from = parts.size() * s / shards, to = parts.size() * (s + 1) / shards;
     const std::string file = shards == 1 ? "model.safetensors"
-                                         : "model-" + std::to_string(s + 1) + "-of-" + std::to_string(shards) + ".safetensors";
+                                         : "model-" + std::to_string(s + 1) + "-of-" +
+                                               std::to_string(shards) + ".safetensors";
     json header = json::object();
     header["__metadata__"] = {{"format", "pt"}};
     uint64_t offset = 0;
     std::vector<const model::TensorView*> views;
     for (size_t i = from; i < to; ++i) {
       const model::TensorView& v = parts[i].view;
-      header[parts[i].name] = {{"dtype", DTypeTag(v.dtype)}, {"shape", v.shape}, {"data_offsets", {offset, offset + v.bytes()}}};
+      header[parts[i].name] = {{"dtype", DTypeTag(v.dtype)},
+                               {"shape", v.shape},
+                               {"data_offsets", {offset, offset + v.bytes()}}};
       offset += v.bytes();
       views.push_back(&v);
       weight_map[parts[i].name] = file;
@@ -414,7 +453,9 @@ void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir
 
   json j;
   j["architectures"] = {HfClassName(family)};
-  j["model_type"] = family == HfFamily::kQwen3Moe ? "qwen3_moe" : family == HfFamily::kMixtral ? "mixtral" : "llama";
+  j["model_type"] = family == HfFamily::kQwen3Moe  ? "qwen3_moe"
+                    : family == HfFamily::kMixtral ? "mixtral"
+                                                   : "llama";
   j["vocab_size"] = c.vocab_size;
   j["hidden_size"] = c.d_model;
   j["num_hidden_layers"] = c.n_layers();
@@ -426,9 +467,11 @@ void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir
   j["rope_theta"] = c.rope_base;
   j["max_position_embeddings"] = c.max_seq_len;
   j["tie_word_embeddings"] = c.tied_output;
-  j["torch_dtype"] = weights.token_embedding.present() ? (weights.token_embedding.dtype == model::DType::kBF16 ? "bfloat16"
-                                                          : weights.token_embedding.dtype == model::DType::kF16 ? "float16" : "float32")
-                                                    : "float32";
+  j["torch_dtype"] = weights.token_embedding.present()
+                         ? (weights.token_embedding.dtype == model::DType::kBF16  ? "bfloat16"
+                            : weights.token_embedding.dtype == model::DType::kF16 ? "float16"
+                                                                                  : "float32")
+                         : "float32";
   if (family == HfFamily::kMixtral) {
     j["num_local_experts"] = c.n_experts;
     j["num_experts_per_tok"] = c.top_k;
@@ -452,7 +495,9 @@ void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir
   j["samebits_renormalize_top_k"] = c.renormalize_top_k;
   j["samebits_shared_expert_ffn_dim"] = c.shared_expert_ffn_dim;
   json layers = json::array();
-  for (const auto& l : c.layers) layers.push_back({{"sliding_window", l.sliding_window}, {"use_rope", l.use_rope}, {"moe", l.moe}});
+  for (const auto& l : c.layers)
+    layers.push_back(
+        {{"sliding_window", l.sliding_window}, {"use_rope", l.use_rope}, {"moe", l.moe}});
   j["samebits_layers"] = layers;
   std::ofstream out(fs::path(dir) / "config.json", std::ios::trunc);
   out << j.dump(2) << "\n";

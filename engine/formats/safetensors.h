@@ -22,11 +22,13 @@ namespace samebits::formats {
 // Adds the tensors of one safetensors file (`bytes`, named `label`) to
 // `table`, under their HF names. Checks the header length, the JSON, every
 // dtype (F32, F16, BF16), shape and data offset. Throws CheckpointError.
-void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label, TensorTable& table);
+void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label,
+                      TensorTable& table);
 
 // Returns the weights described by `config_json` (the text of config.json)
 // and the HF-named tensors of `table`. Throws CheckpointError naming `label`.
-model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable& table, const std::string& label,
+model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable& table,
+                                    const std::string& label,
                                     std::shared_ptr<LoadedStorage> storage);
 
 // Returns the weights in directory `dir` (config.json and model.safetensors

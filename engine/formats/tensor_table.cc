@@ -12,7 +12,8 @@ namespace {
 // -> "....E.weight"), or "" when `name` is not an expert tensor.
 std::string PerExpertName(const std::string& name, int e) {
   const std::string suffix = "_exps.weight";
-  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+  if (name.size() <= suffix.size() ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
     return {};
   }
   return name.substr(0, name.size() - suffix.size()) + "." + std::to_string(e) + ".weight";

@@ -71,7 +71,8 @@ Vocabulary::Vocabulary(std::vector<Piece> pieces, int32_t bos_id, int32_t eos_id
     const Piece& p = pieces_[id];
     if (p.type == PieceType::kUnknown && unk_id_ < 0) unk_id_ = id;
     const int b = ByteOfPiece(p.text);
-    if (b >= 0 && (p.type == PieceType::kByte || p.type == PieceType::kNormal) && byte_ids_[b] < 0) {
+    if (b >= 0 && (p.type == PieceType::kByte || p.type == PieceType::kNormal) &&
+        byte_ids_[b] < 0) {
       byte_ids_[b] = id;
     }
     // Control pieces (<s>, </s>) never come out of plain text.
@@ -168,7 +169,8 @@ std::shared_ptr<const Vocabulary> ParseTokenizerBin(std::span<const std::byte> b
   const int32_t max_len = r.I32("max_token_length");
   if (max_len <= 0) r.Fail("max_token_length is " + std::to_string(max_len) + ", not positive");
   std::vector<Piece> pieces;
-  while (expected_count < 0 ? r.remaining() > 0 : static_cast<int>(pieces.size()) < expected_count) {
+  while (expected_count < 0 ? r.remaining() > 0
+                            : static_cast<int>(pieces.size()) < expected_count) {
     Piece p;
     p.score = r.F32("a piece's score");
     const int32_t len = r.I32("a piece's length");

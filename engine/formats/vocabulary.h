@@ -86,7 +86,8 @@ std::shared_ptr<const Vocabulary> ParseTokenizerBin(std::span<const std::byte> b
                                                     int expected_count = -1);
 
 // Returns the vocabulary in the llama2.c `tokenizer.bin` file at `path`.
-std::shared_ptr<const Vocabulary> LoadTokenizerBin(const std::string& path, int expected_count = -1);
+std::shared_ptr<const Vocabulary> LoadTokenizerBin(const std::string& path,
+                                                   int expected_count = -1);
 
 // Returns `pieces` in `tokenizer.bin` format (for tests and export).
 std::vector<std::byte> WriteTokenizerBin(const Vocabulary& vocabulary);

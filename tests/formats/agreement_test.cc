@@ -26,12 +26,14 @@ using testing::Checkpoint;
   if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir()
 
 struct Case {
-  const char* name;       // file stem
-  bool f32;               // all matrices F32: llama.cpp keeps F32 activations
+  const char* name;  // file stem
+  bool f32;          // all matrices F32: llama.cpp keeps F32 activations
 };
 
 // Printed by name (gtest would otherwise dump the struct's padding bytes).
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class LlamaCppAgreement : public ::testing::TestWithParam<Case> {};
 
@@ -40,7 +42,8 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   const Case c = GetParam();
   const model::ModelWeights w = LoadCheckpoint("gguf:" + Checkpoint(std::string(c.name) + ".gguf"));
   const int n_vocab = w.config.vocab_size;
-  const auto ref_bytes = testing::ReadBytes(Checkpoint(std::string("llamacpp-logits/") + c.name + ".t1.seq.f32"));
+  const auto ref_bytes =
+      testing::ReadBytes(Checkpoint(std::string("llamacpp-logits/") + c.name + ".t1.seq.f32"));
   const std::vector<int32_t> tokens = testing::LlamaCppTokens(n_vocab);
   ASSERT_EQ(ref_bytes.size(), tokens.size() * n_vocab * sizeof(float));
   const auto ours = testing::ReferenceLogits(w, tokens);
@@ -49,7 +52,8 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   int argmax_equal = 0, decisive = 0, decisive_equal = 0;
   for (size_t pos = 0; pos < tokens.size(); ++pos) {
     std::vector<float> theirs(n_vocab);
-    std::memcpy(theirs.data(), ref_bytes.data() + pos * n_vocab * sizeof(float), n_vocab * sizeof(float));
+    std::memcpy(theirs.data(), ref_bytes.data() + pos * n_vocab * sizeof(float),
+                n_vocab * sizeof(float));
     for (int i = 0; i < n_vocab; ++i) {
       max_abs_diff = std::max(max_abs_diff, std::fabs(double(ours[pos][i]) - theirs[i]));
       max_abs_logit = std::max(max_abs_logit, std::fabs(double(theirs[i])));
@@ -67,13 +71,14 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   }
   const double rel = max_abs_diff / max_abs_logit;
   std::ostringstream s;
-  s << c.name << ": max abs diff " << max_abs_diff << ", max abs logit " << max_abs_logit << ", relative " << rel
-    << ", argmax equal " << argmax_equal << "/" << tokens.size() << " (decisive positions " << decisive_equal << "/"
-    << decisive << ")";
+  s << c.name << ": max abs diff " << max_abs_diff << ", max abs logit " << max_abs_logit
+    << ", relative " << rel << ", argmax equal " << argmax_equal << "/" << tokens.size()
+    << " (decisive positions " << decisive_equal << "/" << decisive << ")";
   std::cout << "[agreement] " << s.str() << "\n";
   RecordProperty("max_abs_diff", std::to_string(max_abs_diff));
   RecordProperty("relative_diff", std::to_string(rel));
-  RecordProperty("argmax_equal", std::to_string(argmax_equal) + "/" + std::to_string(tokens.size()));
+  RecordProperty("argmax_equal",
+                 std::to_string(argmax_equal) + "/" + std::to_string(tokens.size()));
   if (c.f32) {
     EXPECT_EQ(argmax_equal, static_cast<int>(tokens.size())) << s.str();
     EXPECT_LE(rel, 1e-4) << s.str();
@@ -84,16 +89,16 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedGguf, LlamaCppAgreement,
-                         ::testing::Values(Case{"stories260K", true}, Case{"tiny_dense_llama_f32", true},
-                                           Case{"tiny_moe_mixtral_f32", true}, Case{"tiny_dense_llama_bf16", false},
-                                           Case{"tiny_moe_mixtral_bf16", false},
-                                           Case{"llama-2-tiny-random", false}),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    SharedGguf, LlamaCppAgreement,
+    ::testing::Values(Case{"stories260K", true}, Case{"tiny_dense_llama_f32", true},
+                      Case{"tiny_moe_mixtral_f32", true}, Case{"tiny_dense_llama_bf16", false},
+                      Case{"tiny_moe_mixtral_bf16", false}, Case{"llama-2-tiny-random", false}),
+    [](const auto& info) {
+      std::string n = info.param.name;
+      std::replace(n.begin(), n.end(), '-', '_');
+      return n;
+    });
 
 TEST(Llama2cAgreement, GreedyIdsMatchRunC) {
   SKIP_WITHOUT_CHECKPOINTS();
@@ -119,8 +124,8 @@ TEST(Llama2cAgreement, GreedyIdsMatchRunC) {
   }
   int equal = 0;
   while (equal < static_cast<int>(got.size()) && got[equal] == expected[equal]) ++equal;
-  std::cout << "[agreement] stories260K.bin greedy ids equal to run.c's for the first " << equal << " of " << steps
-            << "\n";
+  std::cout << "[agreement] stories260K.bin greedy ids equal to run.c's for the first " << equal
+            << " of " << steps << "\n";
   RecordProperty("runc_ids_equal", equal);
   EXPECT_EQ(equal, steps);
 }
@@ -130,23 +135,27 @@ TEST(Llama2cAgreement, BinAndGgufGiveIdenticalLogits) {
   const model::ModelWeights bin = LoadCheckpoint("llama2c:" + Checkpoint("stories260K.bin"));
   const model::ModelWeights gguf = LoadCheckpoint("gguf:" + Checkpoint("stories260K.gguf"));
   const auto tokens = testing::LlamaCppTokens(512);
-  EXPECT_TRUE(testing::SameBits(testing::ReferenceLogits(bin, tokens), testing::ReferenceLogits(gguf, tokens)));
+  EXPECT_TRUE(testing::SameBits(testing::ReferenceLogits(bin, tokens),
+                                testing::ReferenceLogits(gguf, tokens)));
 }
 
 // The cpu pass must reproduce the reference bit for bit on real files too.
 TEST(CpuPassOnRealFiles, BitIdenticalToReference) {
   SKIP_WITHOUT_CHECKPOINTS();
-  for (const char* spec : {"gguf:stories260K.gguf", "llama2c:stories260K.bin", "gguf:llama-2-tiny-random.gguf",
-                           "gguf:tiny_dense_llama_f32.gguf", "gguf:tiny_dense_llama_bf16.gguf",
-                           "gguf:tiny_moe_mixtral_f32.gguf", "gguf:tiny_moe_mixtral_bf16.gguf"}) {
+  for (const char* spec :
+       {"gguf:stories260K.gguf", "llama2c:stories260K.bin", "gguf:llama-2-tiny-random.gguf",
+        "gguf:tiny_dense_llama_f32.gguf", "gguf:tiny_dense_llama_bf16.gguf",
+        "gguf:tiny_moe_mixtral_f32.gguf", "gguf:tiny_moe_mixtral_bf16.gguf"}) {
     SCOPED_TRACE(spec);
     std::string s = spec;
     const auto colon = s.find(':');
-    const model::ModelWeights w = LoadCheckpoint(s.substr(0, colon + 1) + Checkpoint(s.substr(colon + 1)));
+    const model::ModelWeights w =
+        LoadCheckpoint(s.substr(0, colon + 1) + Checkpoint(s.substr(colon + 1)));
     const auto tokens = testing::LlamaCppTokens(w.config.vocab_size);
     const auto ref = testing::ReferenceLogits(w, tokens);
     for (int threads : {1, 2}) {
-      EXPECT_TRUE(testing::SameBits(ref, testing::CpuLogits(w, tokens, threads))) << threads << " threads";
+      EXPECT_TRUE(testing::SameBits(ref, testing::CpuLogits(w, tokens, threads)))
+          << threads << " threads";
     }
   }
 }

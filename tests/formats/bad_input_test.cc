@@ -34,19 +34,42 @@ std::string ErrorOf(const std::vector<std::byte>& bytes, size_t n, Load load) {
 
 auto LoadGguf = [](const std::vector<std::byte>& b) { LoadGgufBytes(b, nullptr, "bad.gguf"); };
 auto LoadBin = [](const std::vector<std::byte>& b) { LoadLlama2cBytes(b, nullptr, "bad.bin"); };
-auto LoadTok = [](const std::vector<std::byte>& b) { ParseTokenizerBin(b, "bad-tokenizer.bin", 32000); };
+auto LoadTok = [](const std::vector<std::byte>& b) {
+  ParseTokenizerBin(b, "bad-tokenizer.bin", 32000);
+};
 
 // A GGUF assembled field by field, for precise lies.
 struct Gguf {
   std::vector<std::byte> b;
   void U8(uint8_t v) { b.push_back(std::byte{v}); }
-  void U32(uint32_t v) { for (int i = 0; i < 4; ++i) U8(uint8_t(v >> (8 * i))); }
-  void U64(uint64_t v) { for (int i = 0; i < 8; ++i) U8(uint8_t(v >> (8 * i))); }
-  void Str(const std::string& s) { U64(s.size()); for (char c : s) U8(uint8_t(c)); }
-  void KvU32(const std::string& k, uint32_t v) { Str(k); U32(4); U32(v); }
-  void KvF32(const std::string& k, float v) { Str(k); U32(6); U32(std::bit_cast<uint32_t>(v)); }
-  void KvStr(const std::string& k, const std::string& v) { Str(k); U32(8); Str(v); }
-  void Pad() { while (b.size() % 32) U8(0); }
+  void U32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) U8(uint8_t(v >> (8 * i)));
+  }
+  void U64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) U8(uint8_t(v >> (8 * i)));
+  }
+  void Str(const std::string& s) {
+    U64(s.size());
+    for (char c : s) U8(uint8_t(c));
+  }
+  void KvU32(const std::string& k, uint32_t v) {
+    Str(k);
+    U32(4);
+    U32(v);
+  }
+  void KvF32(const std::string& k, float v) {
+    Str(k);
+    U32(6);
+    U32(std::bit_cast<uint32_t>(v));
+  }
+  void KvStr(const std::string& k, const std::string& v) {
+    Str(k);
+    U32(8);
+    Str(v);
+  }
+  void Pad() {
+    while (b.size() % 32) U8(0);
+  }
 };
 
 // Returns a valid tiny llama GGUF (vocab 4, d 2, 1 layer, 1 head, ffn 2),
@@ -57,25 +80,37 @@ struct TinyOptions {
   std::string arch = "llama";
   bool block_count_as_string = false;
   bool omit_heads = false;
-  uint32_t q_type = 0;       // ggml type of attn_q
+  uint32_t q_type = 0;  // ggml type of attn_q
   uint64_t q_offset_extra = 0;
   uint64_t q_dim0 = 2;
 };
 
 std::vector<std::byte> TinyGguf(const TinyOptions& o = {}) {
-  struct T { std::string name; std::vector<uint64_t> ne; };
-  const std::vector<T> tensors = {
-      {"token_embd.weight", {2, 4}}, {"blk.0.attn_norm.weight", {2}}, {"blk.0.attn_q.weight", {o.q_dim0, 2}},
-      {"blk.0.attn_k.weight", {2, 2}}, {"blk.0.attn_v.weight", {2, 2}}, {"blk.0.attn_output.weight", {2, 2}},
-      {"blk.0.ffn_norm.weight", {2}}, {"blk.0.ffn_gate.weight", {2, 2}}, {"blk.0.ffn_up.weight", {2, 2}},
-      {"blk.0.ffn_down.weight", {2, 2}}, {"output_norm.weight", {2}}};
+  struct T {
+    std::string name;
+    std::vector<uint64_t> ne;
+  };
+  const std::vector<T> tensors = {{"token_embd.weight", {2, 4}},
+                                  {"blk.0.attn_norm.weight", {2}},
+                                  {"blk.0.attn_q.weight", {o.q_dim0, 2}},
+                                  {"blk.0.attn_k.weight", {2, 2}},
+                                  {"blk.0.attn_v.weight", {2, 2}},
+                                  {"blk.0.attn_output.weight", {2, 2}},
+                                  {"blk.0.ffn_norm.weight", {2}},
+                                  {"blk.0.ffn_gate.weight", {2, 2}},
+                                  {"blk.0.ffn_up.weight", {2, 2}},
+                                  {"blk.0.ffn_down.weight", {2, 2}},
+                                  {"output_norm.weight", {2}}};
   Gguf g;
   for (char c : o.magic) g.U8(uint8_t(c));
   g.U32(o.version);
   g.U64(tensors.size());
   g.U64(o.omit_heads ? 5 : 6);
   g.KvStr("general.architecture", o.arch);
-  if (o.block_count_as_string) g.KvStr(o.arch + ".block_count", "1"); else g.KvU32(o.arch + ".block_count", 1);
+  if (o.block_count_as_string)
+    g.KvStr(o.arch + ".block_count", "1");
+  else
+    g.KvU32(o.arch + ".block_count", 1);
   g.KvU32(o.arch + ".embedding_length", 2);
   if (!o.omit_heads) g.KvU32(o.arch + ".attention.head_count", 1);
   g.KvU32(o.arch + ".feed_forward_length", 2);
@@ -85,7 +120,10 @@ std::vector<std::byte> TinyGguf(const TinyOptions& o = {}) {
     g.Str(t.name);
     g.U32(uint32_t(t.ne.size()));
     uint64_t n = 1;
-    for (uint64_t d : t.ne) { g.U64(d); n *= d; }
+    for (uint64_t d : t.ne) {
+      g.U64(d);
+      n *= d;
+    }
     const bool q = t.name == "blk.0.attn_q.weight";
     g.U32(q ? o.q_type : 0);
     g.U64(offset + (q ? o.q_offset_extra : 0));
@@ -150,7 +188,8 @@ TEST(BadGguf, HeaderLies) {
 
 TEST(BadGguf, MetadataLies) {
   ExpectError(TinyGguf({.arch = "gpt2"}), "architecture 'gpt2' is not supported");
-  ExpectError(TinyGguf({.block_count_as_string = true}), "'llama.block_count' has type string, expected an integer");
+  ExpectError(TinyGguf({.block_count_as_string = true}),
+              "'llama.block_count' has type string, expected an integer");
   ExpectError(TinyGguf({.omit_heads = true}), "'llama.attention.head_count' is missing");
 }
 
@@ -180,7 +219,8 @@ TEST(BadLlama2c, TruncationsAndLies) {
   EXPECT_NE(patch(0, -64).find("dim is -64"), std::string::npos);
   EXPECT_NE(patch(2, 0x7fffffff).find("n_layers"), std::string::npos);
   EXPECT_NE(patch(3, 7).find("not a multiple of n_heads"), std::string::npos);
-  EXPECT_NE(patch(5, 0x7fffffff).find("file ends inside tensor 'token_embd.weight'"), std::string::npos);
+  EXPECT_NE(patch(5, 0x7fffffff).find("file ends inside tensor 'token_embd.weight'"),
+            std::string::npos);
   EXPECT_NE(patch(5, -512).find("file ends inside tensor 'output.weight'"), std::string::npos);
 }
 
@@ -218,11 +258,21 @@ TEST(BadSafetensors, HeaderAndOffsetLies) {
     return ErrorOf(b, b.size(), parse);
   };
   EXPECT_NE(with_header("{not json").find("not valid JSON"), std::string::npos);
-  EXPECT_NE(with_header(R"({"a":{"dtype":"I8","shape":[1],"data_offsets":[0,1]}})").find("dtype 'I8'"), std::string::npos);
-  EXPECT_NE(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})").find("need 8"), std::string::npos);
-  EXPECT_NE(with_header(R"({"a":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})").find("outside"), std::string::npos);
-  EXPECT_NE(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})").find("dimension"), std::string::npos);
-  EXPECT_NE(with_header(R"({"a":{"dtype":"F32","shape":[4611686018427387904, 8],"data_offsets":[0,4]}})").find("overflows"), std::string::npos);
+  EXPECT_NE(
+      with_header(R"({"a":{"dtype":"I8","shape":[1],"data_offsets":[0,1]}})").find("dtype 'I8'"),
+      std::string::npos);
+  EXPECT_NE(with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})").find("need 8"),
+            std::string::npos);
+  EXPECT_NE(
+      with_header(R"({"a":{"dtype":"F32","shape":[8],"data_offsets":[0,32]}})").find("outside"),
+      std::string::npos);
+  EXPECT_NE(
+      with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})").find("dimension"),
+      std::string::npos);
+  EXPECT_NE(
+      with_header(R"({"a":{"dtype":"F32","shape":[4611686018427387904, 8],"data_offsets":[0,4]}})")
+          .find("overflows"),
+      std::string::npos);
   EXPECT_NE(with_header(R"([1,2])").find("not a JSON object"), std::string::npos);
   auto huge = good;
   const uint64_t lie = ~uint64_t{0};

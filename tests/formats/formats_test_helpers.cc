@@ -1,12 +1,12 @@
 #include "tests/formats/formats_test_helpers.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 #include "engine/model/forward.h"
 #include "engine/numerics/math.h"
@@ -14,11 +14,17 @@
 
 namespace samebits::formats::testing {
 
-std::string CheckpointsDir() { return std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints"; }
+std::string CheckpointsDir() {
+  return std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints";
+}
 
-std::string Checkpoint(const std::string& name) { return CheckpointsDir() + "/" + name; }
+std::string Checkpoint(const std::string& name) {
+  return CheckpointsDir() + "/" + name;
+}
 
-bool HaveCheckpoints() { return std::filesystem::exists(Checkpoint("stories260K.gguf")); }
+bool HaveCheckpoints() {
+  return std::filesystem::exists(Checkpoint("stories260K.gguf"));
+}
 
 std::vector<std::byte> ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -31,7 +37,8 @@ std::vector<std::byte> ReadBytes(const std::string& path) {
 
 void WriteBytes(const std::string& path, const std::vector<std::byte>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
 
@@ -59,14 +66,15 @@ std::vector<std::vector<float>> RunOneByOne(model::Forward& f, const model::Mode
 
 }  // namespace
 
-std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens) {
+std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w,
+                                                const std::vector<int32_t>& tokens) {
   const auto& math = numerics::GetMathLibrary(numerics::MathProfile::kPortable);
   auto f = model::MakeReferenceForward(w, math);
   return RunOneByOne(*f, w, tokens);
 }
 
-std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens,
-                                          int threads) {
+std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
+                                          const std::vector<int32_t>& tokens, int threads) {
   const auto& math = numerics::GetMathLibrary(numerics::MathProfile::kPortable);
   threads::ThreadPool pool(threads);
   auto f = model::MakeCpuForward(w, math, pool, model::CpuOptions{});
@@ -77,7 +85,8 @@ bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::v
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].size() != b[i].size()) return false;
-    if (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0) return false;
+    if (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0)
+      return false;
   }
   return true;
 }

@@ -27,10 +27,11 @@ std::string ScratchDir(const std::string& name);
 
 // Returns the logits of every position, the tokens fed one per call to the
 // reference pass (portable math), one row of vocab_size floats per token.
-std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens);
+std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w,
+                                                const std::vector<int32_t>& tokens);
 // The same through the cpu pass with `threads` threads.
-std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w, const std::vector<int32_t>& tokens,
-                                          int threads);
+std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
+                                          const std::vector<int32_t>& tokens, int threads);
 
 // Returns true when both have the same bits at every position.
 bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b);

@@ -2,13 +2,13 @@
 // describe, and their tokenizers turn text into the ids SentencePiece gives.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/gguf.h"
 #include "engine/formats/vocabulary.h"
-#include "engine/run/scenario.h"
-
-#include <filesystem>
 #include "engine/model/tensor_spec.h"
+#include "engine/run/scenario.h"
 #include "tests/formats/formats_test_helpers.h"
 
 namespace samebits::formats {
@@ -21,8 +21,9 @@ using testing::Checkpoint;
 
 TEST(RealCheckpoints, GgufHeadersParse) {
   SKIP_WITHOUT_CHECKPOINTS();
-  for (const char* name : {"stories260K.gguf", "llama-2-tiny-random.gguf", "tiny_dense_llama_f32.gguf",
-                           "tiny_dense_llama_bf16.gguf", "tiny_moe_mixtral_f32.gguf", "tiny_moe_mixtral_bf16.gguf"}) {
+  for (const char* name :
+       {"stories260K.gguf", "llama-2-tiny-random.gguf", "tiny_dense_llama_f32.gguf",
+        "tiny_dense_llama_bf16.gguf", "tiny_moe_mixtral_f32.gguf", "tiny_moe_mixtral_bf16.gguf"}) {
     SCOPED_TRACE(name);
     const auto bytes = testing::ReadBytes(Checkpoint(name));
     const GgufFile f = ParseGguf(bytes, name);
@@ -65,7 +66,8 @@ TEST(RealCheckpoints, Stories260KBin) {
   // tokenizer.bin beside it has 32000 pieces, not 512: not this model's.
   EXPECT_FALSE(w.vocabulary);
   // The bare path is recognised by content as llama2.c.
-  EXPECT_EQ(model::HashWeights(LoadCheckpoint(Checkpoint("stories260K.bin"))), model::HashWeights(w));
+  EXPECT_EQ(model::HashWeights(LoadCheckpoint(Checkpoint("stories260K.bin"))),
+            model::HashWeights(w));
 }
 
 TEST(RealCheckpoints, MixtralStyleMoe) {
@@ -97,9 +99,10 @@ TEST(RealCheckpoints, TinyRandomIsF16WithRealVocabulary) {
   EXPECT_EQ(v.size(), 32000);
   // Ids SentencePiece's Llama-2 tokenizer gives (well known: "Hello" 15043, "▁world" 3186).
   EXPECT_EQ(v.Tokenize("Hello world", true), (std::vector<int32_t>{1, 15043, 3186}));
-  for (const std::string text : {"Hello world", "Once upon a time, there was a little girl named Lily.",
-                                 "tabs\tand\nnewlines  double  spaces", "héllo wörld — ünïcödé ✓ 日本語",
-                                 "numbers 1234567890 and symbols !@#$%^&*()"}) {
+  for (const std::string text :
+       {"Hello world", "Once upon a time, there was a little girl named Lily.",
+        "tabs\tand\nnewlines  double  spaces", "héllo wörld — ünïcödé ✓ 日本語",
+        "numbers 1234567890 and symbols !@#$%^&*()"}) {
     SCOPED_TRACE(text);
     const auto ids = v.Tokenize(text, true);
     EXPECT_EQ(ids.front(), 1);
@@ -112,7 +115,8 @@ TEST(RealCheckpoints, TokenizerBinMatchesGgufVocabulary) {
   const auto bin = LoadTokenizerBin(Checkpoint("tokenizer.bin"));
   const model::ModelWeights w = LoadCheckpoint("gguf:" + Checkpoint("llama-2-tiny-random.gguf"));
   ASSERT_EQ(bin->size(), 32000);
-  for (const std::string text : {"Hello world", "One day, Tim saw a big dog.\nHe ran.", "naïve café ✓"}) {
+  for (const std::string text :
+       {"Hello world", "One day, Tim saw a big dog.\nHe ran.", "naïve café ✓"}) {
     SCOPED_TRACE(text);
     const auto ids = bin->Tokenize(text, true);
     EXPECT_EQ(ids, w.vocabulary->Tokenize(text, true));
@@ -140,7 +144,8 @@ TEST(RealScenarios, ParseAndTokenize) {
     const run::Scenario s = run::LoadScenario(entry.path().string());
     ++n;
     if (s.prompt.kind == run::TokenSource::Kind::kText && testing::HaveCheckpoints()) {
-      const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint("llama-2-tiny-random.gguf"));
+      const model::ModelWeights w =
+          LoadCheckpoint("gguf:" + testing::Checkpoint("llama-2-tiny-random.gguf"));
       const auto ids = w.vocabulary->Tokenize(s.prompt.text, true);
       EXPECT_GT(ids.size(), 3u);
       EXPECT_EQ(w.vocabulary->Detokenize(ids), s.prompt.text);

@@ -31,7 +31,8 @@ void ExpectSame(const model::ModelWeights& a, const model::ModelWeights& b) {
   EXPECT_EQ(ca.name, cb.name);
   EXPECT_TRUE(ca == cb) << "configurations differ after the round trip";
   const auto tokens = SomeTokens(a.config.vocab_size);
-  EXPECT_TRUE(testing::SameBits(testing::ReferenceLogits(a, tokens), testing::ReferenceLogits(b, tokens)));
+  EXPECT_TRUE(
+      testing::SameBits(testing::ReferenceLogits(a, tokens), testing::ReferenceLogits(b, tokens)));
 }
 
 class SyntheticRoundTrip : public ::testing::TestWithParam<std::string> {};
@@ -55,11 +56,13 @@ TEST_P(SyntheticRoundTrip, Safetensors) {
   ExpectSame(w, LoadCheckpoint("safetensors:" + dir));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, SyntheticRoundTrip, ::testing::Values("tiny", "medium", "tiny-f32", "tiny-f16"));
+INSTANTIATE_TEST_SUITE_P(Shapes, SyntheticRoundTrip,
+                         ::testing::Values("tiny", "medium", "tiny-f32", "tiny-f16"));
 
 TEST(RealRoundTrip, GgufAndSafetensorsKeepEveryBit) {
   if (!testing::HaveCheckpoints()) GTEST_SKIP();
-  for (const char* name : {"tiny_moe_mixtral_bf16.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"}) {
+  for (const char* name :
+       {"tiny_moe_mixtral_bf16.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"}) {
     SCOPED_TRACE(name);
     const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(name));
     const std::string dir = testing::ScratchDir(std::string("real-") + name);
@@ -87,7 +90,9 @@ TEST(Safetensors, HfExpertNamesAreGathered) {
     ParseSafetensors(bytes, "model.safetensors", table);
     const bool qwen = w.config.qk_norm || w.config.arch == "qwen3moe";
     EXPECT_EQ(table.count(qwen ? "model.layers.0.mlp.experts.1.gate_proj.weight"
-                               : "model.layers.0.block_sparse_moe.experts.1.w1.weight"), 1u) << spec;
+                               : "model.layers.0.block_sparse_moe.experts.1.w1.weight"),
+              1u)
+        << spec;
   }
 }
 
@@ -128,7 +133,8 @@ namespace {
 // gathered into the same 3-D expert tensors.
 TEST(GgufPerExpert, GatheredIntoMergedExperts) {
   if (!testing::HaveCheckpoints()) GTEST_SKIP();
-  const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_moe_mixtral_f32.gguf"));
+  const model::ModelWeights w =
+      LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_moe_mixtral_f32.gguf"));
   const auto bytes = GgufBytes(w, {.per_expert_tensors = true});
   const GgufFile f = ParseGguf(bytes, "per-expert.gguf");
   bool found = false;
@@ -142,7 +148,8 @@ TEST(GgufPerExpert, GatheredIntoMergedExperts) {
   auto it = std::search(cut.begin(), cut.end(), reinterpret_cast<const std::byte*>(victim.data()),
                         reinterpret_cast<const std::byte*>(victim.data()) + victim.size());
   ASSERT_NE(it, cut.end());
-  *(it + 13) = std::byte{'7'};  // blk.0.ffn_up.7.weight: expert 2 missing, an unknown tensor present
+  *(it + 13) =
+      std::byte{'7'};  // blk.0.ffn_up.7.weight: expert 2 missing, an unknown tensor present
   try {
     LoadGgufBytes(cut, nullptr, "per-expert.gguf");
     ADD_FAILURE() << "loaded with expert 2 missing";

@@ -12,7 +12,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace samebits::formats;
   // An exact-size copy, so that a read past the end is a heap overflow.
-  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
+  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data),
+                               reinterpret_cast<const std::byte*>(data) + size);
   try {
     const samebits::model::ModelWeights w = LoadGgufBytes(bytes, nullptr, "fuzz.gguf");
     // What loads must also write back and load again.

@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace samebits::formats;
-  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data), reinterpret_cast<const std::byte*>(data) + size);
+  std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data),
+                               reinterpret_cast<const std::byte*>(data) + size);
   try {
     LoadLlama2cBytes(bytes, nullptr, "fuzz.bin");
   } catch (const CheckpointError&) {

@@ -17,8 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (1 + config_len > size) return 0;
   std::string config(reinterpret_cast<const char*>(data + 1), config_len);
   if (config_len == 0) {
-    config = R"({"architectures":["LlamaForCausalLM"],"vocab_size":4,"hidden_size":2,"num_hidden_layers":1,)"
-             R"("num_attention_heads":1,"intermediate_size":2,"rms_norm_eps":1e-5,"tie_word_embeddings":true})";
+    config =
+        R"({"architectures":["LlamaForCausalLM"],"vocab_size":4,"hidden_size":2,"num_hidden_layers":1,)"
+        R"("num_attention_heads":1,"intermediate_size":2,"rms_norm_eps":1e-5,"tie_word_embeddings":true})";
   }
   const uint8_t* file = data + 1 + config_len;
   std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(file),

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto ids = v->Tokenize(text, true);
     v->Detokenize(ids);
     std::vector<int32_t> raw;
-    for (size_t i = 0; i + 1 < text.size(); i += 2) raw.push_back(static_cast<uint8_t>(text[i]) * 256 + static_cast<uint8_t>(text[i + 1]) - 100);
+    for (size_t i = 0; i + 1 < text.size(); i += 2)
+      raw.push_back(static_cast<uint8_t>(text[i]) * 256 + static_cast<uint8_t>(text[i + 1]) - 100);
     v->Detokenize(raw);
   } catch (const CheckpointError&) {
   }
