@@ -758,6 +758,10 @@ class CpuForward final : public Forward {
 std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
                                         const numerics::MathLibrary& math,
                                         threads::ThreadPool& pool, const CpuOptions& options) {
+  if (!kernels::IsaAvailable(options.isa)) {
+    throw std::invalid_argument(std::string("cpu forward: ISA ") + kernels::IsaName(options.isa) +
+                                " is not available on this machine or in this build");
+  }
   // A negative control for the identity tests only: it sums attention's V in
   // the wrong order, so tests can show that they catch an order change.
   const char* env = std::getenv("SAMEBITS_TEST_ONLY_BREAK_IDENTITY");
