@@ -2,6 +2,7 @@
 // (fake_engine_main.cc): exit codes, the reference workflow, diagnosis
 // text, stored runs, and four samebits processes writing one database.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <thread>
@@ -204,6 +205,31 @@ TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
   int lines = 0;
   for (size_t at = 0; (at = out.stdout_text.find("PASS 6", at)) != std::string::npos; ++at) ++lines;
   EXPECT_EQ(lines, 4) << out.stdout_text;
+}
+
+}  // namespace
+}  // namespace samebits::harness
+
+namespace samebits::harness {
+namespace {
+
+// The real engine on the cheapest cells of the default matrix agrees with
+// itself and with the committed references (the full matrix is ci/main.sh).
+TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
+  const std::string engine = testing::BinDir() + "/samebits-engine";
+  if (::access(engine.c_str(), X_OK) != 0) GTEST_SKIP() << "no engine at " << engine;
+  TempDir dir;
+  runner::ChildSpec spec;
+  spec.program = SamebitsProgram();
+  spec.args = {"gate", "-q", "--engine", engine, "--checkpoint", "synthetic:tiny", "--scenario",
+               "classic", "--config", "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k", "--db",
+               dir.File("db"), "--scenarios-dir", std::string(SAMEBITS_SOURCE_DIR) + "/scenarios",
+               "--references-dir", std::string(SAMEBITS_SOURCE_DIR) + "/references"};
+  spec.env = runner::ChildEnvironment({});
+  spec.timeout_seconds = 120;
+  const ChildOutcome out = runner::RunChild(spec);
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  EXPECT_NE(out.stdout_text.find("PASS        : 4"), std::string::npos) << out.stdout_text;
 }
 
 }  // namespace
