@@ -25,6 +25,7 @@
 #include "engine/model/forward.h"
 #include "engine/model/reference_ops.h"
 #include "engine/model/tensor_spec.h"
+#include "engine/numerics/dot.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model {
@@ -220,7 +221,7 @@ class ReferenceForward final : public Forward {
       // Scores: s[j] = dot(q, k_j) * scale                      (n_keys)
       for (int j = 0; j < n_keys; ++j) {
         s[j] =
-            numerics::Dot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
+            numerics::FastDot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
       }
       // p = softmax(s)
       ref::Softmax(s.data(), n_keys, math_);

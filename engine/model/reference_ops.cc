@@ -4,11 +4,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/numerics/dot.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model::ref {
 
-using numerics::Dot;
+using numerics::FastDot;
 
 void MatVec(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, const float* x,
             float* y) {
@@ -21,20 +22,20 @@ void MatVec(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, 
     const int64_t at = (first_row + r) * cols;
     switch (w.dtype) {
       case DType::kF32:
-        y[r] = Dot(x, reinterpret_cast<const float*>(w.data) + at, cols);
+        y[r] = FastDot(x, reinterpret_cast<const float*>(w.data) + at, cols);
         break;
       case DType::kF16:
-        y[r] = Dot(x, reinterpret_cast<const numerics::F16*>(w.data) + at, cols);
+        y[r] = FastDot(x, reinterpret_cast<const numerics::F16*>(w.data) + at, cols);
         break;
       case DType::kBF16:
-        y[r] = Dot(x, reinterpret_cast<const numerics::BF16*>(w.data) + at, cols);
+        y[r] = FastDot(x, reinterpret_cast<const numerics::BF16*>(w.data) + at, cols);
         break;
     }
   }
 }
 
 void RmsNorm(const float* x, const TensorView& w, int64_t w_offset, int n, float eps, float* y) {
-  const float ss = Dot(x, x, n);
+  const float ss = FastDot(x, x, n);
   const float r = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
   for (int i = 0; i < n; ++i) y[i] = (x[i] * r) * w.At(w_offset + i);
 }
@@ -44,7 +45,7 @@ void LayerNorm(const float* x, const TensorView& w, const TensorView& b, int n, 
   const float mean = numerics::Sum(x, n) / static_cast<float>(n);
   std::vector<float> d(n);
   for (int i = 0; i < n; ++i) d[i] = x[i] - mean;
-  const float var = Dot(d.data(), d.data(), n) / static_cast<float>(n);
+  const float var = FastDot(d.data(), d.data(), n) / static_cast<float>(n);
   const float r = 1.0f / std::sqrt(var + eps);
   for (int i = 0; i < n; ++i) {
     y[i] = (d[i] * r) * w.At(i);
