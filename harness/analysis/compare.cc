@@ -23,7 +23,8 @@ std::optional<StepDifference> FirstStepDifference(const std::vector<StepRecord>&
       detail = "step " + x.kind + " at position " + std::to_string(x.position) + " vs " + y.kind +
                " at position " + std::to_string(y.position);
     } else if (x.input_token != y.input_token) {
-      detail = "input token " + std::to_string(x.input_token) + " vs " + std::to_string(y.input_token);
+      detail =
+          "input token " + std::to_string(x.input_token) + " vs " + std::to_string(y.input_token);
     } else if (x.xxh3_64 != y.xxh3_64 || x.fnv1a64 != y.fnv1a64) {
       detail = "logits xxh3_64 " + Hex16(x.xxh3_64) + " vs " + Hex16(y.xxh3_64);
       if (x.token != y.token) {
@@ -60,9 +61,9 @@ std::optional<TraceDifference> FirstTraceDifference(const std::vector<TraceRecor
   }
   if (a.size() != b.size()) {
     const TraceRecord& at = a.size() > n ? a[n] : b[n];
-    return TraceDifference{at.position, at.layer, at.op,
-                           std::to_string(a.size()) + " trace records vs " +
-                               std::to_string(b.size())};
+    return TraceDifference{
+        at.position, at.layer, at.op,
+        std::to_string(a.size()) + " trace records vs " + std::to_string(b.size())};
   }
   return std::nullopt;
 }

@@ -10,7 +10,9 @@
 namespace samebits::harness {
 namespace {
 
-bool Ran(const CellResult& c) { return c.code == ResultCode::kPass || c.code == ResultCode::kFail; }
+bool Ran(const CellResult& c) {
+  return c.code == ResultCode::kPass || c.code == ResultCode::kFail;
+}
 
 std::string MathName(const MathLibraryInfo& m) {
   return m.name + " " + m.version + " (fingerprint " + m.fingerprint + ")";
@@ -80,9 +82,9 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
   for (AgreementGroup& g : groups) {
     size_t best = 0;
     for (size_t k = 0; k < g.classes.size(); ++k) {
-      const bool has_reference = std::any_of(g.classes[k].begin(), g.classes[k].end(), [&](size_t i) {
-        return run.cells[i].config.kernels == "reference";
-      });
+      const bool has_reference =
+          std::any_of(g.classes[k].begin(), g.classes[k].end(),
+                      [&](size_t i) { return run.cells[i].config.kernels == "reference"; });
       if (has_reference) {
         best = k;
         break;
@@ -97,7 +99,8 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
 
 std::vector<std::string> NeededReferenceKeys(const RunResult& run) {
   std::set<std::string> keys;
-  for (const CellResult& c : run.cells) keys.insert(ReferenceGroupKey(c.config.math, run.machine.arch));
+  for (const CellResult& c : run.cells)
+    keys.insert(ReferenceGroupKey(c.config.math, run.machine.arch));
   return {keys.begin(), keys.end()};
 }
 
@@ -200,12 +203,12 @@ void Judge(RunResult& run, const JudgeOptions& options) {
     target.divergences.push_back(div);
     if (same_library) {
       if (code_changed.headline.empty()) {
-        code_changed.headline =
-            "All configurations agree with each other but not with " + file +
-            ", with the same math library (" + MathName(ref.math) +
-            "): the code changed the numbers.";
-        const std::string good = ref.revision.empty() ? "<a revision that passed>"
-                                                      : ref.revision.substr(0, ref.revision.find("-dirty"));
+        code_changed.headline = "All configurations agree with each other but not with " + file +
+                                ", with the same math library (" + MathName(ref.math) +
+                                "): the code changed the numbers.";
+        const std::string good = ref.revision.empty()
+                                     ? "<a revision that passed>"
+                                     : ref.revision.substr(0, ref.revision.find("-dirty"));
         std::string gate = options.samebits + " gate --checkpoint " + ShellQuote(g.checkpoint) +
                            " --scenario " + ShellQuote(g.scenario) + " --config " +
                            ShellQuote(base.config.name) + " --math " + g.math;
@@ -235,8 +238,9 @@ void Judge(RunResult& run, const JudgeOptions& options) {
   }
 
   if (!identity.divergences.empty()) {
-    identity.headline = "The identity is broken in this build: configurations disagree with each other (" +
-                        std::to_string(identity.divergences.size()) + " of them differ from their baseline).";
+    identity.headline =
+        "The identity is broken in this build: configurations disagree with each other (" +
+        std::to_string(identity.divergences.size()) + " of them differ from their baseline).";
     if (!options.traced) {
       identity.details.push_back(
           "Rerun the gate with --trace to name the first diverging layer and op.");
@@ -252,16 +256,18 @@ void Judge(RunResult& run, const JudgeOptions& options) {
       const std::string file = options.references_dir + "/" + ReferenceFileName(key);
       const bool whole = options.references.find(key) == options.references.end();
       if (none.headline.empty()) {
-        none.headline = whole ? "No reference for this platform and math profile: " + file +
-                                    " does not exist."
-                              : file + " has no reference for " + pairs.front() +
-                                    (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more" : "") + ".";
+        none.headline =
+            whole ? "No reference for this platform and math profile: " + file + " does not exist."
+                  : file + " has no reference for " + pairs.front() +
+                        (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more"
+                                          : "") +
+                        ".";
       }
       const std::string profile = key.substr(0, key.find('-'));
       none.details.push_back(
           "Make one from a run where every configuration agrees, then review and commit it: " +
-          options.samebits + " reference generate" + (profile == "portable" ? "" : " --math " + profile) +
-          "  (writes " + file + ")");
+          options.samebits + " reference generate" +
+          (profile == "portable" ? "" : " --math " + profile) + "  (writes " + file + ")");
     }
     found.push_back(none);
   }
@@ -288,13 +294,15 @@ void Judge(RunResult& run, const JudgeOptions& options) {
     diag.kind = Diagnosis::Kind::kAllAgree;
     diag.headline = "Every configuration agrees with the others and with the references.";
   } else {
-    std::stable_sort(found.begin(), found.end(),
-                     [](const Diagnosis& a, const Diagnosis& b) { return Rank(a.kind) < Rank(b.kind); });
+    std::stable_sort(found.begin(), found.end(), [](const Diagnosis& a, const Diagnosis& b) {
+      return Rank(a.kind) < Rank(b.kind);
+    });
     diag.kind = found.front().kind;
     diag.headline = found.front().headline;
     for (size_t f = 0; f < found.size(); ++f) {
       if (f > 0) diag.details.push_back("Also: " + found[f].headline);
-      for (const Divergence& d : found[f].divergences) diag.details.push_back("  " + DescribeDivergence(d));
+      for (const Divergence& d : found[f].divergences)
+        diag.details.push_back("  " + DescribeDivergence(d));
       for (const std::string& line : found[f].details) diag.details.push_back("  " + line);
       diag.divergences.insert(diag.divergences.end(), found[f].divergences.begin(),
                               found[f].divergences.end());

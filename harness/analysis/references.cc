@@ -49,7 +49,7 @@ bool Decode(std::string_view field, std::string* out) {
     }
     if (i + 2 >= field.size()) return false;
     const std::string hex(field.substr(i + 1, 2));
-    if ( !std::isxdigit(static_cast<unsigned char>(hex[0])) ||
+    if (!std::isxdigit(static_cast<unsigned char>(hex[0])) ||
         !std::isxdigit(static_cast<unsigned char>(hex[1]))) {
       return false;
     }
@@ -101,7 +101,9 @@ bool ParseHex(std::string_view text, uint64_t* out) {
   return true;
 }
 
-auto SortKey(const ReferenceLine& l) { return std::tie(l.checkpoint, l.scenario, l.step); }
+auto SortKey(const ReferenceLine& l) {
+  return std::tie(l.checkpoint, l.scenario, l.step);
+}
 
 }  // namespace
 
@@ -146,7 +148,9 @@ std::string ReferenceGroupKey(const std::string& profile, const std::string& arc
   return profile + "-" + (arch.empty() ? "unknown" : arch);
 }
 
-std::string ReferenceFileName(const std::string& key) { return key + ".txt"; }
+std::string ReferenceFileName(const std::string& key) {
+  return key + ".txt";
+}
 
 ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& file) {
   ReferenceGroup group;
@@ -202,13 +206,16 @@ ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& fil
       continue;
     }
     if (f.size() != 8) {
-      throw fail("expected 8 fields (checkpoint scenario step kind position token fnv1a64 "
-                 "xxh3_64), found " + std::to_string(f.size()));
+      throw fail(
+          "expected 8 fields (checkpoint scenario step kind position token fnv1a64 "
+          "xxh3_64), found " +
+          std::to_string(f.size()));
     }
     ReferenceLine l;
     if (!Decode(f[0], &l.checkpoint) || l.checkpoint.empty()) throw fail("bad checkpoint field");
     if (!Decode(f[1], &l.scenario) || l.scenario.empty()) throw fail("bad scenario field");
-    if (!ParseInt(f[2], &l.step)) throw fail("step must be a non-negative integer, not '" + std::string(f[2]) + "'");
+    if (!ParseInt(f[2], &l.step))
+      throw fail("step must be a non-negative integer, not '" + std::string(f[2]) + "'");
     l.kind = std::string(f[3]);
     if (l.kind != "prefill" && l.kind != "decode" && l.kind != "extend") {
       throw fail("kind must be prefill, decode or extend, not '" + l.kind + "'");
@@ -221,7 +228,8 @@ ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& fil
       throw fail("a data line before the `group` and `math-library` lines");
     }
     for (const ReferenceLine& other : group.lines) {
-      if (other.checkpoint == l.checkpoint && other.scenario == l.scenario && other.step == l.step) {
+      if (other.checkpoint == l.checkpoint && other.scenario == l.scenario &&
+          other.step == l.step) {
         throw fail("step " + std::to_string(l.step) + " of " + l.checkpoint + " " + l.scenario +
                    " appears twice");
       }
@@ -244,7 +252,8 @@ ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& fil
                            ": step " + std::to_string(expected) + " is missing");
     }
   }
-  group.math.profile = group.key.rfind("portable", 0) == 0 ? "portable" : group.key.substr(0, group.key.find('-'));
+  group.math.profile =
+      group.key.rfind("portable", 0) == 0 ? "portable" : group.key.substr(0, group.key.find('-'));
   return group;
 }
 
@@ -263,8 +272,8 @@ std::string FormatReferenceGroup(const ReferenceGroup& group) {
       << group.math.fingerprint << "\n";
   if (!group.revision.empty()) out << "revision " << Encode(group.revision) << "\n";
   for (const ReferenceLine& l : lines) {
-    out << Encode(l.checkpoint) << " " << Encode(l.scenario) << " " << l.step << " " << l.kind << " "
-        << l.position << " " << l.token << " " << Hex16(l.fnv1a64) << " " << Hex16(l.xxh3_64)
+    out << Encode(l.checkpoint) << " " << Encode(l.scenario) << " " << l.step << " " << l.kind
+        << " " << l.position << " " << l.token << " " << Hex16(l.fnv1a64) << " " << Hex16(l.xxh3_64)
         << "\n";
   }
   return out.str();
@@ -280,7 +289,8 @@ std::optional<ReferenceGroup> LoadReferenceGroup(const std::string& dir, const s
   text << in.rdbuf();
   ReferenceGroup group = ParseReferenceGroup(text.str(), path.string());
   if (group.key != key) {
-    throw ReferenceError(path.string() + ": holds group '" + group.key + "', expected '" + key + "'");
+    throw ReferenceError(path.string() + ": holds group '" + group.key + "', expected '" + key +
+                         "'");
   }
   return group;
 }

@@ -78,9 +78,9 @@ struct CellResult {
   Configuration config;
   ResultCode code = ResultCode::kUnresolved;
   int exit_code = 0;
-  int signal = 0;             // non-zero when killed by a signal
-  std::string message;        // why it is not PASS, for a person
-  std::string stderr_tail;    // the last lines the child wrote to stderr
+  int signal = 0;           // non-zero when killed by a signal
+  std::string message;      // why it is not PASS, for a person
+  std::string stderr_tail;  // the last lines the child wrote to stderr
   double elapsed_ms = 0;
   std::vector<StepRecord> steps;
   std::vector<TraceRecord> traces;
@@ -110,12 +110,12 @@ struct Divergence {
 
 struct Diagnosis {
   enum class Kind : uint8_t {
-    kAllAgree,           // every configuration agrees with each other and the reference
-    kIdentityBroken,     // configurations disagree with each other
-    kMathLibraryDiffers, // all agree, not with the reference; math fingerprint differs
-    kCodeChanged,        // all agree, not with the reference; same math library
-    kNoReference,        // no reference group for this platform and profile
-    kChildFailures,      // children crashed, hung or lied
+    kAllAgree,            // every configuration agrees with each other and the reference
+    kIdentityBroken,      // configurations disagree with each other
+    kMathLibraryDiffers,  // all agree, not with the reference; math fingerprint differs
+    kCodeChanged,         // all agree, not with the reference; same math library
+    kNoReference,         // no reference group for this platform and profile
+    kChildFailures,       // children crashed, hung or lied
   };
   Kind kind = Kind::kAllAgree;
   std::string headline;              // one sentence for a person

@@ -63,10 +63,11 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
   for (const CellResult& c : run.cells) {
     char elapsed[32];
     std::snprintf(elapsed, sizeof elapsed, "%.0f ms", c.elapsed_ms);
-    out << "\n" << ResultCodeName(c.code) << ": " << c.checkpoint << " " << c.scenario << " "
+    out << "\n"
+        << ResultCodeName(c.code) << ": " << c.checkpoint << " " << c.scenario << " "
         << c.config.name << " (kernels " << c.config.kernels << ", threads " << c.config.threads
-        << ", isa " << c.config.isa << (c.isa_used.empty() ? "" : " -> " + c.isa_used)
-        << ", math " << c.config.math;
+        << ", isa " << c.config.isa << (c.isa_used.empty() ? "" : " -> " + c.isa_used) << ", math "
+        << c.config.math;
     if (c.config.gemv_chunk_bytes > 0) out << ", gemv chunk " << c.config.gemv_chunk_bytes << " B";
     out << ") " << elapsed << "\n";
     if (!c.message.empty()) out << "  " << c.message << "\n";
@@ -81,10 +82,10 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
     if (with_steps) {
       for (const StepRecord& s : c.steps) {
         char line[160];
-        std::snprintf(line, sizeof line, "  %3d %-7s pos %4d in %6d -> %6d  fnv1a64 %s  xxh3_64 %s%s\n",
-                      s.index, s.kind.c_str(), s.position, s.input_token, s.token,
-                      Hex16(s.fnv1a64).c_str(), Hex16(s.xxh3_64).c_str(),
-                      (s.nan_count || s.inf_count) ? "  (NaN/Inf)" : "");
+        std::snprintf(line, sizeof line,
+                      "  %3d %-7s pos %4d in %6d -> %6d  fnv1a64 %s  xxh3_64 %s%s\n", s.index,
+                      s.kind.c_str(), s.position, s.input_token, s.token, Hex16(s.fnv1a64).c_str(),
+                      Hex16(s.xxh3_64).c_str(), (s.nan_count || s.inf_count) ? "  (NaN/Inf)" : "");
         out << line;
       }
     }

@@ -48,7 +48,8 @@ Paths FindPaths() {
   p.db = (root / ".samebits" / "samebits.db").string();
   p.reports = (root / "reports").string();
   const fs::path relative = exe.lexically_relative(root);
-  p.program_display = !relative.empty() && *relative.begin() != ".." ? relative.string() : p.program;
+  p.program_display =
+      !relative.empty() && *relative.begin() != ".." ? relative.string() : p.program;
   return p;
 }
 
@@ -61,8 +62,9 @@ bool RegisterCommand(const char* name, int order, CommandSetup setup) {
 
 std::vector<RegisteredCommand> RegisteredCommands() {
   std::vector<RegisteredCommand> out = Registry();
-  std::stable_sort(out.begin(), out.end(),
-                   [](const RegisteredCommand& a, const RegisteredCommand& b) { return a.order < b.order; });
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const RegisteredCommand& a, const RegisteredCommand& b) { return a.order < b.order; });
   return out;
 }
 
@@ -78,7 +80,9 @@ std::string DisplayPath(const std::string& path) {
   return relative.string();
 }
 
-const std::string& CommandLine() { return CommandLineStorage(); }
+const std::string& CommandLine() {
+  return CommandLineStorage();
+}
 
 void SetCommandLine(int argc, char** argv) {
   std::string line;

@@ -62,7 +62,7 @@ struct RegisteredCommand {
 // Returns the registered subcommands, ordered.
 std::vector<RegisteredCommand> RegisteredCommands();
 
-#define SAMEBITS_REGISTER_COMMAND(name, order, setup) \
+#define SAMEBITS_REGISTER_COMMAND(name, order, setup)                     \
   [[maybe_unused]] static const bool samebits_command_registered_##name = \
       ::samebits::cli::RegisterCommand(#name, order, setup)
 
@@ -70,14 +70,14 @@ std::vector<RegisteredCommand> RegisteredCommands();
 // (build/bin/samebits -> ../..) when that folder holds scenarios/ or
 // references/, else the current directory.
 struct Paths {
-  std::string program;     // this program, absolute
+  std::string program;          // this program, absolute
   std::string program_display;  // how to print it in commands ("build/bin/samebits")
-  std::string root;        // the project root
-  std::string engine;      // the default engine: samebits-engine next to this program
-  std::string scenarios;   // <root>/scenarios
-  std::string references;  // <root>/references
-  std::string db;          // <root>/.samebits/samebits.db
-  std::string reports;     // <root>/reports
+  std::string root;             // the project root
+  std::string engine;           // the default engine: samebits-engine next to this program
+  std::string scenarios;        // <root>/scenarios
+  std::string references;       // <root>/references
+  std::string db;               // <root>/.samebits/samebits.db
+  std::string reports;          // <root>/reports
 };
 const Paths& GetPaths();
 

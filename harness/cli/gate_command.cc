@@ -70,8 +70,10 @@ std::map<std::string, harness::TraceDifference> TraceDivergences(harness::RunRes
                    d.config_a.c_str(), d.config_b.c_str());
     }
     harness::CellResult traced[2];
-    for (int k = 0; k < 2; ++k) traced[k] = runner::RunCell(CellFor(*cells[k], flags.matrix), options);
-    if (traced[0].code != harness::ResultCode::kPass || traced[1].code != harness::ResultCode::kPass) {
+    for (int k = 0; k < 2; ++k)
+      traced[k] = runner::RunCell(CellFor(*cells[k], flags.matrix), options);
+    if (traced[0].code != harness::ResultCode::kPass ||
+        traced[1].code != harness::ResultCode::kPass) {
       std::fprintf(stderr, "  the traced rerun failed: %s%s\n", traced[0].message.c_str(),
                    traced[1].message.c_str());
       continue;

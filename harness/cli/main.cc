@@ -1,9 +1,8 @@
 // The `samebits` program: parse, dispatch to the subcommand, and print
 // errors in one place. Subcommands register themselves (commands.h).
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-
-#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.h"
 
@@ -19,12 +18,14 @@ int main(int argc, char** argv) {
       "Exit codes: 0 success; 1 a check failed (outputs differ, a child failed); 2 the command\n"
       "could not be carried out (bad arguments, nothing selected, unreadable files).\n\n"
       "Examples:\n"
-      "  samebits gate                                    # the default matrix against references/\n"
+      "  samebits gate                                    # the default matrix against "
+      "references/\n"
       "  samebits run --checkpoint synthetic:tiny --config reference,cpu-t2 -j 2\n"
       "  samebits reference generate                      # write references/portable.txt\n"
       "  samebits runs && samebits show latest --steps");
   std::vector<CommandSpec> specs;
-  for (const auto& command : samebits::cli::RegisteredCommands()) specs.push_back(command.setup(app));
+  for (const auto& command : samebits::cli::RegisteredCommands())
+    specs.push_back(command.setup(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

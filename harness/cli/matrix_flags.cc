@@ -32,7 +32,8 @@ std::vector<std::string> ScenarioFiles(const MatrixFlags& flags) {
   std::sort(all.begin(), all.end());
   if (flags.scenarios.empty()) {
     if (all.empty()) {
-      throw UsageError("no scenarios: " + dir + " holds no *.json files (pass --scenarios-dir or --scenario FILE)");
+      throw UsageError("no scenarios: " + dir +
+                       " holds no *.json files (pass --scenarios-dir or --scenario FILE)");
     }
     return all;
   }
@@ -47,9 +48,11 @@ std::vector<std::string> ScenarioFiles(const MatrixFlags& flags) {
                            [&](const std::string& f) { return runner::ScenarioName(f) == s; });
     if (it == all.end()) {
       std::string known;
-      for (const std::string& f : all) known += (known.empty() ? "" : ", ") + runner::ScenarioName(f);
-      throw UsageError("--scenario: no scenario named '" + s + "' in " + dir +
-                       (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
+      for (const std::string& f : all)
+        known += (known.empty() ? "" : ", ") + runner::ScenarioName(f);
+      throw UsageError(
+          "--scenario: no scenario named '" + s + "' in " + dir +
+          (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
     }
     chosen.push_back(*it);
   }
@@ -125,10 +128,11 @@ std::string EnginePath(const MatrixFlags& flags) {
   const std::string path = flags.engine.empty() ? GetPaths().engine : flags.engine;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0) {
-    throw UsageError("no engine program at " + path +
-                     (flags.engine.empty()
-                          ? " (build it: cmake --build build --target samebits-engine; or pass --engine PATH)"
-                          : " (--engine must name an executable file)"));
+    throw UsageError(
+        "no engine program at " + path +
+        (flags.engine.empty()
+             ? " (build it: cmake --build build --target samebits-engine; or pass --engine PATH)"
+             : " (--engine must name an executable file)"));
   }
   return fs::absolute(path).string();
 }
@@ -140,8 +144,7 @@ harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner:
   options.timeout_seconds = flags.timeout_seconds;
   options.trace = trace;
   if (flags.timeout_seconds <= 0) throw UsageError("--timeout must be positive");
-  const int jobs = flags.jobs > 0 ? flags.jobs
-                                  : std::max(1u, std::thread::hardware_concurrency());
+  const int jobs = flags.jobs > 0 ? flags.jobs : std::max(1u, std::thread::hardware_concurrency());
   harness::RunResult run;
   run.started_at = NowUtc();
   run.command = CommandLine();
@@ -150,20 +153,21 @@ harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner:
   bool have_hello = false;
   const auto start = std::chrono::steady_clock::now();
   runner::ConsoleProgress progress(stderr, !quiet && ::isatty(2) != 0);
-  run.cells = runner::RunCells(cells, jobs, quiet ? nullptr : &progress, [&](const runner::Cell& cell) {
-    harness::MachineInfo platform;
-    harness::CellResult result = runner::RunCell(cell, options, &platform);
-    if (!platform.arch.empty()) {
-      std::lock_guard<std::mutex> lock(machine_mutex);
-      if (!have_hello) {
-        // The machine as the engine describes it (the libc it runs on, its
-        // view of the CPU), which is what the outputs depend on.
-        run.machine = platform;
-        have_hello = true;
-      }
-    }
-    return result;
-  });
+  run.cells =
+      runner::RunCells(cells, jobs, quiet ? nullptr : &progress, [&](const runner::Cell& cell) {
+        harness::MachineInfo platform;
+        harness::CellResult result = runner::RunCell(cell, options, &platform);
+        if (!platform.arch.empty()) {
+          std::lock_guard<std::mutex> lock(machine_mutex);
+          if (!have_hello) {
+            // The machine as the engine describes it (the libc it runs on, its
+            // view of the CPU), which is what the outputs depend on.
+            run.machine = platform;
+            have_hello = true;
+          }
+        }
+        return result;
+      });
   progress.Finish();
   run.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

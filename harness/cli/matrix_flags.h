@@ -3,10 +3,9 @@
 // where to store it; and running the selected matrix.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "harness/analysis/references.h"
 #include "harness/analysis/results.h"

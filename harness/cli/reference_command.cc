@@ -87,8 +87,8 @@ int Generate(const ReferenceFlags& flags) {
       if (g.checkpoint.find_first_of(" \t\n") != std::string::npos) {
         // Encoded in the file, but worth a word: such names make poor keys.
       }
-      group.lines.push_back({g.checkpoint, g.scenario, s.index, s.kind, s.position, s.token,
-                             s.fnv1a64, s.xxh3_64});
+      group.lines.push_back(
+          {g.checkpoint, g.scenario, s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
     }
   }
   if (groups.empty()) {
@@ -129,8 +129,8 @@ int Generate(const ReferenceFlags& flags) {
       }
     }
     harness::SaveReferenceGroup(dir, group);
-    std::printf("%s: wrote %zu outputs for %s (%s %s, fingerprint %s) from run %lld\n", file.c_str(),
-                group.lines.size(), key.c_str(), group.math.name.c_str(),
+    std::printf("%s: wrote %zu outputs for %s (%s %s, fingerprint %s) from run %lld\n",
+                file.c_str(), group.lines.size(), key.c_str(), group.math.name.c_str(),
                 group.math.version.c_str(), group.math.fingerprint.c_str(),
                 static_cast<long long>(run.run_id));
   }
@@ -172,8 +172,9 @@ CommandSpec Setup(CLI::App& app) {
       "its outputs to references/<group>.txt: portable.txt for the portable profile (one group "
       "for every platform), libm-<arch>.txt for the system math library.");
   AddMatrixFlags(generate, &flags->matrix);
-  generate->add_option("--run", flags->run,
-                       "Takes the outputs from this stored run (an id, or `latest`).")
+  generate
+      ->add_option("--run", flags->run,
+                   "Takes the outputs from this stored run (an id, or `latest`).")
       ->type_name("ID");
   generate->add_flag("-q,--quiet", flags->quiet, "Prints no progress.");
   generate->footer(

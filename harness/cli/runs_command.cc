@@ -25,9 +25,10 @@ int ListRuns(const RunsFlags& flags) {
   std::printf("%6s  %-20s  %-6s  %8s  %s\n", "RUN", "STARTED", "STATUS", "SECONDS", "CELLS");
   for (const store::RunSummary& r : runs) {
     std::string counts;
-    for (const auto& [code, n] : r.counts) counts += (counts.empty() ? "" : ", ") + code + " " + std::to_string(n);
-    std::printf("%6lld  %-20s  %-6s  %8.1f  %s\n", static_cast<long long>(r.id), r.started_at.c_str(),
-                r.status.c_str(), r.elapsed_ms / 1000.0, counts.c_str());
+    for (const auto& [code, n] : r.counts)
+      counts += (counts.empty() ? "" : ", ") + code + " " + std::to_string(n);
+    std::printf("%6lld  %-20s  %-6s  %8.1f  %s\n", static_cast<long long>(r.id),
+                r.started_at.c_str(), r.status.c_str(), r.elapsed_ms / 1000.0, counts.c_str());
     if (!r.headline.empty()) std::printf("        %s\n", r.headline.c_str());
   }
   return 0;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cctype>
+#include <cstdio>
 #include <sstream>
 
 #include "engine/protocol/records.h"
@@ -44,15 +44,19 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
   const harness::Configuration& want = cell.config;
   const protocol::RunConfig& got = hello.config;
   std::ostringstream why;
-  if (got.kernels != want.kernels) why << "kernels " << got.kernels << " (asked " << want.kernels << ") ";
-  if (got.threads != want.threads) why << "threads " << got.threads << " (asked " << want.threads << ") ";
+  if (got.kernels != want.kernels)
+    why << "kernels " << got.kernels << " (asked " << want.kernels << ") ";
+  if (got.threads != want.threads)
+    why << "threads " << got.threads << " (asked " << want.threads << ") ";
   if (got.math != want.math) why << "math " << got.math << " (asked " << want.math << ") ";
   if (hello.math.profile != want.math) {
     why << "math library profile " << hello.math.profile << " (asked " << want.math << ") ";
   }
-  if (want.isa != "auto" && got.isa != want.isa) why << "isa " << got.isa << " (asked " << want.isa << ") ";
+  if (want.isa != "auto" && got.isa != want.isa)
+    why << "isa " << got.isa << " (asked " << want.isa << ") ";
   if (want.gemv_chunk_bytes > 0 && got.gemv_chunk_bytes != want.gemv_chunk_bytes) {
-    why << "gemv chunk " << got.gemv_chunk_bytes << " bytes (asked " << want.gemv_chunk_bytes << ") ";
+    why << "gemv chunk " << got.gemv_chunk_bytes << " bytes (asked " << want.gemv_chunk_bytes
+        << ") ";
   }
   if (got.checkpoint != cell.checkpoint) {
     why << "checkpoint " << got.checkpoint << " (asked " << cell.checkpoint << ") ";
@@ -137,7 +141,8 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
     r.message = m;
     return r;
   }
-  if (t.error && outcome.exit_code != 0 && outcome.signal == 0 && SaysUnsupported(t.error->message)) {
+  if (t.error && outcome.exit_code != 0 && outcome.signal == 0 &&
+      SaysUnsupported(t.error->message)) {
     r.code = ResultCode::kUnsupported;
     r.message = "the engine cannot run this here: " + t.error->message;
     return r;
@@ -168,8 +173,7 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
   return r;
 }
 
-CellResult RunCell(const Cell& cell, const RunnerOptions& options,
-                   harness::MachineInfo* platform) {
+CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::MachineInfo* platform) {
   if (!cell.supported) {
     CellResult r;
     r.checkpoint = cell.checkpoint;

@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -197,7 +197,8 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   bool truncated = false;
   std::thread out_reader(
       [&] { DrainAll(*out_pipe, &outcome.stdout_text, spec.max_stdout_bytes, &truncated); });
-  std::thread err_reader([&] { DrainTail(*err_pipe, &outcome.stderr_tail, spec.stderr_tail_lines); });
+  std::thread err_reader(
+      [&] { DrainTail(*err_pipe, &outcome.stderr_tail, spec.stderr_tail_lines); });
 
   const bool has_deadline = spec.timeout_seconds > 0;
   const Clock::time_point deadline =
@@ -228,8 +229,7 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   out_reader.join();
   err_reader.join();
   outcome.stdout_truncated = truncated;
-  outcome.elapsed_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  outcome.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return outcome;
 }
 

@@ -96,9 +96,9 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
       if (it == all.end()) {
         std::string known;
         for (const harness::Configuration& c : all) known += (known.empty() ? "" : ", ") + c.name;
-        throw std::invalid_argument("--config: unknown configuration '" + name +
-                                    "'; with these --threads and --math the configurations are: " +
-                                    known);
+        throw std::invalid_argument(
+            "--config: unknown configuration '" + name +
+            "'; with these --threads and --math the configurations are: " + known);
       }
       if (std::none_of(configs.begin(), configs.end(),
                        [&](const harness::Configuration& c) { return c.name == name; })) {
@@ -127,12 +127,10 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
         cell.scenario = ScenarioName(file);
         cell.scenario_file = file;
         cell.config = config;
-        if (config.isa != "auto" &&
-            std::find(available_isas.begin(), available_isas.end(), config.isa) ==
-                available_isas.end()) {
+        if (config.isa != "auto" && std::find(available_isas.begin(), available_isas.end(),
+                                              config.isa) == available_isas.end()) {
           cell.supported = false;
-          cell.unsupported_reason = "this machine (" + arch + ") or this build lacks " +
-                                    config.isa;
+          cell.unsupported_reason = "this machine (" + arch + ") or this build lacks " + config.isa;
         }
         cells.push_back(std::move(cell));
       }
@@ -160,10 +158,18 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
 
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace) {
   const harness::Configuration& c = cell.config;
-  std::vector<std::string> args = {"run",       "--checkpoint", cell.checkpoint,
-                                   "--scenario", cell.scenario_file, "--kernels",
-                                   c.kernels,   "--threads",    std::to_string(c.threads),
-                                   "--isa",     c.isa,          "--math",
+  std::vector<std::string> args = {"run",
+                                   "--checkpoint",
+                                   cell.checkpoint,
+                                   "--scenario",
+                                   cell.scenario_file,
+                                   "--kernels",
+                                   c.kernels,
+                                   "--threads",
+                                   std::to_string(c.threads),
+                                   "--isa",
+                                   c.isa,
+                                   "--math",
                                    c.math};
   if (c.gemv_chunk_bytes > 0) {
     args.push_back("--gemv-chunk-bytes");

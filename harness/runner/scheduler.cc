@@ -75,8 +75,7 @@ std::vector<harness::CellResult> RunCells(
         for (auto it = running.begin(); it != running.end(); ++it) {
           if (it->second < oldest->second) oldest = it;
         }
-        const double seconds =
-            std::chrono::duration<double>(Clock::now() - oldest->second).count();
+        const double seconds = std::chrono::duration<double>(Clock::now() - oldest->second).count();
         progress->Tick(CellLabel(cells[oldest->first]), seconds);
       }
     }
@@ -87,7 +86,9 @@ std::vector<harness::CellResult> RunCells(
 
 ConsoleProgress::ConsoleProgress(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
 
-ConsoleProgress::~ConsoleProgress() { Finish(); }
+ConsoleProgress::~ConsoleProgress() {
+  Finish();
+}
 
 void ConsoleProgress::CellFinished(const harness::CellResult& result, int done, int total) {
   done_ = done;
@@ -121,8 +122,8 @@ void ConsoleProgress::Draw() {
   std::string counts;
   for (int c = 0; c < 7; ++c) {
     if (counts_[c] == 0) continue;
-    counts += " " + std::string(harness::ResultCodeName(static_cast<harness::ResultCode>(c))) + " " +
-              std::to_string(counts_[c]);
+    counts += " " + std::string(harness::ResultCodeName(static_cast<harness::ResultCode>(c))) +
+              " " + std::to_string(counts_[c]);
   }
   std::fprintf(out_, "\r\033[K[%d/%d]%s", done_, total_, counts.c_str());
   if (!slowest_.empty() && done_ < total_) {

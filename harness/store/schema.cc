@@ -83,7 +83,9 @@ ALTER TABLE cells ADD COLUMN isa_used TEXT NOT NULL DEFAULT '';
   return kMigrations;
 }
 
-int CurrentSchemaVersion() { return static_cast<int>(Migrations().size()); }
+int CurrentSchemaVersion() {
+  return static_cast<int>(Migrations().size());
+}
 
 int SchemaVersion(Connection& db) {
   Statement has_table = db.Prepare(

@@ -48,7 +48,9 @@ Statement::Statement(sqlite3* db, std::string_view sql, const std::string& path)
   if (rc != SQLITE_OK) Throw(db, path, "cannot prepare `" + std::string(sql) + "`", rc);
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement& Statement::Bind(int index, int64_t value) {
   const int rc = sqlite3_bind_int64(stmt_, index, value);
@@ -94,8 +96,12 @@ void Statement::Reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
-int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
-double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+int64_t Statement::Int(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+double Statement::Double(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
 bool Statement::IsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
@@ -151,27 +157,36 @@ Connection::Connection(const std::string& path, bool create) : path_(path) {
   }
 }
 
-Connection::~Connection() { sqlite3_close(db_); }
+Connection::~Connection() {
+  sqlite3_close(db_);
+}
 
 void Connection::Exec(std::string_view sql) {
   const std::string text(sql);
   char* error = nullptr;
   const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
   if (rc != SQLITE_OK) {
-    std::string message = "database " + path_ + ": " + (error != nullptr ? error : sqlite3_errstr(rc));
+    std::string message =
+        "database " + path_ + ": " + (error != nullptr ? error : sqlite3_errstr(rc));
     sqlite3_free(error);
     throw StoreError(message, rc);
   }
 }
 
-int64_t Connection::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+int64_t Connection::LastInsertId() const {
+  return sqlite3_last_insert_rowid(db_);
+}
 
 bool IsBusyError(const StoreError& e) {
   return e.sqlite_code() == SQLITE_BUSY || e.sqlite_code() == SQLITE_LOCKED;
 }
 
-void BeginImmediate(Connection& db) { db.Exec("BEGIN IMMEDIATE"); }
-void Commit(Connection& db) { db.Exec("COMMIT"); }
+void BeginImmediate(Connection& db) {
+  db.Exec("BEGIN IMMEDIATE");
+}
+void Commit(Connection& db) {
+  db.Exec("COMMIT");
+}
 void RollbackQuietly(Connection& db) {
   sqlite3_exec(db.raw(), "ROLLBACK", nullptr, nullptr, nullptr);
 }

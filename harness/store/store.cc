@@ -65,7 +65,8 @@ int64_t InternRow(Connection& db, const std::string& table, const std::vector<st
   insert.Run();
   Statement select = db.Prepare("SELECT id FROM " + table + " WHERE " + where);
   bind(select);
-  if (!select.Step()) throw StoreError("database " + db.path() + ": cannot intern a row of " + table);
+  if (!select.Step())
+    throw StoreError("database " + db.path() + ": cannot intern a row of " + table);
   return select.Int(0);
 }
 
@@ -90,10 +91,9 @@ const char* DiagnosisKindName(Diagnosis::Kind kind) {
 }
 
 bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
-  for (Diagnosis::Kind kind :
-       {Diagnosis::Kind::kAllAgree, Diagnosis::Kind::kIdentityBroken,
-        Diagnosis::Kind::kMathLibraryDiffers, Diagnosis::Kind::kCodeChanged,
-        Diagnosis::Kind::kNoReference, Diagnosis::Kind::kChildFailures}) {
+  for (Diagnosis::Kind kind : {Diagnosis::Kind::kAllAgree, Diagnosis::Kind::kIdentityBroken,
+                               Diagnosis::Kind::kMathLibraryDiffers, Diagnosis::Kind::kCodeChanged,
+                               Diagnosis::Kind::kNoReference, Diagnosis::Kind::kChildFailures}) {
     if (name == DiagnosisKindName(kind)) {
       *out = kind;
       return true;
@@ -103,9 +103,9 @@ bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
 }
 
 bool ParseResultCode(const std::string& name, ResultCode* out) {
-  for (ResultCode code : {ResultCode::kPass, ResultCode::kFail, ResultCode::kXFail,
-                          ResultCode::kXPass, ResultCode::kUnsupported, ResultCode::kUnresolved,
-                          ResultCode::kTimeout}) {
+  for (ResultCode code :
+       {ResultCode::kPass, ResultCode::kFail, ResultCode::kXFail, ResultCode::kXPass,
+        ResultCode::kUnsupported, ResultCode::kUnresolved, ResultCode::kTimeout}) {
     if (name == harness::ResultCodeName(code)) {
       *out = code;
       return true;
@@ -130,12 +130,11 @@ int64_t Store::SaveRun(const RunResult& run) {
   int64_t run_id = 0;
   WithWriteTransaction(db, [&] {
     const harness::MachineInfo& m = run.machine;
-    const int64_t machine_id =
-        InternRow(db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"},
-                  [&](Statement& s) {
-                    s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
-                    s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
-                  });
+    const int64_t machine_id = InternRow(
+        db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"}, [&](Statement& s) {
+          s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
+          s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
+        });
     bool failed = false;
     for (const CellResult& cell : run.cells) failed = failed || harness::IsFailure(cell.code);
     if (run.diagnosis.kind != Diagnosis::Kind::kAllAgree) failed = true;
@@ -152,7 +151,8 @@ int64_t Store::SaveRun(const RunResult& run) {
     Statement insert_cell = db.Prepare(
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
-        "message, stderr_tail, elapsed_ms, dump_path, isa_used) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+        "message, stderr_tail, elapsed_ms, dump_path, isa_used) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+        "?7, "
         "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
@@ -164,24 +164,24 @@ int64_t Store::SaveRun(const RunResult& run) {
     for (const CellResult& cell : run.cells) {
       int64_t checkpoint_id = 0;
       if (!cell.weights_xxh3.empty()) {
-        checkpoint_id = InternRow(db, "checkpoints", {"spec", "weights_xxh3", "vocab_size"},
-                                  [&](Statement& s) {
-                                    s.Bind(1, cell.checkpoint).Bind(2, cell.weights_xxh3);
-                                    s.Bind(3, static_cast<int64_t>(cell.vocab_size));
-                                  });
+        checkpoint_id =
+            InternRow(db, "checkpoints", {"spec", "weights_xxh3", "vocab_size"}, [&](Statement& s) {
+              s.Bind(1, cell.checkpoint).Bind(2, cell.weights_xxh3);
+              s.Bind(3, static_cast<int64_t>(cell.vocab_size));
+            });
       }
-      const int64_t scenario_id = InternRow(
-          db, "scenarios", {"name"}, [&](Statement& s) { s.Bind(1, cell.scenario); });
+      const int64_t scenario_id =
+          InternRow(db, "scenarios", {"name"}, [&](Statement& s) { s.Bind(1, cell.scenario); });
       int64_t build_id = 0;
       if (cell.build) {
         const harness::BuildInfo& b = *cell.build;
-        build_id = InternRow(db, "builds",
-                             {"engine", "version", "revision", "dirty", "compiler", "flags"},
-                             [&](Statement& s) {
-                               s.Bind(1, b.engine).Bind(2, b.version).Bind(3, b.revision);
-                               s.Bind(4, static_cast<int64_t>(b.dirty ? 1 : 0));
-                               s.Bind(5, b.compiler).Bind(6, b.flags);
-                             });
+        build_id =
+            InternRow(db, "builds", {"engine", "version", "revision", "dirty", "compiler", "flags"},
+                      [&](Statement& s) {
+                        s.Bind(1, b.engine).Bind(2, b.version).Bind(3, b.revision);
+                        s.Bind(4, static_cast<int64_t>(b.dirty ? 1 : 0));
+                        s.Bind(5, b.compiler).Bind(6, b.flags);
+                      });
       }
       int64_t math_id = 0;
       if (cell.math) {
@@ -329,8 +329,8 @@ RunResult Store::LoadRun(int64_t id) {
   Statement select_steps = db.Prepare(
       "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, nan_count, "
       "inf_count FROM steps WHERE cell_id = ?1 ORDER BY idx");
-  Statement select_traces = db.Prepare(
-      "SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
+  Statement select_traces =
+      db.Prepare("SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
   for (size_t i = 0; i < cell_ids.size(); ++i) {
     select_steps.Bind(1, cell_ids[i]);
     while (select_steps.Step()) {
@@ -380,8 +380,7 @@ std::vector<RunSummary> Store::ListRuns(int limit) {
     r.command = select.Text(6);
     out.push_back(std::move(r));
   }
-  Statement counts =
-      db.Prepare("SELECT code, count(*) FROM cells WHERE run_id = ?1 GROUP BY code");
+  Statement counts = db.Prepare("SELECT code, count(*) FROM cells WHERE run_id = ?1 GROUP BY code");
   for (RunSummary& r : out) {
     counts.Bind(1, r.id);
     while (counts.Step()) r.counts[counts.Text(0)] = static_cast<int>(counts.Int(1));

@@ -36,13 +36,14 @@ class Sandbox {
       argv.push_back(args.front());
       args.erase(args.begin());
     }
-    const bool matrix = command == "run" || command == "gate" ||
-                        (command == "reference" && argv[1] == "generate");
+    const bool matrix =
+        command == "run" || command == "gate" || (command == "reference" && argv[1] == "generate");
     if (matrix) {
-      for (const std::string& a : {std::string("--engine"), FakeEngine(), std::string("--scenarios-dir"),
-                                   dir_.File("scenarios"), std::string("--checkpoint"), checkpoint,
-                                   std::string("--threads"), std::string("1,3"), std::string("-j"),
-                                   std::string("2"), std::string("--timeout"), std::string("20")}) {
+      for (const std::string& a :
+           {std::string("--engine"), FakeEngine(), std::string("--scenarios-dir"),
+            dir_.File("scenarios"), std::string("--checkpoint"), checkpoint,
+            std::string("--threads"), std::string("1,3"), std::string("-j"), std::string("2"),
+            std::string("--timeout"), std::string("20")}) {
         argv.push_back(a);
       }
     }
@@ -69,7 +70,9 @@ class Sandbox {
   TempDir dir_;
 };
 
-int Exit(const ChildOutcome& out) { return out.signal != 0 ? 128 + out.signal : out.exit_code; }
+int Exit(const ChildOutcome& out) {
+  return out.signal != 0 ? 128 + out.signal : out.exit_code;
+}
 
 TEST(Cli, HelpListsEverySubcommand) {
   Sandbox box;
@@ -92,7 +95,8 @@ TEST(Cli, ListShowsTheMatrixWithUnsupportedIsas) {
   Sandbox box;
   const ChildOutcome out = box.Run("run", {"--list", "--scenario", "classic"});
   EXPECT_EQ(Exit(out), 0);
-  EXPECT_NE(out.stdout_text.find("fake:ok classic reference\n"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("fake:ok classic reference\n"), std::string::npos)
+      << out.stdout_text;
   EXPECT_NE(out.stdout_text.find("fake:ok classic cpu-t3-chunk8k\n"), std::string::npos);
   EXPECT_NE(out.stdout_text.find("fake:ok classic cpu-neon  (UNSUPPORTED"), std::string::npos);
 }
@@ -102,15 +106,17 @@ TEST(Cli, TheReferenceWorkflow) {
   // No references yet: the gate fails and says how to make them.
   ChildOutcome out = box.Run("gate", {"-q"});
   EXPECT_EQ(Exit(out), 1) << out.stdout_text << out.stderr_tail;
-  EXPECT_NE(out.stdout_text.find("samebits reference generate"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("samebits reference generate"), std::string::npos)
+      << out.stdout_text;
   // Generate, then the gate passes.
   out = box.Run("reference", {"generate", "-q"});
   EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
   const std::string refs = ReadFile(box.dir().File("references/portable.txt"));
-  EXPECT_NE(refs.find("math-library samebits-portable 1 00000000000000aa\n"), std::string::npos) << refs;
+  EXPECT_NE(refs.find("math-library samebits-portable 1 00000000000000aa\n"), std::string::npos)
+      << refs;
   EXPECT_NE(refs.find("fake:ok classic 4 decode 14 "), std::string::npos) << refs;
-  out = box.Run("gate", {"-q", "--report-md", box.dir().File("reports/latest.md"),
-                         "--report-html", box.dir().File("reports/latest.html")});
+  out = box.Run("gate", {"-q", "--report-md", box.dir().File("reports/latest.md"), "--report-html",
+                         box.dir().File("reports/latest.html")});
   EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
   EXPECT_NE(out.stdout_text.find("PASS"), std::string::npos);
   EXPECT_NE(out.stdout_text.find("UNSUPPORTED"), std::string::npos);
@@ -154,7 +160,8 @@ TEST(Cli, TheGateNamesTheBrokenConfigurationAndWithTraceTheLayer) {
   const std::string& text = out.stdout_text;
   EXPECT_NE(text.find("The identity is broken in this build"), std::string::npos) << text;
   EXPECT_NE(text.find("reference and cpu-t3 first differ at step 2 (decode, position 12)"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("layer 1, op ffn_out"), std::string::npos) << text;
   EXPECT_NE(text.find("FAIL: fake:wrong-t3 classic cpu-t3:"), std::string::npos) << text;
   EXPECT_EQ(text.find("FAIL: fake:wrong-t3 classic cpu-t1:"), std::string::npos) << text;
@@ -163,22 +170,28 @@ TEST(Cli, TheGateNamesTheBrokenConfigurationAndWithTraceTheLayer) {
 TEST(Cli, AnotherMathLibraryIsDiagnosedAsSuch) {
   Sandbox box;
   ASSERT_EQ(Exit(box.Run("reference", {"generate", "-q", "--math", "libm", "--config",
-                                       "reference-libm,cpu-t1-libm"})), 0);
+                                       "reference-libm,cpu-t1-libm"})),
+            0);
   // The same checkpoint name, but this environment's libm is another one.
   std::string refs = ReadFile(box.dir().File("references/libm-x86_64.txt"));
   ASSERT_FALSE(refs.empty());
   // Make the file speak for the checkpoint fake:libm-other, whose engine
   // reports another libm (and other hashes) under --math libm.
   size_t at = 0;
-  while ((at = refs.find("fake:ok", at)) != std::string::npos) refs.replace(at, 7, "fake:libm-other");
+  while ((at = refs.find("fake:ok", at)) != std::string::npos)
+    refs.replace(at, 7, "fake:libm-other");
   WriteFile(box.dir().File("references/libm-x86_64.txt"), refs);
-  const ChildOutcome judged = box.Run("gate", {"-q", "--math", "libm", "--config", "reference-libm,cpu-t1-libm"},
-                                      "fake:libm-other");
+  const ChildOutcome judged =
+      box.Run("gate", {"-q", "--math", "libm", "--config", "reference-libm,cpu-t1-libm"},
+              "fake:libm-other");
   EXPECT_EQ(Exit(judged), 1);
   EXPECT_NE(judged.stdout_text.find("this environment's math library rounds differently"),
-            std::string::npos) << judged.stdout_text;
-  EXPECT_NE(judged.stdout_text.find("otherlibm 9.9 (fingerprint 1111111111111111)"), std::string::npos);
-  EXPECT_NE(judged.stdout_text.find("glibc 2.36 (fingerprint 00000000000000bb)"), std::string::npos);
+            std::string::npos)
+      << judged.stdout_text;
+  EXPECT_NE(judged.stdout_text.find("otherlibm 9.9 (fingerprint 1111111111111111)"),
+            std::string::npos);
+  EXPECT_NE(judged.stdout_text.find("glibc 2.36 (fingerprint 00000000000000bb)"),
+            std::string::npos);
 }
 
 TEST(Cli, ACorruptDatabaseIsRefusedAndLeftUntouched) {
@@ -197,7 +210,9 @@ TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
   std::vector<std::thread> threads;
   std::vector<ChildOutcome> outs(4);
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] { outs[i] = box.Run("run", {"-q", "--config", "reference,cpu-t1,cpu-t3"}); });
+    threads.emplace_back([&, i] {
+      outs[i] = box.Run("run", {"-q", "--config", "reference,cpu-t1,cpu-t3"});
+    });
   }
   for (std::thread& t : threads) t.join();
   for (const ChildOutcome& out : outs) EXPECT_EQ(Exit(out), 0) << out.stderr_tail;
@@ -221,10 +236,22 @@ TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
   TempDir dir;
   runner::ChildSpec spec;
   spec.program = SamebitsProgram();
-  spec.args = {"gate", "-q", "--engine", engine, "--checkpoint", "synthetic:tiny", "--scenario",
-               "classic", "--config", "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k", "--db",
-               dir.File("db"), "--scenarios-dir", std::string(SAMEBITS_SOURCE_DIR) + "/scenarios",
-               "--references-dir", std::string(SAMEBITS_SOURCE_DIR) + "/references"};
+  spec.args = {"gate",
+               "-q",
+               "--engine",
+               engine,
+               "--checkpoint",
+               "synthetic:tiny",
+               "--scenario",
+               "classic",
+               "--config",
+               "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k",
+               "--db",
+               dir.File("db"),
+               "--scenarios-dir",
+               std::string(SAMEBITS_SOURCE_DIR) + "/scenarios",
+               "--references-dir",
+               std::string(SAMEBITS_SOURCE_DIR) + "/references"};
   spec.env = runner::ChildEnvironment({});
   spec.timeout_seconds = 120;
   const ChildOutcome out = runner::RunChild(spec);

@@ -88,21 +88,25 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 512; ++i) std::fwrite(block.data(), 1, block.size(), stderr);
   }
   const bool other_libm = mode == "libm-other" && math == "libm";
-  const std::string library = math == "portable" ? "samebits-portable" : (other_libm ? "otherlibm" : "glibc");
+  const std::string library =
+      math == "portable" ? "samebits-portable" : (other_libm ? "otherlibm" : "glibc");
   const std::string version = math == "portable" ? "1" : (other_libm ? "9.9" : "2.36");
-  const std::string fingerprint = other_libm ? "1111111111111111" : (math == "portable" ? "00000000000000aa" : "00000000000000bb");
+  const std::string fingerprint =
+      other_libm ? "1111111111111111"
+                 : (math == "portable" ? "00000000000000aa" : "00000000000000bb");
   const int reported_threads = mode == "lie" ? 1 : threads;
   char hello[2048];
-  std::snprintf(hello, sizeof hello,
-                R"({"type":"hello","protocol":1,"engine":{"name":"fake-engine","version":"0.0.1"},)"
-                R"("build":{"revision":"0123456789abcdef0123456789abcdef01234567","dirty":false,"compiler":"fake 1","flags":"-O0"},)"
-                R"("platform":{"arch":"x86_64","isa_features":["avx2"],"os":"Linux","kernel":"6.1.0","libc":"glibc 2.36","cpu":"Fake CPU"},)"
-                R"("math":{"profile":"%s","library":"%s","version":"%s","fingerprint":"%s"},)"
-                R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"},)"
-                R"("checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
-                math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(), checkpoint.c_str(),
-                scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(), chunk.c_str(),
-                math.c_str(), checkpoint.c_str());
+  std::snprintf(
+      hello, sizeof hello,
+      R"({"type":"hello","protocol":1,"engine":{"name":"fake-engine","version":"0.0.1"},)"
+      R"("build":{"revision":"0123456789abcdef0123456789abcdef01234567","dirty":false,"compiler":"fake 1","flags":"-O0"},)"
+      R"("platform":{"arch":"x86_64","isa_features":["avx2"],"os":"Linux","kernel":"6.1.0","libc":"glibc 2.36","cpu":"Fake CPU"},)"
+      R"("math":{"profile":"%s","library":"%s","version":"%s","fingerprint":"%s"},)"
+      R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"},)"
+      R"("checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
+      math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(), checkpoint.c_str(),
+      scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(), chunk.c_str(), math.c_str(),
+      checkpoint.c_str());
   Line(hello);
   if (mode == "hang") {
     for (;;) pause();
@@ -134,19 +138,22 @@ int main(int argc, char** argv) {
         uint64_t t = Mix(seed * 31 + static_cast<uint64_t>(i * 7 + layer + 1));
         if (wrong && layer == 1) t ^= 1;
         char tr[256];
-        std::snprintf(tr, sizeof tr, R"({"type":"trace","position":%d,"layer":%d,"op":"%s","xxh3_64":"%016llx"})",
-                      10 + i, layer, layer < 0 ? "embed" : "ffn_out", static_cast<unsigned long long>(t));
+        std::snprintf(tr, sizeof tr,
+                      R"({"type":"trace","position":%d,"layer":%d,"op":"%s","xxh3_64":"%016llx"})",
+                      10 + i, layer, layer < 0 ? "embed" : "ffn_out",
+                      static_cast<unsigned long long>(t));
         Line(tr);
       }
     }
     if (wrong) h ^= 1;
     const char* kind = i == 0 ? "prefill" : (i == 3 ? "extend" : "decode");
     char step[512];
-    std::snprintf(step, sizeof step,
-                  R"({"type":"step","index":%d,"kind":"%s","position":%d,"input_token":%d,"token":%d,)"
-                  R"("fnv1a64":"%016llx","xxh3_64":"%016llx","argmax":%d,"nan":0,"inf":0})",
-                  i, kind, 10 + i, 40 + i, static_cast<int>(h % 256), static_cast<unsigned long long>(Mix(h)),
-                  static_cast<unsigned long long>(h), static_cast<int>(h % 256));
+    std::snprintf(
+        step, sizeof step,
+        R"({"type":"step","index":%d,"kind":"%s","position":%d,"input_token":%d,"token":%d,)"
+        R"("fnv1a64":"%016llx","xxh3_64":"%016llx","argmax":%d,"nan":0,"inf":0})",
+        i, kind, 10 + i, 40 + i, static_cast<int>(h % 256), static_cast<unsigned long long>(Mix(h)),
+        static_cast<unsigned long long>(h), static_cast<int>(h % 256));
     Line(step);
     if (mode == "crash" && i == 0) {
       std::signal(SIGSEGV, SIG_DFL);

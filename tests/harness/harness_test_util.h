@@ -12,9 +12,15 @@
 
 namespace samebits::harness::testing {
 
-inline std::string BinDir() { return std::string(SAMEBITS_BINARY_DIR) + "/bin"; }
-inline std::string FakeEngine() { return BinDir() + "/samebits-fake-engine"; }
-inline std::string SamebitsProgram() { return BinDir() + "/samebits"; }
+inline std::string BinDir() {
+  return std::string(SAMEBITS_BINARY_DIR) + "/bin";
+}
+inline std::string FakeEngine() {
+  return BinDir() + "/samebits-fake-engine";
+}
+inline std::string SamebitsProgram() {
+  return BinDir() + "/samebits";
+}
 
 // A fresh folder under TMPDIR (or /tmp), removed with its contents.
 class TempDir {

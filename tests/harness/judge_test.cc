@@ -34,7 +34,8 @@ ReferenceGroup MatchingReferences(const RunResult& run) {
   for (const CellResult& c : run.cells) {
     if (c.config.name != "reference") continue;
     for (const StepRecord& s : c.steps) {
-      g.lines.push_back({c.checkpoint, c.scenario, s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
+      g.lines.push_back(
+          {c.checkpoint, c.scenario, s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
     }
   }
   return g;
@@ -91,7 +92,8 @@ TEST(Judge, TracesNameTheFirstDivergingLayerAndOp) {
   run.cells[2].steps[1].xxh3_64 ^= 1;
   JudgeOptions options = WithReferences(MatchingReferences(AgreeingRun()));
   options.traced = true;
-  std::vector<TraceRecord> a = {{10, -1, "embed", 1}, {10, 0, "attn_norm", 2}, {10, 0, "ffn_out", 3}};
+  std::vector<TraceRecord> a = {
+      {10, -1, "embed", 1}, {10, 0, "attn_norm", 2}, {10, 0, "ffn_out", 3}};
   std::vector<TraceRecord> b = a;
   b[2].xxh3_64 = 4;
   const auto diff = FirstTraceDifference(a, b);
@@ -131,7 +133,8 @@ TEST(Judge, AllAgreeButAnotherMathLibraryRoundsDifferently) {
   EXPECT_FALSE(GatePasses(run));
   const std::string text = AllText(run.diagnosis);
   EXPECT_NE(text.find("rounds differently"), std::string::npos) << text;
-  EXPECT_NE(text.find("samebits-portable 1 (fingerprint 00000000000000aa)"), std::string::npos) << text;
+  EXPECT_NE(text.find("samebits-portable 1 (fingerprint 00000000000000aa)"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("musl 1.2.4 (fingerprint 00000000000000cc)"), std::string::npos) << text;
   for (const CellResult& c : run.cells) {
     if (c.scenario == "classic") EXPECT_EQ(c.code, ResultCode::kFail);
@@ -150,11 +153,13 @@ TEST(Judge, AllAgreeWithTheSameLibraryMeansTheCodeChangedAndSaysHowToBisect) {
   const std::string text = AllText(run.diagnosis);
   EXPECT_NE(text.find("the code changed the numbers"), std::string::npos) << text;
   EXPECT_NE(text.find("git bisect start HEAD 1111111111111111111111111111111111111111"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("git bisect run sh -c 'cmake --build build -j2 --target samebits "
                       "samebits-engine || exit 125; build/bin/samebits gate --checkpoint "
                       "synthetic:tiny --scenario classic --config reference --math portable'"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("step 2"), std::string::npos) << text;
 }
 
@@ -189,7 +194,8 @@ TEST(Judge, ProfilesAreComparedOnlyWithinThemselves) {
   libm.key = "libm-x86_64";
   libm.math = *run.cells.back().math;
   for (const StepRecord& s : run.cells.back().steps) {
-    libm.lines.push_back({"synthetic:tiny", "classic", s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
+    libm.lines.push_back(
+        {"synthetic:tiny", "classic", s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
   }
   JudgeOptions options = WithReferences(portable);
   options.references[libm.key] = libm;

@@ -133,8 +133,8 @@ TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
   const std::vector<std::string> args = EngineArguments(cell, true);
   EXPECT_EQ(args, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny", "--scenario",
                                             "/s/classic.json", "--kernels", "cpu", "--threads", "3",
-                                            "--isa", "avx2", "--math", "libm",
-                                            "--gemv-chunk-bytes", "8192", "--trace"}));
+                                            "--isa", "avx2", "--math", "libm", "--gemv-chunk-bytes",
+                                            "8192", "--trace"}));
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ ReferenceGroup Sample() {
   g.key = "libm-x86_64";
   g.math = {"libm", "glibc", "2.36", "0123456789abcdef"};
   g.revision = "5e0558ab7794aeeccb52e07cb71cb11cd104e83e-dirty";
-  g.lines.push_back({"synthetic:wide", "classic", 0, "prefill", 11, 17, 0x1, 0xffffffffffffffffULL});
+  g.lines.push_back(
+      {"synthetic:wide", "classic", 0, "prefill", 11, 17, 0x1, 0xffffffffffffffffULL});
   g.lines.push_back({"synthetic:tiny", "classic", 1, "decode", 12, 3, 0x2, 0x20});
   g.lines.push_back({"synthetic:tiny", "classic", 0, "prefill", 11, 17, 0x3, 0x30});
   g.lines.push_back({"/models/my model.gguf", "long%run", 0, "extend", 0, 0, 0x4, 0x40});
@@ -59,7 +60,8 @@ TEST(References, RoundTripIsExactAndSorted) {
   // Formatting is a fixed point: the same group always gives the same text.
   EXPECT_EQ(FormatReferenceGroup(back), text);
   EXPECT_NE(text.find("\nsynthetic:tiny classic 1 decode 12 3 0000000000000002 0000000000000020\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("/models/my%20model.gguf long%25run 0 extend"), std::string::npos);
 }
 
@@ -88,21 +90,28 @@ TEST(References, ParseErrorsNameTheFileAndLine) {
   EXPECT_EQ(ErrorOf(Valid() + "synthetic:tiny classic 2 decode 13\n"),
             "references/portable.txt:7: expected 8 fields (checkpoint scenario step kind position "
             "token fnv1a64 xxh3_64), found 5");
-  EXPECT_EQ(ErrorOf("format 2\n"), "references/portable.txt:1: format 2 is not one this samebits reads (1)");
+  EXPECT_EQ(ErrorOf("format 2\n"),
+            "references/portable.txt:1: format 2 is not one this samebits reads (1)");
   EXPECT_EQ(ErrorOf("group portable\n"),
             "references/portable.txt:1: the first line that is not a comment must be `format 1`");
-  EXPECT_EQ(ErrorOf(Valid() + "synthetic:tiny classic 1 decode 12 18 0000000000000003 0000000000000004\n"),
+  EXPECT_EQ(ErrorOf(Valid() +
+                    "synthetic:tiny classic 1 decode 12 18 0000000000000003 0000000000000004\n"),
             "references/portable.txt:7: step 1 of synthetic:tiny classic appears twice");
-  EXPECT_EQ(ErrorOf(Valid() + "synthetic:tiny classic 3 sample 12 18 0000000000000003 0000000000000004\n"),
+  EXPECT_EQ(ErrorOf(Valid() +
+                    "synthetic:tiny classic 3 sample 12 18 0000000000000003 0000000000000004\n"),
             "references/portable.txt:7: kind must be prefill, decode or extend, not 'sample'");
-  EXPECT_EQ(ErrorOf(Valid() + "synthetic:tiny classic 3 decode 14 18 0000000000000005 0000000000000006\n"),
+  EXPECT_EQ(ErrorOf(Valid() +
+                    "synthetic:tiny classic 3 decode 14 18 0000000000000005 0000000000000006\n"),
             "references/portable.txt: synthetic:tiny classic: step 2 is missing");
   EXPECT_EQ(ErrorOf(""), "references/portable.txt: empty (no `format` line)");
-  EXPECT_EQ(ErrorOf("format 1\ngroup portable\n"), "references/portable.txt: no `math-library` line");
+  EXPECT_EQ(ErrorOf("format 1\ngroup portable\n"),
+            "references/portable.txt: no `math-library` line");
   EXPECT_EQ(ErrorOf("format 1\ngroup portable\nmath-library a b c\n"),
-            "references/portable.txt:3: expected `math-library <name> <version> <16 hex digit fingerprint>`");
-  EXPECT_EQ(ErrorOf("format 1\nsynthetic:tiny classic 0 prefill 1 1 0000000000000001 0000000000000001\n"),
-            "references/portable.txt:2: a data line before the `group` and `math-library` lines");
+            "references/portable.txt:3: expected `math-library <name> <version> <16 hex digit "
+            "fingerprint>`");
+  EXPECT_EQ(
+      ErrorOf("format 1\nsynthetic:tiny classic 0 prefill 1 1 0000000000000001 0000000000000001\n"),
+      "references/portable.txt:2: a data line before the `group` and `math-library` lines");
   EXPECT_EQ(ErrorOf("format 1\ngroup portable\nmath-library a b 0000000000000001\n"
                     "synthetic:tiny classic -1 prefill 1 1 0000000000000001 0000000000000001\n"),
             "references/portable.txt:4: step must be a non-negative integer, not '-1'");

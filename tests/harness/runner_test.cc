@@ -48,7 +48,8 @@ bool ProcessGone(pid_t pid) {
     std::string line;
     std::getline(stat, line);
     const size_t close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z')
+      return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -76,7 +77,8 @@ TEST(Runner, ACrashIsUnresolvedWithTheSignal) {
 TEST(Runner, AHangIsATimeoutAndItsProcessGroupDies) {
   const auto start = std::chrono::steady_clock::now();
   const CellResult r = RunFake("hang-group", 1.0);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.code, ResultCode::kTimeout) << r.message;
   EXPECT_LT(seconds, 10.0);
   // The fake printed its grandchild's pid; the grandchild held the pipes

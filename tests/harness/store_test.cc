@@ -143,7 +143,8 @@ TEST(Store, HashesAreSixteenHexDigitsForTheSqliteShell) {
   TempDir dir;
   Store store(dir.File("db"));
   store.SaveRun(SampleRun());
-  Statement s = store.connection().Prepare("SELECT xxh3_64, fnv1a64, typeof(xxh3_64) FROM steps LIMIT 1");
+  Statement s =
+      store.connection().Prepare("SELECT xxh3_64, fnv1a64, typeof(xxh3_64) FROM steps LIMIT 1");
   ASSERT_TRUE(s.Step());
   EXPECT_EQ(s.Text(0), "0000000000001b58");  // 7 * 1000 + 0, MakeStep's documented pattern.
   EXPECT_EQ(s.Text(1), "ffffffffffffe4a7");
@@ -186,9 +187,11 @@ TEST(Store, MigratesAVersionOneDatabaseKeepingItsRows) {
         "INSERT INTO scenarios (id, name) VALUES (1, 'classic');"
         "INSERT INTO runs (id, started_at, elapsed_ms, machine_id, status, cell_count) "
         "VALUES (1, '2026-01-01T00:00:00Z', 5, NULL, 'PASS', 1);"
-        "INSERT INTO cells (id, run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
+        "INSERT INTO cells (id, run_id, checkpoint, checkpoint_id, scenario_id, config_name, "
+        "kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
-        "message, stderr_tail, elapsed_ms) VALUES (1, 1, 'synthetic:tiny', NULL, 1, 'cpu-t1', 'cpu', 1, "
+        "message, stderr_tail, elapsed_ms) VALUES (1, 1, 'synthetic:tiny', NULL, 1, 'cpu-t1', "
+        "'cpu', 1, "
         "'auto', 0, 'portable', NULL, NULL, 'PASS', 0, 0, '', '', 3);"
         "INSERT INTO steps VALUES (1, 0, 'prefill', 11, 42, 17, '00000000000000ff', "
         "'0000000000000abc', 17, 0, 0);");
