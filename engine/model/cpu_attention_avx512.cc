@@ -5,11 +5,16 @@
 // keys run side by side only to hide the fma latency. The weighted sum of V
 // keeps 64 outputs in four registers across all keys: for each element the
 // same fma chain, key by key, as `o[d] = fma(p[j], v_j[d], o[d])`.
+// GCC 12 reports a false "used uninitialized" inside its own AVX-512 headers.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <cmath>
 

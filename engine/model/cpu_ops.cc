@@ -47,7 +47,7 @@ void RmsNormInPlace(const kernels::KernelTable& kt, float* x, const float* w, in
 }
 
 RopeTable::RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math)
-    : rot_dim_(rot_dim), half_(rot_dim / 2), style_(style), inv_freq_(rot_dim / 2) {
+    : half_(rot_dim / 2), style_(style), inv_freq_(rot_dim / 2) {
   const float log_base = math.log(base);
   for (int i = 0; i < half_; ++i) {
     inv_freq_[i] =

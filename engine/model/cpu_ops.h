@@ -51,7 +51,6 @@ class RopeTable {
   int half() const { return half_; }
 
  private:
-  int rot_dim_ = 0;
   int half_ = 0;
   RopeStyle style_ = RopeStyle::kNeox;
   std::vector<float> inv_freq_;
