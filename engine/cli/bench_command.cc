@@ -6,6 +6,8 @@
 // same logits (hashes of every step's bits). It sets the decode figure
 // against the machine's memory read bandwidth (the kernels' probe), since
 // decode streams every weight it uses once per token.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -16,8 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 #include "engine/cli/commands.h"
 #include "engine/formats/checkpoint.h"
@@ -124,8 +124,8 @@ struct Config {
   int threads = 1;
   std::unique_ptr<threads::ThreadPool> pool;
   std::unique_ptr<model::Forward> forward;
-  std::vector<double> decode_ms;   // per token, one entry per run
-  std::vector<double> prefill_ms;  // per prompt, one entry per run
+  std::vector<double> decode_ms;                     // per token, one entry per run
+  std::vector<double> prefill_ms;                    // per prompt, one entry per run
   std::vector<std::vector<uint64_t>> decode_hashes;  // per run, per step
   std::vector<uint64_t> prefill_hashes;              // per run
 };
@@ -269,24 +269,27 @@ class BenchCommand : public Command {
     const model::ModelConfig& mc = weights.config;
     if (context_ + std::max(decode_steps_, reference_decode_steps_) > mc.max_seq_len ||
         prompt_ > mc.max_seq_len) {
-      throw UsageError("--context + --decode-steps and --prompt must fit in the checkpoint's "
-                       "max_seq_len of " + std::to_string(mc.max_seq_len));
+      throw UsageError(
+          "--context + --decode-steps and --prompt must fit in the checkpoint's "
+          "max_seq_len of " +
+          std::to_string(mc.max_seq_len));
     }
 
     const protocol::BuildInfo build = protocol::ThisBuild();
     const protocol::PlatformInfo platform = protocol::ThisPlatform();
-    std::printf("samebits-engine bench: %s, %.1fM parameters, revision %s%s\n",
-                checkpoint_.c_str(), model::CountParameters(weights) / 1e6,
-                build.revision.c_str(), build.dirty ? " (dirty)" : "");
+    std::printf("samebits-engine bench: %s, %.1fM parameters, revision %s%s\n", checkpoint_.c_str(),
+                model::CountParameters(weights) / 1e6, build.revision.c_str(),
+                build.dirty ? " (dirty)" : "");
     std::printf("machine: %s, %s, %u cores online; isa %s, math %s\n", platform.cpu.c_str(),
                 platform.arch.c_str(), static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
                 kernels::IsaName(isa), math_.c_str());
 
     const Preflight pre = RunPreflight(max_threads);
-    std::printf("preflight: load average %.2f on %d cores, other processes %.0f%% CPU, swap in "
-                "use %lld MiB: %s\n",
-                pre.load1, pre.cores, pre.busy_percent, static_cast<long long>(pre.swap_used_mib),
-                pre.warnings.empty() ? "quiet" : "BUSY");
+    std::printf(
+        "preflight: load average %.2f on %d cores, other processes %.0f%% CPU, swap in "
+        "use %lld MiB: %s\n",
+        pre.load1, pre.cores, pre.busy_percent, static_cast<long long>(pre.swap_used_mib),
+        pre.warnings.empty() ? "quiet" : "BUSY");
     for (const std::string& w : pre.warnings) {
       std::printf("WARNING: %s\n", w.c_str());
       std::fprintf(stderr, "samebits-engine bench: warning: %s\n", w.c_str());
@@ -296,8 +299,8 @@ class BenchCommand : public Command {
       std::printf("memory read bandwidth (probe, %d MiB buffer, median of 5):", bandwidth_mib_);
       for (int n : thread_counts) {
         threads::ThreadPool pool(n);
-        const double gbs = kernels::MeasureReadBandwidthGBs(
-            pool, static_cast<size_t>(bandwidth_mib_) << 20, 5);
+        const double gbs =
+            kernels::MeasureReadBandwidthGBs(pool, static_cast<size_t>(bandwidth_mib_) << 20, 5);
         std::printf(" %d thread%s %.1f GB/s;", n, n == 1 ? "" : "s", gbs);
       }
       std::printf("\n");
@@ -390,15 +393,16 @@ class BenchCommand : public Command {
                   reference_decode_steps_, reference_decode_steps_ == 1 ? "" : "s", ref_repeats,
                   ref_repeats == 1 ? "" : "s");
     }
-    std::printf("weights streamed per token: %.1f MB (embedding row, every layer's matrices, the "
-                "top-%d experts, output)\n",
-                bytes / 1e6, mc.top_k);
-    std::printf("  %-18s %12s %10s %10s %10s %10s\n", "configuration", "median ms", "min",
-                "max", "tokens/s", "GB/s");
+    std::printf(
+        "weights streamed per token: %.1f MB (embedding row, every layer's matrices, the "
+        "top-%d experts, output)\n",
+        bytes / 1e6, mc.top_k);
+    std::printf("  %-18s %12s %10s %10s %10s %10s\n", "configuration", "median ms", "min", "max",
+                "tokens/s", "GB/s");
     for (const Config& c : configs) {
       const Spread s = SpreadOf(c.decode_ms);
-      std::printf("  %-18s %12.2f %10.2f %10.2f %10.1f %10.1f\n", c.label.c_str(), s.median,
-                  s.min, s.max, 1000.0 / s.median, bytes / (s.median * 1e6));
+      std::printf("  %-18s %12.2f %10.2f %10.2f %10.1f %10.1f\n", c.label.c_str(), s.median, s.min,
+                  s.max, 1000.0 / s.median, bytes / (s.median * 1e6));
     }
     std::printf("\nprefill of %d tokens: %d runs interleaved%s\n", prompt_, repeats_,
                 configs.front().reference
@@ -408,16 +412,16 @@ class BenchCommand : public Command {
                 "tokens/s");
     for (const Config& c : configs) {
       const Spread s = SpreadOf(c.prefill_ms);
-      std::printf("  %-18s %12.1f %10.1f %10.1f %10.1f\n", c.label.c_str(), s.median, s.min,
-                  s.max, prompt_ * 1000.0 / s.median);
+      std::printf("  %-18s %12.1f %10.1f %10.1f %10.1f\n", c.label.c_str(), s.median, s.min, s.max,
+                  prompt_ * 1000.0 / s.median);
     }
 
     std::printf("\nratios of medians:\n");
     const Config& base = configs.front();
     for (size_t i = 1; i < configs.size(); ++i) {
       const Config& c = configs[i];
-      std::printf("  %s vs %s: decode %.2fx, prefill %.2fx\n", c.label.c_str(),
-                  base.label.c_str(), SpreadOf(base.decode_ms).median / SpreadOf(c.decode_ms).median,
+      std::printf("  %s vs %s: decode %.2fx, prefill %.2fx\n", c.label.c_str(), base.label.c_str(),
+                  SpreadOf(base.decode_ms).median / SpreadOf(c.decode_ms).median,
                   SpreadOf(base.prefill_ms).median / SpreadOf(c.prefill_ms).median);
     }
 
@@ -459,12 +463,12 @@ class BenchCommand : public Command {
         token = model::Argmax(logits);
       }
       model::InferenceState fresh = model::MakeState(mc);
-      forward->Run(fresh, std::span<const int32_t>(tokens.data(), prompt_), false, logits,
-                   nullptr);
-      std::printf("\nprofile (%s, one extra run: %d decode steps at context %d, one prefill of "
-                  "%d tokens):\n%s",
-                  fastest.label.c_str(), decode_steps_, context_, prompt_,
-                  forward->ProfileReport().c_str());
+      forward->Run(fresh, std::span<const int32_t>(tokens.data(), prompt_), false, logits, nullptr);
+      std::printf(
+          "\nprofile (%s, one extra run: %d decode steps at context %d, one prefill of "
+          "%d tokens):\n%s",
+          fastest.label.c_str(), decode_steps_, context_, prompt_,
+          forward->ProfileReport().c_str());
     }
     std::fflush(stdout);
     if (!all_same) {

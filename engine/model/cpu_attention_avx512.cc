@@ -96,9 +96,8 @@ void AttentionRowAvx512(const kernels::KernelTable& kt, const numerics::MathLibr
     _mm512_storeu_ps(o + d + 48, o3);
   }
   for (; d < head_dim; d += 16) {
-    const __mmask16 m =
-        head_dim - d >= 16 ? static_cast<__mmask16>(0xffff)
-                           : static_cast<__mmask16>((1u << (head_dim - d)) - 1u);
+    const __mmask16 m = head_dim - d >= 16 ? static_cast<__mmask16>(0xffff)
+                                           : static_cast<__mmask16>((1u << (head_dim - d)) - 1u);
     __m512 acc = _mm512_setzero_ps();
     for (int key = 0; key < n; ++key) {
       const __m512 p = _mm512_set1_ps(scores[key]);

@@ -50,8 +50,7 @@ RopeTable::RopeTable(int rot_dim, RopeStyle style, float base, const numerics::M
     : half_(rot_dim / 2), style_(style), inv_freq_(rot_dim / 2) {
   const float log_base = math.log(base);
   for (int i = 0; i < half_; ++i) {
-    inv_freq_[i] =
-        math.exp((static_cast<float>(-2 * i) / static_cast<float>(rot_dim)) * log_base);
+    inv_freq_[i] = math.exp((static_cast<float>(-2 * i) / static_cast<float>(rot_dim)) * log_base);
   }
 }
 
@@ -105,10 +104,9 @@ void TopK(const float* p, int n, int k, int* out) {
   }
 }
 
-void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
-                  const float* q, const float* k_rows, const float* v_rows, int64_t stride,
-                  int first, int last, int head_dim, float scale, float* scores, float* o,
-                  bool reverse_v_for_tests) {
+void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
+                  const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
+                  int head_dim, float scale, float* scores, float* o, bool reverse_v_for_tests) {
   const int n = last - first + 1;
   for (int j = 0; j < n; ++j) {
     scores[j] = kt.dot(q, k_rows + (first + j) * stride, head_dim) * scale;

@@ -70,9 +70,9 @@ void TopK(const float* p, int n, int k, int* out);
 // `reverse_v_for_tests` sums V from the last key to the first: an order the
 // contract forbids, used only by the tests' negative control
 // (SAMEBITS_TEST_ONLY_BREAK_IDENTITY) to show that they can fail.
-void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
-                  const float* q, const float* k_rows, const float* v_rows, int64_t stride,
-                  int first, int last, int head_dim, float scale, float* scores, float* o,
+void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
+                  const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
+                  int head_dim, float scale, float* scores, float* o,
                   bool reverse_v_for_tests = false);
 
 }  // namespace samebits::model::cpu

@@ -70,7 +70,8 @@ void AppendMatTasks(const Cutting& cut, const float* x, int64_t m, const Matrix&
   if (m == 1) {
     // Whole rows per chunk; a fused unit reads two matrices, so it takes half.
     const int64_t bytes_per_row = w.row_bytes() * (w2 != nullptr ? 2 : 1);
-    const int64_t rows = std::max<int64_t>(1, cut.gemv_chunk_bytes / std::max<int64_t>(1, bytes_per_row));
+    const int64_t rows =
+        std::max<int64_t>(1, cut.gemv_chunk_bytes / std::max<int64_t>(1, bytes_per_row));
     for (int64_t r0 = 0; r0 < w.rows; r0 += rows) {
       MatTask t = base;
       t.x = x;

@@ -23,10 +23,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -231,7 +231,8 @@ class CpuForward final : public Forward {
                                   std::to_string(c_.max_seq_len) + " of " + c_.name);
     }
     const size_t kv_row = static_cast<size_t>(kv_dim_);
-    bool fits = state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
+    bool fits =
+        state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
     for (size_t l = 0; fits && l < state.k_cache.size(); ++l) {
       fits = state.k_cache[l].size() == static_cast<size_t>(state.n_past) * kv_row &&
              state.v_cache[l].size() == static_cast<size_t>(state.n_past) * kv_row;
@@ -276,8 +277,8 @@ class CpuForward final : public Forward {
     for (auto* caches : {&state.k_cache, &state.v_cache}) {
       for (auto& cache : *caches) {
         if (cache.capacity() < need) {
-          cache.reserve(std::min(cap_max, std::max({need, 2 * cache.capacity(),
-                                                     size_t{256} * kv_dim_})));
+          cache.reserve(
+              std::min(cap_max, std::max({need, 2 * cache.capacity(), size_t{256} * kv_dim_})));
         }
         cache.resize(need);
       }
@@ -351,10 +352,10 @@ class CpuForward final : public Forward {
     const int first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
     const int kvh = h / group_;
     attention_row_(kt_, math_, q_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
-                      state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
-                      kv_dim_, first, pos, hd_, scale_,
-                      scores_.data() + static_cast<size_t>(thread) * c_.max_seq_len,
-                      attn_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_, break_identity_);
+                   state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
+                   kv_dim_, first, pos, hd_, scale_,
+                   scores_.data() + static_cast<size_t>(thread) * c_.max_seq_len,
+                   attn_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_, break_identity_);
   }
 
   // Router probabilities, top-k, weights (C7) of rows [0, n) from their
@@ -386,8 +387,8 @@ class CpuForward final : public Forward {
         const int s = offset_[e] + count_[e]++;
         slot_[t * K + r] = s;
         if (gather) {
-          std::memcpy(xe_.data() + static_cast<size_t>(s) * d_,
-                      fn + static_cast<size_t>(t) * d_, sizeof(float) * d_);
+          std::memcpy(xe_.data() + static_cast<size_t>(s) * d_, fn + static_cast<size_t>(t) * d_,
+                      sizeof(float) * d_);
         }
       }
     }
@@ -543,8 +544,7 @@ class CpuForward final : public Forward {
             kt_.gemv(fn_.data(), p.router.data, p.router.dtype, p.router.cols, 0, p.router.rows,
                      probs_.data());
           } else {
-            cpu::AppendMatTasks(cut_, fn_.data(), 1, p.router, probs_.data(), c_.n_experts,
-                                tasks_);
+            cpu::AppendMatTasks(cut_, fn_.data(), 1, p.router, probs_.data(), c_.n_experts, tasks_);
             DispatchMat();
           }
           Route(1, fn_.data(), false);
@@ -675,8 +675,8 @@ class CpuForward final : public Forward {
     const int first = all_positions ? 0 : n - 1;
     const int rows = n - first;
     ForRows(rows, [&](int r) {
-      cpu::NormRow(c_.norm, kt_, x_.data() + static_cast<size_t>(first + r) * d_, output_norm_,
-                   d_, c_.norm_eps, on_.data() + static_cast<size_t>(r) * d_);
+      cpu::NormRow(c_.norm, kt_, x_.data() + static_cast<size_t>(first + r) * d_, output_norm_, d_,
+                   c_.norm_eps, on_.data() + static_cast<size_t>(r) * d_);
     });
     TraceRows(-1, "output_norm", n_past + first, rows, on_.data(), d_, d_);
     const int V = c_.vocab_size;
@@ -705,13 +705,11 @@ class CpuForward final : public Forward {
   // and within a position in the order they were made (layer, then op).
   void FlushTrace() {
     if (trace_ == nullptr) return;
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [](const PendingRecord& a, const PendingRecord& b) {
-                       return a.position < b.position;
-                     });
+    std::stable_sort(
+        pending_.begin(), pending_.end(),
+        [](const PendingRecord& a, const PendingRecord& b) { return a.position < b.position; });
     for (const PendingRecord& r : pending_) {
-      trace_->Record(r.layer, r.op, r.position, r.data.data(),
-                     static_cast<int64_t>(r.data.size()));
+      trace_->Record(r.layer, r.op, r.position, r.data.data(), static_cast<int64_t>(r.data.size()));
     }
     pending_.clear();
     trace_ = nullptr;

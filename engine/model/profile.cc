@@ -6,30 +6,48 @@ namespace samebits::model {
 
 const char* ProfileOpName(ProfileOp op) {
   switch (op) {
-    case ProfileOp::kEmbed: return "embed";
-    case ProfileOp::kNorms: return "norms";
-    case ProfileOp::kQkv: return "qkv";
-    case ProfileOp::kRopeKv: return "rope+kv append";
-    case ProfileOp::kAttention: return "attention";
-    case ProfileOp::kOProj: return "o_proj";
-    case ProfileOp::kRouter: return "router";
-    case ProfileOp::kFfn: return "experts/ffn";
-    case ProfileOp::kResidual: return "residual";
-    case ProfileOp::kHead: return "head";
-    case ProfileOp::kQkvFfnIn: return "qkv+router/ffn in (fused)";
-    case ProfileOp::kAttentionFfnIn: return "attention+experts in (fused)";
-    case ProfileOp::kOProjFfnOut: return "o_proj+ffn down (fused)";
-    case ProfileOp::kCount: break;
+    case ProfileOp::kEmbed:
+      return "embed";
+    case ProfileOp::kNorms:
+      return "norms";
+    case ProfileOp::kQkv:
+      return "qkv";
+    case ProfileOp::kRopeKv:
+      return "rope+kv append";
+    case ProfileOp::kAttention:
+      return "attention";
+    case ProfileOp::kOProj:
+      return "o_proj";
+    case ProfileOp::kRouter:
+      return "router";
+    case ProfileOp::kFfn:
+      return "experts/ffn";
+    case ProfileOp::kResidual:
+      return "residual";
+    case ProfileOp::kHead:
+      return "head";
+    case ProfileOp::kQkvFfnIn:
+      return "qkv+router/ffn in (fused)";
+    case ProfileOp::kAttentionFfnIn:
+      return "attention+experts in (fused)";
+    case ProfileOp::kOProjFfnOut:
+      return "o_proj+ffn down (fused)";
+    case ProfileOp::kCount:
+      break;
   }
   return "?";
 }
 
 const char* PassKindName(PassKind kind) {
   switch (kind) {
-    case PassKind::kPrefill: return "prefill";
-    case PassKind::kDecode: return "decode";
-    case PassKind::kExtend: return "extend";
-    case PassKind::kCount: break;
+    case PassKind::kPrefill:
+      return "prefill";
+    case PassKind::kDecode:
+      return "decode";
+    case PassKind::kExtend:
+      return "extend";
+    case PassKind::kCount:
+      break;
   }
   return "?";
 }
@@ -54,10 +72,10 @@ int64_t WeightBytesPerDecodedToken(const ModelWeights& weights) {
   }
   for (size_t l = 0; l < weights.layers.size(); ++l) {
     const LayerWeights& w = weights.layers[l];
-    for (const TensorView* t : {&w.attn_norm, &w.attn_norm_bias, &w.wq, &w.wk, &w.wv, &w.wo,
-                                &w.q_norm, &w.k_norm, &w.ffn_norm, &w.ffn_norm_bias,
-                                &w.ffn_gate, &w.ffn_up, &w.ffn_down, &w.router, &w.shared_gate,
-                                &w.shared_up, &w.shared_down}) {
+    for (const TensorView* t :
+         {&w.attn_norm, &w.attn_norm_bias, &w.wq, &w.wk, &w.wv, &w.wo, &w.q_norm, &w.k_norm,
+          &w.ffn_norm, &w.ffn_norm_bias, &w.ffn_gate, &w.ffn_up, &w.ffn_down, &w.router,
+          &w.shared_gate, &w.shared_up, &w.shared_down}) {
       total += bytes(*t);
     }
     // Expert stacks: only the top_k of n_experts matrices are read.
@@ -84,8 +102,8 @@ std::string Profiler::Report() const {
                   PassKindName(static_cast<PassKind>(k)), static_cast<long long>(passes_[k]),
                   static_cast<long long>(tokens_[k]), total_ns / 1e6);
     out += line;
-    std::snprintf(line, sizeof line, "  %-30s %12s %7s %9s %12s\n", "op", "total ms", "%",
-                  "calls", "ms/pass");
+    std::snprintf(line, sizeof line, "  %-30s %12s %7s %9s %12s\n", "op", "total ms", "%", "calls",
+                  "ms/pass");
     out += line;
     for (size_t op = 0; op < static_cast<size_t>(ProfileOp::kCount); ++op) {
       const Cell& cell = cells_[k][op];

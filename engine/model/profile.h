@@ -33,10 +33,10 @@ enum class ProfileOp : uint8_t {
   kRouter,
   kFfn,  // experts or the dense FFN
   kResidual,
-  kHead,  // output norm, output projection, logit scale
-  kQkvFfnIn,         // fused: q/k/v with the router or the FFN's gate/up
-  kAttentionFfnIn,   // fused: attention heads with the experts' gate/up
-  kOProjFfnOut,      // fused: o_proj with the FFN's down projection
+  kHead,            // output norm, output projection, logit scale
+  kQkvFfnIn,        // fused: q/k/v with the router or the FFN's gate/up
+  kAttentionFfnIn,  // fused: attention heads with the experts' gate/up
+  kOProjFfnOut,     // fused: o_proj with the FFN's down projection
   kCount
 };
 
@@ -83,9 +83,9 @@ class ProfileScope {
   }
   ~ProfileScope() {
     if (profiler_ != nullptr) {
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          Profiler::Clock::now() - start_)
-                          .count();
+      const auto ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Profiler::Clock::now() - start_)
+              .count();
       profiler_->Add(kind_, op_, ns);
     }
   }

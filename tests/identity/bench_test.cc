@@ -3,12 +3,11 @@
 // configurations agree, and exits 1 with "identical: no" when one of them
 // computes in a forbidden order (the test-only switch), so its own check is
 // shown able to fail.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace samebits {
 namespace {
@@ -47,8 +46,8 @@ int Count(const std::string& text, const std::string& needle) {
 TEST(Bench, ReportsFiguresAndIdentity) {
   const Output out = RunBench("");
   ASSERT_EQ(out.exit_code, 0) << out.text;
-  for (const char* part : {"preflight:", "decode at context 9", "prefill of 10 tokens",
-                           "reference", "cpu 1 thread", "cpu 2 threads", "ratios of medians",
+  for (const char* part : {"preflight:", "decode at context 9", "prefill of 10 tokens", "reference",
+                           "cpu 1 thread", "cpu 2 threads", "ratios of medians",
                            "weights streamed per token", "profile (cpu 2 threads"}) {
     EXPECT_NE(out.text.find(part), std::string::npos) << part << "\n" << out.text;
   }

@@ -5,18 +5,17 @@
 // reference child's. A negative control runs a child whose cpu pass sums
 // attention in a forbidden order (SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1) and
 // requires the comparison to see the difference, so this test can fail.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "engine/kernels/kernels.h"
 
@@ -112,8 +111,8 @@ std::vector<Config> CpuConfigs() {
     out.push_back({"cpu, " + std::to_string(threads) + " threads",
                    "--kernels cpu --threads " + std::to_string(threads)});
   }
-  out.push_back({"cpu, 3 threads, 8 KiB GEMV chunks",
-                 "--kernels cpu --threads 3 --gemv-chunk-bytes 8192"});
+  out.push_back(
+      {"cpu, 3 threads, 8 KiB GEMV chunks", "--kernels cpu --threads 3 --gemv-chunk-bytes 8192"});
   for (kernels::Isa isa : kernels::AvailableIsas()) {
     const std::string name = kernels::IsaName(isa);
     out.push_back({"cpu, 2 threads, isa " + name, "--kernels cpu --threads 2 --isa " + name});
@@ -158,12 +157,13 @@ TEST(Identity, MediumEveryScenario) {
 
 // The bench model's widths in two layers. Its reference child takes a few
 // seconds per scenario, so it runs the classic scenario only.
-TEST(Identity, WideClassic) { CheckIdentity("synthetic:wide", "classic"); }
+TEST(Identity, WideClassic) {
+  CheckIdentity("synthetic:wide", "classic");
+}
 
 // The negative control: the same comparison must catch an order change.
 TEST(Identity, NegativeControlBrokenOrderIsCaught) {
-  const std::string common =
-      "--checkpoint synthetic:tiny --scenario " + kScenarios + "window.json";
+  const std::string common = "--checkpoint synthetic:tiny --scenario " + kScenarios + "window.json";
   const ChildRun want = RunChild("", common + " --kernels reference");
   ASSERT_EQ(want.exit_code, 0) << want.stderr_text;
   const ChildRun broken =

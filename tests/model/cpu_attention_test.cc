@@ -2,14 +2,15 @@
 // row, bit for bit, over head widths that are and are not multiples of 16
 // and 64, key counts around the 4-key blocks, windows that start past key 0,
 // and scores whose softmax weights underflow to zero.
+#include "engine/model/cpu_attention.h"
+
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "engine/kernels/kernels.h"
-#include "engine/model/cpu_attention.h"
 #include "engine/model/cpu_ops.h"
 #include "engine/numerics/math.h"
 
@@ -43,13 +44,13 @@ TEST(CpuAttention, EveryIsaRowMatchesThePortableRow) {
             const auto v = Values(static_cast<size_t>(last + 1) * stride, 5u + n_keys, 1.0f);
             std::vector<float> s1(n_keys), s2(n_keys);
             std::vector<float> want(hd + 1, 7.0f), got(hd + 1, 7.0f);  // guard element
-            AttentionRow(kt, math, q.data(), k.data() + hd, v.data() + hd, stride, first, last,
-                         hd, 0.125f, s1.data(), want.data());
+            AttentionRow(kt, math, q.data(), k.data() + hd, v.data() + hd, stride, first, last, hd,
+                         0.125f, s1.data(), want.data());
             row(kt, math, q.data(), k.data() + hd, v.data() + hd, stride, first, last, hd, 0.125f,
                 s2.data(), got.data(), false);
             ASSERT_EQ(0, std::memcmp(want.data(), got.data(), sizeof(float) * (hd + 1)))
-                << kernels::IsaName(isa) << " hd " << hd << " keys " << n_keys << " first "
-                << first << " amp " << amp;
+                << kernels::IsaName(isa) << " hd " << hd << " keys " << n_keys << " first " << first
+                << " amp " << amp;
           }
         }
       }

@@ -4,6 +4,8 @@
 // chunks, small GEMM tiles and attention row blocks, every available ISA,
 // other batch splits, and the activation trace. A negative control shows
 // that the comparison catches an order change.
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,8 +13,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "engine/kernels/kernels.h"
 #include "engine/model/forward.h"
