@@ -79,6 +79,22 @@ ALTER TABLE cells ADD COLUMN dump_path TEXT NOT NULL DEFAULT '';
       R"sql(
 ALTER TABLE cells ADD COLUMN isa_used TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 4: the rest of the gate's diagnosis (its detail lines and its
+      // divergences), so a stored run reports as completely as a fresh one.
+      R"sql(
+CREATE TABLE diagnosis_details (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, text TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq));
+CREATE TABLE divergences (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  checkpoint TEXT NOT NULL, scenario TEXT NOT NULL,
+  config_a TEXT NOT NULL, config_b TEXT NOT NULL,
+  step_index INTEGER NOT NULL, kind TEXT NOT NULL, position INTEGER NOT NULL,
+  layer INTEGER, op TEXT NOT NULL, detail TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq));
+)sql",
   };
   return kMigrations;
 }

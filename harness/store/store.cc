@@ -70,6 +70,62 @@ int64_t InternRow(Connection& db, const std::string& table, const std::vector<st
   return select.Int(0);
 }
 
+// Writes the diagnosis's detail lines and divergences of run `run_id` (its
+// kind and headline are columns of `runs`).
+void SaveDiagnosis(Connection& db, int64_t run_id, const Diagnosis& diagnosis) {
+  Statement insert_detail =
+      db.Prepare("INSERT INTO diagnosis_details (run_id, seq, text) VALUES (?1, ?2, ?3)");
+  int64_t seq = 0;
+  for (const std::string& line : diagnosis.details) {
+    insert_detail.Bind(1, run_id).Bind(2, seq++).Bind(3, line);
+    insert_detail.Run();
+  }
+  Statement insert_divergence = db.Prepare(
+      "INSERT INTO divergences (run_id, seq, checkpoint, scenario, config_a, config_b, "
+      "step_index, kind, position, layer, op, detail) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  seq = 0;
+  for (const harness::Divergence& d : diagnosis.divergences) {
+    insert_divergence.Bind(1, run_id).Bind(2, seq++).Bind(3, d.checkpoint).Bind(4, d.scenario);
+    insert_divergence.Bind(5, d.config_a).Bind(6, d.config_b);
+    insert_divergence.Bind(7, static_cast<int64_t>(d.step_index)).Bind(8, d.kind);
+    insert_divergence.Bind(9, static_cast<int64_t>(d.position));
+    if (d.layer) {
+      insert_divergence.Bind(10, static_cast<int64_t>(*d.layer));
+    } else {
+      insert_divergence.BindNull(10);
+    }
+    insert_divergence.Bind(11, d.op).Bind(12, d.detail);
+    insert_divergence.Run();
+  }
+}
+
+// Reads back what SaveDiagnosis wrote into `diagnosis`.
+void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
+  Statement select_details =
+      db.Prepare("SELECT text FROM diagnosis_details WHERE run_id = ?1 ORDER BY seq");
+  select_details.Bind(1, run_id);
+  while (select_details.Step()) diagnosis.details.push_back(select_details.Text(0));
+  Statement select_divergences = db.Prepare(
+      "SELECT checkpoint, scenario, config_a, config_b, step_index, kind, position, layer, op, "
+      "detail FROM divergences WHERE run_id = ?1 ORDER BY seq");
+  select_divergences.Bind(1, run_id);
+  while (select_divergences.Step()) {
+    harness::Divergence d;
+    d.checkpoint = select_divergences.Text(0);
+    d.scenario = select_divergences.Text(1);
+    d.config_a = select_divergences.Text(2);
+    d.config_b = select_divergences.Text(3);
+    d.step_index = static_cast<int>(select_divergences.Int(4));
+    d.kind = select_divergences.Text(5);
+    d.position = static_cast<int>(select_divergences.Int(6));
+    if (!select_divergences.IsNull(7)) d.layer = static_cast<int>(select_divergences.Int(7));
+    d.op = select_divergences.Text(8);
+    d.detail = select_divergences.Text(9);
+    diagnosis.divergences.push_back(std::move(d));
+  }
+}
+
 }  // namespace
 
 const char* DiagnosisKindName(Diagnosis::Kind kind) {
@@ -147,6 +203,7 @@ int64_t Store::SaveRun(const RunResult& run) {
     insert_run.Bind(8, run.command);
     insert_run.Run();
     run_id = db.LastInsertId();
+    SaveDiagnosis(db, run_id, run.diagnosis);
 
     Statement insert_cell = db.Prepare(
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
@@ -268,6 +325,7 @@ RunResult Store::LoadRun(int64_t id) {
   run.machine.os = select_run.Text(8);
   run.machine.kernel = select_run.Text(9);
   run.machine.libc = select_run.Text(10);
+  LoadDiagnosis(db, id, run.diagnosis);
 
   Statement select_cells = db.Prepare(
       "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, c.isa, "

@@ -79,9 +79,13 @@ void ExpectSameCells(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(x.weights_xxh3, y.weights_xxh3);
     EXPECT_EQ(x.isa_used, y.isa_used);
     EXPECT_EQ(x.math.has_value(), y.math.has_value());
-    if (x.math && y.math) EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
+    if (x.math && y.math) {
+      EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
+    }
     EXPECT_EQ(x.build.has_value(), y.build.has_value());
-    if (x.build && y.build) EXPECT_EQ(x.build->revision, y.build->revision);
+    if (x.build && y.build) {
+      EXPECT_EQ(x.build->revision, y.build->revision);
+    }
     ASSERT_EQ(x.steps.size(), y.steps.size());
     for (size_t s = 0; s < x.steps.size(); ++s) {
       EXPECT_EQ(x.steps[s].index, y.steps[s].index);
@@ -208,6 +212,111 @@ TEST(Store, MigratesAVersionOneDatabaseKeepingItsRows) {
   // And the migrated database takes new runs.
   const int64_t id = store.SaveRun(SampleRun());
   ExpectSameCells(SampleRun(), store.LoadRun(id));
+}
+
+// Returns a diagnosis with two detail lines and two divergences, one of
+// them without a layer (the NULL column) and one with.
+harness::Diagnosis SampleDiagnosis() {
+  harness::Diagnosis d;
+  d.kind = harness::Diagnosis::Kind::kIdentityBroken;
+  d.headline = "cpu-t3 disagrees with reference";
+  d.details = {"reference and cpu-t3 first differ at step 3", "rerun with --trace"};
+  harness::Divergence a;
+  a.checkpoint = "synthetic:tiny";
+  a.scenario = "classic";
+  a.config_a = "reference";
+  a.config_b = "cpu-t3";
+  a.step_index = 3;
+  a.kind = "decode";
+  a.position = 14;
+  a.detail = "xxh3_64 0000000000000001 vs 0000000000000002";
+  harness::Divergence b = a;
+  b.scenario = "long 'quoted'";
+  b.layer = 0;  // layer 0 must not read back as "no layer"
+  b.op = "ffn_down";
+  d.divergences = {a, b};
+  return d;
+}
+
+void ExpectSameDiagnosis(const harness::Diagnosis& x, const harness::Diagnosis& y) {
+  EXPECT_EQ(x.kind, y.kind);
+  EXPECT_EQ(x.headline, y.headline);
+  EXPECT_EQ(x.details, y.details);
+  ASSERT_EQ(x.divergences.size(), y.divergences.size());
+  for (size_t i = 0; i < x.divergences.size(); ++i) {
+    const harness::Divergence& a = x.divergences[i];
+    const harness::Divergence& b = y.divergences[i];
+    EXPECT_EQ(a.checkpoint, b.checkpoint);
+    EXPECT_EQ(a.scenario, b.scenario);
+    EXPECT_EQ(a.config_a, b.config_a);
+    EXPECT_EQ(a.config_b, b.config_b);
+    EXPECT_EQ(a.step_index, b.step_index);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.position, b.position);
+    EXPECT_EQ(a.layer, b.layer);
+    EXPECT_EQ(a.op, b.op);
+    EXPECT_EQ(a.detail, b.detail);
+  }
+}
+
+TEST(Store, RoundTripKeepsTheWholeDiagnosis) {
+  TempDir dir;
+  Store store(dir.File("db"));
+  RunResult run = SampleRun();
+  run.diagnosis = SampleDiagnosis();
+  run.cells[1].dump_path = "dumps/run/cell.f32";
+  const int64_t id = store.SaveRun(run);
+  const RunResult back = store.LoadRun(id);
+  ExpectSameDiagnosis(run.diagnosis, back.diagnosis);
+  EXPECT_EQ(back.cells[1].dump_path, "dumps/run/cell.f32");
+  // Another run's diagnosis does not leak into this one.
+  const int64_t other = store.SaveRun(SampleRun());
+  EXPECT_TRUE(store.LoadRun(other).diagnosis.divergences.empty());
+  EXPECT_TRUE(store.LoadRun(other).diagnosis.details.empty());
+  ExpectSameDiagnosis(run.diagnosis, store.LoadRun(id).diagnosis);
+}
+
+TEST(Store, MigratesAVersionThreeDatabaseKeepingItsRows) {
+  TempDir dir;
+  const std::string path = dir.File("v3.db");
+  {
+    Connection db(path, true);
+    Migrate(db, 3);
+    ASSERT_EQ(SchemaVersion(db), 3);
+    // A run written by a version-3 samebits: a diagnosis with its kind and
+    // headline only, a cell with a dump path and a resolved ISA.
+    db.Exec(
+        "INSERT INTO scenarios (id, name) VALUES (1, 'classic');"
+        "INSERT INTO runs (id, started_at, elapsed_ms, machine_id, status, cell_count, "
+        "diagnosis_kind, diagnosis_headline, command) VALUES (1, '2026-11-29T00:00:00Z', 5, "
+        "NULL, 'FAIL', 1, 'identity-broken', 'cpu-t3 differs', 'samebits gate');"
+        "INSERT INTO cells (id, run_id, checkpoint, checkpoint_id, scenario_id, config_name, "
+        "kernels, threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, "
+        "exit_code, signal, message, stderr_tail, elapsed_ms, dump_path, isa_used) VALUES (1, 1, "
+        "'synthetic:tiny', NULL, 1, 'cpu-t3', 'cpu', 3, 'auto', 0, 'portable', NULL, NULL, "
+        "'FAIL', 0, 0, 'step 3', '', 3, 'dumps/x.f32', 'avx2');");
+    EXPECT_THROW(db.Exec("SELECT * FROM divergences"), StoreError);
+  }
+  Store store(path);
+  EXPECT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
+  const RunResult old = store.LoadRun(1);
+  EXPECT_EQ(old.diagnosis.kind, harness::Diagnosis::Kind::kIdentityBroken);
+  EXPECT_EQ(old.diagnosis.headline, "cpu-t3 differs");
+  EXPECT_TRUE(old.diagnosis.details.empty());
+  EXPECT_TRUE(old.diagnosis.divergences.empty());
+  ASSERT_EQ(old.cells.size(), 1u);
+  EXPECT_EQ(old.cells[0].dump_path, "dumps/x.f32");
+  EXPECT_EQ(old.cells[0].isa_used, "avx2");
+  // The migrated database keeps whole diagnoses of new runs, and deleting
+  // a run deletes its diagnosis rows.
+  RunResult run = SampleRun();
+  run.diagnosis = SampleDiagnosis();
+  const int64_t id = store.SaveRun(run);
+  ExpectSameDiagnosis(run.diagnosis, store.LoadRun(id).diagnosis);
+  store.connection().Exec("PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = " +
+                          std::to_string(id));
+  EXPECT_EQ(Count(store.connection(), "divergences"), 0);
+  EXPECT_EQ(Count(store.connection(), "diagnosis_details"), 0);
 }
 
 TEST(Store, RefusesADatabaseFromANewerSamebits) {
