@@ -42,15 +42,32 @@ runner::Cell CellFor(const harness::CellResult& r, const MatrixFlags& flags) {
   return cell;
 }
 
-// Reruns each diverging pair of configurations with --trace and records
-// where their traces first differ. Returns the differences by TraceKey.
-std::map<std::string, harness::TraceDifference> TraceDivergences(harness::RunResult& run,
-                                                                 const GateFlags& flags) {
+// Returns whether two step sequences are the same outputs (every index and
+// hash), so a rerun's dump or trace stands for the stored cell.
+bool SameSteps(const std::vector<harness::StepRecord>& a,
+               const std::vector<harness::StepRecord>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].index != b[i].index || a[i].xxh3_64 != b[i].xxh3_64 || a[i].fnv1a64 != b[i].fnv1a64)
+      return false;
+  }
+  return true;
+}
+
+// Reruns up to four diverging pairs of configurations: with --trace when
+// `trace` (to name the first diverging layer and op), and with
+// --dump-logits when either cell of the pair has no dump yet (so the report
+// gives ULP distances and whether the argmax changed). A rerun's dump
+// becomes the cell's `dump_path` only when the rerun printed the same
+// outputs as the cell. Returns the trace differences by TraceKey.
+std::map<std::string, harness::TraceDifference> RerunDivergences(harness::RunResult& run,
+                                                                 const GateFlags& flags,
+                                                                 bool trace) {
   std::map<std::string, harness::TraceDifference> out;
   runner::RunnerOptions options;
   options.engine = EnginePath(flags.matrix);
-  options.timeout_seconds = flags.matrix.timeout_seconds * 4;  // traces are slower
-  options.trace = true;
+  options.timeout_seconds = flags.matrix.timeout_seconds * (trace ? 4 : 1);  // traces are slower
+  options.trace = trace;
   std::set<std::string> done;
   int reruns = 0;
   for (const harness::Divergence& d : run.diagnosis.divergences) {
@@ -63,23 +80,58 @@ std::map<std::string, harness::TraceDifference> TraceDivergences(harness::RunRes
       if (c.config.name == d.config_b) cells[1] = &c;
     }
     if (cells[0] == nullptr || cells[1] == nullptr) continue;  // a reference file, not a cell
+    const bool dump = cells[0]->dump_path.empty() || cells[1]->dump_path.empty();
+    if (!trace && !dump) continue;
     done.insert(key);
     ++reruns;
+    if (dump && options.dump_dir.empty()) options.dump_dir = NewDumpDirectory(flags.matrix);
     if (!flags.quiet) {
-      std::fprintf(stderr, "tracing %s %s: %s and %s\n", d.checkpoint.c_str(), d.scenario.c_str(),
-                   d.config_a.c_str(), d.config_b.c_str());
+      std::fprintf(stderr, "rerunning %s %s: %s and %s (%s)\n", d.checkpoint.c_str(),
+                   d.scenario.c_str(), d.config_a.c_str(), d.config_b.c_str(),
+                   trace && dump ? "traces, logit dumps"
+                   : trace       ? "traces"
+                                 : "logit dumps");
     }
-    harness::CellResult traced[2];
-    for (int k = 0; k < 2; ++k)
-      traced[k] = runner::RunCell(CellFor(*cells[k], flags.matrix), options);
-    if (traced[0].code != harness::ResultCode::kPass ||
-        traced[1].code != harness::ResultCode::kPass) {
-      std::fprintf(stderr, "  the traced rerun failed: %s%s\n", traced[0].message.c_str(),
-                   traced[1].message.c_str());
+    runner::RunnerOptions pair_options = options;
+    if (!dump) pair_options.dump_dir.clear();
+    harness::CellResult rerun[2];
+    auto run_pair = [&] {
+      for (int k = 0; k < 2; ++k)
+        rerun[k] = runner::RunCell(CellFor(*cells[k], flags.matrix), pair_options);
+    };
+    run_pair();
+    const bool failed =
+        rerun[0].code != harness::ResultCode::kPass || rerun[1].code != harness::ResultCode::kPass;
+    if (failed && trace && dump) {
+      // An engine that cannot dump must still name the diverging layer.
+      std::fprintf(stderr, "  the rerun with logit dumps failed; tracing without them\n");
+      pair_options.dump_dir.clear();
+      run_pair();
+    }
+    if (rerun[0].code != harness::ResultCode::kPass ||
+        rerun[1].code != harness::ResultCode::kPass) {
+      std::fprintf(stderr, "  the rerun failed: %s%s\n", rerun[0].message.c_str(),
+                   rerun[1].message.c_str());
       continue;
     }
-    for (int k = 0; k < 2; ++k) cells[k]->traces = traced[k].traces;
-    if (auto diff = harness::FirstTraceDifference(traced[0].traces, traced[1].traces)) {
+    if (dump) {
+      for (int k = 0; k < 2; ++k) {
+        if (rerun[k].dump_path.empty()) {
+          std::fprintf(stderr, "  the engine wrote no whole logit dump for %s\n",
+                       cells[k]->config.name.c_str());
+        } else if (SameSteps(rerun[k].steps, cells[k]->steps)) {
+          cells[k]->dump_path = StoredDumpPath(rerun[k].dump_path);
+        } else {
+          std::fprintf(stderr,
+                       "  the rerun of %s printed other outputs than the run (the engine differs "
+                       "from run to run); its logit dump is not used\n",
+                       cells[k]->config.name.c_str());
+        }
+      }
+    }
+    if (!trace) continue;
+    for (int k = 0; k < 2; ++k) cells[k]->traces = rerun[k].traces;
+    if (auto diff = harness::FirstTraceDifference(rerun[0].traces, rerun[1].traces)) {
       out[key] = *diff;
     }
   }
@@ -94,7 +146,10 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
   if (!parent.empty()) fs::create_directories(parent, ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw UsageError("cannot write the report " + path);
-  harness::report::WriteReport(run, format, out);
+  // Relative dump paths are the project root's, as `samebits report` reads them.
+  harness::report::ReportOptions options;
+  options.dump_base_dir = GetPaths().root;
+  harness::report::WriteReport(run, format, out, options);
   out.close();
   if (!out) throw UsageError("cannot write the report " + path);
 }
@@ -106,6 +161,7 @@ int Gate(const GateFlags& flags) {
   if (fresh) {
     const std::vector<runner::Cell> cells = SelectCells(flags.matrix);
     run = RunMatrix(flags.matrix, cells, /*trace=*/false, flags.quiet);
+    RefuseUnrunnableSelection(run);
   } else {
     run = LoadRunArgument(*store, flags.run);
     if (run.cells.empty()) throw UsageError("run " + flags.run + " has no cells");
@@ -115,10 +171,14 @@ int Gate(const GateFlags& flags) {
   judge.references = LoadReferencesFor(run, ReferencesDir(flags.matrix));
   judge.samebits = GetPaths().program_display;
   harness::Judge(run, judge);
-  if (flags.trace && run.diagnosis.kind == harness::Diagnosis::Kind::kIdentityBroken) {
-    judge.trace_differences = TraceDivergences(run, flags);
-    judge.traced = true;
-    harness::Judge(run, judge);
+  if (run.diagnosis.kind == harness::Diagnosis::Kind::kIdentityBroken) {
+    std::map<std::string, harness::TraceDifference> traced =
+        RerunDivergences(run, flags, flags.trace);
+    if (flags.trace) {
+      judge.trace_differences = std::move(traced);
+      judge.traced = true;
+      harness::Judge(run, judge);
+    }
   }
   if (fresh) run.run_id = store->SaveRun(run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
@@ -136,12 +196,15 @@ CommandSpec Setup(CLI::App& app) {
       "Runs the matrix (or takes a stored run) and checks that every configuration agrees with "
       "the others and with the committed references; diagnoses any difference.");
   AddMatrixFlags(sub, &flags->matrix);
+  AddDumpFlag(sub, &flags->matrix);
   sub->add_option("--run", flags->run,
                   "Judges this stored run (an id, or `latest`) instead of making a new one.")
       ->type_name("ID");
   sub->add_flag("--trace", flags->trace,
                 "When configurations disagree, reruns each diverging pair with activation traces "
-                "to name the first diverging layer and op.");
+                "to name the first diverging layer and op. (Without --trace the pairs are still "
+                "rerun for raw logit dumps, unless the run has them, so the report gives ULP "
+                "distances and whether the argmax changed.)");
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
   sub->add_option("--report-html", flags->report_html,
                   "Writes a self-contained HTML report of the run to this file.")
@@ -155,9 +218,16 @@ CommandSpec Setup(CLI::App& app) {
                   "Writes a JUnit XML report (for CI systems) to this file.")
       ->type_name("FILE");
   sub->footer(
-      "Exit codes: 0 every configuration agrees with the others and with the reference;\n"
-      "1 they do not (or a child crashed, hung or broke the protocol); 2 the run could not\n"
-      "be made.\n\n"
+      "Exit codes:\n"
+      "  0  every configuration agrees with the others and with the reference\n"
+      "  1  they do not, or a child crashed, hung or broke the protocol (the report and\n"
+      "     the summary say which and where)\n"
+      "  2  the gate could not be carried out: bad arguments, a selection that runs nothing\n"
+      "     (no such scenario, or the engine refused every cell: an unknown checkpoint),\n"
+      "     an unreadable database or reference\n\n"
+      "When configurations disagree, the gate reruns up to four diverging pairs with\n"
+      "--dump-logits (and --trace when given), so its reports give ULP distances, whether\n"
+      "the argmax changed, and with --trace the first diverging layer and op.\n\n"
       "Examples:\n"
       "  samebits gate --report-html reports/latest.html --report-md reports/latest.md\n"
       "  samebits gate --checkpoint synthetic:tiny --scenario classic --trace\n"

@@ -15,8 +15,11 @@ int main(int argc, char** argv) {
       "hashes, and gates them against each other and the committed references.");
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 success; 1 a check failed (outputs differ, a child failed); 2 the command\n"
-      "could not be carried out (bad arguments, nothing selected, unreadable files).\n\n"
+      "Exit codes:\n"
+      "  0  success (for gate: every configuration agrees with the others and the reference)\n"
+      "  1  a check failed: outputs differ, or a child crashed, hung or broke the protocol\n"
+      "  2  the command could not be carried out: bad arguments, a selection that runs\n"
+      "     nothing, unreadable files\n\n"
       "Examples:\n"
       "  samebits gate                                    # the default matrix against "
       "references/\n"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -39,7 +40,7 @@ std::vector<std::string> ScenarioFiles(const MatrixFlags& flags) {
   }
   std::vector<std::string> chosen;
   for (const std::string& s : flags.scenarios) {
-    if (s.find('/') != std::string::npos || s.size() > 5 && s.ends_with(".json")) {
+    if (s.find('/') != std::string::npos || (s.size() > 5 && s.ends_with(".json"))) {
       if (!fs::is_regular_file(s, ec)) throw UsageError("--scenario: no such file " + s);
       chosen.push_back(s);
       continue;
@@ -110,6 +111,39 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
       ->type_name("DIR");
 }
 
+void AddDumpFlag(CLI::App* sub, MatrixFlags* flags) {
+  sub->add_flag("--dump-logits", flags->dump_logits,
+                "Asks every child for its raw logits (float32, one row per step) and keeps them "
+                "in .samebits/dumps/run-<time>-<pid>/ next to the database, one file per cell "
+                "(<checkpoint>.<scenario>.<configuration>.f32); reports then give ULP distances "
+                "and whether the argmax changed where outputs differ.");
+}
+
+std::string NewDumpDirectory(const MatrixFlags& flags) {
+  const std::string db = flags.db.empty() ? GetPaths().db : flags.db;
+  const fs::path parent = fs::absolute(fs::path(db)).parent_path();
+  std::string stamp = NowUtc();  // "2026-11-29T23:10:28Z" -> "20261129T231028Z"
+  stamp.erase(
+      std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
+      stamp.end());
+  const fs::path dir = parent / "dumps" / ("run-" + stamp + "-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw UsageError("cannot create the logit dump folder " + dir.string() + ": " + ec.message());
+  }
+  return dir.string();
+}
+
+std::string StoredDumpPath(const std::string& path) {
+  if (path.empty()) return path;
+  const fs::path absolute = fs::absolute(path).lexically_normal();
+  const fs::path root = fs::absolute(GetPaths().root).lexically_normal();
+  const fs::path relative = absolute.lexically_relative(root);
+  if (relative.empty() || *relative.begin() == "..") return absolute.string();
+  return relative.string();
+}
+
 std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {
   runner::MatrixOptions options;
   options.checkpoints = flags.checkpoints;
@@ -144,6 +178,7 @@ harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner:
   options.timeout_seconds = flags.timeout_seconds;
   options.trace = trace;
   if (flags.timeout_seconds <= 0) throw UsageError("--timeout must be positive");
+  if (flags.dump_logits) options.dump_dir = NewDumpDirectory(flags);
   const int jobs = flags.jobs > 0 ? flags.jobs : std::max(1u, std::thread::hardware_concurrency());
   harness::RunResult run;
   run.started_at = NowUtc();
@@ -157,6 +192,7 @@ harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner:
       runner::RunCells(cells, jobs, quiet ? nullptr : &progress, [&](const runner::Cell& cell) {
         harness::MachineInfo platform;
         harness::CellResult result = runner::RunCell(cell, options, &platform);
+        result.dump_path = StoredDumpPath(result.dump_path);
         if (!platform.arch.empty()) {
           std::lock_guard<std::mutex> lock(machine_mutex);
           if (!have_hello) {
@@ -172,6 +208,31 @@ harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner:
   run.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return run;
+}
+
+void RefuseUnrunnableSelection(const harness::RunResult& run) {
+  // Per checkpoint: the message of its first refused cell, and whether
+  // every cell that was run was refused.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<bool, std::string>> refused;
+  for (const harness::CellResult& c : run.cells) {
+    if (c.code == harness::ResultCode::kUnsupported) continue;
+    const bool was_refused =
+        !c.build && c.signal == 0 && c.exit_code == 2 && c.code == harness::ResultCode::kUnresolved;
+    auto [it, fresh] = refused.try_emplace(c.checkpoint, true, c.message);
+    if (fresh) order.push_back(c.checkpoint);
+    it->second.first = it->second.first && was_refused;
+  }
+  std::string text;
+  for (const std::string& checkpoint : order) {
+    const auto& [all, message] = refused[checkpoint];
+    if (!all) continue;
+    text += (text.empty() ? "" : "; ") + checkpoint + ": " + message;
+  }
+  if (!text.empty()) {
+    throw UsageError(
+        "the engine refused every cell of the selection (nothing was run or stored): " + text);
+  }
 }
 
 std::string ReferencesDir(const MatrixFlags& flags) {

@@ -25,10 +25,24 @@ struct MatrixFlags {
   double timeout_seconds = 120;
   std::string db;
   std::string references_dir;
+  bool dump_logits = false;  // --dump-logits (run and gate only)
 };
 
 // Adds the flags to `sub`, each with a value name and a full-sentence help.
 void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags);
+
+// Adds --dump-logits (run and gate; `reference generate` has no use for it).
+void AddDumpFlag(CLI::App* sub, MatrixFlags* flags);
+
+// Returns a new, empty folder for one run's raw logit dumps, next to the
+// database: <folder of the database>/dumps/run-<UTC time>-<process id>
+// (the run's id is not known until it is stored). Throws UsageError.
+std::string NewDumpDirectory(const MatrixFlags& flags);
+
+// Returns how a dump path is stored with its cell: relative to the project
+// root when it lies below it (the project moves with its dumps), else
+// absolute. Reports resolve relative paths against the root.
+std::string StoredDumpPath(const std::string& path);
 
 // Returns the cells the flags select. Throws UsageError (exit 2) for a
 // selection that cannot be run.
@@ -38,11 +52,20 @@ std::vector<runner::Cell> SelectCells(const MatrixFlags& flags);
 // Throws UsageError.
 std::string EnginePath(const MatrixFlags& flags);
 
-// Runs the cells (with --trace when `trace`), showing progress on stderr.
+// Runs the cells (with --trace when `trace`; with --dump-logits into a
+// NewDumpDirectory when `flags.dump_logits`), showing progress on stderr.
 // Returns the run: cells in matrix order, machine from the children's hello
 // records, timings; not yet judged or stored.
 harness::RunResult RunMatrix(const MatrixFlags& flags, const std::vector<runner::Cell>& cells,
                              bool trace, bool quiet);
+
+// Throws UsageError (exit 2, nothing stored) when the engine refused every
+// cell of some checkpoint before saying hello, with exit code 2 (bad
+// arguments or input: a checkpoint it does not know, an unreadable file).
+// Such a selection ran nothing, so it is not a failed check but a command
+// that could not be carried out. Cells UNSUPPORTED on this machine are not
+// counted.
+void RefuseUnrunnableSelection(const harness::RunResult& run);
 
 // Returns the references folder the flags name (default: <root>/references).
 std::string ReferencesDir(const MatrixFlags& flags);

@@ -29,6 +29,7 @@ int Run(const RunFlags& flags) {
   }
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
   harness::RunResult run = RunMatrix(flags.matrix, cells, flags.trace, flags.quiet);
+  RefuseUnrunnableSelection(run);
   harness::JudgeOptions judge;
   judge.references = LoadReferencesFor(run, ReferencesDir(flags.matrix));
   judge.references_dir = DisplayPath(ReferencesDir(flags.matrix));
@@ -49,6 +50,7 @@ CommandSpec Setup(CLI::App& app) {
       "Runs checkpoints x scenarios x configurations, each cell as a child process of the "
       "engine, and stores every output's hashes in the database.");
   AddMatrixFlags(sub, &flags->matrix);
+  AddDumpFlag(sub, &flags->matrix);
   sub->add_flag("--list", flags->list, "Prints the selected cells without running them.");
   sub->add_flag("--trace", flags->trace,
                 "Asks every child for activation traces (slow; stored with the run).");
@@ -61,7 +63,8 @@ CommandSpec Setup(CLI::App& app) {
       "  samebits run\n"
       "  samebits run --checkpoint synthetic:tiny --scenario classic --config reference,cpu-t3\n"
       "  samebits run --threads 1,2,4 --math portable,libm -j 2 --timeout 30\n"
-      "  samebits run --engine ./my-engine --db /tmp/experiment.db --list");
+      "  samebits run --engine ./my-engine --db /tmp/experiment.db --list\n"
+      "  samebits run --checkpoint synthetic:tiny --dump-logits && samebits report latest");
   return {sub, [flags] { return Run(*flags); }};
 }
 

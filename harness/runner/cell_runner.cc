@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "engine/protocol/records.h"
@@ -64,6 +65,18 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
   std::string text = why.str();
   if (!text.empty()) text.pop_back();
   return text;
+}
+
+// Returns whether `path` holds exactly one row of logits per step of
+// `result` (PROTOCOL.md: R rows are R x vocab_size x 4 bytes, no header).
+bool DumpIsWhole(const std::string& path, const CellResult& result) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || result.steps.empty()) return false;
+  const uintmax_t row_bytes =
+      result.vocab_size > 0 ? static_cast<uintmax_t>(result.vocab_size) * 4 : 0;
+  if (row_bytes == 0) return size > 0 && size % (result.steps.size() * 4) == 0;
+  return size == row_bytes * result.steps.size();
 }
 
 }  // namespace
@@ -185,10 +198,19 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   }
   ChildSpec spec;
   spec.program = options.engine;
-  spec.args = EngineArguments(cell, options.trace);
+  std::string dump_file;
+  if (!options.dump_dir.empty()) dump_file = options.dump_dir + "/" + DumpFileName(cell);
+  spec.args = EngineArguments(cell, options.trace, dump_file);
   spec.env = ChildEnvironment(CellVariables(cell), options.passthrough);
   spec.timeout_seconds = options.timeout_seconds;
-  return JudgeChild(cell, RunChild(spec), platform);
+  CellResult result = JudgeChild(cell, RunChild(spec), platform);
+  // Only a child that finished wrote a whole dump; a partial one would be
+  // read as rows it never wrote, and an engine that ignored --dump-logits
+  // wrote none.
+  if (result.code == ResultCode::kPass && !dump_file.empty() && DumpIsWhole(dump_file, result)) {
+    result.dump_path = dump_file;
+  }
+  return result;
 }
 
 }  // namespace samebits::runner

@@ -16,6 +16,11 @@ struct RunnerOptions {
   std::string engine;            // the program that speaks PROTOCOL.md
   double timeout_seconds = 120;  // per child
   bool trace = false;            // pass --trace
+  // When not empty, an existing folder: each child writes its raw logits
+  // to <dump_dir>/<DumpFileName(cell)> (--dump-logits), and a cell that
+  // passes with a dump of one row per step gets that path as its
+  // `dump_path` (an engine that ignored the flag leaves it empty).
+  std::string dump_dir;
   // Names of this process's environment variables passed to children.
   std::vector<std::string> passthrough = DefaultPassthrough();
 };

@@ -2,6 +2,8 @@
 #include "harness/runner/matrix.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -156,7 +158,8 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
   return order;
 }
 
-std::vector<std::string> EngineArguments(const Cell& cell, bool trace) {
+std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
+                                         const std::string& dump_file) {
   const harness::Configuration& c = cell.config;
   std::vector<std::string> args = {"run",
                                    "--checkpoint",
@@ -176,7 +179,46 @@ std::vector<std::string> EngineArguments(const Cell& cell, bool trace) {
     args.push_back(std::to_string(c.gemv_chunk_bytes));
   }
   if (trace) args.push_back("--trace");
+  if (!dump_file.empty()) {
+    args.push_back("--dump-logits");
+    args.push_back(dump_file);
+  }
   return args;
+}
+
+std::string DumpFileName(const Cell& cell) {
+  const std::string raw = cell.checkpoint + "." + cell.scenario + "." + cell.config.name;
+  std::string safe;
+  bool changed = false;
+  for (const char ch : raw) {
+    const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+    safe += keep ? ch : '_';
+    changed = changed || !keep;
+  }
+  // The tail names the configuration, which tells cells of one group apart.
+  constexpr size_t kMaxStem = 120;
+  if (safe.size() > kMaxStem) {
+    safe = safe.substr(safe.size() - kMaxStem);
+    changed = true;
+  }
+  // A leading '.' would hide the file; ".." must never be a name.
+  if (!safe.empty() && safe.front() == '.') {
+    safe.front() = '_';
+    changed = true;
+  }
+  if (changed) {
+    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64, over the original names
+    for (const char ch : raw) {
+      h ^= static_cast<unsigned char>(ch);
+      h *= 0x100000001b3ULL;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    safe += "-";
+    safe += hex;
+  }
+  return safe + ".f32";
 }
 
 }  // namespace samebits::runner

@@ -65,7 +65,17 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
 // stay in matrix order.
 std::vector<size_t> StartOrder(const std::vector<Cell>& cells);
 
-// Returns the engine's argv (without the program) for a cell.
-std::vector<std::string> EngineArguments(const Cell& cell, bool trace);
+// Returns the engine's argv (without the program) for a cell; with
+// `dump_file`, the engine also writes its raw logits there (--dump-logits).
+std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
+                                         const std::string& dump_file = "");
+
+// Returns the file name of a cell's raw logit dump: "<checkpoint>.<scenario>.
+// <configuration>.f32" with every character other than letters, digits,
+// '-' and '_' made '_' (a checkpoint may be a path), shortened to at most
+// 120 characters. When anything was replaced or cut, an FNV-1a hash of the
+// original names is added before ".f32", so two cells of one run never share
+// a file.
+std::string DumpFileName(const Cell& cell);
 
 }  // namespace samebits::runner

@@ -91,6 +91,43 @@ TEST(Cli, BadArgumentsExitTwo) {
   EXPECT_EQ(Exit(box.Run("gate", {"--engine", "/nonexistent/engine"})), 2);
 }
 
+TEST(Cli, HelpExplainsTheExitCodesWithExamples) {
+  Sandbox box;
+  for (const char* command : {"--help", "gate"}) {
+    const ChildOutcome out =
+        std::string(command) == "gate" ? box.Run("gate", {"--help"}) : box.Run(command, {});
+    EXPECT_EQ(Exit(out), 0) << command;
+    const std::string& text = out.stdout_text;
+    for (const char* line : {"Exit codes:\n  0  ", "\n  1  ", "\n  2  "}) {
+      EXPECT_NE(text.find(line), std::string::npos) << command << ": " << line << "\n" << text;
+    }
+    EXPECT_NE(text.find("Examples:\n  samebits "), std::string::npos) << command << "\n" << text;
+  }
+}
+
+TEST(Cli, AGateWhoseSelectionRunsNothingExitsTwoAndStoresNothing) {
+  Sandbox box;
+  const ChildOutcome nomatch = box.Run("gate", {"-q", "--scenario", "nomatch"});
+  EXPECT_EQ(Exit(nomatch), 2);
+  EXPECT_NE(nomatch.stderr_tail.find("no scenario named 'nomatch'"), std::string::npos)
+      << nomatch.stderr_tail;
+  // The engine refuses an unknown checkpoint (error record, exit 2) in
+  // every cell: nothing ran, so the command could not be carried out.
+  const ChildOutcome unknown = box.Run("gate", {"-q", "--scenario", "classic"}, "fake:nonexistent");
+  EXPECT_EQ(Exit(unknown), 2) << unknown.stdout_text << unknown.stderr_tail;
+  EXPECT_NE(unknown.stderr_tail.find("the engine refused every cell of the selection"),
+            std::string::npos)
+      << unknown.stderr_tail;
+  EXPECT_NE(unknown.stderr_tail.find("no such synthetic checkpoint"), std::string::npos)
+      << unknown.stderr_tail;
+  EXPECT_EQ(Exit(box.Run("run", {"-q", "--scenario", "classic"}, "fake:nonexistent")), 2);
+  const ChildOutcome runs = box.Run("runs", {});
+  EXPECT_EQ(runs.stdout_text.find("fake:nonexistent"), std::string::npos) << runs.stdout_text;
+  // A good checkpoint beside a refused one does not make the selection
+  // runnable.
+  EXPECT_EQ(Exit(box.Run("gate", {"-q", "--scenario", "classic"}, "fake:ok,fake:nonexistent")), 2);
+}
+
 TEST(Cli, ListShowsTheMatrixWithUnsupportedIsas) {
   Sandbox box;
   const ChildOutcome out = box.Run("run", {"--list", "--scenario", "classic"});

@@ -16,6 +16,7 @@
 //   fake:lie           claims to run 1 thread whatever it was asked
 //   fake:chatty        writes 2 MiB to stderr before any stdout
 //   fake:wrong-t3      well-behaved, but the hashes differ at 3 threads
+//   fake:nonexistent   an error record "no such synthetic checkpoint", exit 2
 //   fake:libm-other    well-behaved; with --math libm reports another libm
 //                      and other hashes
 // Any other spec behaves like fake:ok.
@@ -80,6 +81,13 @@ int main(int argc, char** argv) {
 
   if (mode == "unsupported") {
     Line(R"({"type":"error","message":"isa neon is not supported by this machine"})");
+    return 2;
+  }
+  if (mode == "nonexistent") {
+    // What an engine says of a checkpoint it does not know: an input error
+    // before hello, exit code 2.
+    Line(
+        R"({"type":"error","message":"checkpoint fake:nonexistent: no such synthetic checkpoint"})");
     return 2;
   }
   if (mode == "chatty") {

@@ -137,5 +137,48 @@ TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
                                             "8192", "--trace"}));
 }
 
+TEST(Matrix, EngineArgumentsAskForADumpOnlyWithAFile) {
+  Cell cell;
+  cell.checkpoint = "synthetic:tiny";
+  cell.scenario_file = "/s/classic.json";
+  const std::vector<std::string> plain = EngineArguments(cell, false);
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--dump-logits"), plain.end());
+  const std::vector<std::string> dumped = EngineArguments(cell, false, "/d/x.f32");
+  ASSERT_GE(dumped.size(), 2u);
+  EXPECT_EQ(dumped[dumped.size() - 2], "--dump-logits");
+  EXPECT_EQ(dumped.back(), "/d/x.f32");
+}
+
+Cell NamedCell(const std::string& checkpoint, const std::string& scenario,
+               const std::string& config) {
+  Cell cell;
+  cell.checkpoint = checkpoint;
+  cell.scenario = scenario;
+  cell.config.name = config;
+  return cell;
+}
+
+TEST(Matrix, DumpFileNamesAreSafeAndDistinct) {
+  // Plain names are kept as they are.
+  EXPECT_EQ(DumpFileName(NamedCell("tiny", "classic", "cpu-t3")), "tiny.classic.cpu-t3.f32");
+  // Anything else becomes '_' plus a hash of the original names.
+  const std::string a = DumpFileName(NamedCell("synthetic:tiny", "classic", "cpu-t3"));
+  const std::string b = DumpFileName(NamedCell("synthetic/tiny", "classic", "cpu-t3"));
+  const std::string c = DumpFileName(NamedCell("../../etc/passwd", "x y", "cpu-t1"));
+  EXPECT_EQ(a.rfind("synthetic_tiny.classic.cpu-t3-", 0), 0u) << a;
+  EXPECT_NE(a, b);
+  for (const std::string& name : {a, b, c}) {
+    EXPECT_EQ(name.find('/'), std::string::npos) << name;
+    EXPECT_EQ(name.find(' '), std::string::npos) << name;
+    EXPECT_NE(name.front(), '.') << name;
+    EXPECT_TRUE(name.ends_with(".f32")) << name;
+  }
+  // A long checkpoint path is cut, keeping the configuration's name.
+  const std::string long_name =
+      DumpFileName(NamedCell("/" + std::string(300, 'd') + "/model.safetensors", "s", "cpu-t2"));
+  EXPECT_LE(long_name.size(), 120u + 1 + 16 + 4);
+  EXPECT_NE(long_name.find("cpu-t2-"), std::string::npos) << long_name;
+}
+
 }  // namespace
 }  // namespace samebits::runner

@@ -1,8 +1,9 @@
 // ULP statistics end to end: the stand-in engine writes raw logit dumps for
 // cpu-t1 and cpu-t3 (whose step 3 has one value one ulp away), the cells are
 // stored with their dump paths, and `samebits report` reads the dumps.
-// (The runner does not ask children for dumps yet, so the cells are made
-// here from the stand-in's own protocol output.)
+// The cells are made here from the stand-in's own protocol output, so this
+// tests the store and the report alone; standin_gate_dumps_test.cc has the
+// runner and the gate asking for the dumps.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -132,7 +132,7 @@ TEST_F(StandinFaults, ErrorRecordIsUnresolved) {
 }
 
 // Returns the first divergence of the gate's JSON report (the in-memory run,
-// before storage: the store keeps a diagnosis's kind and headline only).
+// as the gate judged it).
 nlohmann::json FirstDivergence(const std::string& json_file) {
   std::ifstream in(json_file);
   const auto j = nlohmann::json::parse(in);
