@@ -59,6 +59,7 @@ int Generate(const ReferenceFlags& flags) {
   harness::RunResult run;
   if (flags.run.empty()) {
     run = RunMatrix(flags.matrix, SelectCells(flags.matrix), false, flags.quiet);
+    RefuseUnrunnableSelection(run);
     run.run_id = store->SaveRun(run);
   } else {
     run = LoadRunArgument(*store, flags.run);

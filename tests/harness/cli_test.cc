@@ -121,6 +121,10 @@ TEST(Cli, AGateWhoseSelectionRunsNothingExitsTwoAndStoresNothing) {
   EXPECT_NE(unknown.stderr_tail.find("no such synthetic checkpoint"), std::string::npos)
       << unknown.stderr_tail;
   EXPECT_EQ(Exit(box.Run("run", {"-q", "--scenario", "classic"}, "fake:nonexistent")), 2);
+  EXPECT_EQ(
+      Exit(box.Run("reference", {"generate", "-q", "--scenario", "classic"}, "fake:nonexistent")),
+      2);
+  EXPECT_TRUE(ReadFile(box.dir().File("references/portable.txt")).empty());
   const ChildOutcome runs = box.Run("runs", {});
   EXPECT_EQ(runs.stdout_text.find("fake:nonexistent"), std::string::npos) << runs.stdout_text;
   // A good checkpoint beside a refused one does not make the selection
