@@ -256,8 +256,7 @@ class BenchCommand : public Command {
     } else {
       thread_counts = ParseThreadList(threads_list_);
     }
-    const char* env_profile = std::getenv("SAMEBITS_PROFILE");
-    if (env_profile != nullptr && std::string(env_profile) == "1") profile_ = true;
+    if (ProfileRequestedByEnvironment()) profile_ = true;
     const int max_threads = *std::max_element(thread_counts.begin(), thread_counts.end());
 
     model::ModelWeights weights;

@@ -1,6 +1,8 @@
 #include "engine/cli/commands.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace samebits::cli {
 namespace {
@@ -25,6 +27,11 @@ std::vector<CommandInfo> RegisteredCommands() {
     return a.order != b.order ? a.order < b.order : a.name < b.name;
   });
   return commands;
+}
+
+bool ProfileRequestedByEnvironment() {
+  const char* value = std::getenv("SAMEBITS_PROFILE");
+  return value != nullptr && std::string_view(value) == "1";
 }
 
 }  // namespace samebits::cli

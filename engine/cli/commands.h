@@ -59,6 +59,10 @@ bool RegisterCommand(CommandInfo info);
 // Returns every registered subcommand, sorted by `order`, then name.
 std::vector<CommandInfo> RegisteredCommands();
 
+// Returns true when the environment asks for the op profiler
+// (SAMEBITS_PROFILE=1), which `run` and `bench` treat as `--profile`.
+bool ProfileRequestedByEnvironment();
+
 template <typename T>
 std::unique_ptr<Command> MakeCommand() {
   return std::make_unique<T>();

@@ -78,7 +78,8 @@ class RunCommand : public Command {
                  "Print a `trace` record with the XXH3-64 of every op's output for every "
                  "position.");
     sub.add_flag("--profile", profile_,
-                 "Time every op of the cpu path and print the report on stderr at the end.");
+                 "Time every op of the cpu path and print the report on stderr at the end "
+                 "(SAMEBITS_PROFILE=1 does the same).");
   }
 
   bool SpeaksProtocol() const override { return true; }
@@ -86,6 +87,7 @@ class RunCommand : public Command {
   int Execute() override {
     // Resolve every switch before loading anything, so that a bad argument
     // fails fast.
+    if (ProfileRequestedByEnvironment()) profile_ = true;
     numerics::MathProfile math_profile;
     if (!numerics::ParseMathProfile(math_, &math_profile)) {
       throw UsageError("unknown math profile '" + math_ + "' (use portable or libm)");
