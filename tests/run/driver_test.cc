@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -184,7 +185,7 @@ TEST(DriverTest, TracesCoverEveryFedPositionAndFollowTheirSteps) {
 
 TEST(DriverTest, DumpHoldsEveryRowLittleEndian) {
   const Scenario scenario = LoadDefault("classic");
-  const std::string path = ::testing::TempDir() + "/driver_dump.f32";
+  const std::string path = ::testing::TempDir() + "/driver_dump.f32." + std::to_string(getpid());
   const PreparedScenario prepared = PrepareScenario(scenario, Tiny().config);
   auto forward = model::MakeReferenceForward(Tiny(), Math());
   std::vector<std::vector<float>> rows;
