@@ -19,24 +19,13 @@
 #pragma GCC diagnostic pop
 #endif
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
-#include <utility>
 
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
 namespace {
-
-// How far ahead of the current column the GEMV streams prefetch each weight
-// row, in bytes. The hardware prefetcher tracks a few streams per core; with
-// eight rows in flight an explicit hint keeps every stream ahead of use.
-constexpr int64_t kPrefetchBytes = 512;
-
-// GEMM keeps a tile of weight rows of about this many bytes in L2 while the
-// activation rows pass over it.
-constexpr int64_t kGemmWTileBytes = 256 * 1024;
 
 // Weight loaders: 16 weights as 16 exact f32 lanes, and the same for a tail
 // of fewer than 16 (masked loads never touch memory past the tail).
@@ -130,96 +119,20 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
   }
 }
 
-// GEMV: eight rows at a time give eight independent fma chains (enough to
-// cover the fma latency) and eight prefetched streams; x is re-read from L1.
-template <class L>
-void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
-               int64_t row_end, float* y) {
-  int64_t r = row_begin;
-  for (; r + 8 <= row_end; r += 8) Block<L, 1, 8, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-  if (r + 4 <= row_end) {
-    Block<L, 1, 4, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-    r += 4;
-  }
-  if (r + 2 <= row_end) {
-    Block<L, 1, 2, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-    r += 2;
-  }
-  if (r < row_end) Block<L, 1, 1, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-}
-
-// GEMM register blocks: up to 4 activation rows x 4 weight rows (16 zmm
-// accumulators); edge blocks use the smaller instantiations.
-constexpr int kMaxMi = 4;
-constexpr int kMaxRj = 4;
-
-template <class L>
-using BlockFn = void (*)(const float*, int64_t, const typename L::T*, int64_t, float*, int64_t);
-
-template <class L, int MI, int... RJ>
-constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
-  return std::array<BlockFn<L>, kMaxRj>{Block<L, MI, RJ + 1, false>...};
-}
-template <class L, int... MI>
-constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
-  return std::array<std::array<BlockFn<L>, kMaxRj>, kMaxMi>{
-      BlockRow<L, MI + 1>(std::make_integer_sequence<int, kMaxRj>())...};
-}
-
-template <class L>
-void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
-               int64_t row_end, float* y, int64_t ldy) {
-  static constexpr auto kBlocks = BlockTable<L>(std::make_integer_sequence<int, kMaxMi>());
-  // A tile of weight rows (about kGemmWTileBytes) is read from memory once
-  // and stays in L2 while every block of activation rows (a few KiB each,
-  // kept in L1) passes over it. The tile depends on the shape only (k and
-  // the dtype), never on timings.
-  const int64_t row_bytes = std::max<int64_t>(k, 1) * static_cast<int64_t>(sizeof(typename L::T));
-  const int64_t tile_r = std::max<int64_t>(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += tile_r) {
-    const int64_t r1 = std::min(row_end, r0 + tile_r);
-    for (int64_t i = 0; i < m; i += kMaxMi) {
-      const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, m - i));
-      for (int64_t r = r0; r < r1; r += kMaxRj) {
-        const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, r1 - r));
-        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
-      }
-    }
-  }
-}
-
-void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
-          float* y) {
-  switch (dtype) {
-    case DType::kF32:
-      return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);
-    case DType::kF16:
-      return GemvTyped<LoadF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
-    case DType::kBF16:
-      return GemvTyped<LoadBF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
-  }
-}
-
-void Gemm(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int64_t row_begin,
-          int64_t row_end, float* y, int64_t ldy) {
-  if (m == 1) return Gemv(x, w, dtype, k, row_begin, row_end, y);
-  switch (dtype) {
-    case DType::kF32:
-      return GemmTyped<LoadF32>(x, m, static_cast<const float*>(w), k, row_begin, row_end, y, ldy);
-    case DType::kF16:
-      return GemmTyped<LoadF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
-                                ldy);
-    case DType::kBF16:
-      return GemmTyped<LoadBF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
-                                 ldy);
-  }
-}
-
-float Dot(const float* a, const float* b, int64_t n) {
-  float out;
-  Block<LoadF32, 1, 1, false>(a, n, b, n, &out, 0);
-  return out;
-}
+// What tiling.h needs: GEMV takes eight rows at a time (eight independent
+// fma chains, enough to cover the fma latency, and eight prefetched
+// streams); GEMM blocks are up to 4 activation rows x 4 weight rows (16 zmm
+// accumulators), edge blocks use the smaller instantiations.
+struct Avx512 {
+  using F32 = LoadF32;
+  using F16 = LoadF16;
+  using BF16 = LoadBF16;
+  static constexpr int kGemvRows = 8;
+  static constexpr int kMaxMi = 4;
+  static constexpr int kMaxRj = 4;
+  template <class L, int MI, int RJ, bool kPrefetch>
+  static constexpr BlockFn<typename L::T> kBlock = Block<L, MI, RJ, kPrefetch>;
+};
 
 void Axpy(float p, const float* v, float* o, int64_t n) {
   const __m512 pv = _mm512_set1_ps(p);
@@ -238,7 +151,8 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& Avx512Table() {
-  static constexpr KernelTable kTable{Isa::kAvx512, Gemv, Gemm, Dot, Axpy};
+  static constexpr KernelTable kTable{Isa::kAvx512, Gemv<Avx512>, Gemm<Avx512>,
+                                      Dot<Avx512>, Axpy};
   return kTable;
 }
 

@@ -7,22 +7,15 @@
 // chains side by side and never changes the order inside one output.
 #include <arm_neon.h>
 
-#include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
 namespace {
-
-// See matmul_avx512.cc: prefetch distance of the GEMV weight streams, and
-// the weight tile GEMM keeps in L2.
-constexpr int64_t kPrefetchBytes = 512;
-constexpr int64_t kGemmWTileBytes = 256 * 1024;
 
 // The 16 virtual lanes.
 struct V16 {
@@ -153,92 +146,20 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
   }
 }
 
-// GEMV: four rows at a time (sixteen q accumulators of the thirty-two
-// registers) give sixteen independent fma chains; x is re-read from L1.
-template <class L>
-void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
-               int64_t row_end, float* y) {
-  int64_t r = row_begin;
-  for (; r + 4 <= row_end; r += 4) Block<L, 1, 4, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-  if (r + 2 <= row_end) {
-    Block<L, 1, 2, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-    r += 2;
-  }
-  if (r < row_end) Block<L, 1, 1, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
-}
-
-// GEMM register blocks: up to 2 activation rows x 3 weight rows, i.e. 24 of
-// the 32 q registers as accumulators.
-constexpr int kMaxMi = 2;
-constexpr int kMaxRj = 3;
-
-template <class L>
-using BlockFn = void (*)(const float*, int64_t, const typename L::T*, int64_t, float*, int64_t);
-
-template <class L, int MI, int... RJ>
-constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
-  return std::array<BlockFn<L>, kMaxRj>{Block<L, MI, RJ + 1, false>...};
-}
-template <class L, int... MI>
-constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
-  return std::array<std::array<BlockFn<L>, kMaxRj>, kMaxMi>{
-      BlockRow<L, MI + 1>(std::make_integer_sequence<int, kMaxRj>())...};
-}
-
-template <class L>
-void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
-               int64_t row_end, float* y, int64_t ldy) {
-  static constexpr auto kBlocks = BlockTable<L>(std::make_integer_sequence<int, kMaxMi>());
-  // A tile of weight rows (about kGemmWTileBytes) is read from memory once
-  // and stays in L2 while every block of activation rows (a few KiB each,
-  // kept in L1) passes over it. The tile depends on the shape only (k and
-  // the dtype), never on timings.
-  const int64_t row_bytes = std::max<int64_t>(k, 1) * static_cast<int64_t>(sizeof(typename L::T));
-  const int64_t tile_r = std::max<int64_t>(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += tile_r) {
-    const int64_t r1 = std::min(row_end, r0 + tile_r);
-    for (int64_t i = 0; i < m; i += kMaxMi) {
-      const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, m - i));
-      for (int64_t r = r0; r < r1; r += kMaxRj) {
-        const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, r1 - r));
-        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
-      }
-    }
-  }
-}
-
-void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
-          float* y) {
-  switch (dtype) {
-    case DType::kF32:
-      return GemvTyped<LoadF32>(x, static_cast<const float*>(w), k, row_begin, row_end, y);
-    case DType::kF16:
-      return GemvTyped<LoadF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
-    case DType::kBF16:
-      return GemvTyped<LoadBF16>(x, static_cast<const uint16_t*>(w), k, row_begin, row_end, y);
-  }
-}
-
-void Gemm(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int64_t row_begin,
-          int64_t row_end, float* y, int64_t ldy) {
-  if (m == 1) return Gemv(x, w, dtype, k, row_begin, row_end, y);
-  switch (dtype) {
-    case DType::kF32:
-      return GemmTyped<LoadF32>(x, m, static_cast<const float*>(w), k, row_begin, row_end, y, ldy);
-    case DType::kF16:
-      return GemmTyped<LoadF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
-                                ldy);
-    case DType::kBF16:
-      return GemmTyped<LoadBF16>(x, m, static_cast<const uint16_t*>(w), k, row_begin, row_end, y,
-                                 ldy);
-  }
-}
-
-float Dot(const float* a, const float* b, int64_t n) {
-  float out;
-  Block<LoadF32, 1, 1, false>(a, n, b, n, &out, 0);
-  return out;
-}
+// What tiling.h needs: GEMV takes four rows at a time (sixteen q
+// accumulators of the thirty-two registers give sixteen independent fma
+// chains); GEMM blocks are up to 2 activation rows x 3 weight rows, i.e. 24
+// of the 32 q registers as accumulators.
+struct Neon {
+  using F32 = LoadF32;
+  using F16 = LoadF16;
+  using BF16 = LoadBF16;
+  static constexpr int kGemvRows = 4;
+  static constexpr int kMaxMi = 2;
+  static constexpr int kMaxRj = 3;
+  template <class L, int MI, int RJ, bool kPrefetch>
+  static constexpr BlockFn<typename L::T> kBlock = Block<L, MI, RJ, kPrefetch>;
+};
 
 void Axpy(float p, const float* v, float* o, int64_t n) {
   const float32x4_t pv = vdupq_n_f32(p);
@@ -252,7 +173,7 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& NeonTable() {
-  static constexpr KernelTable kTable{Isa::kNeon, Gemv, Gemm, Dot, Axpy};
+  static constexpr KernelTable kTable{Isa::kNeon, Gemv<Neon>, Gemm<Neon>, Dot<Neon>, Axpy};
   return kTable;
 }
 
