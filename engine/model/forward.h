@@ -34,6 +34,13 @@ struct InferenceState {
 // Returns an empty state sized for `config`'s layers.
 InferenceState MakeState(const ModelConfig& config);
 
+// Checks what Forward::Run is given, for both passes alike: every token id
+// is inside the vocabulary, the context fits in max_seq_len, and `state`
+// has one K and one V cache of n_past rows per layer of `weights`.
+// Throws std::invalid_argument naming the model and the problem.
+void CheckRunInputs(const ModelWeights& weights, const InferenceState& state,
+                    std::span<const int32_t> tokens);
+
 // Receives an activation trace: the hidden state after each op, one call per
 // token row, so that traces compare across batching. `layer` is -1 for
 // model-level ops ("embed", "output_norm", "logits").

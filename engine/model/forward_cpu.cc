@@ -136,7 +136,7 @@ class CpuForward final : public Forward {
 
   void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
            std::vector<float>& logits, TraceSink* trace) override {
-    CheckInputs(state, tokens);
+    CheckRunInputs(w_, state, tokens);
     const int n = static_cast<int>(tokens.size());
     const int V = c_.vocab_size;
     logits.resize(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * V);
@@ -217,31 +217,6 @@ class CpuForward final : public Forward {
     output_ = cpu::MatrixOf(w_.output_projection(), c_.vocab_size, d, "output");
   }
 
-  void CheckInputs(const InferenceState& state, std::span<const int32_t> tokens) const {
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      if (tokens[i] < 0 || tokens[i] >= c_.vocab_size) {
-        throw std::invalid_argument("token id " + std::to_string(tokens[i]) + " at index " +
-                                    std::to_string(i) + " is outside the vocabulary [0, " +
-                                    std::to_string(c_.vocab_size) + ") of " + c_.name);
-      }
-    }
-    if (state.n_past < 0 || state.n_past + static_cast<int64_t>(tokens.size()) > c_.max_seq_len) {
-      throw std::invalid_argument("context of " + std::to_string(state.n_past) + " + " +
-                                  std::to_string(tokens.size()) + " tokens exceeds max_seq_len " +
-                                  std::to_string(c_.max_seq_len) + " of " + c_.name);
-    }
-    const size_t kv_row = static_cast<size_t>(kv_dim_);
-    bool fits =
-        state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
-    for (size_t l = 0; fits && l < state.k_cache.size(); ++l) {
-      fits = state.k_cache[l].size() == static_cast<size_t>(state.n_past) * kv_row &&
-             state.v_cache[l].size() == static_cast<size_t>(state.n_past) * kv_row;
-    }
-    if (!fits) {
-      throw std::invalid_argument("the inference state does not belong to " + c_.name +
-                                  " (cache shape differs); make it with MakeState");
-    }
-  }
 
   // Sizes every batch buffer for `n` rows (no-op once they are big enough).
   void EnsureBatch(int n) {

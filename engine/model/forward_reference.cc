@@ -48,7 +48,7 @@ class ReferenceForward final : public Forward {
 
   void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions, Vec& logits,
            TraceSink* trace) override {
-    CheckInputs(state, tokens);
+    CheckRunInputs(w_, state, tokens);
     const int n = static_cast<int>(tokens.size());
     logits.assign(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * c_.vocab_size, 0.0f);
     for (int t = 0; t < n; ++t) {
@@ -62,32 +62,6 @@ class ReferenceForward final : public Forward {
   }
 
  private:
-  void CheckInputs(const InferenceState& state, std::span<const int32_t> tokens) const {
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      if (tokens[i] < 0 || tokens[i] >= c_.vocab_size) {
-        throw std::invalid_argument("token id " + std::to_string(tokens[i]) + " at index " +
-                                    std::to_string(i) + " is outside the vocabulary [0, " +
-                                    std::to_string(c_.vocab_size) + ") of " + c_.name);
-      }
-    }
-    if (state.n_past < 0 || state.n_past + static_cast<int64_t>(tokens.size()) > c_.max_seq_len) {
-      throw std::invalid_argument("context of " + std::to_string(state.n_past) + " + " +
-                                  std::to_string(tokens.size()) + " tokens exceeds max_seq_len " +
-                                  std::to_string(c_.max_seq_len) + " of " + c_.name);
-    }
-    const size_t kv_row = static_cast<size_t>(c_.n_kv_heads) * c_.head_dim;
-    bool fits =
-        state.k_cache.size() == w_.layers.size() && state.v_cache.size() == w_.layers.size();
-    for (size_t l = 0; fits && l < state.k_cache.size(); ++l) {
-      fits = state.k_cache[l].size() == state.n_past * kv_row &&
-             state.v_cache[l].size() == state.n_past * kv_row;
-    }
-    if (!fits) {
-      throw std::invalid_argument("the inference state does not belong to " + c_.name +
-                                  " (cache shape differs); make it with MakeState");
-    }
-  }
-
   void Record(TraceSink* trace, int layer, const char* op, int pos, const Vec& v) const {
     if (trace != nullptr) trace->Record(layer, op, pos, v.data(), static_cast<int64_t>(v.size()));
   }
