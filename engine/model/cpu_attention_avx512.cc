@@ -5,34 +5,18 @@
 // keys run side by side only to hide the fma latency. The weighted sum of V
 // keeps 64 outputs in four registers across all keys: for each element the
 // same fma chain, key by key, as `o[d] = fma(p[j], v_j[d], o[d])`.
-// GCC 12 reports a false "used uninitialized" inside its own AVX-512 headers.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 #include <cmath>
 
+#include "engine/kernels/avx512_lanes.h"
 #include "engine/model/cpu_attention.h"
 #include "engine/model/cpu_ops.h"
 
 namespace samebits::model::cpu {
 namespace {
 
-// Returns the lanes reduced by the contract's tree (C1).
-inline float Reduce16(__m512 acc) {
-  const __m256 lo = _mm512_castps512_ps256(acc);
-  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1));
-  const __m256 s8 = _mm256_add_ps(lo, hi);
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
+// The lanes are reduced by the contract's tree (C1), shared with the
+// AVX-512 matrix kernels.
+using kernels::internal::Reduce16;
 
 // Computes `KEYS` scores: s[j] = dot(q, k_j, n) * scale for keys k0, k0 + stride, ...
 template <int KEYS>
