@@ -11,7 +11,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/kernels/kernels.h"
@@ -297,6 +299,41 @@ TEST(ForwardCpu, RejectsBadTokensAndOverlongContexts) {
   wrong.n_past = 3;  // a cache that does not hold 3 positions
   const std::vector<int32_t> one = {1};
   EXPECT_THROW(cpu->Run(wrong, one, false, logits, nullptr), std::invalid_argument);
+}
+
+// Both passes check their inputs with one function (CheckRunInputs); this
+// pins that they refuse the same inputs with the same message and leave a
+// state they refuse unchanged.
+TEST(ForwardCpu, ReferenceRejectsTheSameInputsWithTheSameMessage) {
+  const ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
+  threads::ThreadPool pool(1);
+  auto cpu = MakeCpuForward(w, Portable(), pool, CpuOptions{});
+  auto reference = MakeReferenceForward(w, Portable());
+  // Returns the message Run throws for `tokens` from `state`, or "" when it
+  // does not throw.
+  auto message = [](Forward& f, InferenceState state, const std::vector<int32_t>& tokens) {
+    std::vector<float> logits;
+    try {
+      f.Run(state, tokens, false, logits, nullptr);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  InferenceState wrong = MakeState(w.config);
+  wrong.n_past = 3;  // a cache that does not hold 3 positions
+  const std::vector<std::pair<InferenceState, std::vector<int32_t>>> cases = {
+      {MakeState(w.config), {1, w.config.vocab_size}},
+      {MakeState(w.config), {-1}},
+      {MakeState(w.config), std::vector<int32_t>(w.config.max_seq_len + 1, 1)},
+      {wrong, {1}},
+  };
+  for (const auto& [state, tokens] : cases) {
+    const std::string from_cpu = message(*cpu, state, tokens);
+    EXPECT_NE(from_cpu, "");
+    EXPECT_EQ(message(*reference, state, tokens), from_cpu);
+  }
+  EXPECT_EQ(message(*reference, MakeState(w.config), {1}), "");
 }
 
 TEST(ForwardCpu, WeightBytesPerDecodedTokenCountsTopKExpertsOnly) {
