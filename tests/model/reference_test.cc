@@ -152,7 +152,9 @@ TEST(ReferenceOpsTest, RopePairsAndPartialRotation) {
     EXPECT_EQ(x[0], m.cos(3.0f));  // inv_freq[0] = exp(0) = 1
     EXPECT_EQ(x[partner], m.sin(3.0f));
     for (int i = 1; i < 16; ++i) {
-      if (i != partner) EXPECT_EQ(x[i], 0.0f) << i;  // dims >= rot_dim stay
+      if (i != partner) {
+        EXPECT_EQ(x[i], 0.0f) << i;  // dims >= rot_dim stay
+      }
     }
   }
 }
