@@ -3,13 +3,16 @@
 #include <xxhash.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace samebits::numerics {
 namespace {
 
 constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
 constexpr uint64_t kFnvPrime = 0x100000001b3ull;
+constexpr uint32_t kCanonicalNan = 0x7fc00000u;
 
 uint64_t Fnv1aUpdate(uint64_t h, const unsigned char* bytes, size_t size) {
   for (size_t i = 0; i < size; ++i) {
@@ -72,6 +75,26 @@ uint64_t HashFloatsXxh3(std::span<const float> values) {
     XXH3_freeState(state);
     return h;
   }
+}
+
+LogitHashes HashLogits(std::span<const float> logits) {
+  LogitHashes hashes;
+  for (const float v : logits) {
+    hashes.nan_count += std::isnan(v) ? 1 : 0;
+    hashes.inf_count += std::isinf(v) ? 1 : 0;
+  }
+  std::span<const float> hashed = logits;
+  std::vector<float> canonical;
+  if (hashes.nan_count > 0) {
+    canonical.assign(logits.begin(), logits.end());
+    for (float& v : canonical) {
+      if (std::isnan(v)) v = std::bit_cast<float>(kCanonicalNan);
+    }
+    hashed = canonical;
+  }
+  hashes.fnv1a64 = HashFloatsFnv1a(hashed);
+  hashes.xxh3_64 = HashFloatsXxh3(hashed);
+  return hashes;
 }
 
 std::string Hex16(uint64_t value) {

@@ -24,6 +24,21 @@ uint64_t HashFloatsXxh3(std::span<const float> values);
 // Returns `value` as exactly 16 lower-case hex digits.
 std::string Hex16(uint64_t value);
 
+// The hashes of one output's logits as clause C9 defines them (README.md):
+// both digests over the IEEE bits serialized little-endian, with every NaN
+// first replaced by the quiet NaN 0x7fc00000, plus the NaN and Inf counts.
+// NaN signs and payloads are not portable (x86 and ARM make differently
+// signed default NaNs; libm's fmaf and the FMA instruction propagate
+// payloads differently), so they are counted, not hashed.
+struct LogitHashes {
+  uint64_t fnv1a64 = 0;
+  uint64_t xxh3_64 = 0;
+  int nan_count = 0;
+  int inf_count = 0;
+};
+// Returns the C9 hashes and counts of `logits`.
+LogitHashes HashLogits(std::span<const float> logits);
+
 // Returns true and sets `*out` when `text` is exactly 16 hex digits (either
 // case); returns false and leaves `*out` alone otherwise.
 bool ParseHex16(std::string_view text, uint64_t* out);

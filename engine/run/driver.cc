@@ -55,7 +55,7 @@ class HashingTraceSink : public model::TraceSink {
   void Record(int layer, const char* op, int position, const float* data, int64_t n) override {
     records_.push_back(TraceResult{
         position, layer, op,
-        numerics::HashFloatsXxh3(std::span<const float>(data, static_cast<size_t>(n)))});
+        numerics::HashLogits(std::span<const float>(data, static_cast<size_t>(n))).xxh3_64});
   }
   std::vector<TraceResult>& records() { return records_; }
 
@@ -132,13 +132,12 @@ RunSummary RunScenario(const PreparedScenario& prepared, const model::ModelConfi
       step.position = first_position + static_cast<int>(t);
       step.input_token = tokens[t];
       step.logits = std::span<const float>(logits).subspan(r * vocab, vocab);
-      step.fnv1a64 = numerics::HashFloatsFnv1a(step.logits);
-      step.xxh3_64 = numerics::HashFloatsXxh3(step.logits);
+      const numerics::LogitHashes hashes = numerics::HashLogits(step.logits);
+      step.fnv1a64 = hashes.fnv1a64;
+      step.xxh3_64 = hashes.xxh3_64;
+      step.nan_count = hashes.nan_count;
+      step.inf_count = hashes.inf_count;
       step.argmax = model::Argmax(step.logits);
-      for (const float v : step.logits) {
-        step.nan_count += std::isnan(v) ? 1 : 0;
-        step.inf_count += std::isinf(v) ? 1 : 0;
-      }
       step.token = model::SampleToken(scenario.sampler, step.logits,
                                       static_cast<uint64_t>(step.index), math);
       last_token = step.token;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -96,6 +97,35 @@ TEST(Hash, ParseHex16) {
   EXPECT_FALSE(ParseHex16("0xf29ce484222325", &v));
   EXPECT_FALSE(ParseHex16(" bf29ce484222325", &v));
   EXPECT_EQ(v, 42u);
+}
+
+// C9: NaNs are counted, and hashed as the one quiet NaN 0x7fc00000 whatever
+// their sign or payload, so an x86 default NaN (0xffc00000) and an ARM one
+// (0x7fc00000) give the same hashes; everything else is hashed as its bits.
+TEST(HashLogits, CountsNanAndInfAndHashesEveryNanAlike) {
+  const float x86_nan = std::bit_cast<float>(0xffc00000u);
+  const float arm_nan = std::bit_cast<float>(0x7fc00000u);
+  const float payload_nan = std::bit_cast<float>(0x7fc01234u);
+  const float inf = std::bit_cast<float>(0x7f800000u);
+  const std::vector<float> a = {1.0f, x86_nan, -inf, 2.0f};
+  const std::vector<float> b = {1.0f, arm_nan, -inf, 2.0f};
+  const std::vector<float> c = {1.0f, payload_nan, -inf, 2.0f};
+  const LogitHashes ha = HashLogits(a), hb = HashLogits(b), hc = HashLogits(c);
+  EXPECT_EQ(ha.nan_count, 1);
+  EXPECT_EQ(ha.inf_count, 1);
+  EXPECT_EQ(ha.fnv1a64, hb.fnv1a64);
+  EXPECT_EQ(ha.xxh3_64, hb.xxh3_64);
+  EXPECT_EQ(ha.xxh3_64, hc.xxh3_64);
+  // The canonical form is what is hashed: the ARM NaN row's raw bits.
+  EXPECT_EQ(hb.fnv1a64, HashFloatsFnv1a(b));
+  EXPECT_EQ(hb.xxh3_64, HashFloatsXxh3(b));
+  // Without NaNs the hashes are the plain C9 hashes of the bits; -0 is not 0.
+  const std::vector<float> plain = {1.0f, -0.0f, 3.0f};
+  const std::vector<float> other = {1.0f, 0.0f, 3.0f};
+  EXPECT_EQ(HashLogits(plain).xxh3_64, HashFloatsXxh3(plain));
+  EXPECT_EQ(HashLogits(plain).fnv1a64, HashFloatsFnv1a(plain));
+  EXPECT_NE(HashLogits(plain).xxh3_64, HashLogits(other).xxh3_64);
+  EXPECT_EQ(HashLogits(plain).nan_count, 0);
 }
 
 }  // namespace
