@@ -28,8 +28,17 @@ struct GateFlags {
   std::string report_html, report_md, report_json, report_junit;
 };
 
-// Returns the runnable cell behind a stored or fresh cell result.
-runner::Cell CellFor(const harness::CellResult& r, const MatrixFlags& flags) {
+// Returns the runnable cell behind a stored or fresh cell result: the
+// selected cell of that name when there is one (it knows a suite's scenario
+// file and resolved checkpoint), else one made from the scenarios folder.
+runner::Cell CellFor(const harness::CellResult& r, const MatrixFlags& flags,
+                     const std::vector<runner::Cell>& selected) {
+  for (const runner::Cell& c : selected) {
+    if (c.checkpoint == r.checkpoint && c.scenario == r.scenario &&
+        c.config.name == r.config.name) {
+      return c;
+    }
+  }
   runner::Cell cell;
   cell.checkpoint = r.checkpoint;
   cell.scenario = r.scenario;
@@ -60,9 +69,9 @@ bool SameSteps(const std::vector<harness::StepRecord>& a,
 // gives ULP distances and whether the argmax changed). A rerun's dump
 // becomes the cell's `dump_path` only when the rerun printed the same
 // outputs as the cell. Returns the trace differences by TraceKey.
-std::map<std::string, harness::TraceDifference> RerunDivergences(harness::RunResult& run,
-                                                                 const GateFlags& flags,
-                                                                 bool trace) {
+std::map<std::string, harness::TraceDifference> RerunDivergences(
+    harness::RunResult& run, const GateFlags& flags, const std::vector<runner::Cell>& selected,
+    bool trace) {
   std::map<std::string, harness::TraceDifference> out;
   runner::RunnerOptions options;
   options.engine = EnginePath(flags.matrix);
@@ -97,7 +106,7 @@ std::map<std::string, harness::TraceDifference> RerunDivergences(harness::RunRes
     harness::CellResult rerun[2];
     auto run_pair = [&] {
       for (int k = 0; k < 2; ++k)
-        rerun[k] = runner::RunCell(CellFor(*cells[k], flags.matrix), pair_options);
+        rerun[k] = runner::RunCell(CellFor(*cells[k], flags.matrix, selected), pair_options);
     };
     run_pair();
     const bool failed =
@@ -158,13 +167,20 @@ int Gate(const GateFlags& flags) {
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
   harness::RunResult run;
   const bool fresh = flags.run.empty();
+  std::vector<runner::Cell> selected;
   if (fresh) {
-    const std::vector<runner::Cell> cells = SelectCells(flags.matrix);
-    run = RunMatrix(flags.matrix, cells, /*trace=*/false, flags.quiet);
+    selected = SelectCells(flags.matrix);
+    run = RunMatrix(flags.matrix, selected, /*trace=*/false, flags.quiet);
     RefuseUnrunnableSelection(run);
   } else {
     run = LoadRunArgument(*store, flags.run);
     if (run.cells.empty()) throw UsageError("run " + flags.run + " has no cells");
+    try {
+      // What the flags select now tells reruns where a stored suite cell's
+      // scenario and checkpoint files are.
+      selected = SelectCells(flags.matrix);
+    } catch (const UsageError&) {
+    }
   }
   harness::JudgeOptions judge;
   judge.references_dir = DisplayPath(ReferencesDir(flags.matrix));
@@ -173,7 +189,7 @@ int Gate(const GateFlags& flags) {
   harness::Judge(run, judge);
   if (run.diagnosis.kind == harness::Diagnosis::Kind::kIdentityBroken) {
     std::map<std::string, harness::TraceDifference> traced =
-        RerunDivergences(run, flags, flags.trace);
+        RerunDivergences(run, flags, selected, flags.trace);
     if (flags.trace) {
       judge.trace_differences = std::move(traced);
       judge.traced = true;
@@ -231,6 +247,7 @@ CommandSpec Setup(CLI::App& app) {
       "Examples:\n"
       "  samebits gate --report-html reports/latest.html --report-md reports/latest.md\n"
       "  samebits gate --checkpoint synthetic:tiny --scenario classic --trace\n"
+      "  samebits gate --suite scenarios/real/suite.json --config reference,cpu-t2\n"
       "  samebits gate --run latest\n"
       "  git bisect run sh -c 'cmake --build build -j2 || exit 125; build/bin/samebits gate -q'");
   return {sub, [flags] { return Gate(*flags); }};

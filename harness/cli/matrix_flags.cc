@@ -15,6 +15,7 @@
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/scheduler.h"
+#include "harness/runner/suite.h"
 
 namespace samebits::cli {
 namespace {
@@ -77,6 +78,12 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
                   "files) instead of every scenario in the folder.")
       ->type_name("NAME,...")
       ->delimiter(',');
+  sub->add_option("--suite", flags->suite,
+                  "Runs the pairs of checkpoints and scenarios this suite file lists (such as "
+                  "scenarios/real/suite.json) instead of the synthetic matrix; --checkpoint and "
+                  "--scenario then narrow the suite. Without any selection flag the synthetic "
+                  "matrix and scenarios/real/suite.json both run.")
+      ->type_name("FILE");
   sub->add_option("--scenarios-dir", flags->scenarios_dir,
                   "Takes scenarios from this folder instead of the project's scenarios/.")
       ->type_name("DIR");
@@ -144,15 +151,40 @@ std::string StoredDumpPath(const std::string& path) {
   return relative.string();
 }
 
+std::string DefaultSuitePath() {
+  return (fs::path(GetPaths().scenarios) / "real" / "suite.json").string();
+}
+
 std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {
+  const bool default_selection = flags.suite.empty() && flags.checkpoints.empty() &&
+                                 flags.scenarios.empty() && flags.scenarios_dir.empty();
   runner::MatrixOptions options;
-  options.checkpoints = flags.checkpoints;
-  options.scenario_files = ScenarioFiles(flags);
   options.configs = flags.configs;
   options.threads = flags.threads;
   options.math = flags.math;
+  const std::vector<std::string> isas = runner::MachineIsas();
+  const std::string arch = runner::LocalMachine().arch;
   try {
-    return runner::ExpandMatrix(options, runner::MachineIsas(), runner::LocalMachine().arch);
+    std::vector<runner::Cell> cells;
+    if (flags.suite.empty()) {
+      options.checkpoints = flags.checkpoints;
+      options.scenario_files = ScenarioFiles(flags);
+      cells = runner::ExpandMatrix(options, isas, arch);
+    }
+    std::string suite = flags.suite;
+    std::error_code ec;
+    if (default_selection && fs::is_regular_file(DefaultSuitePath(), ec)) {
+      suite = DefaultSuitePath();
+    }
+    if (!suite.empty()) {
+      std::vector<runner::Cell> more =
+          runner::ExpandSuite(runner::LoadSuite(suite), options,
+                              default_selection ? std::vector<std::string>{} : flags.checkpoints,
+                              default_selection ? std::vector<std::string>{} : flags.scenarios,
+                              GetPaths().root, isas, arch);
+      for (runner::Cell& c : more) cells.push_back(std::move(c));
+    }
+    return cells;
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

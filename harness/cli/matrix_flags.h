@@ -17,6 +17,7 @@ struct MatrixFlags {
   std::string engine;  // empty: samebits-engine next to this program
   std::vector<std::string> checkpoints;
   std::vector<std::string> scenarios;  // names or paths
+  std::string suite;                   // a suite file (harness/runner/suite.h)
   std::string scenarios_dir;
   std::vector<std::string> configs;
   std::vector<int> threads = {1, 2, 3};
@@ -44,8 +45,15 @@ std::string NewDumpDirectory(const MatrixFlags& flags);
 // absolute. Reports resolve relative paths against the root.
 std::string StoredDumpPath(const std::string& path);
 
-// Returns the cells the flags select. Throws UsageError (exit 2) for a
-// selection that cannot be run.
+// Returns the suite run when no selection is given: scenarios/real/suite.json
+// under the project root.
+std::string DefaultSuitePath();
+
+// Returns the cells the flags select: with --suite, the suite's pairs
+// (narrowed by --checkpoint and --scenario); with no --checkpoint,
+// --scenario, --scenarios-dir or --suite, the synthetic matrix and then the
+// default suite; otherwise the matrix of the checkpoints and scenarios
+// named. Throws UsageError (exit 2) for a selection that cannot be run.
 std::vector<runner::Cell> SelectCells(const MatrixFlags& flags);
 
 // Returns the engine path the flags name, checked to be an executable file.

@@ -59,12 +59,22 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
     why << "gemv chunk " << got.gemv_chunk_bytes << " bytes (asked " << want.gemv_chunk_bytes
         << ") ";
   }
-  if (got.checkpoint != cell.checkpoint) {
-    why << "checkpoint " << got.checkpoint << " (asked " << cell.checkpoint << ") ";
+  if (got.checkpoint != EngineCheckpoint(cell)) {
+    why << "checkpoint " << got.checkpoint << " (asked " << EngineCheckpoint(cell) << ") ";
   }
   std::string text = why.str();
   if (!text.empty()) text.pop_back();
   return text;
+}
+
+// Returns a result naming the cell (its checkpoint key, scenario and
+// configuration) and nothing else yet.
+CellResult EmptyResult(const Cell& cell) {
+  CellResult r;
+  r.checkpoint = cell.checkpoint;
+  r.scenario = cell.scenario;
+  r.config = cell.config;
+  return r;
 }
 
 // Returns whether `path` holds exactly one row of logits per step of
@@ -90,10 +100,7 @@ std::map<std::string, std::string> CellVariables(const Cell& cell) {
 
 CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
                       harness::MachineInfo* platform) {
-  CellResult r;
-  r.checkpoint = cell.checkpoint;
-  r.scenario = cell.scenario;
-  r.config = cell.config;
+  CellResult r = EmptyResult(cell);
   r.exit_code = outcome.exit_code;
   r.signal = outcome.signal;
   r.stderr_tail = outcome.stderr_tail;
@@ -188,10 +195,7 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
 
 CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::MachineInfo* platform) {
   if (!cell.supported) {
-    CellResult r;
-    r.checkpoint = cell.checkpoint;
-    r.scenario = cell.scenario;
-    r.config = cell.config;
+    CellResult r = EmptyResult(cell);
     r.code = ResultCode::kUnsupported;
     r.message = cell.unsupported_reason;
     return r;

@@ -158,12 +158,16 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
   return order;
 }
 
+const std::string& EngineCheckpoint(const Cell& cell) {
+  return cell.engine_checkpoint.empty() ? cell.checkpoint : cell.engine_checkpoint;
+}
+
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
                                          const std::string& dump_file) {
   const harness::Configuration& c = cell.config;
   std::vector<std::string> args = {"run",
                                    "--checkpoint",
-                                   cell.checkpoint,
+                                   EngineCheckpoint(cell),
                                    "--scenario",
                                    cell.scenario_file,
                                    "--kernels",

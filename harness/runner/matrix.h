@@ -30,7 +30,10 @@ struct MatrixOptions {
 
 // One child to run.
 struct Cell {
-  std::string checkpoint;
+  std::string checkpoint;  // the key results are stored and referenced by
+  // The spec handed to the engine when it differs from `checkpoint` (a
+  // suite's file resolved against the project root); empty: `checkpoint`.
+  std::string engine_checkpoint;
   std::string scenario;       // the scenario's name (its file's stem)
   std::string scenario_file;  // the path handed to the engine
   harness::Configuration config;
@@ -67,6 +70,9 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells);
 
 // Returns the engine's argv (without the program) for a cell; with
 // `dump_file`, the engine also writes its raw logits there (--dump-logits).
+// Returns the spec the engine is given for a cell's checkpoint.
+const std::string& EngineCheckpoint(const Cell& cell);
+
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
                                          const std::string& dump_file = "");
 

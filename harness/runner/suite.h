@@ -1,0 +1,67 @@
+// A suite: a file that pairs checkpoints with the scenarios that fit them
+// (scenarios/real/suite.json pairs the real files in ../shared/checkpoints
+// with the scenarios whose token ids their vocabularies hold). A matrix over
+// every checkpoint x every scenario cannot express that, because a scenario
+// written for a 32000-token vocabulary is out of range for a 512-token one.
+//
+// The file:
+//
+//   {"description": "...",
+//    "pairs": [{"checkpoint": "gguf:../shared/checkpoints/stories260K.gguf",
+//               "scenarios": ["llamacpp-seq-512", "text-story"]}, ...]}
+//
+// A checkpoint spec is written relative to the project root. The harness
+// hands the engine the spec resolved against the root, but keys results (in
+// the store and the references) by the spec as written, so references do not
+// depend on the caller's working directory or on where the clone lies.
+// Scenario names are files next to the suite file (`NAME.json`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/runner/matrix.h"
+
+namespace samebits::runner {
+
+struct SuitePair {
+  std::string checkpoint;                   // the spec as written in the suite
+  std::vector<std::string> scenario_files;  // paths, next to the suite file
+};
+
+struct Suite {
+  std::string file;
+  std::vector<SuitePair> pairs;
+};
+
+// Returns the suite in `path`. Throws std::invalid_argument naming the file
+// and the problem (unreadable, not JSON, a missing field, a scenario file
+// that does not exist, a checkpoint listed twice).
+Suite LoadSuite(const std::string& path);
+
+// A checkpoint spec split into its format prefix and its file.
+struct ResolvedCheckpoint {
+  std::string engine_spec;  // what the engine is given
+  std::string file;         // the file or folder it names; empty for synthetic:
+  bool exists = true;       // whether `file` exists (true when there is none)
+};
+
+// Returns `spec` ("gguf:PATH", "llama2c:PATH", "safetensors:DIR" or a bare
+// path; "synthetic:..." names no file) with a relative PATH resolved against
+// `root`, and whether the file is there.
+ResolvedCheckpoint ResolveCheckpoint(const std::string& spec, const std::string& root);
+
+// Returns the cells of the suite: each pair's checkpoint x its scenarios x
+// the configurations `options` selects (its checkpoints and scenario_files
+// are ignored). `checkpoints` and `scenarios` (names or paths, compared by
+// name), when not empty, narrow the suite to the pairs they name; naming one
+// the suite does not hold throws std::invalid_argument. A checkpoint whose
+// file is missing makes all its cells UNSUPPORTED with a reason naming the
+// file and where it was looked for.
+std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
+                              const std::vector<std::string>& checkpoints,
+                              const std::vector<std::string>& scenarios, const std::string& root,
+                              const std::vector<std::string>& available_isas,
+                              const std::string& arch);
+
+}  // namespace samebits::runner

@@ -1,0 +1,94 @@
+// Suites (harness/runner/suite.h): loading, narrowing, the keys cells carry,
+// and a missing checkpoint file turning its cells UNSUPPORTED with a reason.
+#include "harness/runner/suite.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::runner {
+namespace {
+
+using harness::testing::TempDir;
+using harness::testing::WriteFile;
+
+class SuiteTest : public ::testing::Test {
+ protected:
+  SuiteTest() {
+    WriteFile(dir_.File("root/weights.gguf"), "x");
+    WriteFile(dir_.File("suite/a.json"), "{}\n");
+    WriteFile(dir_.File("suite/b.json"), "{}\n");
+    WriteFile(dir_.File("suite/suite.json"),
+              R"({"pairs": [{"checkpoint": "gguf:weights.gguf", "scenarios": ["a", "b"]},
+                            {"checkpoint": "llama2c:../gone/missing.bin", "scenarios": ["a"]}]})");
+    options_.configs = {"reference", "cpu-t2"};
+  }
+  std::vector<Cell> Expand(const std::vector<std::string>& checkpoints = {},
+                           const std::vector<std::string>& scenarios = {}) {
+    return ExpandSuite(LoadSuite(dir_.File("suite/suite.json")), options_, checkpoints, scenarios,
+                       dir_.File("root"), {"scalar", "avx2"}, "x86_64");
+  }
+  TempDir dir_;
+  MatrixOptions options_;
+};
+
+TEST_F(SuiteTest, CellsAreKeyedByTheSpecAsWrittenAndRunTheResolvedFile) {
+  const std::vector<Cell> cells = Expand();
+  ASSERT_EQ(cells.size(), 6u);  // (2 + 1 scenarios) x 2 configurations
+  EXPECT_EQ(cells[0].checkpoint, "gguf:weights.gguf");
+  EXPECT_EQ(cells[0].scenario, "a");
+  EXPECT_EQ(cells[0].config.name, "reference");
+  EXPECT_EQ(cells[0].engine_checkpoint, "gguf:" + dir_.File("root/weights.gguf"));
+  EXPECT_EQ(EngineArguments(cells[0], false)[2], cells[0].engine_checkpoint);
+  EXPECT_TRUE(cells[0].supported);
+  EXPECT_EQ(cells[2].scenario, "b");
+}
+
+TEST_F(SuiteTest, AMissingFileMakesItsCellsUnsupportedNamingTheFile) {
+  const std::vector<Cell> cells = Expand();
+  for (size_t i = 4; i < 6; ++i) {
+    EXPECT_EQ(cells[i].checkpoint, "llama2c:../gone/missing.bin");
+    EXPECT_FALSE(cells[i].supported);
+    EXPECT_NE(cells[i].unsupported_reason.find("missing.bin"), std::string::npos);
+    EXPECT_NE(cells[i].unsupported_reason.find(dir_.File("gone/missing.bin")), std::string::npos)
+        << cells[i].unsupported_reason;
+  }
+}
+
+TEST_F(SuiteTest, CheckpointAndScenarioNarrowTheSuite) {
+  std::vector<Cell> cells = Expand({"gguf:weights.gguf"}, {"b"});
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].scenario, "b");
+  cells = Expand({}, {"a"});
+  EXPECT_EQ(cells.size(), 4u);
+  EXPECT_THROW(Expand({"synthetic:tiny"}), std::invalid_argument);
+  EXPECT_THROW(Expand({}, {"c"}), std::invalid_argument);
+}
+
+TEST_F(SuiteTest, MalformedSuitesAreRefusedNamingTheFile) {
+  WriteFile(dir_.File("suite/bad.json"),
+            R"({"pairs": [{"checkpoint": "gguf:x", "scenarios": ["nope"]}]})");
+  try {
+    LoadSuite(dir_.File("suite/bad.json"));
+    FAIL() << "accepted a suite naming a scenario file that does not exist";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nope.json"), std::string::npos) << e.what();
+  }
+  WriteFile(dir_.File("suite/notjson.json"), "{");
+  EXPECT_THROW(LoadSuite(dir_.File("suite/notjson.json")), std::invalid_argument);
+  EXPECT_THROW(LoadSuite(dir_.File("suite/absent.json")), std::invalid_argument);
+}
+
+TEST(ResolveCheckpoint, SyntheticNamesNoFileAndAbsolutePathsStay) {
+  EXPECT_EQ(ResolveCheckpoint("synthetic:tiny", "/r").engine_spec, "synthetic:tiny");
+  EXPECT_TRUE(ResolveCheckpoint("synthetic:tiny", "/r").file.empty());
+  EXPECT_EQ(ResolveCheckpoint("gguf:/abs/x.gguf", "/r").engine_spec, "gguf:/abs/x.gguf");
+  EXPECT_EQ(ResolveCheckpoint("../s/x.gguf", "/r/p").engine_spec, "/r/s/x.gguf");
+  EXPECT_FALSE(ResolveCheckpoint("../s/x.gguf", "/r/p").exists);
+}
+
+}  // namespace
+}  // namespace samebits::runner
