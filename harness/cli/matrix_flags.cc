@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "harness/analysis/judge.h"
@@ -165,21 +166,37 @@ std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {
   const std::vector<std::string> isas = runner::MachineIsas();
   const std::string arch = runner::LocalMachine().arch;
   try {
+    std::optional<runner::Suite> suite;
+    std::error_code ec;
+    if (!flags.suite.empty()) {
+      suite = runner::LoadSuite(flags.suite);
+    } else if (flags.scenarios_dir.empty() && fs::is_regular_file(DefaultSuitePath(), ec)) {
+      suite = runner::LoadSuite(DefaultSuitePath());
+    }
+    // Without --suite, a --checkpoint the default suite lists selects its
+    // pairs there (its scenarios live in scenarios/real, its file is found
+    // from the root), so the commands the gate prints for one pair work.
+    std::vector<std::string> matrix_checkpoints, suite_checkpoints;
+    for (const std::string& c : flags.checkpoints) {
+      const bool in_suite =
+          !flags.suite.empty() ||
+          (suite && std::any_of(suite->pairs.begin(), suite->pairs.end(),
+                                [&](const runner::SuitePair& p) { return p.checkpoint == c; }));
+      (in_suite ? suite_checkpoints : matrix_checkpoints).push_back(c);
+    }
     std::vector<runner::Cell> cells;
-    if (flags.suite.empty()) {
-      options.checkpoints = flags.checkpoints;
+    const bool run_matrix =
+        flags.suite.empty() && (flags.checkpoints.empty() || !matrix_checkpoints.empty());
+    if (run_matrix) {
+      options.checkpoints = matrix_checkpoints;
       options.scenario_files = ScenarioFiles(flags);
       cells = runner::ExpandMatrix(options, isas, arch);
     }
-    std::string suite = flags.suite;
-    std::error_code ec;
-    if (default_selection && fs::is_regular_file(DefaultSuitePath(), ec)) {
-      suite = DefaultSuitePath();
-    }
-    if (!suite.empty()) {
+    const bool run_suite =
+        suite && (!flags.suite.empty() || default_selection || !suite_checkpoints.empty());
+    if (run_suite) {
       std::vector<runner::Cell> more =
-          runner::ExpandSuite(runner::LoadSuite(suite), options,
-                              default_selection ? std::vector<std::string>{} : flags.checkpoints,
+          runner::ExpandSuite(*suite, options, suite_checkpoints,
                               default_selection ? std::vector<std::string>{} : flags.scenarios,
                               GetPaths().root, isas, arch);
       for (runner::Cell& c : more) cells.push_back(std::move(c));

@@ -53,7 +53,9 @@ std::string DefaultSuitePath();
 // (narrowed by --checkpoint and --scenario); with no --checkpoint,
 // --scenario, --scenarios-dir or --suite, the synthetic matrix and then the
 // default suite; otherwise the matrix of the checkpoints and scenarios
-// named. Throws UsageError (exit 2) for a selection that cannot be run.
+// named, except that a --checkpoint the default suite lists selects its
+// pairs in the suite (narrowed by --scenario). Throws UsageError (exit 2)
+// for a selection that cannot be run.
 std::vector<runner::Cell> SelectCells(const MatrixFlags& flags);
 
 // Returns the engine path the flags name, checked to be an executable file.
