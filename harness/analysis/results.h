@@ -123,6 +123,16 @@ struct Diagnosis {
   std::vector<Divergence> divergences;
 };
 
+// Returns the diagnosis kind's stable name ("all-agree", "identity-broken",
+// ...), the one the store records and the JSON report exports.
+const char* DiagnosisKindName(Diagnosis::Kind kind);
+
+// Returns true and sets `*out` for a name DiagnosisKindName returns.
+bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out);
+
+// Returns true and sets `*out` for a name ResultCodeName returns ("PASS", ...).
+bool ParseResultCode(const std::string& name, ResultCode* out);
+
 struct RunResult {
   int64_t run_id = 0;
   std::string started_at;  // ISO 8601 UTC

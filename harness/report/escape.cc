@@ -41,6 +41,26 @@ bool IsForbiddenControl(char c) {
   return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F;
 }
 
+// Returns the entity HTML and XML both write for `c` (`apostrophe` for a
+// single quote, which HTML 4 lacks a name for), or nullptr for a character
+// written as it is.
+const char* MarkupEntity(char c, const char* apostrophe) {
+  switch (c) {
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '"':
+      return "&quot;";
+    case '\'':
+      return apostrophe;
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace
 
 std::string SanitizeUtf8(std::string_view text) {
@@ -72,24 +92,10 @@ std::string RemoveControlCharacters(std::string_view text) {
 std::string HtmlEscape(std::string_view text) {
   std::string out;
   for (char c : RemoveControlCharacters(text)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
+    if (const char* entity = MarkupEntity(c, "&#39;")) {
+      out += entity;
+    } else {
+      out += c;
     }
   }
   return out;
@@ -98,22 +104,11 @@ std::string HtmlEscape(std::string_view text) {
 std::string XmlEscape(std::string_view text, bool attribute) {
   std::string out;
   for (char c : RemoveControlCharacters(text)) {
+    if (const char* entity = MarkupEntity(c, "&apos;")) {
+      out += entity;
+      continue;
+    }
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
       // Attribute-value normalization would turn these into spaces.
       case '\n':
         out += attribute ? "&#10;" : "\n";

@@ -151,7 +151,7 @@ class JsonExporter final : public Exporter {
     for (const std::string& s : d.details) details.push_back(Text(s));
     Json divergences = Json::array();
     for (const Divergence& v : d.divergences) divergences.push_back(ToJson(v));
-    j["diagnosis"] = Json{{"kind", DiagnosisKindId(d.kind)},
+    j["diagnosis"] = Json{{"kind", DiagnosisKindName(d.kind)},
                           {"headline", Text(d.headline)},
                           {"details", std::move(details)},
                           {"divergences", std::move(divergences)}};

@@ -172,24 +172,6 @@ ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options)
   return model;
 }
 
-const char* DiagnosisKindId(Diagnosis::Kind kind) {
-  switch (kind) {
-    case Diagnosis::Kind::kAllAgree:
-      return "all-agree";
-    case Diagnosis::Kind::kIdentityBroken:
-      return "identity-broken";
-    case Diagnosis::Kind::kMathLibraryDiffers:
-      return "math-library-differs";
-    case Diagnosis::Kind::kCodeChanged:
-      return "code-changed";
-    case Diagnosis::Kind::kNoReference:
-      return "no-reference";
-    case Diagnosis::Kind::kChildFailures:
-      return "child-failures";
-  }
-  return "unknown";
-}
-
 const char* DiagnosisKindTitle(Diagnosis::Kind kind) {
   switch (kind) {
     case Diagnosis::Kind::kAllAgree:

@@ -92,10 +92,8 @@ struct ReportModel {
 // exception, so a report is still written.
 ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options = {});
 
-// Returns a stable identifier for a diagnosis kind: "all-agree",
-// "identity-broken", "math-library-differs", "code-changed", "no-reference",
-// "child-failures".
-const char* DiagnosisKindId(Diagnosis::Kind kind);
+// The stable identifier of a diagnosis kind is DiagnosisKindName
+// (harness/analysis/results.h), shared with the store.
 // Returns a short title for a person: "All configurations agree", ...
 const char* DiagnosisKindTitle(Diagnosis::Kind kind);
 

@@ -128,48 +128,6 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
 
 }  // namespace
 
-const char* DiagnosisKindName(Diagnosis::Kind kind) {
-  switch (kind) {
-    case Diagnosis::Kind::kAllAgree:
-      return "all-agree";
-    case Diagnosis::Kind::kIdentityBroken:
-      return "identity-broken";
-    case Diagnosis::Kind::kMathLibraryDiffers:
-      return "math-library-differs";
-    case Diagnosis::Kind::kCodeChanged:
-      return "code-changed";
-    case Diagnosis::Kind::kNoReference:
-      return "no-reference";
-    case Diagnosis::Kind::kChildFailures:
-      return "child-failures";
-  }
-  return "all-agree";
-}
-
-bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
-  for (Diagnosis::Kind kind : {Diagnosis::Kind::kAllAgree, Diagnosis::Kind::kIdentityBroken,
-                               Diagnosis::Kind::kMathLibraryDiffers, Diagnosis::Kind::kCodeChanged,
-                               Diagnosis::Kind::kNoReference, Diagnosis::Kind::kChildFailures}) {
-    if (name == DiagnosisKindName(kind)) {
-      *out = kind;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool ParseResultCode(const std::string& name, ResultCode* out) {
-  for (ResultCode code :
-       {ResultCode::kPass, ResultCode::kFail, ResultCode::kXFail, ResultCode::kXPass,
-        ResultCode::kUnsupported, ResultCode::kUnresolved, ResultCode::kTimeout}) {
-    if (name == harness::ResultCodeName(code)) {
-      *out = code;
-      return true;
-    }
-  }
-  return false;
-}
-
 Store::Store(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {

@@ -60,11 +60,9 @@ class Store {
   std::unique_ptr<Connection> db_;
 };
 
-// Returns the diagnosis kind's name ("all-agree", "identity-broken", ...).
-const char* DiagnosisKindName(harness::Diagnosis::Kind kind);
-// Returns true and sets `*out` for one of the names above.
-bool ParseDiagnosisKind(const std::string& name, harness::Diagnosis::Kind* out);
-// Returns true and sets `*out` for a result code name ("PASS", ...).
-bool ParseResultCode(const std::string& name, harness::ResultCode* out);
+// The names the store records (harness/analysis/results.h).
+using harness::DiagnosisKindName;
+using harness::ParseDiagnosisKind;
+using harness::ParseResultCode;
 
 }  // namespace samebits::store
