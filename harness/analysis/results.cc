@@ -1,4 +1,4 @@
-// Names and failure semantics of the result codes, and the names of the diagnosis kinds (results.h).
+// Names and failure semantics of the result codes; names of the diagnosis kinds (results.h).
 #include "harness/analysis/results.h"
 
 namespace samebits::harness {
