@@ -1,6 +1,7 @@
 // Terminal summaries (summary.h).
 #include "harness/analysis/summary.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -44,6 +45,23 @@ std::string FormatSummary(const RunResult& run, bool diagnose) {
     char line[64];
     std::snprintf(line, sizeof line, "  %-12s: %d\n", ResultCodeName(code), count);
     out << line;
+  }
+  // Why cells were not run, once per reason: a missing real checkpoint must
+  // be visible here, not only in the store, since UNSUPPORTED fails nothing.
+  std::vector<std::pair<std::string, int>> reasons;
+  for (const CellResult& c : run.cells) {
+    if (c.code != ResultCode::kUnsupported) continue;
+    auto it = std::find_if(reasons.begin(), reasons.end(),
+                           [&](const auto& r) { return r.first == c.message; });
+    if (it == reasons.end()) {
+      reasons.push_back({c.message, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [reason, count] : reasons) {
+    out << "    UNSUPPORTED (" << count << (count == 1 ? " cell" : " cells") << "): " << reason
+        << "\n";
   }
   if (diagnose) {
     out << "\n" << run.diagnosis.headline << "\n";
