@@ -290,7 +290,12 @@ void Judge(RunResult& run, const JudgeOptions& options) {
     }
     found.push_back(children);
   }
-  if (found.empty()) {
+  if (found.empty() && CountPassing(run) == 0) {
+    diag.kind = Diagnosis::Kind::kAllAgree;
+    diag.headline =
+        "Nothing was checked: no cell ran (every selected cell is UNSUPPORTED on this machine; "
+        "the summary says why).";
+  } else if (found.empty()) {
     diag.kind = Diagnosis::Kind::kAllAgree;
     diag.headline = "Every configuration agrees with the others and with the references.";
   } else {
@@ -311,12 +316,17 @@ void Judge(RunResult& run, const JudgeOptions& options) {
   run.diagnosis = std::move(diag);
 }
 
+int CountPassing(const RunResult& run) {
+  return static_cast<int>(std::count_if(run.cells.begin(), run.cells.end(),
+                                        [](const CellResult& c) { return c.code == ResultCode::kPass; }));
+}
+
 bool GatePasses(const RunResult& run) {
   if (run.diagnosis.kind != Diagnosis::Kind::kAllAgree) return false;
   for (const CellResult& c : run.cells) {
     if (IsFailure(c.code)) return false;
   }
-  return true;
+  return CountPassing(run) > 0;
 }
 
 }  // namespace samebits::harness

@@ -61,9 +61,13 @@ std::vector<std::string> NeededReferenceKeys(const RunResult& run);
 // `run.diagnosis` is set. Idempotent: FAIL cells are judged afresh.
 void Judge(RunResult& run, const JudgeOptions& options);
 
-// Returns whether the gate passes: no failing cell and every group agrees
-// with its reference.
+// Returns whether the gate passes: at least one cell checked (PASS), no
+// failing cell, and every group agrees with its reference. A run in which
+// every cell was UNSUPPORTED checked nothing, so it does not pass.
 bool GatePasses(const RunResult& run);
+
+// Returns the number of PASS cells.
+int CountPassing(const RunResult& run);
 
 // Returns the divergence line for a person: "synthetic:tiny classic: cpu-t3
 // differs from reference at step 4 (decode, position 15): ...".

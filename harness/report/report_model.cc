@@ -1,5 +1,7 @@
 #include "harness/report/report_model.h"
 
+#include "harness/analysis/judge.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -147,17 +149,10 @@ ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options)
       model.builds.push_back(*cell.build);
     }
   }
-  switch (run.diagnosis.kind) {
-    case Diagnosis::Kind::kIdentityBroken:
-    case Diagnosis::Kind::kMathLibraryDiffers:
-    case Diagnosis::Kind::kCodeChanged:
-    case Diagnosis::Kind::kChildFailures:
-      model.passed = false;
-      break;
-    case Diagnosis::Kind::kAllAgree:
-    case Diagnosis::Kind::kNoReference:
-      break;
-  }
+  // The verdict is the gate's own (a run with no reference, or that checked
+  // nothing, does not pass), so a report never says PASS where the gate
+  // exited non-zero.
+  if (!GatePasses(run)) model.passed = false;
   for (CellGroup& group : model.groups) {
     FillAgreement(group);
     if (!options.read_dumps) continue;

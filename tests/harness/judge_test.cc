@@ -137,8 +137,33 @@ TEST(Judge, AllAgreeButAnotherMathLibraryRoundsDifferently) {
       << text;
   EXPECT_NE(text.find("musl 1.2.4 (fingerprint 00000000000000cc)"), std::string::npos) << text;
   for (const CellResult& c : run.cells) {
-    if (c.scenario == "classic") EXPECT_EQ(c.code, ResultCode::kFail);
+    if (c.scenario == "classic") {
+      EXPECT_EQ(c.code, ResultCode::kFail);
+    }
   }
+}
+
+// A run in which every cell was UNSUPPORTED checked nothing: it must not
+// pass, and the headline must not claim that anything agrees.
+TEST(Judge, NothingCheckedDoesNotPass) {
+  RunResult run = AgreeingRun();
+  for (CellResult& c : run.cells) {
+    c.code = ResultCode::kUnsupported;
+    c.steps.clear();
+  }
+  Judge(run, JudgeOptions{});
+  EXPECT_EQ(CountPassing(run), 0);
+  EXPECT_FALSE(GatePasses(run));
+  EXPECT_NE(run.diagnosis.headline.find("Nothing was checked"), std::string::npos)
+      << AllText(run.diagnosis);
+}
+
+// Without a reference group the gate cannot claim agreement with one.
+TEST(Judge, NoReferenceDoesNotPass) {
+  RunResult run = AgreeingRun();
+  Judge(run, JudgeOptions{});
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kNoReference) << AllText(run.diagnosis);
+  EXPECT_FALSE(GatePasses(run));
 }
 
 TEST(Judge, AllAgreeWithTheSameLibraryMeansTheCodeChangedAndSaysHowToBisect) {

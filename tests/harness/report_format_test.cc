@@ -250,6 +250,20 @@ TEST(MarkdownReport, EscapesHostileStringsAndNamesTheDivergence) {
   EXPECT_NE(md.find("````\nloading <weights>"), std::string::npos);
 }
 
+// The report's verdict is the gate's: a run whose cells all passed but that
+// had no reference to check against is not reported as PASS.
+TEST(MarkdownReport, NoReferenceIsNotReportedAsPass) {
+  RunResult run = testing::MathLibraryRun();
+  for (CellResult& cell : run.cells) cell.code = ResultCode::kPass;
+  run.diagnosis = Diagnosis{};
+  run.diagnosis.kind = Diagnosis::Kind::kNoReference;
+  run.diagnosis.headline = "No reference for this platform and math profile.";
+  const std::string md = Export(run, "md");
+  EXPECT_NE(md.find(": FAIL\n"), std::string::npos) << md.substr(0, 200);
+  run.diagnosis.kind = Diagnosis::Kind::kAllAgree;
+  EXPECT_NE(Export(run, "md").find(": PASS\n"), std::string::npos);
+}
+
 TEST(Reports, UlpStatisticsFromDumps) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("samebits_report_ulp_" + std::to_string(getpid()));

@@ -163,7 +163,9 @@ TEST(Child, TheEnvironmentIsControlled) {
   EXPECT_NE(out.stdout_text.find("SAMEBITS_THREADS=3\n"), std::string::npos) << out.stdout_text;
   EXPECT_EQ(out.stdout_text.find("SAMEBITS_SECRET_KNOB"), std::string::npos);
   EXPECT_NE(out.stdout_text.find("LC_ALL=C\n"), std::string::npos);
-  if (std::getenv("PATH") != nullptr) EXPECT_NE(out.stdout_text.find("PATH="), std::string::npos);
+  if (std::getenv("PATH") != nullptr) {
+    EXPECT_NE(out.stdout_text.find("PATH="), std::string::npos);
+  }
 }
 
 TEST(Child, ArgumentsAreNeverInterpretedByAShell) {
