@@ -259,12 +259,7 @@ class BenchCommand : public Command {
     if (ProfileRequestedByEnvironment()) profile_ = true;
     const int max_threads = *std::max_element(thread_counts.begin(), thread_counts.end());
 
-    model::ModelWeights weights;
-    try {
-      weights = formats::LoadCheckpoint(checkpoint_);
-    } catch (const formats::CheckpointError& e) {
-      throw UsageError(e.what());
-    }
+    const model::ModelWeights weights = LoadCheckpointForCommand(checkpoint_);
     const model::ModelConfig& mc = weights.config;
     if (context_ + std::max(decode_steps_, reference_decode_steps_) > mc.max_seq_len ||
         prompt_ > mc.max_seq_len) {

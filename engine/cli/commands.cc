@@ -1,5 +1,7 @@
 #include "engine/cli/commands.h"
 
+#include "engine/formats/checkpoint.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
@@ -27,6 +29,14 @@ std::vector<CommandInfo> RegisteredCommands() {
     return a.order != b.order ? a.order < b.order : a.name < b.name;
   });
   return commands;
+}
+
+model::ModelWeights LoadCheckpointForCommand(const std::string& spec) {
+  try {
+    return formats::LoadCheckpoint(spec);
+  } catch (const formats::CheckpointError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 bool ProfileRequestedByEnvironment() {

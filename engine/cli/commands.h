@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/weights.h"
+
 namespace samebits::cli {
 
 // Bad arguments or bad input (a scenario, a checkpoint spec, an ISA this
@@ -58,6 +60,11 @@ bool RegisterCommand(CommandInfo info);
 
 // Returns every registered subcommand, sorted by `order`, then name.
 std::vector<CommandInfo> RegisteredCommands();
+
+// Returns the checkpoint `spec` names (formats::LoadCheckpoint). Throws
+// UsageError with the loader's message when it cannot be loaded, so every
+// subcommand reports a bad checkpoint the same way (exit 2).
+model::ModelWeights LoadCheckpointForCommand(const std::string& spec);
 
 // Returns true when the environment asks for the op profiler
 // (SAMEBITS_PROFILE=1), which `run` and `bench` treat as `--profile`.

@@ -99,12 +99,7 @@ class DescribeCommand : public Command {
   }
 
   int Execute() override {
-    model::ModelWeights weights;
-    try {
-      weights = formats::LoadCheckpoint(spec_);
-    } catch (const formats::CheckpointError& e) {
-      throw UsageError(e.what());
-    }
+    const model::ModelWeights weights = LoadCheckpointForCommand(spec_);
     const std::string text = json_ ? ToJson(weights, spec_).dump(2) + "\n" : ToText(weights, spec_);
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;

@@ -38,12 +38,7 @@ class ExportCommand : public Command {
   }
 
   int Execute() override {
-    model::ModelWeights weights;
-    try {
-      weights = formats::LoadCheckpoint(spec_);
-    } catch (const formats::CheckpointError& e) {
-      throw UsageError(e.what());
-    }
+    const model::ModelWeights weights = LoadCheckpointForCommand(spec_);
     const bool gguf = format_.empty()
                           ? out_.size() >= 5 && out_.compare(out_.size() - 5, 5, ".gguf") == 0
                           : format_ == "gguf";

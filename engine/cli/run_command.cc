@@ -124,12 +124,7 @@ class RunCommand : public Command {
     } catch (const run::ScenarioError& e) {
       throw UsageError(e.what());
     }
-    model::ModelWeights weights;
-    try {
-      weights = formats::LoadCheckpoint(checkpoint_);
-    } catch (const formats::CheckpointError& e) {
-      throw UsageError(e.what());
-    }
+    const model::ModelWeights weights = LoadCheckpointForCommand(checkpoint_);
     run::PreparedScenario prepared;
     try {
       prepared = run::PrepareScenario(scenario, weights.config, weights.vocabulary.get());
