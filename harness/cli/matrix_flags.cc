@@ -29,7 +29,9 @@ std::vector<std::string> ScenarioFiles(const MatrixFlags& flags) {
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-      if (e.path().extension() == ".json") all.push_back(e.path().string());
+      if (e.path().extension() == ".json" && e.path().filename() != runner::kSuiteFileName) {
+        all.push_back(e.path().string());
+      }
     }
   }
   std::sort(all.begin(), all.end());
@@ -153,7 +155,7 @@ std::string StoredDumpPath(const std::string& path) {
 }
 
 std::string DefaultSuitePath() {
-  return (fs::path(GetPaths().scenarios) / "real" / "suite.json").string();
+  return (fs::path(GetPaths().scenarios) / "real" / runner::kSuiteFileName).string();
 }
 
 std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {

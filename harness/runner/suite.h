@@ -39,6 +39,11 @@ struct Suite {
 // that does not exist, a checkpoint listed twice).
 Suite LoadSuite(const std::string& path);
 
+// The name a suite file has inside a scenarios folder. A folder listing
+// skips it: it pairs checkpoints with the folder's scenarios and is not a
+// scenario itself.
+inline constexpr const char* kSuiteFileName = "suite.json";
+
 // A checkpoint spec split into its format prefix and its file.
 struct ResolvedCheckpoint {
   std::string engine_spec;  // what the engine is given
