@@ -77,24 +77,39 @@ uint64_t HashFloatsXxh3(std::span<const float> values) {
   }
 }
 
+namespace {
+
+// Returns `values`, or a copy in `scratch` with every NaN made the canonical
+// quiet NaN when there is one (C9).
+std::span<const float> CanonicalNans(std::span<const float> values, std::vector<float>& scratch) {
+  bool any_nan = false;
+  for (const float v : values) any_nan = any_nan || std::isnan(v);
+  if (!any_nan) return values;
+  scratch.assign(values.begin(), values.end());
+  for (float& v : scratch) {
+    if (std::isnan(v)) v = std::bit_cast<float>(kCanonicalNan);
+  }
+  return scratch;
+}
+
+}  // namespace
+
 LogitHashes HashLogits(std::span<const float> logits) {
   LogitHashes hashes;
   for (const float v : logits) {
     hashes.nan_count += std::isnan(v) ? 1 : 0;
     hashes.inf_count += std::isinf(v) ? 1 : 0;
   }
-  std::span<const float> hashed = logits;
-  std::vector<float> canonical;
-  if (hashes.nan_count > 0) {
-    canonical.assign(logits.begin(), logits.end());
-    for (float& v : canonical) {
-      if (std::isnan(v)) v = std::bit_cast<float>(kCanonicalNan);
-    }
-    hashed = canonical;
-  }
+  std::vector<float> scratch;
+  const std::span<const float> hashed = CanonicalNans(logits, scratch);
   hashes.fnv1a64 = HashFloatsFnv1a(hashed);
   hashes.xxh3_64 = HashFloatsXxh3(hashed);
   return hashes;
+}
+
+uint64_t HashActivationsXxh3(std::span<const float> values) {
+  std::vector<float> scratch;
+  return HashFloatsXxh3(CanonicalNans(values, scratch));
 }
 
 std::string Hex16(uint64_t value) {

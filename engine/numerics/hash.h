@@ -39,6 +39,10 @@ struct LogitHashes {
 // Returns the C9 hashes and counts of `logits`.
 LogitHashes HashLogits(std::span<const float> logits);
 
+// Returns the C9 XXH3-64 alone (NaNs canonical), for activation traces,
+// which need neither the FNV-1a digest nor the counts.
+uint64_t HashActivationsXxh3(std::span<const float> values);
+
 // Returns true and sets `*out` when `text` is exactly 16 hex digits (either
 // case); returns false and leaves `*out` alone otherwise.
 bool ParseHex16(std::string_view text, uint64_t* out);

@@ -55,7 +55,7 @@ class HashingTraceSink : public model::TraceSink {
   void Record(int layer, const char* op, int position, const float* data, int64_t n) override {
     records_.push_back(TraceResult{
         position, layer, op,
-        numerics::HashLogits(std::span<const float>(data, static_cast<size_t>(n))).xxh3_64});
+        numerics::HashActivationsXxh3(std::span<const float>(data, static_cast<size_t>(n)))});
   }
   std::vector<TraceResult>& records() { return records_; }
 

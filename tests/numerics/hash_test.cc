@@ -126,6 +126,9 @@ TEST(HashLogits, CountsNanAndInfAndHashesEveryNanAlike) {
   EXPECT_EQ(HashLogits(plain).fnv1a64, HashFloatsFnv1a(plain));
   EXPECT_NE(HashLogits(plain).xxh3_64, HashLogits(other).xxh3_64);
   EXPECT_EQ(HashLogits(plain).nan_count, 0);
+  // Traces hash the same way, XXH3 only.
+  EXPECT_EQ(HashActivationsXxh3(a), ha.xxh3_64);
+  EXPECT_EQ(HashActivationsXxh3(plain), HashFloatsXxh3(plain));
 }
 
 }  // namespace
