@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "engine/numerics/hash.h"
+#include "engine/numerics/splitmix.h"
 
 namespace samebits::numerics {
 namespace {
@@ -10,16 +11,11 @@ namespace {
 constexpr uint64_t kFingerprintSeed = 0x5a3eb175c0ffee01ull;
 constexpr int kPerRange = 256;
 
-// splitmix64: a tiny counter-based generator with a fixed published
-// definition, so the input set is identical everywhere.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t Next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+// Draws from splitmix64 (splitmix.h), whose fixed published definition makes
+// the input set identical everywhere.
+struct InputRng {
+  SplitMix64Stream stream;
+  uint64_t Next() { return stream.Next(); }
   // Returns a float uniform in [lo, hi) on a grid of 2^24 steps; the
   // arithmetic is exact-or-IEEE-rounded, hence portable.
   float Uniform(float lo, float hi) {
@@ -33,7 +29,7 @@ struct SplitMix64 {
 float FromBits(uint32_t bits) { return std::bit_cast<float>(bits); }
 
 FingerprintInputs MakeInputs() {
-  SplitMix64 rng{kFingerprintSeed};
+  InputRng rng{SplitMix64Stream(kFingerprintSeed)};
   FingerprintInputs in;
   const float inf = FromBits(0x7f800000u);
   const float nan = FromBits(0x7fc00000u);

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/numerics/splitmix.h"
+
 namespace samebits::run {
 namespace {
 
@@ -265,17 +267,6 @@ Scenario LoadScenario(const std::string& path) {
   return ParseScenario(text.str(), path);
 }
 
-namespace {
-
-// The splitmix64 output function (Steele, Lea and Flood, 2014).
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
 std::vector<int32_t> RandomTokens(const RandomTokenSpec& spec, int vocab_size) {
   if (spec.first_token < 0 || spec.first_token >= vocab_size) {
     throw std::invalid_argument("random tokens: first_token " + std::to_string(spec.first_token) +
@@ -284,9 +275,8 @@ std::vector<int32_t> RandomTokens(const RandomTokenSpec& spec, int vocab_size) {
   const uint64_t range = static_cast<uint64_t>(vocab_size - spec.first_token);
   std::vector<int32_t> tokens(static_cast<size_t>(spec.length));
   for (int i = 0; i < spec.length; ++i) {
-    // The i-th output of a splitmix64 stream seeded with `seed`: counter
-    // based, so token i does not depend on how many were drawn before it.
-    const uint64_t z = Mix(spec.seed + (static_cast<uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ULL);
+    // Counter based, so token i does not depend on how many were drawn before it.
+    const uint64_t z = numerics::SplitMix64At(spec.seed, static_cast<uint64_t>(i));
     // A plain modulo: its bias (below 2^-40 for a vocabulary under 2^24
     // ids) does not matter for test prompts, and it is trivial to reproduce elsewhere.
     tokens[static_cast<size_t>(i)] = spec.first_token + static_cast<int32_t>(z % range);
