@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/splitmix64.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model {
@@ -30,13 +31,6 @@ namespace {
 
 // Separates the sampler's stream from other users of the same seed.
 constexpr uint64_t kSamplerSalt = 0x73616d706c657221ULL;  // "sampler!"
-
-uint64_t SplitMix64(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 

@@ -24,20 +24,12 @@
 #include <new>
 #include <stdexcept>
 
+#include "engine/model/splitmix64.h"
 #include "engine/model/tensor_spec.h"
 #include "engine/numerics/half.h"
 
 namespace samebits::model {
 namespace {
-
-// Returns splitmix64's output for the state `x` (one step: add the golden
-// gamma, then the mixing function).
-inline uint64_t SplitMix64(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Returns a 24-bit field of `h` as an exact float in [-1, 1).
 inline float Unit(uint64_t h, int shift) {
