@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/cpu_ops.h"
 #include "engine/model/splitmix64.h"
-#include "engine/numerics/lanes.h"
 
 namespace samebits::model {
 namespace {
@@ -76,11 +76,9 @@ int32_t SampleToken(const SamplerConfig& config, std::span<const float> logits, 
   const int n = static_cast<int>(ids.size());
   std::vector<float> p(n);
   for (int j = 0; j < n; ++j) p[j] = logits[ids[j]] / config.temperature;
-  const float m = p[0];
-  if (std::isinf(m) && m < 0) return ids[0];  // every candidate is -inf
-  for (int j = 0; j < n; ++j) p[j] = math.exp(p[j] - m);
-  const float z = numerics::Sum(p.data(), p.size());
-  for (int j = 0; j < n; ++j) p[j] = p[j] / z;
+  // p[0] is the maximum (rank order), so -inf there means every candidate is -inf.
+  if (std::isinf(p[0]) && p[0] < 0) return ids[0];
+  cpu::SoftmaxInPlace(p.data(), n, math);
   // 4. Top-p cut.
   int kept = n;
   float total = 0.0f;
