@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "engine/model/cpu_ops.h"
-#include "engine/model/splitmix64.h"
+#include "engine/numerics/splitmix.h"
 
 namespace samebits::model {
 namespace {
@@ -90,7 +90,8 @@ int32_t SampleToken(const SamplerConfig& config, std::span<const float> logits, 
     }
   }
   // 5. The draw.
-  const uint64_t bits = SplitMix64(SplitMix64(config.seed ^ kSamplerSalt) + step_index);
+  const uint64_t bits =
+      numerics::SplitMix64(numerics::SplitMix64(config.seed ^ kSamplerSalt) + step_index);
   const float u = static_cast<float>(bits >> 40) * 0x1p-24f;
   const float r = u * total;
   float running = 0.0f;

@@ -24,7 +24,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "engine/model/splitmix64.h"
+#include "engine/numerics/splitmix.h"
 #include "engine/model/tensor_spec.h"
 #include "engine/numerics/half.h"
 
@@ -42,7 +42,7 @@ inline float Unit(uint64_t h, int shift) {
 template <typename T, typename Convert>
 void Fill(T* out, int64_t n, uint64_t key, float scale, float offset, Convert convert) {
   for (int64_t i = 0; i < n; i += 2) {
-    const uint64_t h = SplitMix64(key + static_cast<uint64_t>(i / 2));
+    const uint64_t h = numerics::SplitMix64(key + static_cast<uint64_t>(i / 2));
     out[i] = convert(Unit(h, 40) * scale + offset);
     if (i + 1 < n) out[i + 1] = convert(Unit(h, 16) * scale + offset);
   }
@@ -231,7 +231,7 @@ ModelWeights MakeSyntheticWeights(const std::string& name, DType dtype, uint64_t
 
     float scale = 1.0f, bias = 0.0f;
     ScaleFor(s, &scale, &bias);
-    const uint64_t key = SplitMix64(seed ^ SplitMix64(tensor_index++));
+    const uint64_t key = numerics::SplitMix64(seed ^ numerics::SplitMix64(tensor_index++));
     switch (dt) {
       case DType::kF32:
         Fill(reinterpret_cast<float*>(out), n, key, scale, bias, [](float v) { return v; });
