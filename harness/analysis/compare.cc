@@ -2,15 +2,8 @@
 #include "harness/analysis/compare.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace samebits::harness {
-
-std::string Hex16(uint64_t value) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 std::optional<StepDifference> FirstStepDifference(const std::vector<StepRecord>& a,
                                                   const std::vector<StepRecord>& b) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/numerics/hash.h"
 #include "harness/analysis/results.h"
 
 namespace samebits::harness {
@@ -36,7 +37,7 @@ struct TraceDifference {
 std::optional<TraceDifference> FirstTraceDifference(const std::vector<TraceRecord>& a,
                                                     const std::vector<TraceRecord>& b);
 
-// Returns `value` as 16 lower-case hex digits.
-std::string Hex16(uint64_t value);
+// Hashes are written as the engine writes them (engine/numerics/hash.h).
+using numerics::Hex16;
 
 }  // namespace samebits::harness

@@ -3,7 +3,6 @@
 #include "harness/analysis/judge.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -183,12 +182,6 @@ const char* DiagnosisKindTitle(Diagnosis::Kind kind) {
       return "Children failed";
   }
   return "Unknown";
-}
-
-std::string Hex16(uint64_t value) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, value);
-  return buf;
 }
 
 std::string FormatMs(double ms) {

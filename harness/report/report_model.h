@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/numerics/hash.h"
 #include "harness/analysis/results.h"
 #include "harness/report/ulp.h"
 
@@ -97,8 +98,8 @@ ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options 
 // Returns a short title for a person: "All configurations agree", ...
 const char* DiagnosisKindTitle(Diagnosis::Kind kind);
 
-// Returns `value` as 16 lower-case hex digits, as the protocol writes hashes.
-std::string Hex16(uint64_t value);
+// Hashes are written as the engine writes them (engine/numerics/hash.h).
+using numerics::Hex16;
 
 // Returns `ms` with one decimal, locale-independent ("12.5").
 std::string FormatMs(double ms);
