@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "engine/numerics/hash.h"
 #include "harness/analysis/compare.h"
 
 namespace samebits::harness {
@@ -83,22 +84,12 @@ bool ParseInt(std::string_view text, int* out) {
   return true;
 }
 
+// The file allows only lower-case digits, so that one hash has one spelling
+// and files compare as text; the engine's parser accepts either case.
 bool ParseHex(std::string_view text, uint64_t* out) {
-  if (text.size() != 16) return false;
-  uint64_t value = 0;
-  for (char c : text) {
-    int d;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else {
-      return false;
-    }
-    value = value << 4 | static_cast<uint64_t>(d);
-  }
-  *out = value;
-  return true;
+  const bool upper =
+      std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'F'; });
+  return !upper && numerics::ParseHex16(text, out);
 }
 
 auto SortKey(const ReferenceLine& l) {

@@ -3,10 +3,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+
+#include "engine/numerics/hash.h"
 
 namespace samebits::runner {
 
@@ -212,15 +213,9 @@ std::string DumpFileName(const Cell& cell) {
     changed = true;
   }
   if (changed) {
-    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64, over the original names
-    for (const char ch : raw) {
-      h ^= static_cast<unsigned char>(ch);
-      h *= 0x100000001b3ULL;
-    }
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    // FNV-1a 64 over the original names keeps changed names apart.
     safe += "-";
-    safe += hex;
+    safe += numerics::Hex16(numerics::Fnv1a64(raw.data(), raw.size()));
   }
   return safe + ".f32";
 }
