@@ -182,10 +182,7 @@ int Gate(const GateFlags& flags) {
     } catch (const UsageError&) {
     }
   }
-  harness::JudgeOptions judge;
-  judge.references_dir = DisplayPath(ReferencesDir(flags.matrix));
-  judge.references = LoadReferencesFor(run, ReferencesDir(flags.matrix));
-  judge.samebits = GetPaths().program_display;
+  harness::JudgeOptions judge = JudgeOptionsFor(run, flags.matrix);
   harness::Judge(run, judge);
   if (run.diagnosis.kind == harness::Diagnosis::Kind::kIdentityBroken) {
     std::map<std::string, harness::TraceDifference> traced =

@@ -290,17 +290,21 @@ std::string ReferencesDir(const MatrixFlags& flags) {
   return flags.references_dir.empty() ? GetPaths().references : flags.references_dir;
 }
 
-std::map<std::string, harness::ReferenceGroup> LoadReferencesFor(const harness::RunResult& run,
-                                                                 const std::string& dir) {
-  std::map<std::string, harness::ReferenceGroup> refs;
+harness::JudgeOptions JudgeOptionsFor(const harness::RunResult& run, const MatrixFlags& flags) {
+  const std::string dir = ReferencesDir(flags);
+  harness::JudgeOptions options;
   for (const std::string& key : harness::NeededReferenceKeys(run)) {
     try {
-      if (auto group = harness::LoadReferenceGroup(dir, key)) refs[key] = std::move(*group);
+      if (auto group = harness::LoadReferenceGroup(dir, key)) {
+        options.references[key] = std::move(*group);
+      }
     } catch (const harness::ReferenceError& e) {
       throw UsageError(e.what());
     }
   }
-  return refs;
+  options.references_dir = DisplayPath(dir);
+  options.samebits = GetPaths().program_display;
+  return options;
 }
 
 }  // namespace samebits::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/analysis/judge.h"
 #include "harness/analysis/references.h"
 #include "harness/analysis/results.h"
 #include "harness/runner/matrix.h"
@@ -80,9 +81,10 @@ void RefuseUnrunnableSelection(const harness::RunResult& run);
 // Returns the references folder the flags name (default: <root>/references).
 std::string ReferencesDir(const MatrixFlags& flags);
 
-// Returns the references the run needs, loaded. Throws UsageError when a
-// reference file is malformed.
-std::map<std::string, harness::ReferenceGroup> LoadReferencesFor(const harness::RunResult& run,
-                                                                 const std::string& dir);
+// Returns the options `run` and `gate` judge with: the references the run
+// needs, loaded from the folder the flags name, and how to name that folder
+// and the program in advice. Throws UsageError when a reference file is
+// malformed.
+harness::JudgeOptions JudgeOptionsFor(const harness::RunResult& run, const MatrixFlags& flags);
 
 }  // namespace samebits::cli

@@ -30,10 +30,7 @@ int Run(const RunFlags& flags) {
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
   harness::RunResult run = RunMatrix(flags.matrix, cells, flags.trace, flags.quiet);
   RefuseUnrunnableSelection(run);
-  harness::JudgeOptions judge;
-  judge.references = LoadReferencesFor(run, ReferencesDir(flags.matrix));
-  judge.references_dir = DisplayPath(ReferencesDir(flags.matrix));
-  judge.samebits = GetPaths().program_display;
+  harness::JudgeOptions judge = JudgeOptionsFor(run, flags.matrix);
   Judge(run, judge);
   run.run_id = store->SaveRun(run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/false).c_str());
