@@ -1,6 +1,8 @@
 #include "engine/kernels/test_only_table.h"
 
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
 namespace samebits::kernels {
 namespace {
@@ -24,25 +26,16 @@ KernelTable Reversed(Isa isa) {
 }  // namespace
 
 const KernelTable& TestOnlyReversedAttentionTable(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: {
-      static const KernelTable table = Reversed(Isa::kScalar);
-      return table;
+  GetKernelTable(isa);  // throws, naming the ISA, when it is not available
+  // One table per ISA, indexed by the enumerator; unavailable ones stay empty.
+  static const std::vector<KernelTable> tables = [] {
+    std::vector<KernelTable> all;
+    for (Isa each : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
+      all.push_back(IsaAvailable(each) ? Reversed(each) : KernelTable{});
     }
-    case Isa::kAvx2: {
-      static const KernelTable table = Reversed(Isa::kAvx2);
-      return table;
-    }
-    case Isa::kAvx512: {
-      static const KernelTable table = Reversed(Isa::kAvx512);
-      return table;
-    }
-    case Isa::kNeon: {
-      static const KernelTable table = Reversed(Isa::kNeon);
-      return table;
-    }
-  }
-  return GetKernelTable(isa);
+    return all;
+  }();
+  return tables[static_cast<size_t>(isa)];
 }
 
 }  // namespace samebits::kernels
