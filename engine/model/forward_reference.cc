@@ -111,28 +111,8 @@ class ReferenceForward final : public Forward {
     ref::MatVec(kt_, lw.wk, 0, kv_dim, d, xn.data(), k.data());
     ref::MatVec(kt_, lw.wv, 0, kv_dim, d, xn.data(), v.data());
 
-    // q/k norm: RMSNorm per head over head_dim, before RoPE
-    if (c_.qk_norm) {
-      Vec tmp(hd);
-      for (int h = 0; h < c_.n_heads; ++h) {
-        ref::RmsNorm(kt_, q.data() + h * hd, lw.q_norm, 0, hd, c_.norm_eps, tmp.data());
-        std::copy(tmp.begin(), tmp.end(), q.begin() + h * hd);
-      }
-      for (int h = 0; h < c_.n_kv_heads; ++h) {
-        ref::RmsNorm(kt_, k.data() + h * hd, lw.k_norm, 0, hd, c_.norm_eps, tmp.data());
-        std::copy(tmp.begin(), tmp.end(), k.begin() + h * hd);
-      }
-    }
-
-    // RoPE on each head of q and k (skipped on no-RoPE global layers)
-    if (lc.use_rope) {
-      for (int h = 0; h < c_.n_heads; ++h) {
-        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
-      }
-      for (int h = 0; h < c_.n_kv_heads; ++h) {
-        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
-      }
-    }
+    // q/k norm per head, then RoPE on each head of q and k
+    QkNormRope(lw, lc, pos, q, k);
     Record(trace, l, "q", pos, q);
     Record(trace, l, "k", pos, k);
     Record(trace, l, "v", pos, v);
@@ -176,6 +156,34 @@ class ReferenceForward final : public Forward {
     // Residual: x = x + ffn (after the attention residual, also in parallel blocks)
     for (int i = 0; i < d; ++i) x[i] = x[i] + ffn[i];
     Record(trace, l, "ffn_residual", pos, x);
+  }
+
+  // q/k norm (RMSNorm of each head over head_dim, before RoPE), then RoPE
+  // on each head of q and k at `pos` (skipped on no-RoPE global layers).
+  void QkNormRope(const LayerWeights& lw, const LayerConfig& lc, int pos, Vec& q, Vec& k) const {
+    const int hd = c_.head_dim;
+    // q/k norm: RMSNorm per head over head_dim, before RoPE
+    if (c_.qk_norm) {
+      Vec tmp(hd);
+      for (int h = 0; h < c_.n_heads; ++h) {
+        ref::RmsNorm(kt_, q.data() + h * hd, lw.q_norm, 0, hd, c_.norm_eps, tmp.data());
+        std::copy(tmp.begin(), tmp.end(), q.begin() + h * hd);
+      }
+      for (int h = 0; h < c_.n_kv_heads; ++h) {
+        ref::RmsNorm(kt_, k.data() + h * hd, lw.k_norm, 0, hd, c_.norm_eps, tmp.data());
+        std::copy(tmp.begin(), tmp.end(), k.begin() + h * hd);
+      }
+    }
+
+    // RoPE on each head of q and k (skipped on no-RoPE global layers)
+    if (lc.use_rope) {
+      for (int h = 0; h < c_.n_heads; ++h) {
+        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+      }
+      for (int h = 0; h < c_.n_kv_heads; ++h) {
+        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+      }
+    }
   }
 
   // C5: causal, windowed attention of one query row over the cache.
