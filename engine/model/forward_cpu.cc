@@ -83,6 +83,7 @@ struct LayerParams {
   Matrix shared_gate, shared_up, shared_down;
   cpu::NormParams attn_norm, ffn_norm;
   std::vector<float> q_norm, k_norm;
+  std::vector<float> q_bias, k_bias, v_bias;  // with qkv_bias
 };
 
 // A trace record held until the end of a call, so that the records leave in
@@ -195,6 +196,11 @@ class CpuForward final : public Forward {
         p.q_norm = cpu::LoadNorm(lw.q_norm, TensorView{}).weight;
         p.k_norm = cpu::LoadNorm(lw.k_norm, TensorView{}).weight;
       }
+      if (c_.qkv_bias) {
+        p.q_bias = cpu::LoadNorm(lw.q_bias, TensorView{}).weight;
+        p.k_bias = cpu::LoadNorm(lw.k_bias, TensorView{}).weight;
+        p.v_bias = cpu::LoadNorm(lw.v_bias, TensorView{}).weight;
+      }
       if (lc.moe) {
         p.router = cpu::MatrixOf(lw.router, c_.n_experts, d, "ffn_gate_inp");
         for (int e = 0; e < c_.n_experts; ++e) {
@@ -294,13 +300,18 @@ class CpuForward final : public Forward {
     pool_.ParallelFor(n, std::ref(unit));
   }
 
-  // q/k norm and RoPE of row `t` (position `pos`), then its K and V appended
+  // q/k/v biases, q/k norm and RoPE of row `t` (position `pos`), then its K and V appended
   // to layer `l`'s cache.
   void QkRopeAppend(InferenceState& state, int l, int t, int pos) {
     const LayerParams& p = params_[l];
     float* q = q_.data() + static_cast<size_t>(t) * q_dim_;
     float* k = k_.data() + static_cast<size_t>(t) * kv_dim_;
-    const float* v = v_.data() + static_cast<size_t>(t) * kv_dim_;
+    float* v = v_.data() + static_cast<size_t>(t) * kv_dim_;
+    if (c_.qkv_bias) {
+      for (int i = 0; i < q_dim_; ++i) q[i] = q[i] + p.q_bias[i];
+      for (int i = 0; i < kv_dim_; ++i) k[i] = k[i] + p.k_bias[i];
+      for (int i = 0; i < kv_dim_; ++i) v[i] = v[i] + p.v_bias[i];
+    }
     if (c_.qk_norm) {
       for (int h = 0; h < c_.n_heads; ++h) {
         cpu::RmsNormInPlace(kt_, q + h * hd_, p.q_norm.data(), hd_, c_.norm_eps);
