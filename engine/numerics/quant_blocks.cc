@@ -257,13 +257,20 @@ void QuantQ4_0(const float* x, std::byte* b) {
   }
 }
 
-void QuantQ4_1(const float* x, std::byte* b) {
-  float min, max;
-  MinMax(x, 32, &min, &max);
-  const float d = (max - min) / 15.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+// Q4_1 / Q5_1: d = (max - min) / levels and m = min, stored as F16.
+// Returns 1 / d (0 for a flat block) and sets *min.
+float AffineBlockHeader(const float* x, float levels, std::byte* b, float* min) {
+  float max;
+  MinMax(x, 32, min, &max);
+  const float d = (max - *min) / levels;
   PutHalf(b, d);
-  PutHalf(b + 2, min);
+  PutHalf(b + 2, *min);
+  return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
+void QuantQ4_1(const float* x, std::byte* b) {
+  float min;
+  const float id = AffineBlockHeader(x, 15.0f, b, &min);
   for (int j = 0; j < 16; ++j) {
     const int q0 = std::min(15, TruncToI8((x[j] - min) * id + 0.5f));
     const int q1 = std::min(15, TruncToI8((x[j + 16] - min) * id + 0.5f));
@@ -294,12 +301,8 @@ void QuantQ5_0(const float* x, std::byte* b) {
 }
 
 void QuantQ5_1(const float* x, std::byte* b) {
-  float min, max;
-  MinMax(x, 32, &min, &max);
-  const float d = (max - min) / 31.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  PutHalf(b, d);
-  PutHalf(b + 2, min);
+  float min;
+  const float id = AffineBlockHeader(x, 31.0f, b, &min);
   int q[32];
   // No clamp here in ggml either: `(uint8_t)(x0 + 0.5f)`.
   for (int j = 0; j < 32; ++j) q[j] = TruncLowByte((x[j] - min) * id + 0.5f);
