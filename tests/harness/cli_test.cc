@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -59,6 +60,31 @@ class Sandbox {
       argv.push_back("--references-dir");
       argv.push_back(dir_.File("references"));
     }
+    argv.insert(argv.end(), args.begin(), args.end());
+    runner::ChildSpec spec;
+    spec.program = SamebitsProgram();
+    spec.args = argv;
+    spec.env = runner::ChildEnvironment({});
+    spec.timeout_seconds = 120;
+    return runner::RunChild(spec);
+  }
+  // Runs `samebits COMMAND` with the fake engine, the sandbox's folders and
+  // database, one checkpoint and scenario, and then `args`, each option
+  // given once (a second value of a single-value option is itself an error).
+  // `command` may be two words ("reference generate").
+  ChildOutcome RunOnce(const std::string& command, const std::vector<std::string>& args) const {
+    std::vector<std::string> argv;
+    for (size_t at = 0; at <= command.size();) {
+      const size_t space = std::min(command.find(' ', at), command.size());
+      argv.push_back(command.substr(at, space - at));
+      at = space + 1;
+    }
+    const std::vector<std::string> common = {"-q",          "--engine",
+                                             FakeEngine(), "--checkpoint", "fake:ok",
+                                             "--scenario", "classic",     "--scenarios-dir",
+                                             dir_.File("scenarios"),       "--db",
+                                             db()};
+    argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), args.begin(), args.end());
     runner::ChildSpec spec;
     spec.program = SamebitsProgram();
@@ -254,25 +280,26 @@ TEST(Cli, NumericOptionsOutOfRangeAreRefusedAtParseTime) {
       {"--jobs", {"-j", "-3"}},             {"--jobs", {"-j", "100000"}},
       {"--threads", {"--threads", "0"}},    {"--threads", {"--threads", "2,-1"}},
   };
+  const std::string refs = box.dir().File("references");
   for (const char* command : {"run", "gate"}) {
     for (const auto& [option, args] : refused) {
-      std::vector<std::string> argv = {"-q", "--scenario", "classic", "--config", "reference"};
+      std::vector<std::string> argv = {"--config", "reference", "--references-dir", refs};
       argv.insert(argv.end(), args.begin(), args.end());
-      const ChildOutcome out = box.Run(command, argv);
+      const ChildOutcome out = box.RunOnce(command, argv);
       EXPECT_EQ(Exit(out), 2) << command << " " << args[0] << " " << args[1] << "\n"
                               << out.stdout_text << out.stderr_tail;
-      EXPECT_NE(out.stderr_tail.find(option), std::string::npos)
-          << command << " " << args[1] << ": " << out.stderr_tail;
-      EXPECT_NE(out.stderr_tail.find("'" + args.back().substr(args.back().find(',') + 1) + "'"),
+      EXPECT_NE(out.stderr_tail.find(option + ": '" +
+                                     args.back().substr(args.back().find(',') + 1) + "'"),
                 std::string::npos)
-          << out.stderr_tail;
+          << command << " " << args[1] << ": " << out.stderr_tail;
     }
   }
   EXPECT_EQ(box.Run("runs", {}).stdout_text, "no runs yet (make one with `samebits run`)\n");
-  // The same values in range are accepted (negative control).
-  EXPECT_EQ(Exit(box.Run("run", {"-q", "--scenario", "classic", "--config", "reference,cpu-t2",
-                                 "--timeout", "0.5e2", "-j", "1", "--threads", "2"})),
-            0);
+  // The same options with values in range are accepted (negative control).
+  const ChildOutcome accepted =
+      box.RunOnce("run", {"--config", "reference,cpu-t2", "--references-dir", refs, "--timeout",
+                          "0.5e2", "-j", "1", "--threads", "2"});
+  EXPECT_EQ(Exit(accepted), 0) << accepted.stderr_tail;
   for (const char* n : {"0", "-1", "many"}) {
     const ChildOutcome out = box.Run("runs", {"-n", n});
     EXPECT_EQ(Exit(out), 2) << n << ": " << out.stdout_text;
@@ -289,15 +316,15 @@ TEST(Cli, AReferencesDirThatDoesNotExistExitsTwo) {
   const std::string missing = box.dir().File("no-such-references");
   for (const char* command : {"run", "gate"}) {
     const ChildOutcome out =
-        box.Run(command, {"-q", "--config", "reference", "--references-dir", missing});
+        box.RunOnce(command, {"--config", "reference", "--references-dir", missing});
     EXPECT_EQ(Exit(out), 2) << command << "\n" << out.stdout_text << out.stderr_tail;
     EXPECT_NE(out.stderr_tail.find("no such folder: " + missing), std::string::npos)
         << out.stderr_tail;
   }
   EXPECT_EQ(Exit(box.Run("reference", {"show", "--references-dir", missing})), 2);
   EXPECT_EQ(box.Run("runs", {}).stdout_text, "no runs yet (make one with `samebits run`)\n");
-  const ChildOutcome made = box.Run(
-      "reference", {"generate", "-q", "--config", "reference", "--references-dir", missing});
+  const ChildOutcome made =
+      box.RunOnce("reference generate", {"--config", "reference", "--references-dir", missing});
   EXPECT_EQ(Exit(made), 0) << made.stderr_tail;
   EXPECT_FALSE(ReadFile(missing + "/portable.txt").empty());
 }
