@@ -23,6 +23,16 @@ using testing::SamebitsProgram;
 using testing::TempDir;
 using testing::WriteFile;
 
+// Returns the outcome of `samebits ARGV...` in a controlled environment.
+ChildOutcome RunSamebits(const std::vector<std::string>& argv) {
+  runner::ChildSpec spec;
+  spec.program = SamebitsProgram();
+  spec.args = argv;
+  spec.env = runner::ChildEnvironment({});
+  spec.timeout_seconds = 120;
+  return runner::RunChild(spec);
+}
+
 // A sandbox: scenarios, references and a database in a temporary folder.
 class Sandbox {
  public:
@@ -61,12 +71,7 @@ class Sandbox {
       argv.push_back(dir_.File("references"));
     }
     argv.insert(argv.end(), args.begin(), args.end());
-    runner::ChildSpec spec;
-    spec.program = SamebitsProgram();
-    spec.args = argv;
-    spec.env = runner::ChildEnvironment({});
-    spec.timeout_seconds = 120;
-    return runner::RunChild(spec);
+    return RunSamebits(argv);
   }
   // Runs `samebits COMMAND` with the fake engine, the sandbox's folders and
   // database, one checkpoint and scenario, and then `args`, each option
@@ -86,12 +91,7 @@ class Sandbox {
                                              db()};
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), args.begin(), args.end());
-    runner::ChildSpec spec;
-    spec.program = SamebitsProgram();
-    spec.args = argv;
-    spec.env = runner::ChildEnvironment({});
-    spec.timeout_seconds = 120;
-    return runner::RunChild(spec);
+    return RunSamebits(argv);
   }
   std::string db() const { return dir_.File("db/samebits.db"); }
   const TempDir& dir() const { return dir_; }
