@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/verdict.h"
 
 namespace samebits::harness {
 namespace {
@@ -33,25 +34,6 @@ std::string ShellQuote(const std::string& s) {
     }
   }
   return out + "'";
-}
-
-// The severity order of the diagnosis kinds, most important first.
-int Rank(Diagnosis::Kind k) {
-  switch (k) {
-    case Diagnosis::Kind::kIdentityBroken:
-      return 0;
-    case Diagnosis::Kind::kMathLibraryDiffers:
-      return 1;
-    case Diagnosis::Kind::kCodeChanged:
-      return 2;
-    case Diagnosis::Kind::kNoReference:
-      return 3;
-    case Diagnosis::Kind::kChildFailures:
-      return 4;
-    case Diagnosis::Kind::kAllAgree:
-      return 5;
-  }
-  return 5;
 }
 
 }  // namespace
@@ -121,59 +103,146 @@ std::string DescribeDivergence(const Divergence& d) {
   return out.str();
 }
 
-void Judge(RunResult& run, const JudgeOptions& options) {
+namespace {
+
+Divergence MakeDivergence(const AgreementGroup& g, const std::string& config_a,
+                          const std::string& config_b, const StepDifference& d) {
+  Divergence div;
+  div.checkpoint = g.checkpoint;
+  div.scenario = g.scenario;
+  div.config_a = config_a;
+  div.config_b = config_b;
+  div.step_index = d.index;
+  div.kind = d.kind;
+  div.position = d.position;
+  div.detail = d.detail;
+  return div;
+}
+
+std::string DifferenceText(const std::string& from, const StepDifference& d) {
+  return "differs from " + from + " at step " + std::to_string(d.index) + " (" + d.kind +
+         ", position " + std::to_string(d.position) + "): " + d.detail;
+}
+
+Diagnosis OfKind(Diagnosis::Kind kind) {
+  Diagnosis d;
+  d.kind = kind;
+  return d;
+}
+
+// Forgets an earlier judgement: FAIL cells ran to completion and are
+// compared afresh.
+void ResetJudgement(RunResult& run) {
   for (CellResult& c : run.cells) {
     if (c.code == ResultCode::kFail) {
       c.code = ResultCode::kPass;
       c.message.clear();
     }
   }
-  Diagnosis diag;
-  std::vector<Diagnosis> found;  // one per finding, merged below
+}
 
-  Diagnosis identity;
-  identity.kind = Diagnosis::Kind::kIdentityBroken;
-  Diagnosis math_differs;
-  math_differs.kind = Diagnosis::Kind::kMathLibraryDiffers;
-  Diagnosis code_changed;
-  code_changed.kind = Diagnosis::Kind::kCodeChanged;
-  std::map<std::string, std::vector<std::string>> missing;  // key -> "checkpoint scenario"
-
-  for (const AgreementGroup& g : GroupCells(run)) {
+// Within each group: every cell outside the baseline class becomes FAIL,
+// with one divergence each (and the trace's first diverging layer and op
+// when the gate traced the pair).
+Diagnosis CompareWithinGroups(RunResult& run, const std::vector<AgreementGroup>& groups,
+                              const JudgeOptions& options) {
+  Diagnosis identity = OfKind(Diagnosis::Kind::kIdentityBroken);
+  for (const AgreementGroup& g : groups) {
     const CellResult& base = run.cells[g.baseline()];
     for (size_t k = 1; k < g.classes.size(); ++k) {
       for (size_t i : g.classes[k]) {
         CellResult& c = run.cells[i];
         const StepDifference d = *FirstStepDifference(base.steps, c.steps);
         c.code = ResultCode::kFail;
-        c.message = "differs from " + base.config.name + " at step " + std::to_string(d.index) +
-                    " (" + d.kind + ", position " + std::to_string(d.position) + "): " + d.detail;
-        Divergence div;
-        div.checkpoint = g.checkpoint;
-        div.scenario = g.scenario;
-        div.config_a = base.config.name;
-        div.config_b = c.config.name;
-        div.step_index = d.index;
-        div.kind = d.kind;
-        div.position = d.position;
-        div.detail = d.detail;
+        c.message = DifferenceText(base.config.name, d);
+        Divergence div = MakeDivergence(g, base.config.name, c.config.name, d);
         auto traced = options.trace_differences.find(
             TraceKey(g.checkpoint, g.scenario, div.config_a, div.config_b));
         if (traced != options.trace_differences.end()) {
-          div.layer = traced->second.layer;
-          div.op = traced->second.op;
-          c.message += "; first diverging trace: layer " + std::to_string(traced->second.layer) +
-                       ", op " + traced->second.op + " at position " +
-                       std::to_string(traced->second.position) + " (" + traced->second.detail + ")";
+          const TraceDifference& t = traced->second;
+          div.layer = t.layer;
+          div.op = t.op;
+          c.message += "; first diverging trace: layer " + std::to_string(t.layer) + ", op " +
+                       t.op + " at position " + std::to_string(t.position) + " (" + t.detail + ")";
         }
         identity.divergences.push_back(div);
       }
     }
+  }
+  if (identity.divergences.empty()) return identity;
+  identity.headline =
+      "The identity is broken in this build: configurations disagree with each other (" +
+      std::to_string(identity.divergences.size()) + " of them differ from their baseline).";
+  if (!options.traced) {
+    identity.details.push_back(
+        "Rerun the gate with --trace to name the first diverging layer and op.");
+  }
+  return identity;
+}
+
+// Says, once, that the code changed the numbers, with the `git bisect`
+// command that finds the commit.
+void DescribeCodeChanged(Diagnosis& d, const AgreementGroup& g, const CellResult& base,
+                         const ReferenceGroup& ref, const std::string& file,
+                         const JudgeOptions& options) {
+  if (!d.headline.empty()) return;
+  d.headline = "All configurations agree with each other but not with " + file +
+               ", with the same math library (" + MathName(ref.math) +
+               "): the code changed the numbers.";
+  const std::string good = ref.revision.empty()
+                               ? "<a revision that passed>"
+                               : ref.revision.substr(0, ref.revision.find("-dirty"));
+  const std::string gate = options.samebits + " gate --checkpoint " + ShellQuote(g.checkpoint) +
+                           " --scenario " + ShellQuote(g.scenario) + " --config " +
+                           ShellQuote(base.config.name) + " --math " + g.math;
+  d.details.push_back(
+      "Find the commit that changed them (the references were generated at " +
+      (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
+  d.details.push_back(
+      "  git bisect start HEAD " + good + " && git bisect run sh -c " +
+      ShellQuote("cmake --build build -j2 --target samebits samebits-engine || exit 125; " + gate) +
+      "; git bisect reset");
+  d.details.push_back("If the change is intended, regenerate and commit the references: " +
+                      options.samebits + " reference generate" +
+                      (g.math == "portable" ? "" : " --math " + g.math));
+}
+
+// Says, once, that this environment's math library rounds differently,
+// naming both libraries.
+void DescribeMathDiffers(Diagnosis& d, const AgreementGroup& g, const CellResult& base,
+                         const ReferenceGroup& ref, const std::string& file,
+                         const JudgeOptions& options) {
+  if (!d.headline.empty()) return;
+  d.headline = "All configurations agree with each other but not with " + file +
+               ": this environment's math library rounds differently.";
+  d.details.push_back(
+      "This environment: " + (base.math ? MathName(*base.math) : std::string("unknown")) +
+      "; the reference: " + MathName(ref.math) + ".");
+  d.details.push_back(
+      "The portable profile (--math portable) does not depend on the math library. To keep "
+      "this environment's results as the reference instead: " +
+      options.samebits + " reference generate --math " + g.math);
+}
+
+struct ReferenceFindings {
+  Diagnosis math_differs = OfKind(Diagnosis::Kind::kMathLibraryDiffers);
+  Diagnosis code_changed = OfKind(Diagnosis::Kind::kCodeChanged);
+  std::map<std::string, std::vector<std::string>> missing;  // key -> "checkpoint scenario"
+};
+
+// Against the references: cells that still agree within their group but
+// not with the reference become FAIL; the group's baseline says whether the
+// math library or the code is to blame. Groups without a reference are
+// collected in `missing`.
+ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<AgreementGroup>& groups,
+                                        const JudgeOptions& options) {
+  ReferenceFindings out;
+  for (const AgreementGroup& g : groups) {
     const std::string key = ReferenceGroupKey(g.math, run.machine.arch);
     const std::string file = options.references_dir + "/" + ReferenceFileName(key);
     auto ref_it = options.references.find(key);
     if (ref_it == options.references.end() || !ref_it->second.Has(g.checkpoint, g.scenario)) {
-      missing[key].push_back(g.checkpoint + " " + g.scenario);
+      out.missing[key].push_back(g.checkpoint + " " + g.scenario);
       continue;
     }
     const ReferenceGroup& ref = ref_it->second;
@@ -183,150 +252,118 @@ void Judge(RunResult& run, const JudgeOptions& options) {
       if (c.code == ResultCode::kFail) continue;
       if (auto d = FirstStepDifference(AsReferenceSteps(c.steps), expected)) {
         c.code = ResultCode::kFail;
-        c.message = "differs from " + file + " at step " + std::to_string(d->index) + " (" +
-                    d->kind + ", position " + std::to_string(d->position) + "): " + d->detail;
+        c.message = DifferenceText(file, *d);
       }
     }
+    const CellResult& base = run.cells[g.baseline()];
     const auto d = FirstStepDifference(AsReferenceSteps(base.steps), expected);
     if (!d) continue;
-    Divergence div;
-    div.checkpoint = g.checkpoint;
-    div.scenario = g.scenario;
-    div.config_a = base.config.name;
-    div.config_b = file;
-    div.step_index = d->index;
-    div.kind = d->kind;
-    div.position = d->position;
-    div.detail = d->detail;
     const bool same_library = base.math && SameLibrary(*base.math, ref.math);
-    Diagnosis& target = same_library ? code_changed : math_differs;
-    target.divergences.push_back(div);
+    Diagnosis& target = same_library ? out.code_changed : out.math_differs;
+    target.divergences.push_back(MakeDivergence(g, base.config.name, file, *d));
     if (same_library) {
-      if (code_changed.headline.empty()) {
-        code_changed.headline = "All configurations agree with each other but not with " + file +
-                                ", with the same math library (" + MathName(ref.math) +
-                                "): the code changed the numbers.";
-        const std::string good = ref.revision.empty()
-                                     ? "<a revision that passed>"
-                                     : ref.revision.substr(0, ref.revision.find("-dirty"));
-        std::string gate = options.samebits + " gate --checkpoint " + ShellQuote(g.checkpoint) +
-                           " --scenario " + ShellQuote(g.scenario) + " --config " +
-                           ShellQuote(base.config.name) + " --math " + g.math;
-        code_changed.details.push_back(
-            "Find the commit that changed them (the references were generated at " +
-            (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
-        code_changed.details.push_back(
-            "  git bisect start HEAD " + good + " && git bisect run sh -c " +
-            ShellQuote("cmake --build build -j2 --target samebits samebits-engine || exit 125; " +
-                       gate) +
-            "; git bisect reset");
-        code_changed.details.push_back(
-            "If the change is intended, regenerate and commit the references: " + options.samebits +
-            " reference generate" + (g.math == "portable" ? "" : " --math " + g.math));
-      }
-    } else if (math_differs.headline.empty()) {
-      math_differs.headline = "All configurations agree with each other but not with " + file +
-                              ": this environment's math library rounds differently.";
-      math_differs.details.push_back(
-          "This environment: " + (base.math ? MathName(*base.math) : std::string("unknown")) +
-          "; the reference: " + MathName(ref.math) + ".");
-      math_differs.details.push_back(
-          "The portable profile (--math portable) does not depend on the math library. To keep "
-          "this environment's results as the reference instead: " +
-          options.samebits + " reference generate --math " + g.math);
+      DescribeCodeChanged(target, g, base, ref, file, options);
+    } else {
+      DescribeMathDiffers(target, g, base, ref, file, options);
     }
   }
+  return out;
+}
 
-  if (!identity.divergences.empty()) {
-    identity.headline =
-        "The identity is broken in this build: configurations disagree with each other (" +
-        std::to_string(identity.divergences.size()) + " of them differ from their baseline).";
-    if (!options.traced) {
-      identity.details.push_back(
-          "Rerun the gate with --trace to name the first diverging layer and op.");
+// Groups with no reference: which file is missing, and how to make it.
+Diagnosis MissingReferences(const std::map<std::string, std::vector<std::string>>& missing,
+                            const JudgeOptions& options) {
+  Diagnosis none = OfKind(Diagnosis::Kind::kNoReference);
+  for (const auto& [key, pairs] : missing) {
+    const std::string file = options.references_dir + "/" + ReferenceFileName(key);
+    const bool whole = options.references.find(key) == options.references.end();
+    if (none.headline.empty()) {
+      none.headline =
+          whole ? "No reference for this platform and math profile: " + file + " does not exist."
+                : file + " has no reference for " + pairs.front() +
+                      (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more"
+                                        : "") +
+                      ".";
     }
-    found.push_back(identity);
+    const std::string profile = key.substr(0, key.find('-'));
+    none.details.push_back(
+        "Make one from a run where every configuration agrees, then review and commit it: " +
+        options.samebits + " reference generate" +
+        (profile == "portable" ? "" : " --math " + profile) + "  (writes " + file + ")");
   }
-  if (!math_differs.divergences.empty()) found.push_back(math_differs);
-  if (!code_changed.divergences.empty()) found.push_back(code_changed);
-  if (!missing.empty()) {
-    Diagnosis none;
-    none.kind = Diagnosis::Kind::kNoReference;
-    for (const auto& [key, pairs] : missing) {
-      const std::string file = options.references_dir + "/" + ReferenceFileName(key);
-      const bool whole = options.references.find(key) == options.references.end();
-      if (none.headline.empty()) {
-        none.headline =
-            whole ? "No reference for this platform and math profile: " + file + " does not exist."
-                  : file + " has no reference for " + pairs.front() +
-                        (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more"
-                                          : "") +
-                        ".";
-      }
-      const std::string profile = key.substr(0, key.find('-'));
-      none.details.push_back(
-          "Make one from a run where every configuration agrees, then review and commit it: " +
-          options.samebits + " reference generate" +
-          (profile == "portable" ? "" : " --math " + profile) + "  (writes " + file + ")");
-    }
-    found.push_back(none);
-  }
-  std::vector<const CellResult*> broken;
+  return none;
+}
+
+// Children that did not run to completion: each counts as a failure.
+Diagnosis ChildFailures(const RunResult& run) {
+  Diagnosis children = OfKind(Diagnosis::Kind::kChildFailures);
+  int broken = 0;
   for (const CellResult& c : run.cells) {
-    if (c.code == ResultCode::kUnresolved || c.code == ResultCode::kTimeout ||
-        c.code == ResultCode::kXPass) {
-      broken.push_back(&c);
-    }
+    if (c.code != ResultCode::kUnresolved && c.code != ResultCode::kTimeout) continue;
+    ++broken;
+    children.details.push_back(std::string(ResultCodeName(c.code)) + ": " + c.checkpoint + " " +
+                               c.scenario + " " + c.config.name + ": " + c.message);
   }
-  if (!broken.empty()) {
-    Diagnosis children;
-    children.kind = Diagnosis::Kind::kChildFailures;
-    children.headline = std::to_string(broken.size()) +
+  if (broken > 0) {
+    children.headline = std::to_string(broken) +
                         " children did not run to completion (crashed, hung, exited non-zero or "
                         "broke the protocol); they count as failures.";
-    for (const CellResult* c : broken) {
-      children.details.push_back(std::string(ResultCodeName(c->code)) + ": " + c->checkpoint + " " +
-                                 c->scenario + " " + c->config.name + ": " + c->message);
-    }
-    found.push_back(children);
   }
-  if (found.empty() && CountPassing(run) == 0) {
+  return children;
+}
+
+// Returns one diagnosis from the findings (those with a headline): the most
+// severe leads, the others follow as "Also: ...", every divergence kept.
+Diagnosis Merge(std::vector<Diagnosis> found, const RunResult& run) {
+  std::erase_if(found, [](const Diagnosis& d) { return d.headline.empty(); });
+  Diagnosis diag;
+  if (found.empty()) {
     diag.kind = Diagnosis::Kind::kAllAgree;
     diag.headline =
-        "Nothing was checked: no cell ran (every selected cell is UNSUPPORTED on this machine; "
-        "the summary says why).";
-  } else if (found.empty()) {
-    diag.kind = Diagnosis::Kind::kAllAgree;
-    diag.headline = "Every configuration agrees with the others and with the references.";
-  } else {
-    std::stable_sort(found.begin(), found.end(), [](const Diagnosis& a, const Diagnosis& b) {
-      return Rank(a.kind) < Rank(b.kind);
-    });
-    diag.kind = found.front().kind;
-    diag.headline = found.front().headline;
-    for (size_t f = 0; f < found.size(); ++f) {
-      if (f > 0) diag.details.push_back("Also: " + found[f].headline);
-      for (const Divergence& d : found[f].divergences)
-        diag.details.push_back("  " + DescribeDivergence(d));
-      for (const std::string& line : found[f].details) diag.details.push_back("  " + line);
-      diag.divergences.insert(diag.divergences.end(), found[f].divergences.begin(),
-                              found[f].divergences.end());
-    }
+        CountPassing(run) == 0
+            ? "Nothing was checked: no cell ran (every selected cell is UNSUPPORTED on this "
+              "machine; the summary says why)."
+            : "Every configuration agrees with the others and with the references.";
+    return diag;
   }
-  run.diagnosis = std::move(diag);
+  std::stable_sort(found.begin(), found.end(), [](const Diagnosis& a, const Diagnosis& b) {
+    return KindInfo(a.kind).severity < KindInfo(b.kind).severity;
+  });
+  diag.kind = found.front().kind;
+  diag.headline = found.front().headline;
+  for (size_t f = 0; f < found.size(); ++f) {
+    if (f > 0) diag.details.push_back("Also: " + found[f].headline);
+    for (const Divergence& d : found[f].divergences)
+      diag.details.push_back("  " + DescribeDivergence(d));
+    for (const std::string& line : found[f].details) diag.details.push_back("  " + line);
+    diag.divergences.insert(diag.divergences.end(), found[f].divergences.begin(),
+                            found[f].divergences.end());
+  }
+  return diag;
 }
 
-int CountPassing(const RunResult& run) {
-  return static_cast<int>(std::count_if(run.cells.begin(), run.cells.end(),
-                                        [](const CellResult& c) { return c.code == ResultCode::kPass; }));
+}  // namespace
+
+JudgeOptions LoadJudgeOptions(const RunResult& run, const std::string& dir) {
+  JudgeOptions options;
+  for (const std::string& key : NeededReferenceKeys(run)) {
+    if (auto group = LoadReferenceGroup(dir, key)) options.references[key] = std::move(*group);
+  }
+  return options;
 }
 
-bool GatePasses(const RunResult& run) {
-  if (run.diagnosis.kind != Diagnosis::Kind::kAllAgree) return false;
-  for (const CellResult& c : run.cells) {
-    if (IsFailure(c.code)) return false;
-  }
-  return CountPassing(run) > 0;
+void Judge(RunResult& run, const JudgeOptions& options) {
+  ResetJudgement(run);
+  const std::vector<AgreementGroup> groups = GroupCells(run);
+  Diagnosis identity = CompareWithinGroups(run, groups, options);
+  ReferenceFindings references = CompareWithReferences(run, groups, options);
+  std::vector<Diagnosis> found;
+  found.push_back(std::move(identity));
+  found.push_back(std::move(references.math_differs));
+  found.push_back(std::move(references.code_changed));
+  found.push_back(MissingReferences(references.missing, options));
+  found.push_back(ChildFailures(run));
+  run.diagnosis = Merge(std::move(found), run);
 }
 
 }  // namespace samebits::harness

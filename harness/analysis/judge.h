@@ -57,17 +57,18 @@ std::string TraceKey(const std::string& checkpoint, const std::string& scenario,
 // Returns the reference group keys the run's cells need.
 std::vector<std::string> NeededReferenceKeys(const RunResult& run);
 
+// Returns the options to judge `run` with: the references it needs, loaded
+// from the folder `dir` (a group whose file does not exist is left out).
+// Throws ReferenceError when a reference file is malformed.
+JudgeOptions LoadJudgeOptions(const RunResult& run, const std::string& dir);
+
 // Judges `run` in place: cells that differ become FAIL with a message, and
-// `run.diagnosis` is set. Idempotent: FAIL cells are judged afresh.
+// `run.diagnosis` is set. Idempotent: FAIL cells are judged afresh. The
+// findings come from four independent comparisons (within each agreement
+// group, against the references, missing references, children that did not
+// finish), merged with the most severe first (kDiagnosisKinds).
+// RunVerdict (verdict.h) says what the judged run means.
 void Judge(RunResult& run, const JudgeOptions& options);
-
-// Returns whether the gate passes: at least one cell checked (PASS), no
-// failing cell, and every group agrees with its reference. A run in which
-// every cell was UNSUPPORTED checked nothing, so it does not pass.
-bool GatePasses(const RunResult& run);
-
-// Returns the number of PASS cells.
-int CountPassing(const RunResult& run);
 
 // Returns the divergence line for a person: "synthetic:tiny classic: cpu-t3
 // differs from reference at step 4 (decode, position 15): ...".

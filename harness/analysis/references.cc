@@ -143,6 +143,53 @@ std::string ReferenceFileName(const std::string& key) {
   return key + ".txt";
 }
 
+namespace {
+
+// Returns the data line `checkpoint scenario step kind position token
+// fnv1a64 xxh3_64` split into `f`; throws what `fail` makes of a bad field.
+template <typename Fail>
+ReferenceLine ParseDataLine(const std::vector<std::string_view>& f, const Fail& fail) {
+  if (f.size() != 8) {
+    throw fail(
+        "expected 8 fields (checkpoint scenario step kind position token fnv1a64 "
+        "xxh3_64), found " +
+        std::to_string(f.size()));
+  }
+  ReferenceLine l;
+  if (!Decode(f[0], &l.checkpoint) || l.checkpoint.empty()) throw fail("bad checkpoint field");
+  if (!Decode(f[1], &l.scenario) || l.scenario.empty()) throw fail("bad scenario field");
+  if (!ParseInt(f[2], &l.step))
+    throw fail("step must be a non-negative integer, not '" + std::string(f[2]) + "'");
+  l.kind = std::string(f[3]);
+  if (l.kind != "prefill" && l.kind != "decode" && l.kind != "extend") {
+    throw fail("kind must be prefill, decode or extend, not '" + l.kind + "'");
+  }
+  if (!ParseInt(f[4], &l.position)) throw fail("position must be a non-negative integer");
+  if (!ParseInt(f[5], &l.token)) throw fail("token must be a non-negative integer");
+  if (!ParseHex(f[6], &l.fnv1a64)) throw fail("fnv1a64 must be 16 lower-case hex digits");
+  if (!ParseHex(f[7], &l.xxh3_64)) throw fail("xxh3_64 must be 16 lower-case hex digits");
+  return l;
+}
+
+// Throws ReferenceError unless each pair's steps are 0, 1, 2 ... with none
+// missing.
+void CheckNoStepIsMissing(const ReferenceGroup& group, const std::string& file) {
+  std::vector<ReferenceLine> sorted = group.lines;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const ReferenceLine& a, const ReferenceLine& b) { return SortKey(a) < SortKey(b); });
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const bool first = i == 0 || sorted[i - 1].checkpoint != sorted[i].checkpoint ||
+                       sorted[i - 1].scenario != sorted[i].scenario;
+    const int expected = first ? 0 : sorted[i - 1].step + 1;
+    if (sorted[i].step != expected) {
+      throw ReferenceError(file + ": " + sorted[i].checkpoint + " " + sorted[i].scenario +
+                           ": step " + std::to_string(expected) + " is missing");
+    }
+  }
+}
+
+}  // namespace
+
 ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& file) {
   ReferenceGroup group;
   bool saw_format = false;
@@ -196,25 +243,7 @@ ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& fil
       if (f.size() != 2 || !Decode(f[1], &group.revision)) throw fail("expected `revision <rev>`");
       continue;
     }
-    if (f.size() != 8) {
-      throw fail(
-          "expected 8 fields (checkpoint scenario step kind position token fnv1a64 "
-          "xxh3_64), found " +
-          std::to_string(f.size()));
-    }
-    ReferenceLine l;
-    if (!Decode(f[0], &l.checkpoint) || l.checkpoint.empty()) throw fail("bad checkpoint field");
-    if (!Decode(f[1], &l.scenario) || l.scenario.empty()) throw fail("bad scenario field");
-    if (!ParseInt(f[2], &l.step))
-      throw fail("step must be a non-negative integer, not '" + std::string(f[2]) + "'");
-    l.kind = std::string(f[3]);
-    if (l.kind != "prefill" && l.kind != "decode" && l.kind != "extend") {
-      throw fail("kind must be prefill, decode or extend, not '" + l.kind + "'");
-    }
-    if (!ParseInt(f[4], &l.position)) throw fail("position must be a non-negative integer");
-    if (!ParseInt(f[5], &l.token)) throw fail("token must be a non-negative integer");
-    if (!ParseHex(f[6], &l.fnv1a64)) throw fail("fnv1a64 must be 16 lower-case hex digits");
-    if (!ParseHex(f[7], &l.xxh3_64)) throw fail("xxh3_64 must be 16 lower-case hex digits");
+    ReferenceLine l = ParseDataLine(f, fail);
     if (!saw_group || !saw_math) {
       throw fail("a data line before the `group` and `math-library` lines");
     }
@@ -230,19 +259,7 @@ ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& fil
   if (!saw_format) throw ReferenceError(file + ": empty (no `format` line)");
   if (!saw_group) throw ReferenceError(file + ": no `group` line");
   if (!saw_math) throw ReferenceError(file + ": no `math-library` line");
-  // Each pair's steps must be 0, 1, 2 ... with none missing.
-  std::vector<ReferenceLine> sorted = group.lines;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const ReferenceLine& a, const ReferenceLine& b) { return SortKey(a) < SortKey(b); });
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    const bool first = i == 0 || sorted[i - 1].checkpoint != sorted[i].checkpoint ||
-                       sorted[i - 1].scenario != sorted[i].scenario;
-    const int expected = first ? 0 : sorted[i - 1].step + 1;
-    if (sorted[i].step != expected) {
-      throw ReferenceError(file + ": " + sorted[i].checkpoint + " " + sorted[i].scenario +
-                           ": step " + std::to_string(expected) + " is missing");
-    }
-  }
+  CheckNoStepIsMissing(group, file);
   group.math.profile =
       group.key.rfind("portable", 0) == 0 ? "portable" : group.key.substr(0, group.key.find('-'));
   return group;

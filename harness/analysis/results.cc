@@ -1,85 +1,52 @@
-// Names and failure semantics of the result codes; names of the diagnosis kinds (results.h).
+// Lookups in the tables of result codes and diagnosis kinds (results.h).
 #include "harness/analysis/results.h"
 
 namespace samebits::harness {
 
+const ResultCodeInfo& CodeInfo(ResultCode code) {
+  for (const ResultCodeInfo& info : kResultCodes) {
+    if (info.code == code) return info;
+  }
+  return kResultCodes[static_cast<size_t>(ResultCode::kUnresolved)];
+}
+
 const char* ResultCodeName(ResultCode code) {
-  switch (code) {
-    case ResultCode::kPass:
-      return "PASS";
-    case ResultCode::kFail:
-      return "FAIL";
-    case ResultCode::kXFail:
-      return "XFAIL";
-    case ResultCode::kXPass:
-      return "XPASS";
-    case ResultCode::kUnsupported:
-      return "UNSUPPORTED";
-    case ResultCode::kUnresolved:
-      return "UNRESOLVED";
-    case ResultCode::kTimeout:
-      return "TIMEOUT";
-  }
-  return "UNRESOLVED";
-}
-
-const char* DiagnosisKindName(Diagnosis::Kind kind) {
-  switch (kind) {
-    case Diagnosis::Kind::kAllAgree:
-      return "all-agree";
-    case Diagnosis::Kind::kIdentityBroken:
-      return "identity-broken";
-    case Diagnosis::Kind::kMathLibraryDiffers:
-      return "math-library-differs";
-    case Diagnosis::Kind::kCodeChanged:
-      return "code-changed";
-    case Diagnosis::Kind::kNoReference:
-      return "no-reference";
-    case Diagnosis::Kind::kChildFailures:
-      return "child-failures";
-  }
-  return "unknown";
-}
-
-bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
-  for (Diagnosis::Kind kind : {Diagnosis::Kind::kAllAgree, Diagnosis::Kind::kIdentityBroken,
-                               Diagnosis::Kind::kMathLibraryDiffers, Diagnosis::Kind::kCodeChanged,
-                               Diagnosis::Kind::kNoReference, Diagnosis::Kind::kChildFailures}) {
-    if (name == DiagnosisKindName(kind)) {
-      *out = kind;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool ParseResultCode(const std::string& name, ResultCode* out) {
-  for (ResultCode code :
-       {ResultCode::kPass, ResultCode::kFail, ResultCode::kXFail, ResultCode::kXPass,
-        ResultCode::kUnsupported, ResultCode::kUnresolved, ResultCode::kTimeout}) {
-    if (name == ResultCodeName(code)) {
-      *out = code;
-      return true;
-    }
-  }
-  return false;
+  return CodeInfo(code).name;
 }
 
 bool IsFailure(ResultCode code) {
-  // As in lit: an expected failure and an unsupported feature do not fail a
-  // run; an unexpected pass does, because the expectation is now wrong.
-  switch (code) {
-    case ResultCode::kPass:
-    case ResultCode::kXFail:
-    case ResultCode::kUnsupported:
-      return false;
-    case ResultCode::kFail:
-    case ResultCode::kXPass:
-    case ResultCode::kUnresolved:
-    case ResultCode::kTimeout:
+  return CodeInfo(code).failure;
+}
+
+bool ParseResultCode(const std::string& name, ResultCode* out) {
+  for (const ResultCodeInfo& info : kResultCodes) {
+    if (name == info.name) {
+      *out = info.code;
       return true;
+    }
   }
-  return true;
+  return false;
+}
+
+const DiagnosisKindInfo& KindInfo(Diagnosis::Kind kind) {
+  for (const DiagnosisKindInfo& info : kDiagnosisKinds) {
+    if (info.kind == kind) return info;
+  }
+  return kDiagnosisKinds.back();
+}
+
+const char* DiagnosisKindName(Diagnosis::Kind kind) {
+  return KindInfo(kind).name;
+}
+
+bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
+  for (const DiagnosisKindInfo& info : kDiagnosisKinds) {
+    if (name == info.name) {
+      *out = info.kind;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace samebits::harness

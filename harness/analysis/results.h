@@ -2,6 +2,7 @@
 // the analysis concluded. The store persists it, the reports export it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,16 +10,39 @@
 
 namespace samebits::harness {
 
-// Result codes in the manner of LLVM lit: each knows whether it fails a run.
+// Result codes in the manner of LLVM lit: each knows whether it fails a run
+// (kResultCodes below).
 enum class ResultCode : uint8_t {
   kPass,         // every step matched
   kFail,         // a hash differs (from another configuration or the reference)
-  kXFail,        // expected to fail, and did
-  kXPass,        // expected to fail, but passed (a failure)
   kUnsupported,  // a feature this machine lacks (an ISA); not a failure
   kUnresolved,   // the child crashed, was killed, printed garbage or no `done`
   kTimeout,      // the child ran past its timeout and was killed
 };
+
+// What a result code is, as data: its stable name (stored, exported), a
+// label for a person, and whether it fails a run.
+struct ResultCodeInfo {
+  ResultCode code;
+  const char* name;   // "PASS"
+  const char* label;  // "every step matched"
+  bool failure;
+};
+
+// Every result code, in the order summaries and reports list them. As in
+// lit, an unsupported feature does not fail a run. (lit's XFAIL and XPASS
+// are not here: nothing in a suite declares an expected failure, because a
+// configuration that is expected to differ breaks the contract.)
+inline constexpr std::array<ResultCodeInfo, 5> kResultCodes = {{
+    {ResultCode::kPass, "PASS", "every step matched", false},
+    {ResultCode::kFail, "FAIL", "a hash differs", true},
+    {ResultCode::kUnsupported, "UNSUPPORTED", "this machine lacks a feature or file", false},
+    {ResultCode::kUnresolved, "UNRESOLVED", "the child crashed or broke the protocol", true},
+    {ResultCode::kTimeout, "TIMEOUT", "the child ran past its timeout", true},
+}};
+
+// Returns the code's row of kResultCodes.
+const ResultCodeInfo& CodeInfo(ResultCode code);
 const char* ResultCodeName(ResultCode code);  // "PASS", "FAIL", ...
 bool IsFailure(ResultCode code);
 
@@ -122,6 +146,30 @@ struct Diagnosis {
   std::vector<std::string> details;  // what to do next, what differs
   std::vector<Divergence> divergences;
 };
+
+// What a diagnosis kind is, as data: its stable name (the one the store
+// records and the JSON report exports), a title for a person, and its
+// severity: when a run shows several findings, the most severe (lowest)
+// leads the diagnosis and the others follow as "Also: ...".
+struct DiagnosisKindInfo {
+  Diagnosis::Kind kind;
+  const char* name;   // "identity-broken"
+  const char* title;  // "Identity broken"
+  int severity;       // 0 most severe
+};
+
+// Every diagnosis kind, most severe first.
+inline constexpr std::array<DiagnosisKindInfo, 6> kDiagnosisKinds = {{
+    {Diagnosis::Kind::kIdentityBroken, "identity-broken", "Identity broken", 0},
+    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 1},
+    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 2},
+    {Diagnosis::Kind::kNoReference, "no-reference", "No reference", 3},
+    {Diagnosis::Kind::kChildFailures, "child-failures", "Children failed", 4},
+    {Diagnosis::Kind::kAllAgree, "all-agree", "All configurations agree", 5},
+}};
+
+// Returns the kind's row of kDiagnosisKinds.
+const DiagnosisKindInfo& KindInfo(Diagnosis::Kind kind);
 
 // Returns the diagnosis kind's stable name ("all-agree", "identity-broken",
 // ...), the one the store records and the JSON report exports.

@@ -42,8 +42,9 @@ std::string FormatSummary(const RunResult& run, bool diagnose) {
   std::snprintf(elapsed, sizeof elapsed, "%.1f", run.elapsed_ms / 1000.0);
   out << "Run " << run.run_id << ": " << run.cells.size() << " cells in " << elapsed << " s\n";
   for (const auto& [code, count] : CountByCode(run)) {
-    char line[64];
-    std::snprintf(line, sizeof line, "  %-12s: %d\n", ResultCodeName(code), count);
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-12s: %d  (%s)\n", CodeInfo(code).name, count,
+                  CodeInfo(code).label);
     out << line;
   }
   // Why cells were not run, once per reason: a missing real checkpoint must

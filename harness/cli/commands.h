@@ -96,7 +96,4 @@ std::unique_ptr<store::Store> OpenStore(const std::string& db_path);
 // Returns the run named by `which` ("latest" or an id). Throws UsageError.
 harness::RunResult LoadRunArgument(store::Store& store, const std::string& which);
 
-// Returns the current time as ISO 8601 UTC ("2026-11-29T23:10:28Z").
-std::string NowUtc();
-
 }  // namespace samebits::cli

@@ -19,7 +19,8 @@ struct RunFlags {
 };
 
 int Run(const RunFlags& flags) {
-  const std::vector<runner::Cell> cells = SelectCells(flags.matrix);
+  const runner::MatrixRunOptions options = RunOptionsFor(flags.matrix);
+  const std::vector<runner::Cell> cells = runner::SelectCells(options.selection);
   if (flags.list) {
     for (const runner::Cell& c : cells) {
       std::printf("%s%s%s\n", runner::CellLabel(c).c_str(), c.supported ? "" : "  (UNSUPPORTED: ",
@@ -28,8 +29,8 @@ int Run(const RunFlags& flags) {
     return 0;
   }
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
-  harness::RunResult run = RunMatrix(flags.matrix, cells, flags.trace, flags.quiet);
-  RefuseUnrunnableSelection(run);
+  harness::RunResult run = runner::RunMatrix(options, cells, flags.trace, flags.quiet);
+  runner::RefuseUnrunnableSelection(run);
   harness::JudgeOptions judge = JudgeOptionsFor(run, flags.matrix);
   Judge(run, judge);
   run.run_id = store->SaveRun(run);
@@ -48,6 +49,7 @@ CommandSpec Setup(CLI::App& app) {
       "engine, and stores every output's hashes in the database.");
   AddMatrixFlags(sub, &flags->matrix);
   AddDumpFlag(sub, &flags->matrix);
+  RequireExistingReferencesDir(sub);
   sub->add_flag("--list", flags->list, "Prints the selected cells without running them.");
   sub->add_flag("--trace", flags->trace,
                 "Asks every child for activation traces (slow; stored with the run).");

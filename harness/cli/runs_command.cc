@@ -4,6 +4,7 @@
 
 #include "harness/analysis/summary.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
 
 namespace samebits::cli {
 namespace {
@@ -22,12 +23,12 @@ int ListRuns(const RunsFlags& flags) {
     std::printf("no runs yet (make one with `samebits run`)\n");
     return 0;
   }
-  std::printf("%6s  %-20s  %-6s  %8s  %s\n", "RUN", "STARTED", "STATUS", "SECONDS", "CELLS");
+  std::printf("%6s  %-20s  %-9s  %8s  %s\n", "RUN", "STARTED", "STATUS", "SECONDS", "CELLS");
   for (const store::RunSummary& r : runs) {
     std::string counts;
     for (const auto& [code, n] : r.counts)
       counts += (counts.empty() ? "" : ", ") + code + " " + std::to_string(n);
-    std::printf("%6lld  %-20s  %-6s  %8.1f  %s\n", static_cast<long long>(r.id),
+    std::printf("%6lld  %-20s  %-9s  %8.1f  %s\n", static_cast<long long>(r.id),
                 r.started_at.c_str(), r.status.c_str(), r.elapsed_ms / 1000.0, counts.c_str());
     if (!r.headline.empty()) std::printf("        %s\n", r.headline.c_str());
   }
@@ -46,7 +47,9 @@ CommandSpec SetupRuns(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("runs", "Lists the stored runs, newest first.");
   sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
       ->type_name("PATH");
-  sub->add_option("-n,--limit", flags->limit, "Lists at most N runs (default 20).")->type_name("N");
+  sub->add_option("-n,--limit", flags->limit, "Lists at most N runs (default 20).")
+      ->type_name("N")
+      ->check(WholeNumberInRange(1, 1000000));
   sub->footer("Examples:\n  samebits runs\n  samebits runs -n 5 --db /tmp/experiment.db");
   return {sub, [flags] { return ListRuns(*flags); }};
 }

@@ -1,3 +1,4 @@
+// The table of report formats (exporter.h).
 #include "harness/report/exporter.h"
 
 #include <ostream>
@@ -5,15 +6,40 @@
 
 namespace samebits::harness::report {
 
+// Each format's factory, defined in its <name>_exporter.cc.
+std::unique_ptr<Exporter> MakeMarkdownExporter();
+std::unique_ptr<Exporter> MakeHtmlExporter();
+std::unique_ptr<Exporter> MakeJsonExporter();
+std::unique_ptr<Exporter> MakeJunitExporter();
+
+namespace {
+
+struct Format {
+  const char* name;   // as given to `--format`
+  const char* alias;  // another accepted name, or nullptr
+  std::unique_ptr<Exporter> (*make)();
+};
+
+// Every format, in the order `--format` documents them.
+constexpr Format kFormats[] = {
+    {"md", "markdown", MakeMarkdownExporter},
+    {"html", nullptr, MakeHtmlExporter},
+    {"json", nullptr, MakeJsonExporter},
+    {"junit", nullptr, MakeJunitExporter},
+};
+
+}  // namespace
+
 std::vector<std::string> ReportFormats() {
-  return {"md", "html", "json", "junit"};
+  std::vector<std::string> names;
+  for (const Format& f : kFormats) names.push_back(f.name);
+  return names;
 }
 
 std::unique_ptr<Exporter> MakeExporter(std::string_view format) {
-  if (format == "md" || format == "markdown") return MakeMarkdownExporter();
-  if (format == "html") return MakeHtmlExporter();
-  if (format == "json") return MakeJsonExporter();
-  if (format == "junit") return MakeJunitExporter();
+  for (const Format& f : kFormats) {
+    if (format == f.name || (f.alias != nullptr && format == f.alias)) return f.make();
+  }
   std::string known;
   for (const std::string& f : ReportFormats()) known += (known.empty() ? "" : ", ") + f;
   throw std::invalid_argument("unknown report format '" + std::string(format) +

@@ -3,6 +3,10 @@
 // junit_exporter.cc). Each format formats the same `ReportModel`, so they
 // agree on what happened; every string from outside is escaped for its
 // format (harness/report/escape.h).
+//
+// Adding a format touches two files: a new <name>_exporter.cc defining
+// `std::unique_ptr<Exporter> Make<Name>Exporter()`, and one row in the
+// table kFormats in exporter.cc (which declares the factory).
 #pragma once
 
 #include <iosfwd>
@@ -26,12 +30,6 @@ class Exporter {
   // Writes the report of `model` to `out`.
   virtual void Write(const ReportModel& model, std::ostream& out) const = 0;
 };
-
-// Returns a new exporter for each format.
-std::unique_ptr<Exporter> MakeMarkdownExporter();
-std::unique_ptr<Exporter> MakeHtmlExporter();
-std::unique_ptr<Exporter> MakeJsonExporter();
-std::unique_ptr<Exporter> MakeJunitExporter();
 
 // Returns the exporter for `format` ("md" or "markdown", "html", "json",
 // "junit"). Throws std::invalid_argument naming the format and the known ones.

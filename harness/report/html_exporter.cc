@@ -24,8 +24,8 @@ td.missing { background: #bbb; }
 td.first { outline: 3px solid #111; outline-offset: -3px; }
 table.matrix td { min-width: 14px; height: 16px; padding: 0; }
 table.matrix th.config { text-align: left; }
-.code-PASS, .code-XFAIL { color: #17692e; } .code-UNSUPPORTED { color: #666; }
-.code-FAIL, .code-XPASS, .code-UNRESOLVED, .code-TIMEOUT { color: #a31515; font-weight: bold; }
+.code-PASS { color: #17692e; } .code-UNSUPPORTED { color: #666; }
+.code-FAIL, .code-UNRESOLVED, .code-TIMEOUT { color: #a31515; font-weight: bold; }
 pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; }
 )css";

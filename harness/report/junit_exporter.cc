@@ -1,8 +1,8 @@
 // The JUnit XML report, the format CI systems display: one <testsuite> per
-// (checkpoint, scenario), one <testcase> per configuration. FAIL and XPASS
-// are <failure> (the numbers are wrong), UNRESOLVED and TIMEOUT are <error>
-// (the child did not give an answer), UNSUPPORTED is <skipped>; PASS and
-// XFAIL are passing cases. Everything from outside is XML-escaped with the
+// (checkpoint, scenario), one <testcase> per configuration. FAIL is
+// <failure> (the numbers are wrong), UNRESOLVED and TIMEOUT are <error>
+// (the child did not give an answer), UNSUPPORTED is <skipped>; PASS is a
+// passing case. Everything from outside is XML-escaped with the
 // control characters XML 1.0 forbids removed, because one stray byte in a
 // stderr tail would make the whole file unreadable to the CI system.
 #include <cstdio>
@@ -20,10 +20,8 @@ enum class Outcome { kPassed, kFailure, kError, kSkipped };
 Outcome OutcomeOf(ResultCode code) {
   switch (code) {
     case ResultCode::kPass:
-    case ResultCode::kXFail:
       return Outcome::kPassed;
     case ResultCode::kFail:
-    case ResultCode::kXPass:
       return Outcome::kFailure;
     case ResultCode::kUnresolved:
     case ResultCode::kTimeout:

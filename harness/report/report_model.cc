@@ -1,6 +1,6 @@
 #include "harness/report/report_model.h"
 
-#include "harness/analysis/judge.h"
+#include "harness/analysis/verdict.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -167,21 +167,7 @@ ReportModel BuildReportModel(const RunResult& run, const ReportOptions& options)
 }
 
 const char* DiagnosisKindTitle(Diagnosis::Kind kind) {
-  switch (kind) {
-    case Diagnosis::Kind::kAllAgree:
-      return "All configurations agree";
-    case Diagnosis::Kind::kIdentityBroken:
-      return "Identity broken";
-    case Diagnosis::Kind::kMathLibraryDiffers:
-      return "Math library differs";
-    case Diagnosis::Kind::kCodeChanged:
-      return "Code changed the numbers";
-    case Diagnosis::Kind::kNoReference:
-      return "No reference";
-    case Diagnosis::Kind::kChildFailures:
-      return "Children failed";
-  }
-  return "Unknown";
+  return KindInfo(kind).title;
 }
 
 std::string FormatMs(double ms) {

@@ -74,9 +74,13 @@ struct ReportOptions {
   bool read_dumps = true;
 };
 
-inline constexpr std::array<ResultCode, 7> kAllResultCodes = {
-    ResultCode::kPass,        ResultCode::kFail,       ResultCode::kXFail,  ResultCode::kXPass,
-    ResultCode::kUnsupported, ResultCode::kUnresolved, ResultCode::kTimeout};
+// The result codes in report order: the order of the table kResultCodes
+// (harness/analysis/results.h).
+inline constexpr std::array<ResultCode, kResultCodes.size()> kAllResultCodes = [] {
+  std::array<ResultCode, kResultCodes.size()> codes{};
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = kResultCodes[i].code;
+  return codes;
+}();
 
 struct ReportModel {
   const RunResult* run = nullptr;

@@ -120,10 +120,10 @@ void ConsoleProgress::Tick(const std::string& slowest, double slowest_seconds) {
 
 void ConsoleProgress::Draw() {
   std::string counts;
-  for (int c = 0; c < 7; ++c) {
-    if (counts_[c] == 0) continue;
-    counts += " " + std::string(harness::ResultCodeName(static_cast<harness::ResultCode>(c))) +
-              " " + std::to_string(counts_[c]);
+  for (const harness::ResultCodeInfo& info : harness::kResultCodes) {
+    const int n = counts_[static_cast<int>(info.code)];
+    if (n == 0) continue;
+    counts.append(" ").append(info.name).append(" ").append(std::to_string(n));
   }
   std::fprintf(out_, "\r\033[K[%d/%d]%s", done_, total_, counts.c_str());
   if (!slowest_.empty() && done_ < total_) {

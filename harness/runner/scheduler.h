@@ -54,7 +54,7 @@ class ConsoleProgress : public ProgressSink {
   bool terminal_;
   int done_ = 0;
   int total_ = 0;
-  int counts_[8] = {};
+  int counts_[harness::kResultCodes.size()] = {};  // by ResultCode
   std::string slowest_;
   double slowest_seconds_ = 0;
   bool drawn_ = false;

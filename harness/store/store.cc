@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/protocol/records.h"
+#include "harness/analysis/verdict.h"
 #include "harness/store/schema.h"
 
 namespace samebits::store {
@@ -149,14 +150,11 @@ int64_t Store::SaveRun(const RunResult& run) {
           s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
           s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
         });
-    bool failed = false;
-    for (const CellResult& cell : run.cells) failed = failed || harness::IsFailure(cell.code);
-    if (run.diagnosis.kind != Diagnosis::Kind::kAllAgree) failed = true;
     Statement insert_run = db.Prepare(
         "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count, "
         "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
-    insert_run.Bind(4, failed ? "FAIL" : "PASS").Bind(5, static_cast<int64_t>(run.cells.size()));
+    insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run))).Bind(5, static_cast<int64_t>(run.cells.size()));
     insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
     insert_run.Bind(8, run.command);
     insert_run.Run();

@@ -22,7 +22,7 @@ struct RunSummary {
   int64_t id = 0;
   std::string started_at;
   double elapsed_ms = 0;
-  std::string status;  // "PASS" or "FAIL"
+  std::string status;  // harness::VerdictName: "PASS", "FAIL" or "UNCHECKED"
   std::string diagnosis_kind;
   std::string headline;
   std::string command;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,12 +23,25 @@ using testing::SamebitsProgram;
 using testing::TempDir;
 using testing::WriteFile;
 
+// Returns the outcome of `samebits ARGV...` in a controlled environment.
+ChildOutcome RunSamebits(const std::vector<std::string>& argv) {
+  runner::ChildSpec spec;
+  spec.program = SamebitsProgram();
+  spec.args = argv;
+  spec.env = runner::ChildEnvironment({});
+  spec.timeout_seconds = 120;
+  return runner::RunChild(spec);
+}
+
 // A sandbox: scenarios, references and a database in a temporary folder.
 class Sandbox {
  public:
   Sandbox() {
     WriteFile(dir_.File("scenarios/classic.json"), "{}\n");
     WriteFile(dir_.File("scenarios/long.json"), "{}\n");
+    // An empty references folder: a --references-dir that does not exist
+    // is refused (exit 2).
+    std::filesystem::create_directories(dir_.File("references"));
   }
   // Runs samebits with the sandbox's folders and the fake engine.
   ChildOutcome Run(const std::string& command, std::vector<std::string> args,
@@ -56,12 +71,27 @@ class Sandbox {
       argv.push_back(dir_.File("references"));
     }
     argv.insert(argv.end(), args.begin(), args.end());
-    runner::ChildSpec spec;
-    spec.program = SamebitsProgram();
-    spec.args = argv;
-    spec.env = runner::ChildEnvironment({});
-    spec.timeout_seconds = 120;
-    return runner::RunChild(spec);
+    return RunSamebits(argv);
+  }
+  // Runs `samebits COMMAND` with the fake engine, the sandbox's folders and
+  // database, one checkpoint and scenario, and then `args`, each option
+  // given once (a second value of a single-value option is itself an error).
+  // `command` may be two words ("reference generate").
+  ChildOutcome RunOnce(const std::string& command, const std::vector<std::string>& args) const {
+    std::vector<std::string> argv;
+    for (size_t at = 0; at <= command.size();) {
+      const size_t space = std::min(command.find(' ', at), command.size());
+      argv.push_back(command.substr(at, space - at));
+      at = space + 1;
+    }
+    const std::vector<std::string> common = {"-q",          "--engine",
+                                             FakeEngine(), "--checkpoint", "fake:ok",
+                                             "--scenario", "classic",     "--scenarios-dir",
+                                             dir_.File("scenarios"),       "--db",
+                                             db()};
+    argv.insert(argv.end(), common.begin(), common.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunSamebits(argv);
   }
   std::string db() const { return dir_.File("db/samebits.db"); }
   const TempDir& dir() const { return dir_; }
@@ -233,6 +263,96 @@ TEST(Cli, AnotherMathLibraryIsDiagnosedAsSuch) {
             std::string::npos);
   EXPECT_NE(judged.stdout_text.find("glibc 2.36 (fingerprint 00000000000000bb)"),
             std::string::npos);
+}
+
+// Every numeric option is checked when the command line is parsed: a value
+// out of range is refused with a message naming the option, exit 2, and
+// nothing runs or is stored. (Before, `--timeout nan` switched the deadline
+// off, `--timeout inf` killed every child at once, `-j 0` and `-j -3` meant
+// "the number of cores", and `runs -n 0` said "no runs yet".)
+TEST(Cli, NumericOptionsOutOfRangeAreRefusedAtParseTime) {
+  Sandbox box;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> refused = {
+      {"--timeout", {"--timeout", "nan"}},  {"--timeout", {"--timeout", "inf"}},
+      {"--timeout", {"--timeout", "-inf"}}, {"--timeout", {"--timeout", "0"}},
+      {"--timeout", {"--timeout", "-5"}},   {"--timeout", {"--timeout", "1e300"}},
+      {"--timeout", {"--timeout", "5s"}},   {"--jobs", {"-j", "0"}},
+      {"--jobs", {"-j", "-3"}},             {"--jobs", {"-j", "100000"}},
+      {"--threads", {"--threads", "0"}},    {"--threads", {"--threads", "2,-1"}},
+  };
+  const std::string refs = box.dir().File("references");
+  for (const char* command : {"run", "gate"}) {
+    for (const auto& [option, args] : refused) {
+      std::vector<std::string> argv = {"--config", "reference", "--references-dir", refs};
+      argv.insert(argv.end(), args.begin(), args.end());
+      const ChildOutcome out = box.RunOnce(command, argv);
+      EXPECT_EQ(Exit(out), 2) << command << " " << args[0] << " " << args[1] << "\n"
+                              << out.stdout_text << out.stderr_tail;
+      EXPECT_NE(out.stderr_tail.find(option + ": '" +
+                                     args.back().substr(args.back().find(',') + 1) + "'"),
+                std::string::npos)
+          << command << " " << args[1] << ": " << out.stderr_tail;
+    }
+  }
+  EXPECT_EQ(box.Run("runs", {}).stdout_text, "no runs yet (make one with `samebits run`)\n");
+  // The same options with values in range are accepted (negative control).
+  const ChildOutcome accepted =
+      box.RunOnce("run", {"--config", "reference,cpu-t2", "--references-dir", refs, "--timeout",
+                          "0.5e2", "-j", "1", "--threads", "2"});
+  EXPECT_EQ(Exit(accepted), 0) << accepted.stderr_tail;
+  for (const char* n : {"0", "-1", "many"}) {
+    const ChildOutcome out = box.Run("runs", {"-n", n});
+    EXPECT_EQ(Exit(out), 2) << n << ": " << out.stdout_text;
+    EXPECT_NE(out.stderr_tail.find("--limit"), std::string::npos) << out.stderr_tail;
+    EXPECT_EQ(out.stdout_text.find("no runs yet"), std::string::npos) << out.stdout_text;
+  }
+  EXPECT_EQ(Exit(box.Run("runs", {"-n", "1"})), 0);
+}
+
+// A references folder that does not exist is a run that cannot be made
+// (exit 2), not a failed check (exit 1); `reference generate` creates it.
+TEST(Cli, AReferencesDirThatDoesNotExistExitsTwo) {
+  Sandbox box;
+  const std::string missing = box.dir().File("no-such-references");
+  for (const char* command : {"run", "gate"}) {
+    const ChildOutcome out =
+        box.RunOnce(command, {"--config", "reference", "--references-dir", missing});
+    EXPECT_EQ(Exit(out), 2) << command << "\n" << out.stdout_text << out.stderr_tail;
+    EXPECT_NE(out.stderr_tail.find("no such folder: " + missing), std::string::npos)
+        << out.stderr_tail;
+  }
+  EXPECT_EQ(Exit(box.Run("reference", {"show", "--references-dir", missing})), 2);
+  EXPECT_EQ(box.Run("runs", {}).stdout_text, "no runs yet (make one with `samebits run`)\n");
+  const ChildOutcome made =
+      box.RunOnce("reference generate", {"--config", "reference", "--references-dir", missing});
+  EXPECT_EQ(Exit(made), 0) << made.stderr_tail;
+  EXPECT_FALSE(ReadFile(missing + "/portable.txt").empty());
+}
+
+// A gate in which every cell was UNSUPPORTED checked nothing: it exits 2,
+// and the run is stored as UNCHECKED, not PASS (one rule, RunVerdict).
+TEST(Cli, ARunThatCheckedNothingIsStoredAsUnchecked) {
+  Sandbox box;
+  // The configurations of ISAs this machine lacks (at least cpu-neon or
+  // the x86 ones).
+  std::string unsupported;
+  const ChildOutcome listed = box.Run("run", {"--list", "--scenario", "classic"});
+  for (const char* isa : {"cpu-neon", "cpu-avx512", "cpu-avx2"}) {
+    if (listed.stdout_text.find(std::string("fake:ok classic ") + isa + "  (UNSUPPORTED") !=
+        std::string::npos) {
+      unsupported += (unsupported.empty() ? "" : ",") + std::string(isa);
+    }
+  }
+  ASSERT_FALSE(unsupported.empty()) << listed.stdout_text;
+  const ChildOutcome nothing = box.Run("gate", {"-q", "--config", unsupported});
+  EXPECT_EQ(Exit(nothing), 2) << nothing.stdout_text << nothing.stderr_tail;
+  EXPECT_NE(nothing.stdout_text.find("Nothing was checked"), std::string::npos)
+      << nothing.stdout_text;
+  const ChildOutcome runs = box.Run("runs", {"-n", "1"});
+  EXPECT_NE(runs.stdout_text.find(" UNCHECKED "), std::string::npos) << runs.stdout_text;
+  EXPECT_EQ(runs.stdout_text.find(" PASS "), std::string::npos) << runs.stdout_text;
+  // Gating the stored run again gives the same verdict.
+  EXPECT_EQ(Exit(box.Run("gate", {"-q", "--run", "latest"})), 2);
 }
 
 TEST(Cli, ACorruptDatabaseIsRefusedAndLeftUntouched) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/verdict.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::harness {

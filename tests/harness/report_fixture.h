@@ -13,7 +13,7 @@ namespace samebits::harness::report::testing {
 inline constexpr const char* kHostileCheckpoint = "<script>alert(1)</script>\"quoted' & co";
 
 // Returns a run with PASS, FAIL (cpu-t3 diverges at step 3 and has a raw
-// dump), XFAIL, XPASS, UNSUPPORTED, UNRESOLVED (a stderr tail with <, &,
+// dump), UNSUPPORTED, UNRESOLVED (a stderr tail with <, &,
 // quotes and a control character) and TIMEOUT cells, diagnosed as identity
 // broken. Its dumps are written by `WriteMixedRunDumps`.
 RunResult MixedRun();

@@ -164,9 +164,9 @@ TEST(JsonReport, ParsesAndCarriesSchemaVersionAndEveryCell) {
   EXPECT_EQ(j.at("diagnosis").at("kind"), "identity-broken");
   ASSERT_EQ(j.at("cells").size(), run.cells.size());
   EXPECT_EQ(j.at("cells")[0].at("checkpoint"), "synthetic:tiny");
-  EXPECT_EQ(j.at("cells")[5].at("checkpoint"), testing::kHostileCheckpoint);
+  EXPECT_EQ(j.at("cells")[4].at("checkpoint"), testing::kHostileCheckpoint);
   // JSON carries control characters escaped (\u0001), so the tail stays whole.
-  EXPECT_NE(j.at("cells")[6].at("stderr_tail").get<std::string>().find('\x01'), std::string::npos);
+  EXPECT_NE(j.at("cells")[5].at("stderr_tail").get<std::string>().find('\x01'), std::string::npos);
   EXPECT_EQ(j.at("cells")[2].at("steps")[3].at("xxh3_64").get<std::string>().size(), 16u);
   int total = 0;
   for (const auto& [code, n] : j.at("counts").items()) total += n.get<int>();
@@ -176,9 +176,9 @@ TEST(JsonReport, ParsesAndCarriesSchemaVersionAndEveryCell) {
 
 TEST(JsonReport, InvalidUtf8FromAChildBecomesReplacementCharacters) {
   RunResult run = testing::MixedRun();
-  run.cells[6].stderr_tail = "bad \xff\xfe bytes";
+  run.cells[5].stderr_tail = "bad \xff\xfe bytes";
   const auto j = nlohmann::json::parse(Export(run, "json"));
-  EXPECT_EQ(j.at("cells")[6].at("stderr_tail"), "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes");
+  EXPECT_EQ(j.at("cells")[5].at("stderr_tail"), "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes");
 }
 
 TEST(JunitReport, IsWellFormedAndCountsAddUp) {
@@ -186,8 +186,8 @@ TEST(JunitReport, IsWellFormedAndCountsAddUp) {
   ASSERT_FALSE(elements.empty());
   const XmlElement& root = elements[0];
   EXPECT_EQ(root.name, "testsuites");
-  EXPECT_EQ(root.attributes.at("tests"), "9");
-  EXPECT_EQ(root.attributes.at("failures"), "2");  // FAIL and XPASS
+  EXPECT_EQ(root.attributes.at("tests"), "7");
+  EXPECT_EQ(root.attributes.at("failures"), "1");  // FAIL
   EXPECT_EQ(root.attributes.at("errors"), "2");    // UNRESOLVED and TIMEOUT
   EXPECT_EQ(root.attributes.at("skipped"), "1");   // UNSUPPORTED
   std::map<std::string, int> seen;
@@ -200,9 +200,9 @@ TEST(JunitReport, IsWellFormedAndCountsAddUp) {
     }
   }
   EXPECT_EQ(suites, 2);
-  EXPECT_EQ(suite_tests, 9);
-  EXPECT_EQ(seen["testcase"], 9);
-  EXPECT_EQ(seen["failure"], 2);
+  EXPECT_EQ(suite_tests, 7);
+  EXPECT_EQ(seen["testcase"], 7);
+  EXPECT_EQ(seen["failure"], 1);
   EXPECT_EQ(seen["error"], 2);
   EXPECT_EQ(seen["skipped"], 1);
 }

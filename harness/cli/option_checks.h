@@ -1,0 +1,22 @@
+// Parse-time checks of option values. Each refuses a value with a message
+// naming the option and the range (CLI11 prints it; the program exits 2),
+// so no command starts with a number it cannot honour: a NaN timeout that
+// would switch the deadline off, an infinite one that would kill every
+// child at once, zero or negative counts. The checks have no description,
+// so they leave `--help` as it is.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace samebits::cli {
+
+// Accepts a finite number of seconds above 0 and at most `max_seconds`.
+CLI::Validator SecondsInRange(double max_seconds);
+
+// Accepts a whole number from `min` to `max`.
+CLI::Validator WholeNumberInRange(long long min, long long max);
+
+// Accepts the path of an existing folder.
+CLI::Validator ExistingFolder();
+
+}  // namespace samebits::cli

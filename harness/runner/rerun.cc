@@ -1,0 +1,146 @@
+// The gate's rerun policy (rerun.h).
+#include "harness/runner/rerun.h"
+
+#include <cstdio>
+#include <set>
+
+#include "harness/runner/cell_runner.h"
+
+namespace samebits::runner {
+namespace {
+
+// Returns whether two step sequences are the same outputs (every index and
+// hash), so a rerun's dump or trace stands for the stored cell.
+bool SameSteps(const std::vector<harness::StepRecord>& a,
+               const std::vector<harness::StepRecord>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].index != b[i].index || a[i].xxh3_64 != b[i].xxh3_64 || a[i].fnv1a64 != b[i].fnv1a64)
+      return false;
+  }
+  return true;
+}
+
+bool BothPass(const harness::CellResult (&rerun)[2]) {
+  return rerun[0].code == harness::ResultCode::kPass && rerun[1].code == harness::ResultCode::kPass;
+}
+
+// One diverging pair to rerun: its two stored cells, and what to ask for.
+struct RerunPair {
+  harness::CellResult* cells[2] = {nullptr, nullptr};
+  bool dump = false;
+};
+
+// Returns the pair's two cells in `run`, or nulls when one side is a
+// reference file rather than a cell.
+RerunPair FindPair(harness::RunResult& run, const harness::Divergence& d) {
+  RerunPair pair;
+  for (harness::CellResult& c : run.cells) {
+    if (c.checkpoint != d.checkpoint || c.scenario != d.scenario) continue;
+    if (c.config.name == d.config_a) pair.cells[0] = &c;
+    if (c.config.name == d.config_b) pair.cells[1] = &c;
+  }
+  if (pair.cells[0] != nullptr && pair.cells[1] != nullptr) {
+    pair.dump = pair.cells[0]->dump_path.empty() || pair.cells[1]->dump_path.empty();
+  }
+  return pair;
+}
+
+// Keeps the rerun's dumps for cells whose outputs it reproduced.
+void AdoptDumps(const RerunPair& pair, const harness::CellResult (&rerun)[2],
+                const std::string& root) {
+  for (int k = 0; k < 2; ++k) {
+    harness::CellResult& cell = *pair.cells[k];
+    if (rerun[k].dump_path.empty()) {
+      std::fprintf(stderr, "  the engine wrote no whole logit dump for %s\n",
+                   cell.config.name.c_str());
+    } else if (SameSteps(rerun[k].steps, cell.steps)) {
+      cell.dump_path = StoredDumpPath(rerun[k].dump_path, root);
+    } else {
+      std::fprintf(stderr,
+                   "  the rerun of %s printed other outputs than the run (the engine differs "
+                   "from run to run); its logit dump is not used\n",
+                   cell.config.name.c_str());
+    }
+  }
+}
+
+// Reruns one pair; returns false (having said why) when a rerun failed.
+bool RerunPairOnce(const RerunPair& pair, RunnerOptions options, const MatrixRunOptions& run_options,
+                   const std::vector<Cell>& selected, bool trace,
+                   harness::CellResult (&rerun)[2]) {
+  if (!pair.dump) options.dump_dir.clear();
+  auto run_both = [&] {
+    for (int k = 0; k < 2; ++k) {
+      rerun[k] = RunCell(CellForResult(*pair.cells[k], run_options.selection, selected), options);
+    }
+  };
+  run_both();
+  if (!BothPass(rerun) && trace && pair.dump) {
+    // An engine that cannot dump must still name the diverging layer.
+    std::fprintf(stderr, "  the rerun with logit dumps failed; tracing without them\n");
+    options.dump_dir.clear();
+    run_both();
+  }
+  if (!BothPass(rerun)) {
+    std::fprintf(stderr, "  the rerun failed: %s%s\n", rerun[0].message.c_str(),
+                 rerun[1].message.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::map<std::string, harness::TraceDifference> RerunDivergences(
+    harness::RunResult& run, const MatrixRunOptions& run_options,
+    const std::vector<Cell>& selected, bool trace, bool quiet) {
+  std::map<std::string, harness::TraceDifference> out;
+  RunnerOptions options;
+  options.engine = EnginePath(run_options);
+  options.timeout_seconds = run_options.timeout_seconds * (trace ? 4 : 1);  // traces are slower
+  options.trace = trace;
+  std::set<std::string> done;
+  for (const harness::Divergence& d : run.diagnosis.divergences) {
+    const std::string key = harness::TraceKey(d.checkpoint, d.scenario, d.config_a, d.config_b);
+    if (done.count(key) != 0 || static_cast<int>(done.size()) >= kMaxReruns) continue;
+    const RerunPair pair = FindPair(run, d);
+    if (pair.cells[0] == nullptr || pair.cells[1] == nullptr) continue;  // a reference file
+    if (!trace && !pair.dump) continue;
+    done.insert(key);
+    if (pair.dump && options.dump_dir.empty()) {
+      options.dump_dir = NewDumpDirectory(run_options.dump_parent);
+    }
+    if (!quiet) {
+      std::fprintf(stderr, "rerunning %s %s: %s and %s (%s)\n", d.checkpoint.c_str(),
+                   d.scenario.c_str(), d.config_a.c_str(), d.config_b.c_str(),
+                   trace && pair.dump ? "traces, logit dumps"
+                   : trace            ? "traces"
+                                      : "logit dumps");
+    }
+    harness::CellResult rerun[2];
+    if (!RerunPairOnce(pair, options, run_options, selected, trace, rerun)) continue;
+    if (pair.dump) AdoptDumps(pair, rerun, run_options.selection.root);
+    if (!trace) continue;
+    for (int k = 0; k < 2; ++k) pair.cells[k]->traces = rerun[k].traces;
+    if (auto diff = harness::FirstTraceDifference(rerun[0].traces, rerun[1].traces)) {
+      out[key] = *diff;
+    }
+  }
+  return out;
+}
+
+void JudgeWithReruns(harness::RunResult& run, harness::JudgeOptions judge,
+                     const MatrixRunOptions& options, const std::vector<Cell>& selected,
+                     bool trace, bool quiet) {
+  harness::Judge(run, judge);
+  if (run.diagnosis.kind != harness::Diagnosis::Kind::kIdentityBroken) return;
+  std::map<std::string, harness::TraceDifference> traced =
+      RerunDivergences(run, options, selected, trace, quiet);
+  if (!trace) return;
+  judge.trace_differences = std::move(traced);
+  judge.traced = true;
+  harness::Judge(run, judge);
+}
+
+}  // namespace samebits::runner

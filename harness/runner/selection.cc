@@ -1,0 +1,154 @@
+// Cell selection (selection.h).
+#include "harness/runner/selection.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+
+#include "harness/runner/machine.h"
+#include "harness/runner/run_error.h"
+#include "harness/runner/suite.h"
+
+namespace samebits::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ScenariosDir(const Selection& s) {
+  return s.scenarios_dir.empty() ? s.project_scenarios : s.scenarios_dir;
+}
+
+// Returns the scenario files of the folder (not its suite file), sorted.
+std::vector<std::string> FolderScenarios(const std::string& dir) {
+  std::vector<std::string> all;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().extension() == ".json" && e.path().filename() != kSuiteFileName) {
+        all.push_back(e.path().string());
+      }
+    }
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+// Returns the scenario files the selection names (every one in the folder
+// when it names none). Throws RunError for a name the folder lacks.
+std::vector<std::string> ScenarioFiles(const Selection& s) {
+  const std::string dir = ScenariosDir(s);
+  const std::vector<std::string> all = FolderScenarios(dir);
+  if (s.scenarios.empty()) {
+    if (all.empty()) {
+      throw RunError("no scenarios: " + dir +
+                     " holds no *.json files (pass --scenarios-dir or --scenario FILE)");
+    }
+    return all;
+  }
+  std::vector<std::string> chosen;
+  std::error_code ec;
+  for (const std::string& name : s.scenarios) {
+    if (name.find('/') != std::string::npos || (name.size() > 5 && name.ends_with(".json"))) {
+      if (!fs::is_regular_file(name, ec)) throw RunError("--scenario: no such file " + name);
+      chosen.push_back(name);
+      continue;
+    }
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const std::string& f) { return ScenarioName(f) == name; });
+    if (it == all.end()) {
+      std::string known;
+      for (const std::string& f : all) known += (known.empty() ? "" : ", ") + ScenarioName(f);
+      throw RunError(
+          "--scenario: no scenario named '" + name + "' in " + dir +
+          (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+// Returns the suite the selection uses: the one named, else the default
+// suite when the scenarios folder is the project's and the file exists.
+std::optional<Suite> SelectedSuite(const Selection& s) {
+  std::error_code ec;
+  if (!s.suite.empty()) return LoadSuite(s.suite);
+  if (s.scenarios_dir.empty() && fs::is_regular_file(DefaultSuitePath(s), ec)) {
+    return LoadSuite(DefaultSuitePath(s));
+  }
+  return std::nullopt;
+}
+
+std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
+  const bool default_selection =
+      s.suite.empty() && s.checkpoints.empty() && s.scenarios.empty() && s.scenarios_dir.empty();
+  MatrixOptions options;
+  options.configs = s.configs;
+  options.threads = s.threads;
+  options.math = s.math;
+  const std::vector<std::string> isas = MachineIsas();
+  const std::string arch = LocalMachine().arch;
+  const std::optional<Suite> suite = SelectedSuite(s);
+  // Without a suite given, a checkpoint the default suite lists selects its
+  // pairs there (its scenarios live in scenarios/real, its file is found
+  // from the root), so the commands the gate prints for one pair work.
+  std::vector<std::string> matrix_checkpoints, suite_checkpoints;
+  for (const std::string& c : s.checkpoints) {
+    const bool in_suite =
+        !s.suite.empty() ||
+        (suite && std::any_of(suite->pairs.begin(), suite->pairs.end(),
+                              [&](const SuitePair& p) { return p.checkpoint == c; }));
+    (in_suite ? suite_checkpoints : matrix_checkpoints).push_back(c);
+  }
+  std::vector<Cell> cells;
+  if (s.suite.empty() && (s.checkpoints.empty() || !matrix_checkpoints.empty())) {
+    options.checkpoints = matrix_checkpoints;
+    options.scenario_files = ScenarioFiles(s);
+    cells = ExpandMatrix(options, isas, arch);
+  }
+  if (suite && (!s.suite.empty() || default_selection || !suite_checkpoints.empty())) {
+    std::vector<Cell> more =
+        ExpandSuite(*suite, options, suite_checkpoints,
+                    default_selection ? std::vector<std::string>{} : s.scenarios, s.root, isas,
+                    arch);
+    for (Cell& c : more) cells.push_back(std::move(c));
+  }
+  return cells;
+}
+
+}  // namespace
+
+std::string DefaultSuitePath(const Selection& selection) {
+  return (fs::path(selection.project_scenarios) / "real" / kSuiteFileName).string();
+}
+
+std::vector<Cell> SelectCells(const Selection& selection) {
+  try {
+    return SelectCellsOrThrow(selection);
+  } catch (const std::invalid_argument& e) {
+    // The matrix and suite expansions name what is wrong; a selection that
+    // cannot be expanded is a run that cannot be made.
+    throw RunError(e.what());
+  }
+}
+
+Cell CellForResult(const harness::CellResult& r, const Selection& selection,
+                   const std::vector<Cell>& selected) {
+  for (const Cell& c : selected) {
+    if (c.checkpoint == r.checkpoint && c.scenario == r.scenario &&
+        c.config.name == r.config.name) {
+      return c;
+    }
+  }
+  Cell cell;
+  cell.checkpoint = r.checkpoint;
+  cell.scenario = r.scenario;
+  cell.scenario_file = (fs::path(ScenariosDir(selection)) / (r.scenario + ".json")).string();
+  for (const std::string& s : selection.scenarios) {
+    if (ScenarioName(s) == r.scenario && fs::is_regular_file(s)) cell.scenario_file = s;
+  }
+  cell.config = r.config;
+  return cell;
+}
+
+}  // namespace samebits::runner

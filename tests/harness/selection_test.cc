@@ -1,0 +1,131 @@
+// Which cells a run makes (harness/runner/selection.h) and the refusal of a
+// selection the engine would not run (harness/runner/matrix_run.h), tested
+// without the program: these used to live in harness/cli.
+#include "harness/runner/selection.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "harness/runner/matrix_run.h"
+#include "harness/runner/run_error.h"
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::runner {
+namespace {
+
+using harness::testing::TempDir;
+using harness::testing::WriteFile;
+
+// A project: two scenarios, and a default suite pairing a file checkpoint
+// with a scenario of its own.
+class SelectionTest : public ::testing::Test {
+ protected:
+  SelectionTest() {
+    WriteFile(dir_.File("scenarios/classic.json"), "{}\n");
+    WriteFile(dir_.File("scenarios/long.json"), "{}\n");
+    WriteFile(dir_.File("scenarios/real/story.json"), "{}\n");
+    WriteFile(dir_.File("scenarios/real/suite.json"),
+              R"({"pairs": [{"checkpoint": "gguf:w.gguf", "scenarios": ["story"]}]})");
+    WriteFile(dir_.File("w.gguf"), "x");
+    selection_.root = dir_.path();
+    selection_.project_scenarios = dir_.File("scenarios");
+    selection_.configs = {"reference"};
+  }
+  std::vector<std::string> Labels() {
+    std::vector<std::string> out;
+    for (const Cell& c : SelectCells(selection_)) out.push_back(c.checkpoint + " " + c.scenario);
+    return out;
+  }
+  TempDir dir_;
+  Selection selection_;
+};
+
+TEST_F(SelectionTest, NoSelectionRunsTheSyntheticMatrixThenTheDefaultSuite) {
+  const std::vector<std::string> labels = Labels();
+  ASSERT_EQ(labels.size(), 3u * 2u + 1u);  // three synthetic checkpoints x two scenarios + one pair
+  EXPECT_EQ(labels.front(), "synthetic:tiny classic");
+  EXPECT_EQ(labels.back(), "gguf:w.gguf story");
+  EXPECT_EQ(DefaultSuitePath(selection_), dir_.File("scenarios/real/suite.json"));
+}
+
+TEST_F(SelectionTest, ACheckpointTheDefaultSuiteListsSelectsItsPairs) {
+  selection_.checkpoints = {"gguf:w.gguf"};
+  EXPECT_EQ(Labels(), std::vector<std::string>{"gguf:w.gguf story"});
+  // A checkpoint the suite does not list runs the folder's matrix.
+  selection_.checkpoints = {"synthetic:tiny"};
+  selection_.scenarios = {"classic"};
+  EXPECT_EQ(Labels(), std::vector<std::string>{"synthetic:tiny classic"});
+  // Both: the matrix, then the suite's pairs.
+  selection_.checkpoints = {"synthetic:tiny", "gguf:w.gguf"};
+  selection_.scenarios = {};
+  EXPECT_EQ(Labels(), (std::vector<std::string>{"synthetic:tiny classic", "synthetic:tiny long",
+                                                "gguf:w.gguf story"}));
+}
+
+TEST_F(SelectionTest, UnrunnableSelectionsAreRunErrorsNamingWhatIsKnown) {
+  selection_.scenarios = {"nomatch"};
+  try {
+    Labels();
+    FAIL() << "no error";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("no scenario named 'nomatch'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("known: classic, long"), std::string::npos) << e.what();
+  }
+  selection_.scenarios = {};
+  selection_.configs = {"cpu-t99"};
+  EXPECT_THROW(Labels(), RunError);  // from the matrix expansion
+  selection_.configs = {"reference"};
+  selection_.suite = dir_.File("no-such-suite.json");
+  EXPECT_THROW(Labels(), RunError);  // from loading the suite
+}
+
+TEST_F(SelectionTest, AStoredCellIsFoundInTheSelectionOrInTheScenariosFolder) {
+  const std::vector<Cell> selected = SelectCells(selection_);
+  harness::CellResult stored;
+  stored.checkpoint = "gguf:w.gguf";
+  stored.scenario = "story";
+  stored.config.name = "reference";
+  EXPECT_EQ(CellForResult(stored, selection_, selected).engine_checkpoint,
+            "gguf:" + dir_.File("w.gguf"));
+  stored.checkpoint = "synthetic:other";
+  stored.scenario = "long";
+  EXPECT_EQ(CellForResult(stored, selection_, selected).scenario_file,
+            dir_.File("scenarios/long.json"));
+}
+
+harness::CellResult Refused(const std::string& checkpoint) {
+  harness::CellResult c;
+  c.checkpoint = checkpoint;
+  c.code = harness::ResultCode::kUnresolved;
+  c.exit_code = 2;
+  c.message = "no such checkpoint " + checkpoint;
+  return c;
+}
+
+TEST(RefuseUnrunnableSelection, RefusesWhenTheEngineRefusedEveryCellOfACheckpoint) {
+  harness::RunResult run;
+  run.cells = {Refused("a"), Refused("a")};
+  EXPECT_THROW(RefuseUnrunnableSelection(run), RunError);
+  // A cell that ran makes the checkpoint runnable (negative control).
+  run.cells[1].code = harness::ResultCode::kPass;
+  run.cells[1].exit_code = 0;
+  EXPECT_NO_THROW(RefuseUnrunnableSelection(run));
+  // A crash (a signal) is a failed check, not a refusal.
+  run.cells = {Refused("a")};
+  run.cells[0].signal = 11;
+  EXPECT_NO_THROW(RefuseUnrunnableSelection(run));
+  // UNSUPPORTED cells are not counted.
+  run.cells = {Refused("b")};
+  run.cells[0].code = harness::ResultCode::kUnsupported;
+  EXPECT_NO_THROW(RefuseUnrunnableSelection(run));
+}
+
+TEST(StoredDumpPath, IsRelativeBelowTheRootElseAbsolute) {
+  EXPECT_EQ(StoredDumpPath("/p/root/.samebits/dumps/x.f32", "/p/root"), ".samebits/dumps/x.f32");
+  EXPECT_EQ(StoredDumpPath("/elsewhere/x.f32", "/p/root"), "/elsewhere/x.f32");
+  EXPECT_EQ(StoredDumpPath("", "/p/root"), "");
+}
+
+}  // namespace
+}  // namespace samebits::runner
