@@ -1,7 +1,5 @@
 #include "harness/report/report_model.h"
 
-#include "harness/analysis/judge.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 #include <utility>
+
+#include "harness/analysis/judge.h"
 
 namespace samebits::harness::report {
 namespace {
