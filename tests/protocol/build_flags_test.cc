@@ -60,7 +60,7 @@ TEST(BuildFlags, ReportTheBuildTypeCompiled) {
 TEST(BuildFlags, ContainTheBuildTypesFlags) {
   const std::vector<std::string> reported = Words(ThisBuild().flags);
   for (const std::string& w : Words(SAMEBITS_BUILD_TYPE_FLAGS)) {
-    EXPECT_NE(std::find(reported.begin(), reported.end(), w), reported.end())
+    EXPECT_TRUE(std::find(reported.begin(), reported.end(), w) != reported.end())
         << "'" << w << "' of build type " SAMEBITS_BUILD_TYPE " is not in: " << ThisBuild().flags;
   }
 }
