@@ -282,6 +282,7 @@ int RunBench(BenchOptions options) {
   const Config& fastest = configs.back();
   const DecodeContext context = MakeDecodeContext(mc, options, *fastest.forward);
   std::vector<bool> is_reference;
+  is_reference.reserve(configs.size());
   for (const Config& c : configs) is_reference.push_back(c.record.reference);
   const std::vector<size_t> order =
       InterleavedOrder(is_reference, options.repeats, plan.reference_repeats);
@@ -293,6 +294,7 @@ int RunBench(BenchOptions options) {
 
   // Statistics and output.
   std::vector<BenchRecord> records;
+  records.reserve(configs.size());
   for (const Config& c : configs) records.push_back(c.record);
   BenchShape shape;
   shape.context = options.context;
