@@ -127,7 +127,8 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& Avx512Table() {
-  static constexpr KernelTable kTable{Isa::kAvx512, Gemv<Avx512>, Gemm<Avx512>, Dot<Avx512>, Axpy};
+  static constexpr KernelTable kTable{Isa::kAvx512, Gemv<Avx512>, Gemm<Avx512>,
+                                      Dot<Avx512>, Axpy};
   return kTable;
 }
 

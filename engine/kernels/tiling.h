@@ -38,7 +38,8 @@ constexpr int64_t kGemmWTileBytes = 256 * 1024;
 // A register block: the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx,
 // w + j * k, k).
 template <class T>
-using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, float* y, int64_t ldy);
+using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, float* y,
+                         int64_t ldy);
 
 // What an ISA type `K` provides:
 //   K::F32, K::F16, K::BF16   weight loaders, each with `using T` (the
@@ -53,8 +54,8 @@ using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, flo
 // Runs the GEMV remainder after the full passes: one block of R rows if at
 // least R are left, then R / 2, ..., 1 (at most one block of each size).
 template <class K, class L, int R>
-void GemvRemainder(const float* x, const typename L::T* w, int64_t k, int64_t row_begin, int64_t& r,
-                   int64_t row_end, float* y) {
+void GemvRemainder(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+                   int64_t& r, int64_t row_end, float* y) {
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
       K::template kBlock<L, 1, R, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
@@ -81,7 +82,8 @@ void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_be
 // The table of GEMM blocks, [mi - 1][rj - 1] for the edge blocks.
 template <class K, class L, int MI, int... RJ>
 constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
-  return std::array<BlockFn<typename L::T>, K::kMaxRj>{K::template kBlock<L, MI, RJ + 1, false>...};
+  return std::array<BlockFn<typename L::T>, K::kMaxRj>{
+      K::template kBlock<L, MI, RJ + 1, false>...};
 }
 template <class K, class L, int... MI>
 constexpr auto BlockTable(std::integer_sequence<int, MI...>) {

@@ -62,8 +62,8 @@ class TraceSink {
 //   output (d_model). "output_norm" and "logits" come only for rows whose
 //   logits are requested.
 inline constexpr const char* kTraceOps[] = {
-    "attn_norm",     "q",        "k",      "v",   "attn",        "attn_out",
-    "attn_residual", "ffn_norm", "router", "ffn", "ffn_residual"};
+    "attn_norm", "q", "k", "v", "attn", "attn_out", "attn_residual",
+    "ffn_norm",  "router", "ffn", "ffn_residual"};
 
 enum class KernelPath : uint8_t { kReference, kCpu };
 // Returns "reference" or "cpu".

@@ -217,6 +217,7 @@ class CpuForward final : public Forward {
     output_ = cpu::MatrixOf(w_.output_projection(), c_.vocab_size, d, "output");
   }
 
+
   // Sizes every batch buffer for `n` rows (no-op once they are big enough).
   void EnsureBatch(int n) {
     const size_t N = static_cast<size_t>(n), d = d_, K = std::max(top_k_, 1);

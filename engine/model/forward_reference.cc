@@ -194,8 +194,8 @@ class ReferenceForward final : public Forward {
       const float* qh = q.data() + h * hd;
       // Scores: s[j] = dot(q, k_j) * scale                      (n_keys)
       for (int j = 0; j < n_keys; ++j) {
-        s[j] = numerics::FastDot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) *
-               scale;
+        s[j] =
+            numerics::FastDot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
       }
       // p = softmax(s)
       ref::Softmax(s.data(), n_keys, math_);

@@ -55,7 +55,7 @@ struct ModelWeights {
   TensorView token_embedding;  // (vocab_size, d_model)
   std::vector<LayerWeights> layers;
   TensorView output_norm, output_norm_bias;  // (d_model)
-  TensorView output;                         // (vocab_size, d_model); absent when tied
+  TensorView output;  // (vocab_size, d_model); absent when tied
   // Keeps the memory behind every view alive.
   std::shared_ptr<const void> storage;
   // The checkpoint's tokenizer, when the file carries one (GGUF's

@@ -21,15 +21,9 @@ struct DotTable {
   const char* variant;
 };
 
-float BaselineF32(const float* x, const float* w, size_t n) {
-  return Dot(x, w, n);
-}
-float BaselineF16(const float* x, const F16* w, size_t n) {
-  return Dot(x, w, n);
-}
-float BaselineBF16(const float* x, const BF16* w, size_t n) {
-  return Dot(x, w, n);
-}
+float BaselineF32(const float* x, const float* w, size_t n) { return Dot(x, w, n); }
+float BaselineF16(const float* x, const F16* w, size_t n) { return Dot(x, w, n); }
+float BaselineBF16(const float* x, const BF16* w, size_t n) { return Dot(x, w, n); }
 
 // Chosen once. `__builtin_cpu_supports` checks the OS's AVX state too.
 const DotTable& Table() {
@@ -46,17 +40,9 @@ const DotTable& Table() {
 
 }  // namespace
 
-float FastDot(const float* x, const float* w, size_t n) {
-  return Table().f32(x, w, n);
-}
-float FastDot(const float* x, const F16* w, size_t n) {
-  return Table().f16(x, w, n);
-}
-float FastDot(const float* x, const BF16* w, size_t n) {
-  return Table().bf16(x, w, n);
-}
-const char* FastDotVariant() {
-  return Table().variant;
-}
+float FastDot(const float* x, const float* w, size_t n) { return Table().f32(x, w, n); }
+float FastDot(const float* x, const F16* w, size_t n) { return Table().f16(x, w, n); }
+float FastDot(const float* x, const BF16* w, size_t n) { return Table().bf16(x, w, n); }
+const char* FastDotVariant() { return Table().variant; }
 
 }  // namespace samebits::numerics

@@ -5,14 +5,8 @@
 
 namespace samebits::numerics::fma_build {
 
-float DotF32(const float* x, const float* w, size_t n) {
-  return Dot(x, w, n);
-}
-float DotF16(const float* x, const F16* w, size_t n) {
-  return Dot(x, w, n);
-}
-float DotBF16(const float* x, const BF16* w, size_t n) {
-  return Dot(x, w, n);
-}
+float DotF32(const float* x, const float* w, size_t n) { return Dot(x, w, n); }
+float DotF16(const float* x, const F16* w, size_t n) { return Dot(x, w, n); }
+float DotBF16(const float* x, const BF16* w, size_t n) { return Dot(x, w, n); }
 
 }  // namespace samebits::numerics::fma_build

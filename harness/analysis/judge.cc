@@ -317,9 +317,8 @@ void Judge(RunResult& run, const JudgeOptions& options) {
 }
 
 int CountPassing(const RunResult& run) {
-  return static_cast<int>(
-      std::count_if(run.cells.begin(), run.cells.end(),
-                    [](const CellResult& c) { return c.code == ResultCode::kPass; }));
+  return static_cast<int>(std::count_if(run.cells.begin(), run.cells.end(),
+                                        [](const CellResult& c) { return c.code == ResultCode::kPass; }));
 }
 
 bool GatePasses(const RunResult& run) {

@@ -200,8 +200,7 @@ int Gate(const GateFlags& flags) {
   WriteReportFile(run, "json", flags.report_json);
   WriteReportFile(run, "junit", flags.report_junit);
   // Nothing checked is a run that could not be made, not a pass.
-  if (harness::CountPassing(run) == 0 &&
-      run.diagnosis.kind == harness::Diagnosis::Kind::kAllAgree) {
+  if (harness::CountPassing(run) == 0 && run.diagnosis.kind == harness::Diagnosis::Kind::kAllAgree) {
     return 2;
   }
   return harness::GatePasses(run) ? 0 : 1;

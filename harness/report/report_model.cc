@@ -1,5 +1,7 @@
 #include "harness/report/report_model.h"
 
+#include "harness/analysis/judge.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -7,8 +9,6 @@
 #include <set>
 #include <stdexcept>
 #include <utility>
-
-#include "harness/analysis/judge.h"
 
 namespace samebits::harness::report {
 namespace {

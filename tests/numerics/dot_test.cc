@@ -23,12 +23,9 @@ namespace {
 float Value(SplitMix64Stream& rng) {
   const uint64_t r = rng.Next();
   switch (r % 8) {
-    case 0:
-      return -0.0f;
-    case 1:
-      return std::bit_cast<float>(static_cast<uint32_t>(r >> 40) & 0x807fffffu);
-    case 2:
-      return std::bit_cast<float>((static_cast<uint32_t>(r >> 32) & 0x81ffffffu) | 0x50000000u);
+    case 0: return -0.0f;
+    case 1: return std::bit_cast<float>(static_cast<uint32_t>(r >> 40) & 0x807fffffu);
+    case 2: return std::bit_cast<float>((static_cast<uint32_t>(r >> 32) & 0x81ffffffu) | 0x50000000u);
     default:
       return static_cast<float>(static_cast<int32_t>(r >> 40) - (1 << 23)) * 0x1p-20f;
   }

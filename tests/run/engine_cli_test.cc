@@ -3,8 +3,8 @@
 // arguments exit with 2 and an `error` record.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -28,8 +28,7 @@ struct Result {
 
 // Runs the engine with `args` (already shell-quoted) and captures both streams.
 Result RunEngine(const std::string& args) {
-  const std::string err_path =
-      ::testing::TempDir() + "/engine_cli_stderr.txt." + std::to_string(getpid());
+  const std::string err_path = ::testing::TempDir() + "/engine_cli_stderr.txt." + std::to_string(getpid());
   const std::string command = std::string("'") + SAMEBITS_BINARY_DIR + "/bin/samebits-engine' " +
                               args + " 2>'" + err_path + "'";
   Result result;
@@ -85,8 +84,7 @@ TEST(EngineCliTest, TwoRunsAndBothKernelPathsPrintIdenticalSteps) {
 }
 
 TEST(EngineCliTest, TraceAndDumpAreWritten) {
-  const std::string dump =
-      ::testing::TempDir() + "/engine_cli_dump.f32." + std::to_string(getpid());
+  const std::string dump = ::testing::TempDir() + "/engine_cli_dump.f32." + std::to_string(getpid());
   const Result r = RunEngine("run --checkpoint synthetic:tiny --scenario " + Scenario("classic") +
                              " --trace --dump-logits '" + dump + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
