@@ -6,19 +6,26 @@
 // same logits (hashes of every step's bits). It sets the decode figure
 // against the machine's memory read bandwidth (the kernels' probe), since
 // decode streams every weight it uses once per token.
+//
+// The steps live apart: preflight (bench_preflight.h), scheduling
+// (bench_schedule.h), statistics (bench_statistics.h) and output
+// (bench_output.h); this file resolves the options, builds the
+// configurations, times them and calls each step in turn.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "engine/cli/bench_output.h"
+#include "engine/cli/bench_preflight.h"
+#include "engine/cli/bench_schedule.h"
+#include "engine/cli/bench_statistics.h"
 #include "engine/cli/commands.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/kernels/bandwidth.h"
@@ -42,119 +49,8 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// What the machine is doing besides us, read before the timed runs.
-struct Preflight {
-  int cores = 1;
-  double load1 = 0.0;
-  double busy_percent = 0.0;  // of all cores, over half a second
-  int64_t swap_used_mib = 0;
-  std::vector<std::string> warnings;
-};
-
-// Returns the busy and total jiffies of the "cpu" line of /proc/stat.
-bool ReadCpuTimes(uint64_t* busy, uint64_t* total) {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  uint64_t v[10] = {};
-  if (!(in >> cpu) || cpu != "cpu") return false;
-  for (uint64_t& x : v) in >> x;
-  *total = 0;
-  for (uint64_t x : v) *total += x;
-  *busy = *total - v[3] - v[4];  // idle and iowait
-  return true;
-}
-
-Preflight RunPreflight(int max_threads) {
-  Preflight p;
-  p.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  std::ifstream("/proc/loadavg") >> p.load1;
-  uint64_t b0 = 0, t0 = 0, b1 = 0, t1 = 0;
-  if (ReadCpuTimes(&b0, &t0)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    if (ReadCpuTimes(&b1, &t1) && t1 > t0) p.busy_percent = 100.0 * (b1 - b0) / (t1 - t0);
-  }
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t value = 0, swap_total = 0, swap_free = 0;
-  std::string unit;
-  while (meminfo >> key >> value) {
-    std::getline(meminfo, unit);
-    if (key == "SwapTotal:") swap_total = value;
-    if (key == "SwapFree:") swap_free = value;
-  }
-  p.swap_used_mib = (swap_total - swap_free) / 1024;
-
-  char line[400];
-  if (p.load1 > 0.5 * p.cores) {
-    std::snprintf(line, sizeof line,
-                  "load average %.2f on %d cores: other work is running, so these timings will "
-                  "be slow and noisy. Wait until `uptime` shows a load below %.1f (or stop the "
-                  "other jobs) and run bench again.",
-                  p.load1, p.cores, 0.5 * p.cores);
-    p.warnings.push_back(line);
-  }
-  if (p.busy_percent > 25.0) {
-    std::snprintf(line, sizeof line,
-                  "other processes used %.0f%% of the CPU just before the runs: find them with "
-                  "`top` and stop them, or expect slower, noisier figures.",
-                  p.busy_percent);
-    p.warnings.push_back(line);
-  }
-  if (p.swap_used_mib > 64) {
-    std::snprintf(line, sizeof line,
-                  "%lld MiB of swap in use: weights may be paged out between runs. Free memory "
-                  "(close programs) so that the checkpoint stays resident.",
-                  static_cast<long long>(p.swap_used_mib));
-    p.warnings.push_back(line);
-  }
-  if (max_threads > p.cores) {
-    std::snprintf(line, sizeof line,
-                  "%d threads requested on %d cores: threads will wait for each other and "
-                  "timings will be noisy; use at most --threads %d.",
-                  max_threads, p.cores, p.cores);
-    p.warnings.push_back(line);
-  }
-  return p;
-}
-
-// One configuration under test.
-struct Config {
-  std::string label;
-  bool reference = false;
-  int threads = 1;
-  std::unique_ptr<threads::ThreadPool> pool;
-  std::unique_ptr<model::Forward> forward;
-  std::vector<double> decode_ms;                     // per token, one entry per run
-  std::vector<double> prefill_ms;                    // per prompt, one entry per run
-  std::vector<std::vector<uint64_t>> decode_hashes;  // per run, per step
-  std::vector<uint64_t> prefill_hashes;              // per run
-};
-
-struct Spread {
-  double median = 0, min = 0, max = 0;
-};
-
-Spread SpreadOf(std::vector<double> v) {
-  Spread s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.min = v.front();
-  s.max = v.back();
-  const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return s;
-}
-
 uint64_t HashLogits(const std::vector<float>& logits) {
   return numerics::HashFloatsFnv1a(std::span<const float>(logits.data(), logits.size()));
-}
-
-// Returns the common prefix of two hash sequences' length and whether they
-// agree over it.
-bool SameHashes(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b, size_t* compared) {
-  const size_t n = std::min(a.size(), b.size());
-  *compared = n;
-  return n > 0 && std::equal(a.begin(), a.begin() + n, b.begin());
 }
 
 std::vector<int> ParseThreadList(const std::string& text) {
@@ -179,322 +75,311 @@ std::vector<int> ParseThreadList(const std::string& text) {
   return out;
 }
 
-class BenchCommand : public Command {
- public:
-  void Define(CLI::App& sub) override {
-    sub.add_option("--checkpoint", checkpoint_,
-                   "The checkpoint to time (default: synthetic:bench, BF16, ~288M parameters).")
-        ->option_text("SPEC");
-    sub.add_option("--context", context_,
-                   "Decode is timed after a context of this many tokens (default: 128).")
-        ->option_text("N")
-        ->check(CLI::Range(1, 1 << 20));
-    sub.add_option("--decode-steps", decode_steps_,
-                   "Decode steps timed per run of the cpu pass (default: 16).")
-        ->option_text("N")
-        ->check(CLI::Range(1, 1 << 20));
-    sub.add_option("--prompt", prompt_,
-                   "Prefill is timed on a prompt of this many tokens (default: 128).")
-        ->option_text("N")
-        ->check(CLI::Range(1, 1 << 20));
-    sub.add_option("--repeats", repeats_,
-                   "Runs of each configuration, interleaved A B C, C B A, ... (default: 5).")
-        ->option_text("N")
-        ->check(CLI::Range(1, 1000));
-    sub.add_option("--threads-list", threads_list_,
-                   "Thread counts of the cpu pass to compare, comma-separated (default: 1 and "
-                   "one per core).")
-        ->option_text("N,N,...");
-    sub.add_option("--reference-decode-steps", reference_decode_steps_,
-                   "Decode steps per run of the slow reference pass (default: 2).")
-        ->option_text("N")
-        ->check(CLI::Range(1, 1 << 20));
-    sub.add_option("--reference-repeats", reference_repeats_,
-                   "Runs of the reference pass, at most --repeats (default: 1; it is slow).")
-        ->option_text("N")
-        ->check(CLI::Range(0, 1000));
-    sub.add_flag("--no-reference", no_reference_,
-                 "Time the cpu pass only (no reference runs, no reference identity check).");
-    sub.add_option("--isa", isa_,
-                   "The cpu kernels' instruction set (default: auto, the fastest available).")
-        ->option_text("auto|scalar|avx2|avx512|neon")
-        ->check(CLI::IsMember({"auto", "scalar", "avx2", "avx512", "neon"}));
-    sub.add_option("--gemv-chunk-bytes", gemv_chunk_bytes_,
-                   "Bytes of weights per GEMV work unit on the cpu path (default: 262144).")
-        ->option_text("N")
-        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-    sub.add_option("--math", math_, "The math profile (default: portable).")
-        ->option_text("portable|libm")
-        ->check(CLI::IsMember({"portable", "libm"}));
-    sub.add_option("--bandwidth-mib", bandwidth_mib_,
-                   "Size of the memory read-bandwidth probe's buffer; 0 skips the probe "
-                   "(default: 256).")
-        ->option_text("MIB")
-        ->check(CLI::Range(0, 1 << 20));
-    sub.add_flag("--profile", profile_,
-                 "After the timed runs, run the cpu pass once more with the op profiler and "
-                 "print its table (SAMEBITS_PROFILE=1 does the same).");
-  }
-
-  int Execute() override {
-    numerics::MathProfile math_profile;
-    if (!numerics::ParseMathProfile(math_, &math_profile)) {
-      throw UsageError("unknown math profile '" + math_ + "' (use portable or libm)");
-    }
-    const numerics::MathLibrary& math = numerics::GetMathLibrary(math_profile);
-    kernels::Isa isa = kernels::BestIsa();
-    if (isa_ != "auto") {
-      if (!kernels::ParseIsa(isa_, &isa) || !kernels::IsaAvailable(isa)) {
-        throw UsageError("ISA " + isa_ + " is not available on this machine or in this build");
-      }
-    }
-    std::vector<int> thread_counts;
-    if (threads_list_.empty()) {
-      thread_counts = {1};
-      const int all = threads::DefaultThreadCount();
-      if (all != 1) thread_counts.push_back(all);
-    } else {
-      thread_counts = ParseThreadList(threads_list_);
-    }
-    if (ProfileRequestedByEnvironment()) profile_ = true;
-    const int max_threads = *std::max_element(thread_counts.begin(), thread_counts.end());
-
-    const model::ModelWeights weights = LoadCheckpointForCommand(checkpoint_);
-    const model::ModelConfig& mc = weights.config;
-    if (context_ + std::max(decode_steps_, reference_decode_steps_) > mc.max_seq_len ||
-        prompt_ > mc.max_seq_len) {
-      throw UsageError(
-          "--context + --decode-steps and --prompt must fit in the checkpoint's "
-          "max_seq_len of " +
-          std::to_string(mc.max_seq_len));
-    }
-
-    const protocol::BuildInfo build = protocol::ThisBuild();
-    const protocol::PlatformInfo platform = protocol::ThisPlatform();
-    std::printf("samebits-engine bench: %s, %.1fM parameters, revision %s%s\n", checkpoint_.c_str(),
-                model::CountParameters(weights) / 1e6, build.revision.c_str(),
-                build.dirty ? " (dirty)" : "");
-    std::printf("machine: %s, %s, %u cores online; isa %s, math %s\n", platform.cpu.c_str(),
-                platform.arch.c_str(), static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
-                kernels::IsaName(isa), math_.c_str());
-
-    const Preflight pre = RunPreflight(max_threads);
-    std::printf(
-        "preflight: load average %.2f on %d cores, other processes %.0f%% CPU, swap in "
-        "use %lld MiB: %s\n",
-        pre.load1, pre.cores, pre.busy_percent, static_cast<long long>(pre.swap_used_mib),
-        pre.warnings.empty() ? "quiet" : "BUSY");
-    for (const std::string& w : pre.warnings) {
-      std::printf("WARNING: %s\n", w.c_str());
-      std::fprintf(stderr, "samebits-engine bench: warning: %s\n", w.c_str());
-    }
-
-    if (bandwidth_mib_ > 0) {
-      std::printf("memory read bandwidth (probe, %d MiB buffer, median of 5):", bandwidth_mib_);
-      for (int n : thread_counts) {
-        threads::ThreadPool pool(n);
-        const double gbs =
-            kernels::MeasureReadBandwidthGBs(pool, static_cast<size_t>(bandwidth_mib_) << 20, 5);
-        std::printf(" %d thread%s %.1f GB/s;", n, n == 1 ? "" : "s", gbs);
-      }
-      std::printf("\n");
-    }
-    std::fflush(stdout);
-
-    // The configurations, built once.
-    model::CpuOptions options;
-    options.isa = isa;
-    if (gemv_chunk_bytes_ > 0) options.gemv_chunk_bytes = gemv_chunk_bytes_;
-    std::vector<Config> configs;
-    if (!no_reference_ && reference_repeats_ > 0) {
-      Config c;
-      c.label = "reference";
-      c.reference = true;
-      c.forward = model::MakeReferenceForward(weights, math, isa);
-      configs.push_back(std::move(c));
-    }
-    for (int n : thread_counts) {
-      Config c;
-      c.label = "cpu " + std::to_string(n) + (n == 1 ? " thread" : " threads");
-      c.threads = n;
-      c.pool = std::make_unique<threads::ThreadPool>(n);
-      c.forward = model::MakeCpuForward(weights, math, *c.pool, options, CpuPassKernelTable(isa));
-      configs.push_back(std::move(c));
-    }
-    Config& fastest = configs.back();
-
-    // The context for decode, built once with the fastest cpu configuration:
-    // its KV cache holds the same bits as the reference's would (the
-    // contract), so every configuration decodes from a copy of it.
-    run::RandomTokenSpec spec;
-    spec.length = std::max(context_, prompt_);
-    spec.seed = 0xbe9c4;
-    spec.first_token = std::min(3, mc.vocab_size - 1);
-    const std::vector<int32_t> tokens = run::RandomTokens(spec, mc.vocab_size);
-    model::InferenceState context = model::MakeState(mc);
-    std::vector<float> context_logits;
-    fastest.forward->Run(context, std::span<const int32_t>(tokens.data(), context_), false,
-                         context_logits, nullptr);
-    const int32_t first_token = model::Argmax(context_logits);
-
-    const auto run_decode = [&](Config& c) {
-      model::InferenceState state = context;
-      std::vector<float> logits;
-      std::vector<uint64_t> hashes;
-      int32_t token = first_token;
-      const int steps = c.reference ? reference_decode_steps_ : decode_steps_;
-      double ms = 0;
-      for (int s = 0; s < steps; ++s) {
-        const auto start = Clock::now();
-        c.forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
-        ms += MsSince(start);
-        hashes.push_back(HashLogits(logits));
-        token = model::Argmax(logits);
-      }
-      c.decode_ms.push_back(ms / steps);
-      c.decode_hashes.push_back(hashes);
-    };
-    const auto run_prefill = [&](Config& c) {
-      model::InferenceState state = model::MakeState(mc);
-      std::vector<float> logits;
-      const auto start = Clock::now();
-      c.forward->Run(state, std::span<const int32_t>(tokens.data(), prompt_), false, logits,
-                     nullptr);
-      c.prefill_ms.push_back(MsSince(start));
-      c.prefill_hashes.push_back(HashLogits(logits));
-    };
-    const int ref_repeats = std::min(repeats_, reference_repeats_);
-    // Interleaved: even rounds in order, odd rounds reversed (A B C, C B A).
-    const auto interleave = [&](const auto& run_one) {
-      for (int r = 0; r < repeats_; ++r) {
-        for (size_t i = 0; i < configs.size(); ++i) {
-          Config& c = configs[r % 2 == 0 ? i : configs.size() - 1 - i];
-          if (c.reference && r >= ref_repeats) continue;
-          run_one(c);
-        }
-      }
-    };
-    interleave(run_decode);
-    interleave(run_prefill);
-
-    const int64_t bytes = model::WeightBytesPerDecodedToken(weights);
-    std::printf("\ndecode at context %d: %d steps per cpu run, %d runs interleaved", context_,
-                decode_steps_, repeats_);
-    if (!configs.front().reference) {
-      std::printf("\n");
-    } else {
-      std::printf("; reference: %d step%s per run, %d run%s (it is slow)\n",
-                  reference_decode_steps_, reference_decode_steps_ == 1 ? "" : "s", ref_repeats,
-                  ref_repeats == 1 ? "" : "s");
-    }
-    std::printf(
-        "weights streamed per token: %.1f MB (embedding row, every layer's matrices, the "
-        "top-%d experts, output)\n",
-        bytes / 1e6, mc.top_k);
-    std::printf("  %-18s %12s %10s %10s %10s %10s\n", "configuration", "median ms", "min", "max",
-                "tokens/s", "GB/s");
-    for (const Config& c : configs) {
-      const Spread s = SpreadOf(c.decode_ms);
-      std::printf("  %-18s %12.2f %10.2f %10.2f %10.1f %10.1f\n", c.label.c_str(), s.median, s.min,
-                  s.max, 1000.0 / s.median, bytes / (s.median * 1e6));
-    }
-    std::printf("\nprefill of %d tokens: %d runs interleaved%s\n", prompt_, repeats_,
-                configs.front().reference
-                    ? (", reference: " + std::to_string(ref_repeats) + " run(s)").c_str()
-                    : "");
-    std::printf("  %-18s %12s %10s %10s %10s\n", "configuration", "median ms", "min", "max",
-                "tokens/s");
-    for (const Config& c : configs) {
-      const Spread s = SpreadOf(c.prefill_ms);
-      std::printf("  %-18s %12.1f %10.1f %10.1f %10.1f\n", c.label.c_str(), s.median, s.min, s.max,
-                  prompt_ * 1000.0 / s.median);
-    }
-
-    std::printf("\nratios of medians:\n");
-    const Config& base = configs.front();
-    for (size_t i = 1; i < configs.size(); ++i) {
-      const Config& c = configs[i];
-      std::printf("  %s vs %s: decode %.2fx, prefill %.2fx\n", c.label.c_str(), base.label.c_str(),
-                  SpreadOf(base.decode_ms).median / SpreadOf(c.decode_ms).median,
-                  SpreadOf(base.prefill_ms).median / SpreadOf(c.prefill_ms).median);
-    }
-
-    // Identity: every run of a configuration, and every configuration
-    // against the first, over the steps both decoded.
-    std::printf("\nidentity (FNV-1a of every output's logit bits):\n");
-    bool all_same = true;
-    for (const Config& c : configs) {
-      bool same = true;
-      for (size_t r = 1; r < c.decode_hashes.size(); ++r) {
-        same = same && c.decode_hashes[r] == c.decode_hashes[0];
-      }
-      for (size_t r = 1; r < c.prefill_hashes.size(); ++r) {
-        same = same && c.prefill_hashes[r] == c.prefill_hashes[0];
-      }
-      std::printf("  %s, run against run: identical: %s\n", c.label.c_str(), same ? "yes" : "no");
-      all_same = all_same && same;
-    }
-    for (size_t i = 1; i < configs.size(); ++i) {
-      const Config& c = configs[i];
-      size_t steps = 0;
-      const bool decode_same = SameHashes(base.decode_hashes[0], c.decode_hashes[0], &steps);
-      const bool prefill_same = base.prefill_hashes[0] == c.prefill_hashes[0];
-      std::printf("  %s vs %s: decode (%zu steps) identical: %s; prefill identical: %s\n",
-                  c.label.c_str(), base.label.c_str(), steps, decode_same ? "yes" : "no",
-                  prefill_same ? "yes" : "no");
-      all_same = all_same && decode_same && prefill_same;
-    }
-
-    if (profile_) {
-      model::CpuOptions profiled = options;
-      profiled.profile = true;
-      auto forward =
-          model::MakeCpuForward(weights, math, *fastest.pool, profiled, CpuPassKernelTable(isa));
-      model::InferenceState state = context;
-      std::vector<float> logits;
-      int32_t token = first_token;
-      for (int s = 0; s < decode_steps_; ++s) {
-        forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
-        token = model::Argmax(logits);
-      }
-      model::InferenceState fresh = model::MakeState(mc);
-      forward->Run(fresh, std::span<const int32_t>(tokens.data(), prompt_), false, logits, nullptr);
-      std::printf(
-          "\nprofile (%s, one extra run: %d decode steps at context %d, one prefill of "
-          "%d tokens):\n%s",
-          fastest.label.c_str(), decode_steps_, context_, prompt_,
-          forward->ProfileReport().c_str());
-    }
-    std::fflush(stdout);
-    if (!all_same) {
-      std::fprintf(stderr, "samebits-engine bench: configurations produced different logits\n");
-      return 1;
-    }
-    return 0;
-  }
-
- private:
-  std::string checkpoint_ = "synthetic:bench";
-  int context_ = 128;
-  int decode_steps_ = 16;
-  int prompt_ = 128;
-  int repeats_ = 5;
-  std::string threads_list_;
-  int reference_decode_steps_ = 2;
-  int reference_repeats_ = 1;
-  bool no_reference_ = false;
-  std::string isa_ = "auto";
-  int64_t gemv_chunk_bytes_ = 0;
-  std::string math_ = "portable";
-  int bandwidth_mib_ = 256;
-  bool profile_ = false;
+struct BenchOptions {
+  std::string checkpoint = "synthetic:bench";
+  int context = 128;
+  int decode_steps = 16;
+  int prompt = 128;
+  int repeats = 5;
+  std::string threads_list;
+  int reference_decode_steps = 2;
+  int reference_repeats = 1;
+  bool no_reference = false;
+  std::string isa = "auto";
+  int64_t gemv_chunk_bytes = 0;
+  std::string math = "portable";
+  int bandwidth_mib = 256;
+  bool profile = false;
 };
 
-const bool kRegistered = RegisterCommand(
-    {"bench",
-     "Times decode and prefill of the reference and cpu passes, interleaved, and checks that "
-     "they produce the same logits.",
-     40, [] { return MakeCommand<BenchCommand>(); }});
+// One configuration under test: its forward pass and what its runs recorded.
+struct Config {
+  int threads = 1;
+  std::unique_ptr<threads::ThreadPool> pool;
+  std::unique_ptr<model::Forward> forward;
+  BenchRecord record;
+};
+
+// The switches resolved, before anything is loaded (a bad one fails fast).
+struct BenchPlan {
+  numerics::MathProfile math_profile = numerics::MathProfile::kPortable;
+  kernels::Isa isa = kernels::Isa::kScalar;
+  std::vector<int> thread_counts;
+  int reference_repeats = 0;  // runs the reference makes (0: no reference)
+};
+
+BenchPlan PlanBench(BenchOptions& options) {
+  BenchPlan plan;
+  if (!numerics::ParseMathProfile(options.math, &plan.math_profile)) {
+    throw UsageError("unknown math profile '" + options.math + "' (use portable or libm)");
+  }
+  plan.isa = kernels::BestIsa();
+  if (options.isa != "auto") {
+    if (!kernels::ParseIsa(options.isa, &plan.isa) || !kernels::IsaAvailable(plan.isa)) {
+      throw UsageError("ISA " + options.isa + " is not available on this machine or in this build");
+    }
+  }
+  if (options.threads_list.empty()) {
+    plan.thread_counts = {1};
+    const int all = threads::DefaultThreadCount();
+    if (all != 1) plan.thread_counts.push_back(all);
+  } else {
+    plan.thread_counts = ParseThreadList(options.threads_list);
+  }
+  if (ProfileRequestedByEnvironment()) options.profile = true;
+  plan.reference_repeats =
+      options.no_reference ? 0 : std::min(options.repeats, options.reference_repeats);
+  return plan;
+}
+
+void PrintBandwidth(int mib, const std::vector<int>& thread_counts) {
+  std::printf("memory read bandwidth (probe, %d MiB buffer, median of 5):", mib);
+  for (int n : thread_counts) {
+    threads::ThreadPool pool(n);
+    const double gbs = kernels::MeasureReadBandwidthGBs(pool, static_cast<size_t>(mib) << 20, 5);
+    std::printf(" %d thread%s %.1f GB/s;", n, n == 1 ? "" : "s", gbs);
+  }
+  std::printf("\n");
+}
+
+// Builds the configurations once: the reference pass (when it runs), then
+// the cpu pass at each thread count.
+std::vector<Config> MakeConfigs(const model::ModelWeights& weights,
+                                const numerics::MathLibrary& math, const BenchPlan& plan,
+                                const model::CpuOptions& options) {
+  std::vector<Config> configs;
+  if (plan.reference_repeats > 0) {
+    Config c;
+    c.record.label = "reference";
+    c.record.reference = true;
+    c.forward = model::MakeReferenceForward(weights, math, plan.isa);
+    configs.push_back(std::move(c));
+  }
+  for (int n : plan.thread_counts) {
+    Config c;
+    c.record.label = "cpu " + std::to_string(n) + (n == 1 ? " thread" : " threads");
+    c.threads = n;
+    c.pool = std::make_unique<threads::ThreadPool>(n);
+    c.forward = model::MakeCpuForward(weights, math, *c.pool, options, CpuPassKernelTable(plan.isa));
+    configs.push_back(std::move(c));
+  }
+  return configs;
+}
+
+// The decode context, built once: every configuration decodes from a copy
+// of its KV cache, which holds the same bits whichever configuration built
+// it (the contract).
+struct DecodeContext {
+  std::vector<int32_t> tokens;  // max(context, prompt) random tokens
+  model::InferenceState state;  // after the first `context` tokens
+  int32_t first_token = 0;      // the argmax after them
+};
+
+DecodeContext MakeDecodeContext(const model::ModelConfig& mc, const BenchOptions& options,
+                                model::Forward& forward) {
+  run::RandomTokenSpec spec;
+  spec.length = std::max(options.context, options.prompt);
+  spec.seed = 0xbe9c4;
+  spec.first_token = std::min(3, mc.vocab_size - 1);
+  DecodeContext context{run::RandomTokens(spec, mc.vocab_size), model::MakeState(mc), 0};
+  std::vector<float> logits;
+  forward.Run(context.state, std::span<const int32_t>(context.tokens.data(), options.context),
+              false, logits, nullptr);
+  context.first_token = model::Argmax(logits);
+  return context;
+}
+
+// Times `steps` greedy decode steps from the context; records the mean time
+// per token and every step's hash.
+void TimeDecode(Config& c, const DecodeContext& context, int steps) {
+  model::InferenceState state = context.state;
+  std::vector<float> logits;
+  std::vector<uint64_t> hashes;
+  int32_t token = context.first_token;
+  double ms = 0;
+  for (int s = 0; s < steps; ++s) {
+    const auto start = Clock::now();
+    c.forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
+    ms += MsSince(start);
+    hashes.push_back(HashLogits(logits));
+    token = model::Argmax(logits);
+  }
+  c.record.decode_ms.push_back(ms / steps);
+  c.record.decode_hashes.push_back(hashes);
+}
+
+// Times one prefill of the first `prompt` tokens; records its time and hash.
+void TimePrefill(Config& c, const model::ModelConfig& mc, const DecodeContext& context,
+                 int prompt) {
+  model::InferenceState state = model::MakeState(mc);
+  std::vector<float> logits;
+  const auto start = Clock::now();
+  c.forward->Run(state, std::span<const int32_t>(context.tokens.data(), prompt), false, logits,
+                 nullptr);
+  c.record.prefill_ms.push_back(MsSince(start));
+  c.record.prefill_hashes.push_back(HashLogits(logits));
+}
+
+// Runs the cpu pass once more with the op profiler and prints its table.
+void PrintProfile(const model::ModelWeights& weights, const numerics::MathLibrary& math,
+                  const Config& fastest, model::CpuOptions options, const DecodeContext& context,
+                  const BenchOptions& bench) {
+  options.profile = true;
+  auto forward =
+      model::MakeCpuForward(weights, math, *fastest.pool, options, CpuPassKernelTable(options.isa));
+  model::InferenceState state = context.state;
+  std::vector<float> logits;
+  int32_t token = context.first_token;
+  for (int s = 0; s < bench.decode_steps; ++s) {
+    forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
+    token = model::Argmax(logits);
+  }
+  model::InferenceState fresh = model::MakeState(weights.config);
+  forward->Run(fresh, std::span<const int32_t>(context.tokens.data(), bench.prompt), false, logits,
+               nullptr);
+  std::printf(
+      "\nprofile (%s, one extra run: %d decode steps at context %d, one prefill of "
+      "%d tokens):\n%s",
+      fastest.record.label.c_str(), bench.decode_steps, bench.context, bench.prompt,
+      forward->ProfileReport().c_str());
+}
+
+int RunBench(BenchOptions options) {
+  const BenchPlan plan = PlanBench(options);
+  const numerics::MathLibrary& math = numerics::GetMathLibrary(plan.math_profile);
+  const int max_threads = *std::max_element(plan.thread_counts.begin(), plan.thread_counts.end());
+
+  const model::ModelWeights weights = LoadCheckpointForCommand(options.checkpoint);
+  const model::ModelConfig& mc = weights.config;
+  if (options.context + std::max(options.decode_steps, options.reference_decode_steps) >
+          mc.max_seq_len ||
+      options.prompt > mc.max_seq_len) {
+    throw UsageError(
+        "--context + --decode-steps and --prompt must fit in the checkpoint's "
+        "max_seq_len of " +
+        std::to_string(mc.max_seq_len));
+  }
+
+  const protocol::BuildInfo build = protocol::ThisBuild();
+  const protocol::PlatformInfo platform = protocol::ThisPlatform();
+  std::printf("samebits-engine bench: %s, %.1fM parameters, revision %s%s\n",
+              options.checkpoint.c_str(), model::CountParameters(weights) / 1e6,
+              build.revision.c_str(), build.dirty ? " (dirty)" : "");
+  std::printf("machine: %s, %s, %u cores online; isa %s, math %s\n", platform.cpu.c_str(),
+              platform.arch.c_str(), static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
+              kernels::IsaName(plan.isa), options.math.c_str());
+
+  // Preflight.
+  const MachineLoad load = MeasureMachineLoad();
+  PrintPreflight(load, PreflightWarnings(load, max_threads));
+  if (options.bandwidth_mib > 0) PrintBandwidth(options.bandwidth_mib, plan.thread_counts);
+  std::fflush(stdout);
+
+  // Scheduling: every configuration, interleaved, decode then prefill.
+  model::CpuOptions cpu_options;
+  cpu_options.isa = plan.isa;
+  if (options.gemv_chunk_bytes > 0) cpu_options.gemv_chunk_bytes = options.gemv_chunk_bytes;
+  std::vector<Config> configs = MakeConfigs(weights, math, plan, cpu_options);
+  const Config& fastest = configs.back();
+  const DecodeContext context = MakeDecodeContext(mc, options, *fastest.forward);
+  std::vector<bool> is_reference;
+  is_reference.reserve(configs.size());
+  for (const Config& c : configs) is_reference.push_back(c.record.reference);
+  const std::vector<size_t> order =
+      InterleavedOrder(is_reference, options.repeats, plan.reference_repeats);
+  for (size_t i : order) {
+    TimeDecode(configs[i], context,
+               configs[i].record.reference ? options.reference_decode_steps : options.decode_steps);
+  }
+  for (size_t i : order) TimePrefill(configs[i], mc, context, options.prompt);
+
+  // Statistics and output.
+  std::vector<BenchRecord> records;
+  records.reserve(configs.size());
+  for (const Config& c : configs) records.push_back(c.record);
+  BenchShape shape;
+  shape.context = options.context;
+  shape.decode_steps = options.decode_steps;
+  shape.reference_decode_steps = options.reference_decode_steps;
+  shape.prompt = options.prompt;
+  shape.repeats = options.repeats;
+  shape.reference_repeats = std::min(options.repeats, options.reference_repeats);
+  shape.weight_bytes_per_token = model::WeightBytesPerDecodedToken(weights);
+  shape.top_k = mc.top_k;
+  PrintTimings(records, shape);
+  const IdentityVerdict verdict = JudgeIdentity(records);
+  PrintIdentity(records, verdict);
+
+  if (options.profile) PrintProfile(weights, math, fastest, cpu_options, context, options);
+  std::fflush(stdout);
+  if (!verdict.all_identical) {
+    std::fprintf(stderr, "samebits-engine bench: configurations produced different logits\n");
+    return 1;
+  }
+  return 0;
+}
+
+CommandSpec SetupBench(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand(
+      "bench",
+      "Times decode and prefill of the reference and cpu passes, interleaved, and checks that "
+      "they produce the same logits.");
+  auto options = std::make_shared<BenchOptions>();
+  sub->add_option("--checkpoint", options->checkpoint,
+                  "The checkpoint to time (default: synthetic:bench, BF16, ~288M parameters).")
+      ->option_text("SPEC");
+  sub->add_option("--context", options->context,
+                  "Decode is timed after a context of this many tokens (default: 128).")
+      ->option_text("N")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--decode-steps", options->decode_steps,
+                  "Decode steps timed per run of the cpu pass (default: 16).")
+      ->option_text("N")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--prompt", options->prompt,
+                  "Prefill is timed on a prompt of this many tokens (default: 128).")
+      ->option_text("N")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--repeats", options->repeats,
+                  "Runs of each configuration, interleaved A B C, C B A, ... (default: 5).")
+      ->option_text("N")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--threads-list", options->threads_list,
+                  "Thread counts of the cpu pass to compare, comma-separated (default: 1 and "
+                  "one per core).")
+      ->option_text("N,N,...");
+  sub->add_option("--reference-decode-steps", options->reference_decode_steps,
+                  "Decode steps per run of the slow reference pass (default: 2).")
+      ->option_text("N")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--reference-repeats", options->reference_repeats,
+                  "Runs of the reference pass, at most --repeats (default: 1; it is slow).")
+      ->option_text("N")
+      ->check(CLI::Range(0, 1000));
+  sub->add_flag("--no-reference", options->no_reference,
+                "Time the cpu pass only (no reference runs, no reference identity check).");
+  sub->add_option("--isa", options->isa,
+                  "The cpu kernels' instruction set (default: auto, the fastest available).")
+      ->option_text("auto|scalar|avx2|avx512|neon")
+      ->check(CLI::IsMember({"auto", "scalar", "avx2", "avx512", "neon"}));
+  sub->add_option("--gemv-chunk-bytes", options->gemv_chunk_bytes,
+                  "Bytes of weights per GEMV work unit on the cpu path (default: 262144).")
+      ->option_text("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  sub->add_option("--math", options->math, "The math profile (default: portable).")
+      ->option_text("portable|libm")
+      ->check(CLI::IsMember({"portable", "libm"}));
+  sub->add_option("--bandwidth-mib", options->bandwidth_mib,
+                  "Size of the memory read-bandwidth probe's buffer; 0 skips the probe "
+                  "(default: 256).")
+      ->option_text("MIB")
+      ->check(CLI::Range(0, 1 << 20));
+  sub->add_flag("--profile", options->profile,
+                "After the timed runs, run the cpu pass once more with the op profiler and "
+                "print its table (SAMEBITS_PROFILE=1 does the same).");
+  return {sub, [options] { return RunBench(*options); }};
+}
 
 }  // namespace
+SAMEBITS_REGISTER_COMMAND(bench, 40, SetupBench);
 }  // namespace samebits::cli

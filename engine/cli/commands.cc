@@ -1,3 +1,4 @@
+// The subcommand registry and the shared helpers (commands.h).
 #include "engine/cli/commands.h"
 
 #include <algorithm>
@@ -13,23 +14,24 @@ namespace {
 
 // A function-local static, so registration from other files' static
 // initializers works whatever order they run in.
-std::vector<CommandInfo>& Registry() {
-  static std::vector<CommandInfo> commands;
+std::vector<RegisteredCommand>& Registry() {
+  static std::vector<RegisteredCommand> commands;
   return commands;
 }
 
 }  // namespace
 
-bool RegisterCommand(CommandInfo info) {
-  Registry().push_back(std::move(info));
+bool RegisterCommand(const char* name, int order, CommandSetup setup) {
+  Registry().push_back({name, order, setup});
   return true;
 }
 
-std::vector<CommandInfo> RegisteredCommands() {
-  std::vector<CommandInfo> commands = Registry();
-  std::sort(commands.begin(), commands.end(), [](const CommandInfo& a, const CommandInfo& b) {
-    return a.order != b.order ? a.order < b.order : a.name < b.name;
-  });
+std::vector<RegisteredCommand> RegisteredCommands() {
+  std::vector<RegisteredCommand> commands = Registry();
+  std::sort(commands.begin(), commands.end(),
+            [](const RegisteredCommand& a, const RegisteredCommand& b) {
+              return a.order != b.order ? a.order < b.order : a.name < b.name;
+            });
   return commands;
 }
 

@@ -1,19 +1,30 @@
-// The samebits-engine subcommands. Each lives in its own file
-// (run_command.cc, describe_command.cc, list_command.cc, ...) and registers
-// itself at start-up, so a new subcommand is added by adding one file:
+// The samebits-engine subcommands and what they share. The registration is
+// the same as the `samebits` program's (harness/cli/commands.h), so a
+// subcommand is written one way in both programs.
 //
+// Adding a subcommand: create engine/cli/<name>_command.cc, add it to the
+// program's source list in engine/CMakeLists.txt, and define in it
+//
+//   namespace samebits::cli {
 //   namespace {
-//   class BenchCommand : public Command {
-//     void Define(CLI::App& sub) override { /* sub.add_option(...) */ }
-//     int Execute() override { /* ...; return 0; */ }
+//   struct ListOptions {  // the parsed values
+//     bool names_only = false;
 //   };
-//   const bool kRegistered = RegisterCommand(
-//       {"bench", "Times a scenario.", 40, [] { return MakeCommand<BenchCommand>(); }});
+//   int RunList(const ListOptions& options) { ...; return 0; }  // the exit code
+//   CommandSpec SetupList(CLI::App& app) {
+//     CLI::App* sub = app.add_subcommand("list", "Lists the synthetic checkpoints.");
+//     auto options = std::make_shared<ListOptions>();
+//     sub->add_flag("--names", options->names_only, "Print only the checkpoint specs.");
+//     return {sub, [options] { return RunList(*options); }};
+//   }
 //   }  // namespace
+//   SAMEBITS_REGISTER_COMMAND(list, 30, SetupList);
+//   }  // namespace samebits::cli
 //
-// engine/CMakeLists.txt globs engine/cli/*.cc, so nothing else changes. The
-// main function (engine_main.cc) parses, then calls the chosen command's
-// `Execute`, and prints every error in one place.
+// The number orders `samebits-engine --help` (run 10, describe 20, list 30,
+// bench 40, export 50). The main function (engine_main.cc) parses, calls the
+// chosen command's action and prints every error in one place: UsageError
+// exits with 2, any other exception with 1.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -35,32 +46,30 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-class Command {
- public:
-  virtual ~Command() = default;
-  // Declares the subcommand's options on `sub`, bound to members.
-  virtual void Define(CLI::App& sub) = 0;
-  // Runs the subcommand after a successful parse. Returns the exit code;
-  // throws UsageError or another exception on failure.
-  virtual int Execute() = 0;
-  // Returns true when failures must also be reported as a protocol `error`
-  // record on stdout (the `run` subcommand, which a harness reads).
-  virtual bool SpeaksProtocol() const { return false; }
+struct CommandSpec {
+  CLI::App* subcommand = nullptr;
+  std::function<int()> run;  // called when `subcommand` was given
+  // True when failures must also be reported as a protocol `error` record
+  // on stdout (the `run` subcommand, which a harness reads).
+  bool speaks_protocol = false;
 };
+using CommandSetup = CommandSpec (*)(CLI::App& app);
 
-struct CommandInfo {
+// Registers a subcommand; used through SAMEBITS_REGISTER_COMMAND at namespace
+// scope. Returns true.
+bool RegisterCommand(const char* name, int order, CommandSetup setup);
+
+struct RegisteredCommand {
   std::string name;
-  std::string description;  // one sentence, shown by --help
-  int order = 0;            // position in --help, lowest first
-  std::function<std::unique_ptr<Command>()> make;
+  int order;
+  CommandSetup setup;
 };
+// Returns the registered subcommands, sorted by order, then name.
+std::vector<RegisteredCommand> RegisteredCommands();
 
-// Adds a subcommand. Returns true, so that a file can register from a
-// namespace-scope initializer.
-bool RegisterCommand(CommandInfo info);
-
-// Returns every registered subcommand, sorted by `order`, then name.
-std::vector<CommandInfo> RegisteredCommands();
+#define SAMEBITS_REGISTER_COMMAND(name, order, setup)                     \
+  [[maybe_unused]] static const bool samebits_command_registered_##name = \
+      ::samebits::cli::RegisterCommand(#name, order, setup)
 
 // Returns the checkpoint `spec` names (formats::LoadCheckpoint). Throws
 // UsageError with the loader's message when it cannot be loaded, so every
@@ -77,10 +86,5 @@ bool ProfileRequestedByEnvironment();
 // breaks the contract's order (the identity tests' negative control, which
 // must run the real program); a warning on stderr says so.
 const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa);
-
-template <typename T>
-std::unique_ptr<Command> MakeCommand() {
-  return std::make_unique<T>();
-}
 
 }  // namespace samebits::cli

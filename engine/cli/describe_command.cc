@@ -1,6 +1,7 @@
 // `samebits-engine describe`: a checkpoint's shape, per-layer summary,
 // parameter count and weights hash, for a person or (--json) for a script.
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -87,32 +88,32 @@ std::string ToText(const model::ModelWeights& w, const std::string& spec) {
   return out.str();
 }
 
-class DescribeCommand : public Command {
- public:
-  void Define(CLI::App& sub) override {
-    sub.add_option("checkpoint", spec_,
-                   "The checkpoint to describe: synthetic:NAME[-DTYPE], gguf:PATH, "
-                   "safetensors:DIR, llama2c:PATH or a path.")
-        ->option_text("CHECKPOINT")
-        ->required();
-    sub.add_flag("--json", json_, "Print one JSON object instead of text.");
-  }
-
-  int Execute() override {
-    const model::ModelWeights weights = LoadCheckpointForCommand(spec_);
-    const std::string text = json_ ? ToJson(weights, spec_).dump(2) + "\n" : ToText(weights, spec_);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return 0;
-  }
-
- private:
-  std::string spec_;
-  bool json_ = false;
+struct DescribeOptions {
+  std::string spec;
+  bool json = false;
 };
 
-const bool kRegistered = RegisterCommand(
-    {"describe", "Prints a checkpoint's shape, layers, parameter count and weights hash.", 20,
-     [] { return MakeCommand<DescribeCommand>(); }});
+int RunDescribe(const DescribeOptions& options) {
+  const model::ModelWeights weights = LoadCheckpointForCommand(options.spec);
+  const std::string text =
+      options.json ? ToJson(weights, options.spec).dump(2) + "\n" : ToText(weights, options.spec);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+CommandSpec SetupDescribe(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand(
+      "describe", "Prints a checkpoint's shape, layers, parameter count and weights hash.");
+  auto options = std::make_shared<DescribeOptions>();
+  sub->add_option("checkpoint", options->spec,
+                  "The checkpoint to describe: synthetic:NAME[-DTYPE], gguf:PATH, "
+                  "safetensors:DIR, llama2c:PATH or a path.")
+      ->option_text("CHECKPOINT")
+      ->required();
+  sub->add_flag("--json", options->json, "Print one JSON object instead of text.");
+  return {sub, [options] { return RunDescribe(*options); }};
+}
 
 }  // namespace
+SAMEBITS_REGISTER_COMMAND(describe, 20, SetupDescribe);
 }  // namespace samebits::cli

@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,8 +11,6 @@
 #include "engine/protocol/records.h"
 
 namespace {
-
-using samebits::cli::Command;
 
 // Prints `message` on stderr and, for a protocol subcommand, as an `error`
 // record on stdout (the harness reads stdout only). Returns `exit_code`.
@@ -35,24 +32,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit.");
 
-  struct Entry {
-    CLI::App* sub;
-    std::unique_ptr<Command> command;
-  };
-  std::vector<Entry> entries;
-  for (const samebits::cli::CommandInfo& info : samebits::cli::RegisteredCommands()) {
-    CLI::App* sub = app.add_subcommand(info.name, info.description);
-    std::unique_ptr<Command> command = info.make();
-    command->Define(*sub);
-    entries.push_back({sub, std::move(command)});
+  std::vector<samebits::cli::CommandSpec> specs;
+  for (const samebits::cli::RegisteredCommand& command : samebits::cli::RegisteredCommands()) {
+    specs.push_back(command.setup(app));
   }
 
   // Before parsing we only know the protocol subcommand by its name: a bad
   // option to `run` must still produce an `error` record on stdout.
   bool protocol = false;
   if (argc > 1) {
-    for (const Entry& e : entries) {
-      protocol = protocol || (e.command->SpeaksProtocol() && e.sub->get_name() == argv[1]);
+    for (const samebits::cli::CommandSpec& spec : specs) {
+      protocol = protocol || (spec.speaks_protocol && spec.subcommand->get_name() == argv[1]);
     }
   }
 
@@ -66,15 +56,14 @@ int main(int argc, char** argv) {
     return ReportError(std::string(e.what()) + " (see --help)", protocol, 2);
   }
 
-  for (Entry& e : entries) {
-    if (!e.sub->parsed()) continue;
-    const bool speaks = e.command->SpeaksProtocol();
+  for (const samebits::cli::CommandSpec& spec : specs) {
+    if (!spec.subcommand->parsed()) continue;
     try {
-      return e.command->Execute();
+      return spec.run();
     } catch (const samebits::cli::UsageError& error) {
-      return ReportError(error.what(), speaks, 2);
+      return ReportError(error.what(), spec.speaks_protocol, 2);
     } catch (const std::exception& error) {
-      return ReportError(error.what(), speaks, 1);
+      return ReportError(error.what(), spec.speaks_protocol, 1);
     }
   }
   return ReportError("no subcommand given (see --help)", false, 2);

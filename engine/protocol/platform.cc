@@ -1,50 +1,12 @@
 #include "engine/protocol/platform.h"
 
-#include <sys/utsname.h>
-
-#include <fstream>
 #include <string>
+#include <utility>
 
-#if defined(__GLIBC__)
-#include <gnu/libc-version.h>
-#endif
-
-#include "engine/kernels/kernels.h"
+#include "engine/platform/machine.h"
 #include "samebits_build_info.h"
 
 namespace samebits::protocol {
-namespace {
-
-// Returns the first "model name" (x86) or "Model"/"Hardware" (Arm) value of
-// /proc/cpuinfo, trimmed; "unknown" when there is none.
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  std::string fallback;
-  while (std::getline(in, line)) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    std::string value = line.substr(colon + 1);
-    const size_t first = value.find_first_not_of(" \t");
-    value = first == std::string::npos ? "" : value.substr(first);
-    if (value.empty()) continue;
-    if (key == "model name") return value;
-    if ((key == "Model" || key == "Hardware") && fallback.empty()) fallback = value;
-  }
-  return fallback.empty() ? "unknown" : fallback;
-}
-
-std::string LibcDescription() {
-#if defined(__GLIBC__)
-  return std::string("glibc ") + gnu_get_libc_version();
-#else
-  return "unknown";
-#endif
-}
-
-}  // namespace
 
 EngineInfo ThisEngine() {
   return EngineInfo{"samebits-engine", SAMEBITS_VERSION};
@@ -68,19 +30,15 @@ BuildInfo ThisBuild() {
 }
 
 PlatformInfo ThisPlatform() {
-  PlatformInfo platform;
-  struct utsname names {};
-  if (uname(&names) == 0) {
-    platform.arch = names.machine;
-    platform.os = names.sysname;
-    platform.kernel = names.release;
-  } else {
-    platform.arch = platform.os = platform.kernel = "unknown";
-  }
-  platform.libc = LibcDescription();
-  platform.cpu = CpuModel();
-  platform.isa_features = kernels::CpuFeatures();
-  return platform;
+  platform::Machine m = platform::ThisMachine();
+  PlatformInfo info;
+  info.arch = std::move(m.arch);
+  info.isa_features = std::move(m.isa_features);
+  info.os = std::move(m.os);
+  info.kernel = std::move(m.kernel);
+  info.libc = std::move(m.libc);
+  info.cpu = std::move(m.cpu);
+  return info;
 }
 
 MathInfo DescribeMath(numerics::MathProfile profile) {

@@ -1,11 +1,10 @@
 // This machine's ISAs and description (machine.h).
 #include "harness/runner/machine.h"
 
-#include <sys/utsname.h>
-
-#include <fstream>
+#include <utility>
 
 #include "engine/kernels/kernels.h"
+#include "engine/platform/machine.h"
 
 namespace samebits::runner {
 
@@ -16,24 +15,14 @@ std::vector<std::string> MachineIsas() {
 }
 
 harness::MachineInfo LocalMachine() {
+  platform::Machine probed = platform::ThisMachine();
   harness::MachineInfo m;
-  struct utsname u {};
-  if (::uname(&u) == 0) {
-    m.arch = u.machine;
-    m.os = u.sysname;
-    m.kernel = u.release;
-  }
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) m.cpu = line.substr(line.find_first_not_of(' ', colon + 1));
-      break;
-    }
-  }
-  if (m.cpu.empty()) m.cpu = "unknown";
-  m.isa_features = kernels::CpuFeatures();
+  m.arch = std::move(probed.arch);
+  m.cpu = std::move(probed.cpu);
+  m.os = std::move(probed.os);
+  m.kernel = std::move(probed.kernel);
+  m.libc = std::move(probed.libc);
+  m.isa_features = std::move(probed.isa_features);
   return m;
 }
 

@@ -14,8 +14,10 @@ namespace samebits::runner {
 // Returns the ISA names this machine and build can run ("scalar", "avx2", ...).
 std::vector<std::string> MachineIsas();
 
-// Returns this machine as the harness sees it (uname, /proc/cpuinfo, the
-// kernels' CPU feature list). Children's hello records take precedence.
+// Returns this machine as the engine describes it (engine/platform's probe:
+// uname, the C library, /proc/cpuinfo, the CPU features), so a run stored
+// without any child's hello names the machine as a hello would. Children's
+// hello records take precedence.
 harness::MachineInfo LocalMachine();
 
 }  // namespace samebits::runner

@@ -9,7 +9,7 @@
 # so each file is compiled here at -O0, where nothing is inlined.
 #
 # Usage: isa_symbols_test.sh CXX SOURCE_DIR GENERATED_INCLUDE_DIR
-# The flags below mirror engine/CMakeLists.txt (samebits_isa_sources).
+# The flags below mirror engine/CMakeLists.txt (samebits_isa_flags).
 set -eu
 cxx=$1
 src=$2

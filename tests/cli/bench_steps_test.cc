@@ -1,0 +1,88 @@
+// `samebits-engine bench`'s steps apart from the timing: the preflight's
+// warning rules, the interleaved schedule and the identity verdict.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/cli/bench_preflight.h"
+#include "engine/cli/bench_schedule.h"
+#include "engine/cli/bench_statistics.h"
+
+namespace samebits::cli {
+namespace {
+
+TEST(BenchPreflight, QuietMachineHasNoWarnings) {
+  MachineLoad load;
+  load.cores = 4;
+  load.load1 = 1.0;
+  load.busy_percent = 10.0;
+  load.swap_used_mib = 0;
+  EXPECT_TRUE(PreflightWarnings(load, 4).empty());
+}
+
+TEST(BenchPreflight, EachReasonGivesOneWarning) {
+  MachineLoad load;
+  load.cores = 2;
+  load.load1 = 1.5;                                               // above half the cores
+  load.busy_percent = 30.0;                                       // above 25%
+  load.swap_used_mib = 100;                                       // above 64 MiB
+  const std::vector<std::string> w = PreflightWarnings(load, 3);  // above the cores
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_NE(w[0].find("load average 1.50 on 2 cores"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("30%"), std::string::npos) << w[1];
+  EXPECT_NE(w[2].find("100 MiB of swap"), std::string::npos) << w[2];
+  EXPECT_NE(w[3].find("3 threads requested on 2 cores"), std::string::npos) << w[3];
+}
+
+TEST(BenchSchedule, InterleavesAndLimitsTheReference) {
+  // Reference first, then two cpu configurations; 3 rounds, reference in 1.
+  EXPECT_EQ(InterleavedOrder({true, false, false}, 3, 1),
+            (std::vector<size_t>{0, 1, 2, 2, 1, 1, 2}));
+  EXPECT_EQ(InterleavedOrder({false, false}, 2, 0), (std::vector<size_t>{0, 1, 1, 0}));
+  EXPECT_TRUE(InterleavedOrder({false}, 0, 0).empty());
+}
+
+TEST(BenchStatistics, SpreadOfIsMedianMinMax) {
+  const Spread odd = SpreadOf({3.0, 1.0, 2.0});
+  EXPECT_EQ(odd.median, 2.0);
+  EXPECT_EQ(odd.min, 1.0);
+  EXPECT_EQ(odd.max, 3.0);
+  EXPECT_EQ(SpreadOf({4.0, 1.0, 2.0, 3.0}).median, 2.5);
+}
+
+BenchRecord Record(std::vector<std::vector<uint64_t>> decode, std::vector<uint64_t> prefill) {
+  BenchRecord r;
+  r.decode_hashes = std::move(decode);
+  r.prefill_hashes = std::move(prefill);
+  return r;
+}
+
+TEST(BenchStatistics, IdentityAgreesWhenHashesDo) {
+  // The reference decodes fewer steps: compared over the two both ran.
+  const IdentityVerdict v =
+      JudgeIdentity({Record({{1, 2}}, {9}), Record({{1, 2, 3}, {1, 2, 3}}, {9, 9})});
+  EXPECT_TRUE(v.all_identical);
+  ASSERT_EQ(v.against_base.size(), 1u);
+  EXPECT_EQ(v.against_base[0].decode_steps, 2u);
+}
+
+TEST(BenchStatistics, NegativeControlsOneDifferentHashFails) {
+  // A run differing from the same configuration's first run.
+  IdentityVerdict v = JudgeIdentity({Record({{1, 2}, {1, 7}}, {9, 9})});
+  EXPECT_FALSE(v.runs_identical[0]);
+  EXPECT_FALSE(v.all_identical);
+  // A configuration's decode differing from the base's.
+  v = JudgeIdentity({Record({{1, 2}}, {9}), Record({{1, 3}}, {9})});
+  EXPECT_TRUE(v.runs_identical[1]);
+  EXPECT_FALSE(v.against_base[0].decode_identical);
+  EXPECT_TRUE(v.against_base[0].prefill_identical);
+  EXPECT_FALSE(v.all_identical);
+  // Prefill differing only.
+  v = JudgeIdentity({Record({{1}}, {9}), Record({{1}}, {8})});
+  EXPECT_FALSE(v.against_base[0].prefill_identical);
+  EXPECT_FALSE(v.all_identical);
+}
+
+}  // namespace
+}  // namespace samebits::cli
