@@ -22,19 +22,6 @@ bool SameLibrary(const MathLibraryInfo& a, const MathLibraryInfo& b) {
   return a.name == b.name && a.version == b.version && a.fingerprint == b.fingerprint;
 }
 
-std::string ShellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}();&|<>!#~") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 // The severity order of the diagnosis kinds, most important first.
 int Rank(Diagnosis::Kind k) {
   switch (k) {
@@ -52,6 +39,11 @@ int Rank(Diagnosis::Kind k) {
       return 5;
   }
   return 5;
+}
+
+// Returns the `samebits bisect` command to print, with the user's flags.
+std::string BisectCommand(const JudgeOptions& options) {
+  return options.bisect_command.empty() ? options.samebits + " bisect" : options.bisect_command;
 }
 
 }  // namespace
@@ -209,17 +201,12 @@ void Judge(RunResult& run, const JudgeOptions& options) {
         const std::string good = ref.revision.empty()
                                      ? "<a revision that passed>"
                                      : ref.revision.substr(0, ref.revision.find("-dirty"));
-        std::string gate = options.samebits + " gate --checkpoint " + ShellQuote(g.checkpoint) +
-                           " --scenario " + ShellQuote(g.scenario) + " --config " +
-                           ShellQuote(base.config.name) + " --math " + g.math;
         code_changed.details.push_back(
             "Find the commit that changed them (the references were generated at " +
             (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
         code_changed.details.push_back(
-            "  git bisect start HEAD " + good + " && git bisect run sh -c " +
-            ShellQuote("cmake --build build -j2 --target samebits samebits-engine || exit 125; " +
-                       gate) +
-            "; git bisect reset");
+            "  " + BisectCommand(options) +
+            (ref.revision.empty() ? " --good <a revision that passed>" : std::string()));
         code_changed.details.push_back(
             "If the change is intended, regenerate and commit the references: " + options.samebits +
             " reference generate" + (g.math == "portable" ? "" : " --math " + g.math));
@@ -245,6 +232,7 @@ void Judge(RunResult& run, const JudgeOptions& options) {
       identity.details.push_back(
           "Rerun the gate with --trace to name the first diverging layer and op.");
     }
+    identity.details.push_back("Find the commit that broke it: " + BisectCommand(options));
     found.push_back(identity);
   }
   if (!math_differs.divergences.empty()) found.push_back(math_differs);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness/analysis/judge.h"
+#include "harness/cli/bisect_advice.h"
 #include "harness/cli/commands.h"
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/machine.h"
@@ -304,6 +305,7 @@ harness::JudgeOptions JudgeOptionsFor(const harness::RunResult& run, const Matri
   }
   options.references_dir = DisplayPath(dir);
   options.samebits = GetPaths().program_display;
+  options.bisect_command = BisectCommandFor(flags);
   return options;
 }
 

@@ -95,6 +95,25 @@ CREATE TABLE divergences (
   layer INTEGER, op TEXT NOT NULL, detail TEXT NOT NULL,
   PRIMARY KEY (run_id, seq));
 )sql",
+      // Version 5: `samebits bisect` sessions and their steps; each step's
+      // run is an ordinary run, tagged with the bisect through its step row.
+      R"sql(
+CREATE TABLE bisects (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL, elapsed_ms REAL NOT NULL DEFAULT 0,
+  repository TEXT NOT NULL, good TEXT NOT NULL, bad TEXT NOT NULL,
+  command TEXT NOT NULL,
+  status TEXT NOT NULL,
+  culprit TEXT NOT NULL DEFAULT '', summary TEXT NOT NULL DEFAULT '');
+CREATE TABLE bisect_steps (
+  bisect_id INTEGER NOT NULL REFERENCES bisects (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  revision TEXT NOT NULL, tree TEXT NOT NULL, role TEXT NOT NULL, verdict TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+  note TEXT NOT NULL,
+  PRIMARY KEY (bisect_id, seq));
+CREATE INDEX bisect_steps_by_run ON bisect_steps (run_id);
+)sql",
   };
   return kMigrations;
 }
