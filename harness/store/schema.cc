@@ -114,6 +114,26 @@ CREATE TABLE bisect_steps (
   PRIMARY KEY (bisect_id, seq));
 CREATE INDEX bisect_steps_by_run ON bisect_steps (run_id);
 )sql",
+      // Version 6: `samebits bench A B` results and their timed runs.
+      R"sql(
+CREATE TABLE benches (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL, command TEXT NOT NULL, machine TEXT NOT NULL,
+  preflight TEXT NOT NULL, forced INTEGER NOT NULL,
+  a_label TEXT NOT NULL, a_engine TEXT NOT NULL, a_revision TEXT NOT NULL, a_config TEXT NOT NULL,
+  b_label TEXT NOT NULL, b_engine TEXT NOT NULL, b_revision TEXT NOT NULL, b_config TEXT NOT NULL,
+  checkpoint TEXT NOT NULL, scenario TEXT NOT NULL,
+  median_a_ms REAL NOT NULL, median_b_ms REAL NOT NULL,
+  ratio REAL NOT NULL, ratio_low REAL, ratio_high REAL, pairs INTEGER NOT NULL,
+  identical INTEGER NOT NULL, identity_detail TEXT NOT NULL);
+CREATE TABLE bench_samples (
+  bench_id INTEGER NOT NULL REFERENCES benches (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, side TEXT NOT NULL, round INTEGER NOT NULL,
+  ok INTEGER NOT NULL, failure TEXT NOT NULL,
+  elapsed_ms REAL NOT NULL, wall_ms REAL NOT NULL, steps INTEGER NOT NULL,
+  last_xxh3_64 TEXT NOT NULL,
+  PRIMARY KEY (bench_id, seq));
+)sql",
   };
   return kMigrations;
 }

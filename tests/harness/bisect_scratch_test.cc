@@ -99,7 +99,14 @@ add_custom_target(samebits-engine ALL)
 )cmake";
 
 // What a commit of the scratch history does.
-enum class Change { kNoise, kBreakBuild, kFixBuild, kReductionOrder, kBreakThreads2 };
+enum class Change {
+  kNoise,
+  kBreakBuild,
+  kFixBuild,
+  kReductionOrder,
+  kBreakThreads2,
+  kFixBuildInAnotherOrder,  // fixes the build and changes the order at once
+};
 
 class ScratchRepository {
  public:
@@ -137,6 +144,11 @@ class ScratchRepository {
         order_ = 2;
         WriteNumbers();
         return Commit("sum the lanes in another order");
+      case Change::kFixBuildInAnotherOrder:
+        broken_ = false;
+        order_ = 2;
+        WriteNumbers();
+        return Commit("the rest of the refactoring, summing in another order");
       case Change::kBreakThreads2:
         t2_bug_ = 1;
         WriteNumbers();
@@ -149,6 +161,18 @@ class ScratchRepository {
   void Build() {
     Run("cmake -S . -B build >/dev/null && cmake --build build --target samebits-engine "
         ">/dev/null");
+  }
+
+  // The --engine flag naming the build in the repository itself.
+  std::string EngineFlag() const { return " --engine " + repo_ + "/build/bin/samebits-engine"; }
+
+  // Builds the checked-out revision and writes the references from it, as
+  // a user does at a revision whose numbers are right.
+  void BuildAndGenerateReferences() {
+    Build();
+    const Shell refs = Sh(repo_, SamebitsProgram() + " reference generate -q" + EngineFlag() +
+                                     Flags());
+    ASSERT_EQ(refs.exit_code, 0) << refs.output;
   }
 
   // The flags every samebits command of the test shares.
@@ -209,12 +233,9 @@ TEST_P(BisectScratch, NamesTheCulpritAndItsFirstDivergingOpNeverABrokenBuild) {
   const Case& c = GetParam();
   TempDir tmp;
   ScratchRepository scratch(tmp);
-  scratch.Build();
+  ASSERT_NO_FATAL_FAILURE(scratch.BuildAndGenerateReferences());
   const std::string samebits = SamebitsProgram();
-  const std::string engine = " --engine " + scratch.repo() + "/build/bin/samebits-engine";
-  const Shell refs =
-      Sh(scratch.repo(), samebits + " reference generate -q" + engine + scratch.Flags());
-  ASSERT_EQ(refs.exit_code, 0) << refs.output;
+  const std::string engine = scratch.EngineFlag();
 
   for (Change change : c.history) scratch.Apply(change);
   scratch.Build();
@@ -297,12 +318,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(BisectScratch, RefusesEndsThatAreNotGoodAndBad) {
   TempDir tmp;
   ScratchRepository scratch(tmp);
-  scratch.Build();
+  ASSERT_NO_FATAL_FAILURE(scratch.BuildAndGenerateReferences());
   const std::string samebits = SamebitsProgram();
-  const std::string engine = " --engine " + scratch.repo() + "/build/bin/samebits-engine";
-  const Shell refs =
-      Sh(scratch.repo(), samebits + " reference generate -q" + engine + scratch.Flags());
-  ASSERT_EQ(refs.exit_code, 0) << refs.output;
   scratch.Apply(Change::kBreakBuild);
   scratch.Apply(Change::kFixBuild);
   const Shell agree = Sh(scratch.repo(), samebits + " bisect" + scratch.Flags());
@@ -315,6 +332,24 @@ TEST(BisectScratch, RefusesEndsThatAreNotGoodAndBad) {
                                                scratch.commit(0) + scratch.Flags());
   EXPECT_EQ(swapped.exit_code, 2) << swapped.output;
   EXPECT_NE(swapped.output.find("is not good"), std::string::npos) << swapped.output;
+}
+
+// When the commit before the culprit does not build, no one can tell which
+// of the two changed the numbers: bisect says so (exit 1) and lists both,
+// rather than blaming either.
+TEST(BisectScratch, ACulpritHiddenBehindABrokenBuildIsNotBlamedOnEither) {
+  TempDir tmp;
+  ScratchRepository scratch(tmp);
+  ASSERT_NO_FATAL_FAILURE(scratch.BuildAndGenerateReferences());
+  scratch.Apply(Change::kNoise);
+  const std::string broken = scratch.Apply(Change::kBreakBuild);
+  const std::string culprit = scratch.Apply(Change::kFixBuildInAnotherOrder);
+  scratch.Apply(Change::kNoise);
+  const Shell r = Sh(scratch.repo(), SamebitsProgram() + " bisect" + scratch.Flags());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("The first bad commit:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  " + broken.substr(0, 12)), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  " + culprit.substr(0, 12)), std::string::npos) << r.output;
 }
 
 }  // namespace
