@@ -141,9 +141,11 @@ class Bisector {
   }
   int builds() const { return builds_; }
 
-  // Builds and runs `commit`, stores the run as a step of the bisect with
+  // Builds and runs `commit` (with traces on `traced` instead of the
+  // selection when `trace`), stores the run as a step of the bisect with
   // `role`, and returns the verdict.
-  Judgement Judge(const std::string& commit, const std::string& role, bool trace = false) {
+  Judgement Judge(const std::string& commit, const std::string& role, bool trace = false,
+                  const std::vector<runner::Cell>& traced = {}) {
     Judgement j;
     const runner::RevisionBuild build = runner::BuildRevision(commit, build_);
     if (!build.cached) ++builds_;
@@ -154,7 +156,8 @@ class Bisector {
       MatrixFlags matrix = flags_.matrix;
       matrix.engine = build.engine;
       matrix.dump_logits = false;
-      j.run = RunMatrix(matrix, cells_, trace, /*quiet=*/true);
+      if (trace) matrix.timeout_seconds *= 4;  // traces are slower
+      j.run = RunMatrix(matrix, trace ? traced : cells_, trace, /*quiet=*/true);
       harness::Judge(j.run, JudgeOptionsFor(j.run, matrix));
       j.run_id = store_.SaveRun(j.run);
       step.run_id = j.run_id;
@@ -164,6 +167,24 @@ class Bisector {
     step.note = j.note;
     store::AddBisectStep(store_, bisect_id_, step);
     return j;
+  }
+
+  // Returns up to `most` cells of the selection that differ in `bad_run`
+  // (from another configuration, the references or the good revision), in
+  // selection order: the ones worth tracing at the culprit.
+  std::vector<runner::Cell> DifferingCells(const harness::RunResult& bad_run, size_t most) const {
+    std::set<CellKey> differing;
+    for (const harness::CellResult& c : bad_run.cells) {
+      auto it = baseline_.find(KeyOf(c));
+      const bool moved =
+          it != baseline_.end() && harness::FirstStepDifference(it->second, c.steps).has_value();
+      if (c.code == harness::ResultCode::kFail || moved) differing.insert(KeyOf(c));
+    }
+    std::vector<runner::Cell> out;
+    for (const runner::Cell& c : cells_) {
+      if (out.size() < most && differing.count(KeyOf(c)) != 0) out.push_back(c);
+    }
+    return out;
   }
 
  private:
@@ -195,6 +216,7 @@ class Bisector {
     if (harness::CountPassing(run) == 0) return {BisectVerdict::kSkip, "no cell ran"};
     return {BisectVerdict::kGood, "agrees"};
   }
+
 
   const BisectFlags& flags_;
   store::Store& store_;
@@ -322,8 +344,11 @@ int BisectMain(BisectFlags flags) {
   // At the culprit: traces on it and its parent name the first diverging op.
   const std::string& culprit = outcome.culprit;
   const std::string parent = runner::Git(flags.repo, {"rev-parse", culprit + "^"});
-  const Judgement traced_parent = bisector.Judge(parent, "parent-trace", /*trace=*/true);
-  const Judgement traced_culprit = bisector.Judge(culprit, "culprit-trace", /*trace=*/true);
+  // Four differing cells are enough to name the op, and traces are slow.
+  const std::vector<runner::Cell> traced = bisector.DifferingCells(bad_end.run, 4);
+  const Judgement traced_parent = bisector.Judge(parent, "parent-trace", /*trace=*/true, traced);
+  const Judgement traced_culprit =
+      bisector.Judge(culprit, "culprit-trace", /*trace=*/true, traced);
   std::vector<std::string> where;
   if (traced_parent.run_id != 0 && traced_culprit.run_id != 0) {
     where = FirstDivergences(traced_parent.run, traced_culprit.run);
