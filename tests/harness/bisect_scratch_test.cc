@@ -352,5 +352,28 @@ TEST(BisectScratch, ACulpritHiddenBehindABrokenBuildIsNotBlamedOnEither) {
   EXPECT_NE(r.output.find("  " + culprit.substr(0, 12)), std::string::npos) << r.output;
 }
 
+// `samebits bench` takes revisions too, built as bisect builds them: the
+// commit that changes the order is flagged as changing the bits, and a
+// commit that changes nothing is identical.
+TEST(BisectScratch, BenchBuildsRevisionsAndFlagsTheOneThatChangesBits) {
+  TempDir tmp;
+  ScratchRepository scratch(tmp);
+  const std::string good = scratch.commit(0);
+  const std::string noise = scratch.Apply(Change::kNoise);
+  const std::string order = scratch.Apply(Change::kReductionOrder);
+  const std::string bench = SamebitsProgram() + " bench --checkpoint synthetic:tiny --scenario " +
+                            tmp.File("scenarios/story.json") +
+                            " --config cpu-t1 --rounds 2 --force -q --db " +
+                            tmp.File("store/samebits.db") + " ";
+  const Shell same = Sh(scratch.repo(), bench + good + " " + noise);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("identity: every run of A and B printed the same outputs"),
+            std::string::npos)
+      << same.output;
+  const Shell changed = Sh(scratch.repo(), bench + good + " " + order);
+  EXPECT_EQ(changed.exit_code, 1) << changed.output;
+  EXPECT_NE(changed.output.find("B changes the bits"), std::string::npos) << changed.output;
+}
+
 }  // namespace
 }  // namespace samebits::harness
