@@ -416,6 +416,8 @@ CommandSpec Setup(CLI::App& app) {
       "or a child crashed, hung or was refused -> skip. At the culprit the selection runs\n"
       "again with traces on the culprit and its parent, to name the first diverging step,\n"
       "position, layer and op. Every step's run is stored, tagged with the bisect.\n\n"
+      "The worktrees are the repository's own (`git worktree list` shows them); delete the\n"
+      "cache folder and run `git worktree prune` to reclaim the space.\n\n"
       "Exit codes:\n"
       "  0  the first bad commit was found\n"
       "  1  it hides among commits that could not be judged (they are listed)\n"
