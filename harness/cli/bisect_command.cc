@@ -413,9 +413,10 @@ CommandSpec Setup(CLI::App& app) {
   sub->footer(
       "Each step maps the outcome for git: the selection agrees with the references (and with\n"
       "the good revision's outputs) -> good; it differs -> bad; the revision does not build,\n"
-      "or a child crashed, hung or was refused -> skip. At the culprit the selection runs\n"
-      "again with traces on the culprit and its parent, to name the first diverging step,\n"
-      "position, layer and op. Every step's run is stored, tagged with the bisect.\n\n"
+      "or a child crashed, hung or was refused -> skip. At the culprit up to four of the\n"
+      "cells that differ run again with traces on the culprit and its parent, to name the\n"
+      "first diverging step, position, layer and op. Every step's run is stored, tagged\n"
+      "with the bisect.\n\n"
       "The worktrees are the repository's own (`git worktree list` shows them); delete the\n"
       "cache folder and run `git worktree prune` to reclaim the space.\n\n"
       "Exit codes:\n"
