@@ -23,17 +23,9 @@ bool SameLibrary(const MathLibraryInfo& a, const MathLibraryInfo& b) {
   return a.name == b.name && a.version == b.version && a.fingerprint == b.fingerprint;
 }
 
-std::string ShellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}();&|<>!#~") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
+// Returns the `samebits bisect` command to print, with the user's flags.
+std::string BisectCommand(const JudgeOptions& options) {
+  return options.bisect_command.empty() ? options.samebits + " bisect" : options.bisect_command;
 }
 
 }  // namespace
@@ -177,10 +169,11 @@ Diagnosis CompareWithinGroups(RunResult& run, const std::vector<AgreementGroup>&
     identity.details.push_back(
         "Rerun the gate with --trace to name the first diverging layer and op.");
   }
+  identity.details.push_back("Find the commit that broke it: " + BisectCommand(options));
   return identity;
 }
 
-// Says, once, that the code changed the numbers, with the `git bisect`
+// Says, once, that the code changed the numbers, with the `samebits bisect`
 // command that finds the commit.
 void DescribeCodeChanged(Diagnosis& d, const AgreementGroup& g, const CellResult& base,
                          const ReferenceGroup& ref, const std::string& file,
@@ -189,19 +182,11 @@ void DescribeCodeChanged(Diagnosis& d, const AgreementGroup& g, const CellResult
   d.headline = "All configurations agree with each other but not with " + file +
                ", with the same math library (" + MathName(ref.math) +
                "): the code changed the numbers.";
-  const std::string good = ref.revision.empty()
-                               ? "<a revision that passed>"
-                               : ref.revision.substr(0, ref.revision.find("-dirty"));
-  const std::string gate = options.samebits + " gate --checkpoint " + ShellQuote(g.checkpoint) +
-                           " --scenario " + ShellQuote(g.scenario) + " --config " +
-                           ShellQuote(base.config.name) + " --math " + g.math;
   d.details.push_back(
       "Find the commit that changed them (the references were generated at " +
       (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
-  d.details.push_back(
-      "  git bisect start HEAD " + good + " && git bisect run sh -c " +
-      ShellQuote("cmake --build build -j2 --target samebits samebits-engine || exit 125; " + gate) +
-      "; git bisect reset");
+  d.details.push_back("  " + BisectCommand(options) +
+                      (ref.revision.empty() ? " --good <a revision that passed>" : std::string()));
   d.details.push_back("If the change is intended, regenerate and commit the references: " +
                       options.samebits + " reference generate" +
                       (g.math == "portable" ? "" : " --math " + g.math));

@@ -7,7 +7,7 @@
 //     traces the first diverging layer and op);
 //   - all agree, but not with the reference: a different math library
 //     (both named) or, with the same library, a code change (with the exact
-//     `git bisect run` command);
+//     `samebits bisect` command);
 //   - no reference for this platform and profile: how to make one.
 #pragma once
 
@@ -44,6 +44,9 @@ struct JudgeOptions {
   std::string references_dir = "references";
   // How to invoke samebits in printed commands ("build/bin/samebits").
   std::string samebits = "build/bin/samebits";
+  // The `samebits bisect` command printed when a commit may have caused a
+  // difference, with the flags the user passed (empty: `<samebits> bisect`).
+  std::string bisect_command;
   // Whether the gate reran diverging pairs with --trace; then
   // `trace_differences` holds what their traces showed, by TraceKey.
   bool traced = false;

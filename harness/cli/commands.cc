@@ -21,13 +21,6 @@ std::string& CommandLineStorage() {
   return line;
 }
 
-std::string Quote(const std::string& s) {
-  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}();&|<>!#~") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 Paths FindPaths() {
   Paths p;
   std::error_code ec;
@@ -52,6 +45,13 @@ Paths FindPaths() {
 }
 
 }  // namespace
+
+std::string ShellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_of(" \t\n'\"\\$`*?[]{}();&|<>!#~") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 bool RegisterCommand(const char* name, int order, CommandSetup setup) {
   Registry().push_back({name, order, setup});
@@ -86,7 +86,7 @@ void SetCommandLine(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) line += ' ';
-    line += Quote(i == 0 ? GetPaths().program_display : std::string(argv[i]));
+    line += ShellQuote(i == 0 ? GetPaths().program_display : std::string(argv[i]));
   }
   CommandLineStorage() = line;
 }

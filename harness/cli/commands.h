@@ -88,6 +88,9 @@ std::string DisplayPath(const std::string& path);
 // Returns the command line this process was started with, quoted for a
 // shell (stored with each run).
 const std::string& CommandLine();
+
+// Returns `s` quoted for a POSIX shell (as is when nothing needs quoting).
+std::string ShellQuote(const std::string& s);
 void SetCommandLine(int argc, char** argv);
 
 // Returns the store at `db_path` (empty: the default), created on first use.

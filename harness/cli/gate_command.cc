@@ -119,7 +119,7 @@ CommandSpec Setup(CLI::App& app) {
       "  samebits gate --checkpoint synthetic:tiny --scenario classic --trace\n"
       "  samebits gate --suite scenarios/real/suite.json --config reference,cpu-t2\n"
       "  samebits gate --run latest\n"
-      "  git bisect run sh -c 'cmake --build build -j2 || exit 125; build/bin/samebits gate -q'");
+      "  samebits bisect                                  # after a failing gate: which commit?");
   return {sub, [flags] { return Gate(*flags); }};
 }
 

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "harness/analysis/judge.h"
+#include "harness/cli/bisect_advice.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 
@@ -124,6 +126,7 @@ harness::JudgeOptions JudgeOptionsFor(const harness::RunResult& run, const Matri
   harness::JudgeOptions options = harness::LoadJudgeOptions(run, dir);
   options.references_dir = DisplayPath(dir);
   options.samebits = GetPaths().program_display;
+  options.bisect_command = BisectCommandFor(flags);
   return options;
 }
 

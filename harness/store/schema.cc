@@ -95,6 +95,45 @@ CREATE TABLE divergences (
   layer INTEGER, op TEXT NOT NULL, detail TEXT NOT NULL,
   PRIMARY KEY (run_id, seq));
 )sql",
+      // Version 5: `samebits bisect` sessions and their steps; each step's
+      // run is an ordinary run, tagged with the bisect through its step row.
+      R"sql(
+CREATE TABLE bisects (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL, elapsed_ms REAL NOT NULL DEFAULT 0,
+  repository TEXT NOT NULL, good TEXT NOT NULL, bad TEXT NOT NULL,
+  command TEXT NOT NULL,
+  status TEXT NOT NULL,
+  culprit TEXT NOT NULL DEFAULT '', summary TEXT NOT NULL DEFAULT '');
+CREATE TABLE bisect_steps (
+  bisect_id INTEGER NOT NULL REFERENCES bisects (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  revision TEXT NOT NULL, tree TEXT NOT NULL, role TEXT NOT NULL, verdict TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+  note TEXT NOT NULL,
+  PRIMARY KEY (bisect_id, seq));
+CREATE INDEX bisect_steps_by_run ON bisect_steps (run_id);
+)sql",
+      // Version 6: `samebits bench A B` results and their timed runs.
+      R"sql(
+CREATE TABLE benches (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL, command TEXT NOT NULL, machine TEXT NOT NULL,
+  preflight TEXT NOT NULL, forced INTEGER NOT NULL,
+  a_label TEXT NOT NULL, a_engine TEXT NOT NULL, a_revision TEXT NOT NULL, a_config TEXT NOT NULL,
+  b_label TEXT NOT NULL, b_engine TEXT NOT NULL, b_revision TEXT NOT NULL, b_config TEXT NOT NULL,
+  checkpoint TEXT NOT NULL, scenario TEXT NOT NULL,
+  median_a_ms REAL NOT NULL, median_b_ms REAL NOT NULL,
+  ratio REAL NOT NULL, ratio_low REAL, ratio_high REAL, pairs INTEGER NOT NULL,
+  identical INTEGER NOT NULL, identity_detail TEXT NOT NULL);
+CREATE TABLE bench_samples (
+  bench_id INTEGER NOT NULL REFERENCES benches (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, side TEXT NOT NULL, round INTEGER NOT NULL,
+  ok INTEGER NOT NULL, failure TEXT NOT NULL,
+  elapsed_ms REAL NOT NULL, wall_ms REAL NOT NULL, steps INTEGER NOT NULL,
+  last_xxh3_64 TEXT NOT NULL,
+  PRIMARY KEY (bench_id, seq));
+)sql",
   };
   return kMigrations;
 }

@@ -1,0 +1,164 @@
+// The bench report (bench_html.h).
+#include "harness/report/bench_html.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "harness/report/escape.h"
+
+namespace samebits::harness::report {
+namespace {
+
+std::string Fixed(double value, int decimals = 2) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string SideName(const runner::BenchSide& side) {
+  std::string name = side.label;
+  if (side.cell.config.name != side.label) name += " (" + side.cell.config.name + ")";
+  return name;
+}
+
+// Returns the summary rows: side, name, counted runs, medians, steps/s.
+std::vector<std::vector<std::string>> Rows(const store::BenchRecord& b) {
+  std::vector<std::vector<std::string>> rows;
+  for (char side : {'A', 'B'}) {
+    const runner::BenchSide& s = side == 'A' ? b.a : b.b;
+    int runs = 0, steps = 0;
+    for (const runner::BenchSample& x : b.samples) {
+      if (x.side == side && x.round >= 0 && x.ok) {
+        ++runs;
+        steps = x.steps;
+      }
+    }
+    const double median = side == 'A' ? b.summary.median_a_ms : b.summary.median_b_ms;
+    const double wall = side == 'A' ? b.summary.median_a_wall_ms : b.summary.median_b_wall_ms;
+    rows.push_back({std::string(1, side), SideName(s), std::to_string(runs), Fixed(median),
+                    Fixed(wall), median > 0 ? Fixed(steps * 1000.0 / median, 1) : "-"});
+  }
+  return rows;
+}
+
+std::string RatioLine(const store::BenchRecord& b) {
+  const PairedRatio& r = b.summary.ratio;
+  if (r.pairs == 0) return "B/A: no complete pair of runs";
+  std::string line = "B/A time: " + Fixed(r.ratio, 3);
+  if (r.low) {
+    line += " [95% CI " + Fixed(*r.low, 3) + ", " + Fixed(*r.high, 3) + "]";
+  }
+  line += " (geometric mean of " + std::to_string(r.pairs) +
+          " paired ratios; Student t-interval over the paired log-ratios)";
+  return line;
+}
+
+std::string IdentityLine(const store::BenchRecord& b) {
+  if (b.summary.identical && b.summary.a_repeatable && b.summary.b_repeatable) {
+    return "identity: every run of A and B printed the same outputs (tokens and logit hashes)";
+  }
+  return "identity: DIFFERS: " + b.summary.identity_detail;
+}
+
+}  // namespace
+
+std::string BenchTable(const store::BenchRecord& b) {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-4s %-40s %5s %12s %12s %10s\n", "side", "engine", "runs",
+                "median ms", "wall ms", "steps/s");
+  out << line;
+  for (const auto& r : Rows(b)) {
+    std::snprintf(line, sizeof line, "%-4s %-40s %5s %12s %12s %10s\n", r[0].c_str(),
+                  r[1].c_str(), r[2].c_str(), r[3].c_str(), r[4].c_str(), r[5].c_str());
+    out << line;
+  }
+  out << RatioLine(b) << "\n" << IdentityLine(b) << "\n";
+  out << "(times: the engine's `done` elapsed_ms, the forward passes only; wall: the child's "
+         "wall time, loading included)\n";
+  return out.str();
+}
+
+std::string BenchSvg(const store::BenchRecord& b) {
+  constexpr double kWidth = 640, kLeft = 60, kRight = 20, kRowHeight = 50, kTop = 20;
+  double low = 0, high = 0;
+  bool any = false;
+  for (const runner::BenchSample& x : b.samples) {
+    if (!x.ok) continue;
+    low = any ? std::min(low, x.elapsed_ms) : x.elapsed_ms;
+    high = any ? std::max(high, x.elapsed_ms) : x.elapsed_ms;
+    any = true;
+  }
+  if (!any) return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"></svg>";
+  const double span = std::max(high - low, high * 0.01 + 1e-9);
+  low -= span * 0.05;
+  high += span * 0.05;
+  auto x_of = [&](double ms) {
+    return kLeft + (ms - low) / (high - low) * (kWidth - kLeft - kRight);
+  };
+  const double height = kTop + 2 * kRowHeight + 30;
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\""
+      << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  for (int row = 0; row < 2; ++row) {
+    const char side = row == 0 ? 'A' : 'B';
+    const double y = kTop + kRowHeight * row + kRowHeight / 2;
+    const char* color = row == 0 ? "#1f77b4" : "#d62728";
+    svg << "<text x=\"4\" y=\"" << y + 4 << "\">" << side << "</text>\n";
+    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\"" << y
+        << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n";
+    const double median = row == 0 ? b.summary.median_a_ms : b.summary.median_b_ms;
+    if (median > 0) {
+      svg << "<line x1=\"" << x_of(median) << "\" x2=\"" << x_of(median) << "\" y1=\""
+          << y - 15 << "\" y2=\"" << y + 15 << "\" stroke=\"" << color
+          << "\" stroke-width=\"2\"><title>median " << Fixed(median) << " ms</title></line>\n";
+    }
+    for (const runner::BenchSample& x : b.samples) {
+      if (x.side != side || !x.ok) continue;
+      const bool warmup = x.round < 0;
+      svg << "<circle cx=\"" << x_of(x.elapsed_ms) << "\" cy=\"" << y << "\" r=\"4\" fill=\""
+          << (warmup ? "none" : color) << "\" stroke=\"" << color << "\"><title>"
+          << (warmup ? "warm-up" : "round " + std::to_string(x.round)) << ": "
+          << Fixed(x.elapsed_ms) << " ms</title></circle>\n";
+    }
+  }
+  const double axis_y = kTop + 2 * kRowHeight + 5;
+  svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\"" << axis_y
+      << "\" y2=\"" << axis_y << "\" stroke=\"#333\"/>\n";
+  for (int tick = 0; tick <= 4; ++tick) {
+    const double ms = low + (high - low) * tick / 4;
+    svg << "<text x=\"" << x_of(ms) << "\" y=\"" << axis_y + 18
+        << "\" text-anchor=\"middle\">" << Fixed(ms, 1) << " ms</text>\n";
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+void WriteBenchHtml(const store::BenchRecord& b, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>samebits bench</title>\n"
+         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+         "td:nth-child(2){text-align:left}.differs{color:#b00;font-weight:bold}</style>"
+         "</head><body>\n";
+  out << "<h1>samebits bench</h1>\n<p>" << HtmlEscape(b.a.cell.checkpoint) << " "
+      << HtmlEscape(b.a.cell.scenario) << "; " << HtmlEscape(b.started_at) << "; "
+      << HtmlEscape(b.machine) << "</p>\n";
+  out << "<p>preflight: " << HtmlEscape(b.preflight) << (b.forced ? " (--force)" : "")
+      << "</p>\n";
+  out << "<table><tr><th>side</th><th>engine</th><th>runs</th><th>median ms</th><th>wall "
+         "ms</th><th>steps/s</th></tr>\n";
+  for (const auto& r : Rows(b)) {
+    out << "<tr>";
+    for (const std::string& cell : r) out << "<td>" << HtmlEscape(cell) << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p>" << HtmlEscape(RatioLine(b)) << "</p>\n";
+  const bool same = b.summary.identical && b.summary.a_repeatable && b.summary.b_repeatable;
+  out << "<p" << (same ? "" : " class=\"differs\"") << ">" << HtmlEscape(IdentityLine(b))
+      << "</p>\n";
+  out << BenchSvg(b) << "\n<p>Command: <code>" << HtmlEscape(b.command) << "</code></p>\n";
+  out << "</body></html>\n";
+}
+
+}  // namespace samebits::harness::report

@@ -1,0 +1,122 @@
+// Interleaved A/B runs (ab_bench.h).
+#include "harness/runner/ab_bench.h"
+
+#include "engine/protocol/records.h"
+#include "harness/analysis/compare.h"
+#include "harness/runner/cell_runner.h"
+#include "harness/runner/child.h"
+
+namespace samebits::runner {
+namespace {
+
+BenchSample RunOnce(const BenchSide& side, char name, int round, const BenchOptions& options) {
+  BenchSample s;
+  s.side = name;
+  s.round = round;
+  ChildSpec spec;
+  spec.program = side.engine;
+  spec.args = EngineArguments(side.cell, /*trace=*/false, "");
+  spec.env = ChildEnvironment(CellVariables(side.cell));
+  spec.timeout_seconds = options.timeout_seconds;
+  const ChildOutcome outcome = RunChild(spec);
+  // The cell runner's judgement: a child that crashed, lied about its
+  // configuration or broke the protocol gives no time.
+  const harness::CellResult judged = JudgeChild(side.cell, outcome);
+  s.wall_ms = outcome.elapsed_ms;
+  s.outputs = judged.steps;
+  s.steps = static_cast<int>(judged.steps.size());
+  if (judged.code != harness::ResultCode::kPass) {
+    s.failure = std::string(harness::ResultCodeName(judged.code)) + ": " + judged.message;
+    return s;
+  }
+  const protocol::Transcript t = protocol::ReadTranscript(outcome.stdout_text);
+  s.elapsed_ms = t.done ? t.done->elapsed_ms : outcome.elapsed_ms;
+  s.ok = s.elapsed_ms > 0;
+  if (!s.ok) s.failure = "the engine reported no elapsed time";
+  return s;
+}
+
+}  // namespace
+
+std::vector<BenchSample> RunBench(const BenchSide& a, const BenchSide& b,
+                                  const BenchOptions& options,
+                                  const std::function<void(const BenchSample&)>& progress) {
+  std::vector<BenchSample> samples;
+  auto run = [&](const BenchSide& side, char name, int round) {
+    samples.push_back(RunOnce(side, name, round, options));
+    if (progress) progress(samples.back());
+  };
+  for (int w = 0; w < options.warmup; ++w) {
+    run(a, 'A', -1);
+    run(b, 'B', -1);
+  }
+  for (int round = 0; round < options.rounds; ++round) {
+    run(a, 'A', round);
+    run(b, 'B', round);
+    run(b, 'B', round);
+    run(a, 'A', round);
+  }
+  return samples;
+}
+
+BenchSummary SummarizeBench(const std::vector<BenchSample>& samples) {
+  BenchSummary s;
+  std::vector<double> a_ms, b_ms, a_wall, b_wall;
+  std::vector<std::pair<double, double>> pairs;
+  // Within a round the runs are A B B A: the first A pairs with the first
+  // B, the second B with the second A (neighbours in time).
+  std::vector<double> pending_a, pending_b;
+  int current_round = -2;
+  const BenchSample* first_a = nullptr;
+  const BenchSample* first_b = nullptr;
+  for (const BenchSample& x : samples) {
+    if (!x.ok) {
+      s.all_ran = false;
+      continue;
+    }
+    const BenchSample*& first = x.side == 'A' ? first_a : first_b;
+    if (first == nullptr) {
+      first = &x;
+    } else if (auto d = harness::FirstStepDifference(first->outputs, x.outputs)) {
+      (x.side == 'A' ? s.a_repeatable : s.b_repeatable) = false;
+      if (s.identity_detail.empty()) {
+        s.identity_detail = std::string(1, x.side) +
+                            " is not repeatable: two of its runs differ at step " +
+                            std::to_string(d->index) + ": " + d->detail;
+      }
+    }
+    if (x.round < 0) continue;
+    if (x.round != current_round) {
+      current_round = x.round;
+      pending_a.clear();
+      pending_b.clear();
+    }
+    (x.side == 'A' ? a_ms : b_ms).push_back(x.elapsed_ms);
+    (x.side == 'A' ? a_wall : b_wall).push_back(x.wall_ms);
+    (x.side == 'A' ? pending_a : pending_b).push_back(x.elapsed_ms);
+    if (!pending_a.empty() && !pending_b.empty()) {
+      pairs.push_back({pending_a.front(), pending_b.front()});
+      pending_a.erase(pending_a.begin());
+      pending_b.erase(pending_b.begin());
+    }
+  }
+  if (first_a != nullptr && first_b != nullptr) {
+    if (auto d = harness::FirstStepDifference(first_a->outputs, first_b->outputs)) {
+      s.identical = false;
+      s.identity_detail = "B changes the bits: its outputs first differ from A's at step " +
+                          std::to_string(d->index) + " (" + d->kind + ", position " +
+                          std::to_string(d->position) + "): " + d->detail;
+    }
+  } else {
+    s.identical = false;
+    s.identity_detail = "a side never ran to completion, so identity was not checked";
+  }
+  if (!a_ms.empty()) s.median_a_ms = harness::Median(a_ms);
+  if (!b_ms.empty()) s.median_b_ms = harness::Median(b_ms);
+  if (!a_wall.empty()) s.median_a_wall_ms = harness::Median(a_wall);
+  if (!b_wall.empty()) s.median_b_wall_ms = harness::Median(b_wall);
+  s.ratio = harness::PairedRatioOf(pairs);
+  return s;
+}
+
+}  // namespace samebits::runner
