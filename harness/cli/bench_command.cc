@@ -14,6 +14,7 @@
 #include "harness/runner/ab_bench.h"
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
+#include "harness/runner/matrix_run.h"
 #include "harness/runner/preflight.h"
 #include "harness/runner/revision_build.h"
 #include "harness/store/bench_records.h"
@@ -142,7 +143,7 @@ int Bench(const BenchFlags& flags) {
   store::BenchRecord record;
   record.a = ResolveSide(flags.a, flags);
   record.b = ResolveSide(flags.b, flags);
-  record.started_at = NowUtc();
+  record.started_at = runner::NowUtc();
   record.command = CommandLine();
   const harness::MachineInfo machine = runner::LocalMachine();
   record.machine = machine.cpu + ", " + machine.arch;

@@ -14,11 +14,14 @@
 #include "harness/analysis/compare.h"
 #include "harness/analysis/judge.h"
 #include "harness/analysis/references.h"
+#include "harness/analysis/verdict.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/runner/bisect.h"
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
+#include "harness/runner/matrix_run.h"
+#include "harness/runner/selection.h"
 #include "harness/runner/revision_build.h"
 #include "harness/store/bisect_records.h"
 
@@ -52,7 +55,7 @@ std::string Short(const std::string& commit) { return commit.substr(0, 12); }
 std::vector<runner::Cell> BisectSelection(const BisectFlags& flags, store::Store& store,
                                           std::string* origin) {
   std::vector<runner::Cell> candidates;
-  for (runner::Cell& c : SelectCells(flags.matrix)) {
+  for (runner::Cell& c : runner::SelectCells(RunOptionsFor(flags.matrix).selection)) {
     if (c.supported) candidates.push_back(std::move(c));
   }
   if (flags.every_cell) {
@@ -157,7 +160,8 @@ class Bisector {
       matrix.engine = build.engine;
       matrix.dump_logits = false;
       if (trace) matrix.timeout_seconds *= 4;  // traces are slower
-      j.run = RunMatrix(matrix, trace ? traced : cells_, trace, /*quiet=*/true);
+      j.run = runner::RunMatrix(RunOptionsFor(matrix), trace ? traced : cells_, trace,
+                                /*quiet=*/true);
       harness::Judge(j.run, JudgeOptionsFor(j.run, matrix));
       j.run_id = store_.SaveRun(j.run);
       step.run_id = j.run_id;
@@ -282,7 +286,7 @@ int BisectMain(BisectFlags flags) {
   std::fflush(stdout);
 
   const int64_t bisect_id =
-      store::StartBisect(*store, {NowUtc(), flags.repo, good, bad, CommandLine(), "running"});
+      store::StartBisect(*store, {runner::NowUtc(), flags.repo, good, bad, CommandLine(), "running"});
   Bisector bisector(flags, *store, cells);
   bisector.set_bisect_id(bisect_id);
   auto fail = [&](const std::string& why) {
