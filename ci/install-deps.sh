@@ -8,6 +8,7 @@ packages=(
   libxxhash-dev libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev
   libboost-dev libboost-filesystem-dev
+  libpcre2-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -34,10 +34,11 @@ inline constexpr const char* kSbName = "samebits.name";                     // c
 // required key, a key of the wrong type or an unsupported architecture.
 model::ModelConfig GgufToConfig(const GgufFile& f);
 
-// Returns the SentencePiece vocabulary of `f` (`tokenizer.ggml.model` =
-// "llama"), or null when the file has none or another tokenizer model.
-// Throws CheckpointError when the tokenizer keys are malformed or the
-// piece count differs from `vocab_size`.
+// Returns the vocabulary of `f`: SentencePiece (`tokenizer.ggml.model` =
+// "llama") or byte-level BPE ("gpt2", with `merges` and `pre`); null when
+// the file has none or another tokenizer model. Throws CheckpointError when
+// the tokenizer keys are malformed or the piece count differs from
+// `vocab_size` (-1: any count, for vocabulary-only files).
 std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_size);
 
 }  // namespace samebits::formats
