@@ -10,6 +10,7 @@
 
 #include "engine/cli/commands.h"
 #include "engine/formats/checkpoint.h"
+#include "engine/formats/vocabulary.h"
 #include "engine/kernels/kernels.h"
 #include "engine/model/forward.h"
 #include "engine/model/tensor_spec.h"
@@ -180,9 +181,20 @@ class RunCommand : public Command {
 
     run::DriverSinks sinks;
     sinks.on_step = [&](const run::StepResult& s) {
-      writer.Write(protocol::Step{s.index, run::StepKindName(s.kind), s.position, s.input_token,
-                                  s.token, s.fnv1a64, s.xxh3_64, s.argmax, s.nan_count,
-                                  s.inf_count});
+      protocol::Step step;
+      step.index = s.index;
+      step.kind = run::StepKindName(s.kind);
+      step.position = s.position;
+      step.input_token = s.input_token;
+      step.token = s.token;
+      step.fnv1a64 = s.fnv1a64;
+      step.xxh3_64 = s.xxh3_64;
+      step.argmax = s.argmax;
+      step.nan = s.nan_count;
+      step.inf = s.inf_count;
+      // The text of the chosen token, decoded after the token fed before it.
+      if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
+      writer.Write(step);
       if (dump) dump->WriteRow(s.logits);
     };
     if (trace_) {

@@ -1,9 +1,10 @@
 #include "engine/formats/bpe_tokenizer.h"
 
 #include <array>
-#include <queue>
+#include <optional>
 
 #include "engine/formats/checkpoint.h"
+#include "engine/formats/pair_merge.h"
 #include "engine/formats/utf8.h"
 
 namespace samebits::formats {
@@ -14,7 +15,7 @@ namespace {
 // printable text without spaces.
 struct ByteSpelling {
   std::array<std::string, 256> of_byte;  // byte -> UTF-8 of its stand-in
-  std::array<int, 512> byte_of{};       // stand-in code point -> byte, or -1
+  std::array<int, 512> byte_of{};        // stand-in code point -> byte, or -1
 
   ByteSpelling() {
     byte_of.fill(-1);
@@ -59,14 +60,17 @@ int HexBytePiece(std::string_view s) {
 
 }  // namespace
 
-BpeTokenizer::BpeTokenizer(const std::vector<Piece>& pieces,
-                           const std::vector<std::string>& merges, const std::string& pre,
-                           const std::string& label) {
+const std::string& ByteStandIn(uint8_t b) {
+  return Spelling().of_byte[b];
+}
+
+BpeTokenizer::BpeTokenizer(const std::vector<Piece>& pieces, const std::vector<std::string>& merges,
+                           const std::string& pre, const std::string& label) {
   patterns_ = FindPreTokenizer(pre);
   if (patterns_ == nullptr) {
-    throw CheckpointError(label + ": tokenizer.ggml.pre '" + pre +
-                          "' is not a pre-tokenizer this engine knows (known: " +
-                          KnownPreTokenizers() + ")");
+    throw CheckpointError(
+        label + ": tokenizer.ggml.pre '" + pre +
+        "' is not a pre-tokenizer this engine knows (known: " + KnownPreTokenizers() + ")");
   }
   pre_ = std::make_unique<PreTokenizer>(*patterns_, label);
 
@@ -129,59 +133,14 @@ void BpeTokenizer::EncodeWord(const std::string& word, std::vector<int32_t>& out
       return;
     }
   }
-  // One symbol per stand-in character (one per byte of the raw text),
-  // linked so that merged-away symbols drop out.
-  struct Symbol {
-    size_t start = 0, size = 0;
-    int prev = -1, next = -1;
-  };
-  std::vector<Symbol> symbols;
-  for (size_t at = 0; at < word.size();) {
-    Symbol s;
-    s.start = at;
-    s.size = Utf8CharAt(word, at);
-    s.prev = static_cast<int>(symbols.size()) - 1;
-    at += s.size;
-    s.next = at < word.size() ? static_cast<int>(symbols.size()) + 1 : -1;
-    symbols.push_back(s);
-  }
-  // Candidate merges, lowest rank first, leftmost on ties. A candidate is
-  // stale once either side has changed size (merged with another symbol).
-  struct Candidate {
-    int32_t rank;
-    int left, right;
-    size_t left_size, right_size;
-  };
-  const auto later = [](const Candidate& a, const Candidate& b) {
-    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, decltype(later)> queue(later);
+  // One symbol per stand-in character (one per byte of the raw text) to begin with.
   std::string scratch;
   const std::string_view w(word);
-  const auto consider = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const Symbol& l = symbols[left];
-    const Symbol& r = symbols[right];
-    const int32_t rank = Rank(w.substr(l.start, l.size), w.substr(r.start, r.size), scratch);
-    if (rank >= 0) queue.push({rank, left, right, l.size, r.size});
+  const auto rank_of = [&](std::string_view left, std::string_view right) {
+    const int32_t rank = Rank(left, right, scratch);
+    return rank < 0 ? std::nullopt : std::optional<int32_t>(rank);
   };
-  for (size_t i = 1; i < symbols.size(); ++i)
-    consider(static_cast<int>(i) - 1, static_cast<int>(i));
-  while (!queue.empty()) {
-    const Candidate c = queue.top();
-    queue.pop();
-    Symbol& l = symbols[c.left];
-    Symbol& r = symbols[c.right];
-    if (l.size != c.left_size || r.size != c.right_size || l.next != c.right) continue;
-    l.size += r.size;
-    r.size = 0;
-    l.next = r.next;
-    if (r.next >= 0) symbols[r.next].prev = c.left;
-    consider(l.prev, c.left);
-    consider(c.left, l.next);
-  }
-  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
-    const Symbol& s = symbols[i];
+  for (const MergedSymbol& s : MergePairs<int32_t>(w, rank_of)) {
     const auto it = ids_.find(std::string(w.substr(s.start, s.size)));
     if (it != ids_.end()) {
       out.push_back(it->second);

@@ -17,6 +17,10 @@
 
 namespace samebits::formats {
 
+// Returns GPT-2's printable stand-in for byte `b` (UTF-8): the piece text
+// byte-level vocabularies spell that byte with ("Ġ" for a space).
+const std::string& ByteStandIn(uint8_t b);
+
 class BpeTokenizer {
  public:
   // Checks and indexes `pieces` and `merges` ("left right", rank = index).

@@ -1,13 +1,15 @@
 #include "engine/formats/vocabulary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <queue>
+#include <optional>
 
 #include "engine/formats/bpe_tokenizer.h"
 #include "engine/formats/byte_reader.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/mapped_file.h"
+#include "engine/formats/pair_merge.h"
 #include "engine/formats/utf8.h"
 
 namespace samebits::formats {
@@ -77,6 +79,10 @@ Vocabulary::Vocabulary(std::vector<Piece> pieces, VocabularyOptions options,
   by_text_.reserve(pieces_.size());
   for (int32_t id = 0; id < static_cast<int32_t>(n); ++id) {
     const Piece& p = pieces_[id];
+    // A NaN score has no place in the merge order.
+    if (std::isnan(p.score)) {
+      throw CheckpointError(label + ": piece " + std::to_string(id) + " has a NaN score");
+    }
     if (p.type == PieceType::kUnknown && unk_id_ < 0) unk_id_ = id;
     if (p.type == PieceType::kUserDefined && !p.text.empty()) user_defined_.push_back(id);
     const int b = ByteOfPiece(p.text);
@@ -161,58 +167,21 @@ std::vector<int32_t> Vocabulary::Tokenize(std::string_view text, bool add_bos) c
 }
 
 void Vocabulary::EncodeSentencePiece(std::string_view text, std::vector<int32_t>& out) const {
-  // One symbol per UTF-8 character, linked so that merged-away ones drop out.
-  struct Symbol {
-    size_t start = 0, size = 0;
-    int prev = -1, next = -1;
+  // A pair merges when it forms a piece; the piece of highest score first
+  // (negated into a rank: the order llama2.c's and llama.cpp's encoders
+  // agree on, leftmost on ties).
+  std::string joined;
+  const auto rank_of = [&](std::string_view left, std::string_view right) -> std::optional<float> {
+    joined.assign(left);
+    joined.append(right);
+    const int32_t id = Lookup(joined);
+    if (id < 0) return std::nullopt;
+    return -pieces_[id].score;
   };
-  std::vector<Symbol> symbols;
-  for (size_t at = 0; at < text.size();) {
-    Symbol s;
-    s.start = at;
-    s.size = Utf8CharAt(text, at);
-    s.prev = static_cast<int>(symbols.size()) - 1;
-    at += s.size;
-    s.next = at < text.size() ? static_cast<int>(symbols.size()) + 1 : -1;
-    symbols.push_back(s);
-  }
-  // Pairs whose concatenation is a piece: highest score first, leftmost on
-  // ties (the order llama2.c's and llama.cpp's encoders agree on). A pair is
-  // stale once either side has merged with another symbol.
-  struct Candidate {
-    float score;
-    int left, right;
-    size_t size;
-  };
-  const auto worse = [](const Candidate& a, const Candidate& b) {
-    return a.score < b.score || (a.score == b.score && a.left > b.left);
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> queue(worse);
-  const auto consider = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const size_t size = symbols[left].size + symbols[right].size;
-    const int32_t id = Lookup(text.substr(symbols[left].start, size));
-    if (id >= 0) queue.push({pieces_[id].score, left, right, size});
-  };
-  for (size_t i = 1; i < symbols.size(); ++i)
-    consider(static_cast<int>(i) - 1, static_cast<int>(i));
-  while (!queue.empty()) {
-    const Candidate c = queue.top();
-    queue.pop();
-    Symbol& l = symbols[c.left];
-    Symbol& r = symbols[c.right];
-    if (l.size == 0 || r.size == 0 || l.size + r.size != c.size || l.next != c.right) continue;
-    l.size += r.size;
-    r.size = 0;
-    l.next = r.next;
-    if (r.next >= 0) symbols[r.next].prev = c.left;
-    consider(l.prev, c.left);
-    consider(c.left, l.next);
-  }
   // Every merged symbol is a piece; a single character may not be: then
   // its bytes' pieces, or the unknown piece.
-  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
-    const std::string_view s = text.substr(symbols[i].start, symbols[i].size);
+  for (const MergedSymbol& m : MergePairs<float>(text, rank_of)) {
+    const std::string_view s = text.substr(m.start, m.size);
     const int32_t id = Lookup(s);
     if (id >= 0) {
       out.push_back(id);

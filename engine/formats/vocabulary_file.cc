@@ -18,9 +18,9 @@ std::shared_ptr<const Vocabulary> ParseVocabularyFile(std::span<const std::byte>
       const GgufValue* model = f.Find("tokenizer.ggml.model");
       throw CheckpointError(
           label + ": has no vocabulary this engine can tokenize with (tokenizer.ggml.model is " +
-          (model == nullptr                     ? std::string("missing")
+          (model == nullptr                   ? std::string("missing")
            : model->type == GgufType::kString ? "'" + model->s + "'"
-                                                : "not a string") +
+                                              : "not a string") +
           "; supported: 'llama' (SentencePiece), 'gpt2' (byte-level BPE))");
     }
     return vocabulary;

@@ -95,6 +95,10 @@ CREATE TABLE divergences (
   layer INTEGER, op TEXT NOT NULL, detail TEXT NOT NULL,
   PRIMARY KEY (run_id, seq));
 )sql",
+      // Version 5: the decoded text of each step's token (protocol `text`).
+      R"sql(
+ALTER TABLE steps ADD COLUMN text TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

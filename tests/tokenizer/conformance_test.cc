@@ -4,31 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "engine/formats/vocabulary_file.h"
+#include "tests/tokenizer/engine_process_helpers.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
 namespace samebits::testing {
 namespace {
 
-std::string VocabDir() { return std::string(SAMEBITS_SOURCE_DIR) + "/../shared/vocab"; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class Conformance : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Conformance, EveryInputGivesTheExpectedIdsAndDecodesBack) {
-  const std::string gguf = VocabDir() + "/ggml-vocab-" + GetParam() + ".gguf";
+  const std::string gguf = SharedVocab(GetParam());
   if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
   const auto vocabulary = formats::LoadVocabularyFile(gguf);
-  const auto cases = ParseVocabCases(ReadFile(gguf + ".inp"), ReadFile(gguf + ".out"));
+  const auto cases = ParseVocabCases(ReadWholeFile(gguf + ".inp"), ReadWholeFile(gguf + ".out"));
   ASSERT_GT(cases.size(), 10u);
   int roundtrips = 0;
   const auto failures = CheckVocabCases(*vocabulary, cases, &roundtrips);
@@ -42,14 +32,15 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, Conformance,
                          ::testing::Values("gpt-2", "llama-bpe", "qwen2", "llama-spm", "phi-3"),
                          [](const auto& info) {
                            std::string name = info.param;
-                           for (char& c : name) if (c == '-') c = '_';
+                           for (char& c : name)
+                             if (c == '-') c = '_';
                            return name;
                          });
 
 // Negative control: a case whose expected ids are wrong by one id is
 // reported, with its input and both id lists.
 TEST(ConformanceCheck, ReportsAWrongIdWithInputExpectedAndActual) {
-  const std::string gguf = VocabDir() + "/ggml-vocab-gpt-2.gguf";
+  const std::string gguf = SharedVocab("gpt-2");
   if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
   const auto vocabulary = formats::LoadVocabularyFile(gguf);
   std::vector<VocabCase> cases = {{"Hello world", vocabulary->Tokenize("Hello world", false)}};
@@ -65,7 +56,8 @@ TEST(ConformanceCheck, ReportsAWrongIdWithInputExpectedAndActual) {
 
 TEST(VocabCases, ReadLikeLlamaCppTestTokenizer0) {
   const auto cases = ParseVocabCases(
-      "a b\n__ggml_vocab_test__\n\n__ggml_vocab_test__\n\n\n__ggml_vocab_test__\n \n", "1 2\n\n 3 \n4\n");
+      "a b\n__ggml_vocab_test__\n\n__ggml_vocab_test__\n\n\n__ggml_vocab_test__\n \n",
+      "1 2\n\n 3 \n4\n");
   ASSERT_EQ(cases.size(), 4u);
   EXPECT_EQ(cases[0].input, "a b");
   EXPECT_EQ(cases[1].input, "");

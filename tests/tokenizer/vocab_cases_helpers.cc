@@ -48,7 +48,9 @@ std::vector<VocabCase> ParseVocabCases(const std::string& inp_text, const std::s
     for (std::string word; ids >> word;) {
       size_t used = 0;
       const int id = std::stoi(word, &used);
-      if (used != word.size()) throw std::runtime_error("output line " + std::to_string(i + 1) + ": '" + word + "' is not an id");
+      if (used != word.size())
+        throw std::runtime_error("output line " + std::to_string(i + 1) + ": '" + word +
+                                 "' is not an id");
       cases[i].expected.push_back(id);
     }
   }
