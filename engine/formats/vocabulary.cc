@@ -172,6 +172,11 @@ void Vocabulary::EncodeSentencePiece(std::string_view text, std::vector<int32_t>
   // agree on, leftmost on ties).
   std::string joined;
   const auto rank_of = [&](std::string_view left, std::string_view right) -> std::optional<float> {
+    // A character that is no piece has already become byte pieces, which
+    // merge with nothing (llama2.c's rule, which the committed references
+    // follow; llama.cpp would still merge it into a longer piece: see
+    // engine/formats/README.md).
+    if (Lookup(left) < 0 || Lookup(right) < 0) return std::nullopt;
     joined.assign(left);
     joined.append(right);
     const int32_t id = Lookup(joined);

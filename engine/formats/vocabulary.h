@@ -90,8 +90,9 @@ class Vocabulary {
   // does. SentencePiece: a space before the first stretch of text (unless
   // `add_space_prefix` is false), each UTF-8 character as a symbol, the
   // adjacent pair whose concatenation is the piece of highest score merged
-  // first (leftmost on ties) until none is a piece, and what is left
-  // unmerged as its `<0xNN>` byte pieces or the unknown piece. Byte-level
+  // first (leftmost on ties) until none is a piece, a character that is no
+  // piece as its `<0xNN>` byte pieces (or the unknown piece), which merge
+  // with nothing (llama2.c's rule; formats/README.md). Byte-level
   // BPE: bpe_tokenizer.h. Control pieces never come out of text.
   std::vector<int32_t> Tokenize(std::string_view text, bool add_bos) const;
 
