@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/formats/checkpoint.h"
+#include "engine/formats/pretokenizer_patterns.h"
 
 namespace samebits::formats {
 namespace {
@@ -313,6 +314,10 @@ std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_si
   } else {
     options.add_space_prefix = false;
     options.pre = m.StringOr("tokenizer.ggml.pre", "default");
+    // A model whose pre-tokenizer this engine does not know still loads
+    // (for token and random scenarios), without a vocabulary; a file read
+    // for its vocabulary alone says why it has none (BpeTokenizer).
+    if (vocab_size >= 0 && FindPreTokenizer(options.pre) == nullptr) return nullptr;
     const GgufValue& merges_value = m.Need("tokenizer.ggml.merges");
     const auto& merges =
         m.Array("tokenizer.ggml.merges", merges_value.items.size(), IsStringType, "string");

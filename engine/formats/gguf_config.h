@@ -38,7 +38,10 @@ model::ModelConfig GgufToConfig(const GgufFile& f);
 // "llama") or byte-level BPE ("gpt2", with `merges` and `pre`); null when
 // the file has none or another tokenizer model. Throws CheckpointError when
 // the tokenizer keys are malformed or the piece count differs from
-// `vocab_size` (-1: any count, for vocabulary-only files).
+// `vocab_size` (-1: any count, for vocabulary-only files). A BPE
+// pre-tokenizer this engine does not know gives null for a model (which
+// still runs token scenarios) and an error naming the known ones for a
+// vocabulary read on its own (`vocab_size` -1).
 std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_size);
 
 }  // namespace samebits::formats

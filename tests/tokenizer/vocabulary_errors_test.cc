@@ -94,6 +94,8 @@ TEST(BpeVocabulary, UnknownPreTokenizerListsTheKnownOnes) {
   f.metadata["tokenizer.ggml.pre"] = Str("klingon");
   EXPECT_THAT(ErrorOf(f), HasSubstr("tokenizer.ggml.pre 'klingon' is not a pre-tokenizer"));
   EXPECT_THAT(ErrorOf(f), HasSubstr("qwen2"));
+  // A model file with that vocabulary still loads, without a vocabulary.
+  EXPECT_EQ(GgufVocabulary(f, 258), nullptr);
 }
 
 TEST(BpeVocabulary, MissingBytePieceIsAnError) {
