@@ -5,15 +5,17 @@
 # tiny hand-made files. Crashes are left in BUILD/fuzz-artifacts/TARGET/.
 #
 #   ci/fuzz.sh [SECONDS] [BUILD_DIR] [TARGET...]
-#   (targets: gguf_fuzz llama2c_fuzz safetensors_fuzz vocabulary_fuzz)
+#   (targets: gguf_fuzz llama2c_fuzz safetensors_fuzz vocabulary_fuzz tokenizer_fuzz)
 set -euo pipefail
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${2:-$root/build-fuzz}
 shift $(( $# > 2 ? 2 : $# )) || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf_fuzz llama2c_fuzz safetensors_fuzz vocabulary_fuzz)
+[ ${#targets[@]} -eq 0 ] && targets=(gguf_fuzz llama2c_fuzz safetensors_fuzz vocabulary_fuzz tokenizer_fuzz)
 shared=${SAMEBITS_CHECKPOINTS:-$root/../shared/checkpoints}
+# tokenizer_fuzz also tokenizes with llama.cpp's vocabularies found here.
+export SAMEBITS_VOCAB_DIR=${SAMEBITS_VOCAB_DIR:-$root/../shared/vocab}
 cxx=${CXX_FUZZ:-clang++-14}
 
 src=${SAMEBITS_SOURCE:-$root}
@@ -24,7 +26,7 @@ cmake --build "$build" -j2 --target $(printf 'samebits_%s ' "${targets[@]}")
 # Seeds: the real files, and tiny valid files written here so that the
 # fuzzer starts from inputs it can mutate cheaply.
 seeds=$build/fuzz-seeds
-mkdir -p "$seeds"/{gguf_fuzz,llama2c_fuzz,safetensors_fuzz,vocabulary_fuzz}
+mkdir -p "$seeds"/{gguf_fuzz,llama2c_fuzz,safetensors_fuzz,vocabulary_fuzz,tokenizer_fuzz}
 python3 - "$seeds" "$shared" <<'PY'
 import os, struct, sys
 seeds, shared = sys.argv[1], sys.argv[2]
@@ -83,6 +85,16 @@ d = shared_file('stories260K.bin')
 if d: put('llama2c_fuzz', 'stories260K.bin', d)
 d = shared_file('tokenizer.bin')
 if d: put('vocabulary_fuzz', 'tokenizer.bin', bytes([11]) + b'Hello world' + d)
+# Text for every tokenizer (first byte: vocabulary and BOS): llama.cpp's test
+# inputs, invalid UTF-8 and long runs of one character.
+vocab = os.environ.get('SAMEBITS_VOCAB_DIR', '')
+texts = [b'Hello world', " \u00c4pfel \u00bd 1314151 \U0001F680 \u200d\n\t".encode(), b'\xff\xfe\xc3(\xe2\x82', b' ' * 4096, b'a' * 4096, b'\n' * 512, b'3' * 600]
+inp = os.path.join(vocab, 'ggml-vocab-qwen2.gguf.inp')
+if os.path.exists(inp):
+    texts += open(inp, 'rb').read().split(b'\n__ggml_vocab_test__\n')
+for i, t in enumerate(texts):
+    for v in range(7):
+        put('tokenizer_fuzz', '%d-%d' % (i, v), bytes([2 * v + (i & 1)]) + t)
 PY
 
 status=0

@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libboost-dev libboost-filesystem-dev
   clang-format clang-tidy
+  libpcre2-dev
 )
 missing=()
 for p in "${packages[@]}"; do

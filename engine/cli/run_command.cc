@@ -144,8 +144,12 @@ int RunScenarioCommand(RunOptions options) {
 
   run::DriverSinks sinks;
   sinks.on_step = [&](const run::StepResult& s) {
-    writer.Write(protocol::Step{s.index, run::StepKindName(s.kind), s.position, s.input_token,
-                                s.token, s.fnv1a64, s.xxh3_64, s.argmax, s.nan_count, s.inf_count});
+    protocol::Step step{s.index,   run::StepKindName(s.kind), s.position, s.input_token,
+                        s.token,   s.fnv1a64,                 s.xxh3_64,  s.argmax,
+                        s.nan_count, s.inf_count};
+    // The text of the chosen token, decoded after the token fed before it.
+    if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
+    writer.Write(step);
     if (dump) dump->WriteRow(s.logits);
   };
   if (options.trace) {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/formats/checkpoint.h"
+#include "engine/formats/pretokenizer_patterns.h"
 
 namespace samebits::formats {
 namespace {
@@ -272,14 +273,27 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
 
 std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_size) {
   const Meta m(f);
-  if (!m.Has("tokenizer.ggml.model") || m.String("tokenizer.ggml.model") != "llama") return nullptr;
+  if (!m.Has("tokenizer.ggml.model")) return nullptr;
+  const std::string model = m.String("tokenizer.ggml.model");
+  VocabularyOptions options;
+  if (model == "llama") {
+    options.model = TokenizerModel::kSentencePiece;
+  } else if (model == "gpt2") {
+    options.model = TokenizerModel::kBytePairEncoding;
+  } else {
+    return nullptr;  // no vocabulary ("no_vocab") or one this engine cannot tokenize with
+  }
   const GgufValue& tokens_value = m.Need("tokenizer.ggml.tokens");
   const size_t n = tokens_value.items.size();
   const auto& tokens = m.Array("tokenizer.ggml.tokens", n, IsStringType, "string");
-  if (n != static_cast<size_t>(vocab_size)) {
+  if (vocab_size >= 0 && n != static_cast<size_t>(vocab_size)) {
     m.Fail("tokenizer.ggml.tokens has " + std::to_string(n) + " pieces but the model has " +
            std::to_string(vocab_size) + " token rows");
   }
+  if (n == 0 || n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    m.Fail("tokenizer.ggml.tokens has " + std::to_string(n) + " pieces");
+  }
+  const int64_t last_id = static_cast<int64_t>(n) - 1;
   std::vector<Piece> pieces(n);
   for (size_t i = 0; i < n; ++i) pieces[i].text = tokens[i].s;
   if (m.Has("tokenizer.ggml.scores")) {
@@ -293,17 +307,33 @@ std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_si
           static_cast<PieceType>(m.IntValue("tokenizer.ggml.token_type", types[i], 0, 6));
     }
   }
-  const int bos =
-      m.Has("tokenizer.ggml.bos_token_id")
-          ? static_cast<int>(m.IntValue("tokenizer.ggml.bos_token_id",
-                                        m.Need("tokenizer.ggml.bos_token_id"), 0, vocab_size - 1))
-          : -1;
-  const int eos =
-      m.Has("tokenizer.ggml.eos_token_id")
-          ? static_cast<int>(m.IntValue("tokenizer.ggml.eos_token_id",
-                                        m.Need("tokenizer.ggml.eos_token_id"), 0, vocab_size - 1))
-          : -1;
-  return std::make_shared<const Vocabulary>(std::move(pieces), bos, eos, f.label);
+  const auto id_or_none = [&](const std::string& key) {
+    // llama.cpp writes "none" as 0xFFFFFFFF in some files (seperator, padding).
+    return m.Has(key) ? static_cast<int32_t>(m.IntValue(key, m.Need(key), 0, last_id)) : -1;
+  };
+  options.bos_id = id_or_none("tokenizer.ggml.bos_token_id");
+  options.eos_id = id_or_none("tokenizer.ggml.eos_token_id");
+  if (m.Has("tokenizer.ggml.add_bos_token"))
+    options.add_bos = m.BoolOr("tokenizer.ggml.add_bos_token", true);
+  if (options.model == TokenizerModel::kSentencePiece) {
+    options.add_space_prefix = m.BoolOr("tokenizer.ggml.add_space_prefix", true);
+  } else {
+    options.add_space_prefix = false;
+    options.pre = m.StringOr("tokenizer.ggml.pre", "default");
+    // A model whose pre-tokenizer this engine does not know still loads
+    // (for token and random scenarios), without a vocabulary; a file read
+    // for its vocabulary alone says why it has none (BpeTokenizer).
+    if (vocab_size >= 0 && FindPreTokenizer(options.pre) == nullptr) return nullptr;
+    const GgufValue& merges_value = m.Need("tokenizer.ggml.merges");
+    const auto& merges =
+        m.Array("tokenizer.ggml.merges", merges_value.items.size(), IsStringType, "string");
+    options.merges.reserve(merges.size());
+    for (const GgufValue& v : merges) options.merges.push_back(v.s);
+  }
+  if (options.add_bos.value_or(false) && options.bos_id < 0) {
+    m.Fail("tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is missing");
+  }
+  return std::make_shared<const Vocabulary>(std::move(pieces), std::move(options), f.label);
 }
 
 }  // namespace samebits::formats

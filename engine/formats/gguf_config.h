@@ -35,10 +35,14 @@ inline constexpr const char* kSbName = "samebits.name";                     // c
 // required key, a key of the wrong type or an unsupported architecture.
 model::ModelConfig GgufToConfig(const GgufFile& f);
 
-// Returns the SentencePiece vocabulary of `f` (`tokenizer.ggml.model` =
-// "llama"), or null when the file has none or another tokenizer model.
-// Throws CheckpointError when the tokenizer keys are malformed or the
-// piece count differs from `vocab_size`.
+// Returns the vocabulary of `f`: SentencePiece (`tokenizer.ggml.model` =
+// "llama") or byte-level BPE ("gpt2", with `merges` and `pre`); null when
+// the file has none or another tokenizer model. Throws CheckpointError when
+// the tokenizer keys are malformed or the piece count differs from
+// `vocab_size` (-1: any count, for vocabulary-only files). A BPE
+// pre-tokenizer this engine does not know gives null for a model (which
+// still runs token scenarios) and an error naming the known ones for a
+// vocabulary read on its own (`vocab_size` -1).
 std::shared_ptr<const Vocabulary> GgufVocabulary(const GgufFile& f, int vocab_size);
 
 }  // namespace samebits::formats

@@ -173,15 +173,25 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
 
   if (w.vocabulary) {
     const Vocabulary& v = *w.vocabulary;
-    kv.KvStr("tokenizer.ggml.model", "llama");
+    const VocabularyOptions& o = v.options();
+    const bool bpe = o.model == TokenizerModel::kBytePairEncoding;
+    kv.KvStr("tokenizer.ggml.model", bpe ? "gpt2" : "llama");
+    if (bpe) kv.KvStr("tokenizer.ggml.pre", o.pre);
     kv.ArrayHead("tokenizer.ggml.tokens", GgufType::kString, v.size());
-    for (const Piece& piece : v.pieces()) kv.Str(GgufPieceText(piece));
+    for (const Piece& piece : v.pieces()) kv.Str(bpe ? piece.text : GgufPieceText(piece));
     kv.ArrayHead("tokenizer.ggml.scores", GgufType::kF32, v.size());
     for (const Piece& piece : v.pieces()) kv.U32(std::bit_cast<uint32_t>(piece.score));
     kv.ArrayHead("tokenizer.ggml.token_type", GgufType::kI32, v.size());
     for (const Piece& piece : v.pieces()) kv.U32(static_cast<uint32_t>(piece.type));
     if (v.bos_id() >= 0) kv.KvU32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(v.bos_id()));
     if (v.eos_id() >= 0) kv.KvU32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(v.eos_id()));
+    if (o.add_bos) kv.KvBool("tokenizer.ggml.add_bos_token", *o.add_bos);
+    if (bpe) {
+      kv.ArrayHead("tokenizer.ggml.merges", GgufType::kString, o.merges.size());
+      for (const std::string& m : o.merges) kv.Str(m);
+    } else if (!o.add_space_prefix) {
+      kv.KvBool("tokenizer.ggml.add_space_prefix", false);
+    }
   } else {
     // llama.cpp's marker for a model without a vocabulary, which it loads.
     kv.KvStr("tokenizer.ggml.model", "no_vocab");

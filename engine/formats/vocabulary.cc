@@ -1,11 +1,16 @@
 #include "engine/formats/vocabulary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <optional>
 
+#include "engine/formats/bpe_tokenizer.h"
 #include "engine/formats/byte_reader.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/mapped_file.h"
+#include "engine/formats/pair_merge.h"
+#include "engine/formats/utf8.h"
 
 namespace samebits::formats {
 namespace {
@@ -41,21 +46,26 @@ int ByteOfPiece(std::string_view s) {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-// Returns the length of the UTF-8 sequence starting with byte `c` (1 for a
-// stray continuation or invalid byte, so that it becomes a byte piece).
-size_t Utf8Length(unsigned char c) {
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) return 2;
-  if ((c & 0xF0) == 0xE0) return 3;
-  if ((c & 0xF8) == 0xF0) return 4;
-  return 1;
+// Returns SentencePiece options with special ids `bos_id` and `eos_id`.
+VocabularyOptions OptionsWithIds(int32_t bos_id, int32_t eos_id) {
+  VocabularyOptions options;
+  options.bos_id = bos_id;
+  options.eos_id = eos_id;
+  return options;
 }
 
 }  // namespace
 
 Vocabulary::Vocabulary(std::vector<Piece> pieces, int32_t bos_id, int32_t eos_id,
                        const std::string& label)
-    : pieces_(std::move(pieces)), bos_id_(bos_id), eos_id_(eos_id) {
+    : Vocabulary(std::move(pieces), OptionsWithIds(bos_id, eos_id), label) {}
+
+Vocabulary::Vocabulary(std::vector<Piece> pieces, VocabularyOptions options,
+                       const std::string& label)
+    : pieces_(std::move(pieces)),
+      options_(std::move(options)),
+      bos_id_(options_.bos_id),
+      eos_id_(options_.eos_id) {
   if (pieces_.empty()) throw CheckpointError(label + ": the vocabulary has no pieces");
   const auto n = static_cast<int64_t>(pieces_.size());
   if (n > INT32_MAX) throw CheckpointError(label + ": the vocabulary has too many pieces");
@@ -69,7 +79,12 @@ Vocabulary::Vocabulary(std::vector<Piece> pieces, int32_t bos_id, int32_t eos_id
   by_text_.reserve(pieces_.size());
   for (int32_t id = 0; id < static_cast<int32_t>(n); ++id) {
     const Piece& p = pieces_[id];
+    // A NaN score has no place in the merge order.
+    if (std::isnan(p.score)) {
+      throw CheckpointError(label + ": piece " + std::to_string(id) + " has a NaN score");
+    }
     if (p.type == PieceType::kUnknown && unk_id_ < 0) unk_id_ = id;
+    if (p.type == PieceType::kUserDefined && !p.text.empty()) user_defined_.push_back(id);
     const int b = ByteOfPiece(p.text);
     if (b >= 0 && (p.type == PieceType::kByte || p.type == PieceType::kNormal) &&
         byte_ids_[b] < 0) {
@@ -79,7 +94,19 @@ Vocabulary::Vocabulary(std::vector<Piece> pieces, int32_t bos_id, int32_t eos_id
     if (p.type == PieceType::kControl || p.type == PieceType::kByte) continue;
     by_text_.emplace(Normalise(p.text), id);  // keeps the lowest id
   }
+  // Longer user-defined pieces are cut out first, as llama.cpp does.
+  std::stable_sort(user_defined_.begin(), user_defined_.end(), [&](int32_t a, int32_t b) {
+    return pieces_[a].text.size() > pieces_[b].text.size();
+  });
+  if (options_.model == TokenizerModel::kBytePairEncoding) {
+    bpe_ = std::make_shared<const BpeTokenizer>(pieces_, options_.merges, options_.pre, label);
+    add_bos_ = options_.add_bos.value_or(bpe_->patterns().add_bos);
+  } else {
+    add_bos_ = options_.add_bos.value_or(true);
+  }
 }
+
+Vocabulary::~Vocabulary() = default;
 
 int32_t Vocabulary::Lookup(std::string_view s) const {
   const auto it = by_text_.find(std::string(s));
@@ -91,65 +118,103 @@ std::vector<int32_t> Vocabulary::Tokenize(std::string_view text, bool add_bos) c
   if (add_bos && bos_id_ >= 0) ids.push_back(bos_id_);
   if (text.empty()) return ids;
 
-  // SentencePiece adds a dummy prefix space and treats every space as `▁`;
-  // pieces are looked up in normalised form, so a plain space stands for it.
-  std::string work = " ";
-  work.append(text);
+  // Cut out the user-defined pieces, longest first, each from what the
+  // longer ones left: stretches of text, and pieces (id >= 0).
+  struct Fragment {
+    size_t begin, size;
+    int32_t id;
+  };
+  std::vector<Fragment> fragments{{0, text.size(), -1}}, next;
+  for (int32_t id : user_defined_) {
+    const std::string& t = pieces_[id].text;
+    next.clear();
+    for (const Fragment& f : fragments) {
+      if (f.id >= 0) {
+        next.push_back(f);
+        continue;
+      }
+      const std::string_view within = text.substr(0, f.begin + f.size);
+      size_t at = f.begin;
+      for (size_t m; (m = within.find(t, at)) != std::string_view::npos; at = m + t.size()) {
+        if (m > at) next.push_back({at, m - at, -1});
+        next.push_back({m, t.size(), id});
+      }
+      if (at < f.begin + f.size) next.push_back({at, f.begin + f.size - at, -1});
+    }
+    fragments.swap(next);
+  }
 
-  // Each UTF-8 character becomes its piece, or its bytes' pieces.
-  std::vector<int32_t> t;
-  for (size_t i = 0; i < work.size();) {
-    size_t len = std::min(Utf8Length(static_cast<unsigned char>(work[i])), work.size() - i);
-    const int32_t id = Lookup(std::string_view(work).substr(i, len));
-    if (id >= 0) {
-      t.push_back(id);
+  bool after_special = true;  // SentencePiece's prefix space goes after these
+  std::string work;
+  for (const Fragment& f : fragments) {
+    if (f.id >= 0) {
+      ids.push_back(f.id);
+      after_special = true;
+      continue;
+    }
+    const std::string_view part = text.substr(f.begin, f.size);
+    if (bpe_) {
+      bpe_->Encode(part, ids);
     } else {
-      for (size_t j = 0; j < len; ++j) {
-        const int32_t b = byte_ids_[static_cast<unsigned char>(work[i + j])];
-        if (b >= 0) {
-          t.push_back(b);
-        } else if (unk_id_ >= 0) {
-          t.push_back(unk_id_);
-        }
-      }
+      work.clear();
+      if (options_.add_space_prefix && after_special) work.push_back(' ');
+      work.append(part);
+      EncodeSentencePiece(work, ids);
     }
-    i += len;
+    after_special = false;
   }
-
-  // Merge the adjacent pair whose concatenation is the piece of highest
-  // score (the first such pair on ties), until no pair merges.
-  std::string joined;
-  while (t.size() >= 2) {
-    float best_score = 0.0f;
-    int32_t best_id = -1;
-    size_t best_at = 0;
-    for (size_t i = 0; i + 1 < t.size(); ++i) {
-      joined = Normalise(pieces_[t[i]].text);
-      joined += Normalise(pieces_[t[i + 1]].text);
-      const int32_t id = Lookup(joined);
-      if (id >= 0 && (best_id < 0 || pieces_[id].score > best_score)) {
-        best_score = pieces_[id].score;
-        best_id = id;
-        best_at = i;
-      }
-    }
-    if (best_id < 0) break;
-    t[best_at] = best_id;
-    t.erase(t.begin() + static_cast<std::ptrdiff_t>(best_at) + 1);
-  }
-  ids.insert(ids.end(), t.begin(), t.end());
   return ids;
+}
+
+void Vocabulary::EncodeSentencePiece(std::string_view text, std::vector<int32_t>& out) const {
+  // A pair merges when it forms a piece; the piece of highest score first
+  // (negated into a rank: the order llama2.c's and llama.cpp's encoders
+  // agree on, leftmost on ties).
+  std::string joined;
+  const auto rank_of = [&](std::string_view left, std::string_view right) -> std::optional<float> {
+    // A character that is no piece has already become byte pieces, which
+    // merge with nothing (llama2.c's rule, which the committed references
+    // follow; llama.cpp would still merge it into a longer piece: see
+    // engine/formats/README.md).
+    if (Lookup(left) < 0 || Lookup(right) < 0) return std::nullopt;
+    joined.assign(left);
+    joined.append(right);
+    const int32_t id = Lookup(joined);
+    if (id < 0) return std::nullopt;
+    return -pieces_[id].score;
+  };
+  // Every merged symbol is a piece; a single character may not be: then
+  // its bytes' pieces, or the unknown piece.
+  for (const MergedSymbol& m : MergePairs<float>(text, rank_of)) {
+    const std::string_view s = text.substr(m.start, m.size);
+    const int32_t id = Lookup(s);
+    if (id >= 0) {
+      out.push_back(id);
+      continue;
+    }
+    for (char c : s) {
+      const int32_t b = byte_ids_[static_cast<unsigned char>(c)];
+      if (b >= 0) {
+        out.push_back(b);
+      } else if (unk_id_ >= 0) {
+        out.push_back(unk_id_);
+      }
+    }
+  }
 }
 
 std::string Vocabulary::DecodeToken(int32_t prev, int32_t token) const {
   if (token < 0 || token >= size()) return {};
   const Piece& p = pieces_[token];
+  if (bpe_) return BpeTokenizer::Decode(p);
   if (p.type == PieceType::kControl || p.type == PieceType::kUnused) return {};
+  if (p.type == PieceType::kUserDefined) return p.text;
   const int b = ByteOfPiece(p.text);
   if (b >= 0 && p.type == PieceType::kByte) return std::string(1, static_cast<char>(b));
   std::string s = Normalise(p.text);
-  // The dummy prefix space belongs to no word: drop it at the start.
-  if ((prev < 0 || prev == bos_id_) && !s.empty() && s[0] == ' ') s.erase(0, 1);
+  // The prefix space belongs to no word: drop it at the start.
+  if (options_.add_space_prefix && (prev < 0 || prev == bos_id_) && !s.empty() && s[0] == ' ')
+    s.erase(0, 1);
   return s;
 }
 

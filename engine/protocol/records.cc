@@ -147,6 +147,7 @@ Step ParseStep(const json& j) {
   s.argmax = GetInt32(j, "argmax", "step", 0);
   s.nan = GetInt32(j, "nan", "step", 0);
   s.inf = GetInt32(j, "inf", "step", 0);
+  if (j.contains("text")) s.text = GetString(j, "text", "step");
   return s;
 }
 
@@ -242,6 +243,7 @@ std::string ToJsonLine(const Step& s) {
   j["argmax"] = s.argmax;
   j["nan"] = s.nan;
   j["inf"] = s.inf;
+  if (s.text) j["text"] = *s.text;
   return Dump(j);
 }
 

@@ -97,6 +97,9 @@ struct Step {
   int argmax = 0;
   int nan = 0;
   int inf = 0;
+  // The decoded text of `token`, when the checkpoint has a vocabulary
+  // (optional: older engines and checkpoints without one leave it out).
+  std::optional<std::string> text;
   bool operator==(const Step&) const = default;
 };
 

@@ -67,8 +67,11 @@ std::vector<int32_t> Resolve(const TokenSource& source, const model::ModelConfig
     case TokenSource::Kind::kText:
       if (vocabulary == nullptr) break;
       {
-        // A prompt starts a sequence, so it gets BOS; a chunk continues one.
-        std::vector<int32_t> tokens = vocabulary->Tokenize(source.text, is_prompt);
+        // A prompt starts a sequence, so it gets BOS when the vocabulary
+        // says sequences do (`tokenizer.ggml.add_bos_token`); a chunk
+        // continues one.
+        std::vector<int32_t> tokens =
+            vocabulary->Tokenize(source.text, is_prompt && vocabulary->add_bos());
         if (tokens.empty()) throw ScenarioError(where + ": the text gives no tokens");
         return CheckIds(std::move(tokens), config, where + " (tokenized text)");
       }

@@ -58,6 +58,7 @@ struct StepRecord {
   int argmax = 0;
   int nan_count = 0;
   int inf_count = 0;
+  std::string text;  // the decoded text of `token` ("" when the engine gave none)
 };
 
 // One activation-trace record (with --trace).

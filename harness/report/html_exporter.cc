@@ -119,6 +119,15 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
     out << "<th title=\"" << E(DescribeStep(c)) << "\">" << c.index << "</th>";
   }
   out << "</tr>\n";
+  if (HasTokenText(g)) {
+    // The chosen tokens as text, so a person sees what the steps generated.
+    out << "<tr><th class=\"config\">Token (" << E(base) << ")</th>";
+    for (const StepColumn& c : g.columns) {
+      out << "<td class=\"token\" title=\"" << E(DescribeStep(c) + ": token " + TokenWithText(c))
+          << "\"><code>" << E(TokenWithText(c)) << "</code></td>";
+    }
+    out << "</tr>\n";
+  }
   for (const ConfigRow& r : g.rows) {
     const CellResult& cell = *r.cell;
     out << "<tr><th class=\"config\">" << E(cell.config.name) << "</th>";

@@ -44,16 +44,18 @@ Json ToJson(const BuildInfo& b) {
 }
 
 Json ToJson(const StepRecord& s) {
-  return Json{{"index", s.index},
-              {"kind", Text(s.kind)},
-              {"position", s.position},
-              {"input_token", s.input_token},
-              {"token", s.token},
-              {"fnv1a64", Hex16(s.fnv1a64)},
-              {"xxh3_64", Hex16(s.xxh3_64)},
-              {"argmax", s.argmax},
-              {"nan", s.nan_count},
-              {"inf", s.inf_count}};
+  Json j{{"index", s.index},
+         {"kind", Text(s.kind)},
+         {"position", s.position},
+         {"input_token", s.input_token},
+         {"token", s.token},
+         {"fnv1a64", Hex16(s.fnv1a64)},
+         {"xxh3_64", Hex16(s.xxh3_64)},
+         {"argmax", s.argmax},
+         {"nan", s.nan_count},
+         {"inf", s.inf_count}};
+  if (!s.text.empty()) j["text"] = Text(s.text);  // only when the engine decoded the token
+  return j;
 }
 
 Json ToJson(const TraceRecord& t) {

@@ -126,6 +126,11 @@ void WriteMatrices(const ReportModel& m, std::ostream& out) {
     out << "\n|---|";
     for (size_t i = 0; i < g.columns.size(); ++i) out << ":-:|";
     out << "\n";
+    if (HasTokenText(g)) {
+      out << "| Token (" << MarkdownCell(g.rows[g.base_row].cell->config.name) << ") |";
+      for (const StepColumn& c : g.columns) out << " " << MarkdownCell(TokenWithText(c)) << " |";
+      out << "\n";
+    }
     for (size_t r = 0; r < g.rows.size() && r < kMaxMatrixRows; ++r) {
       out << "| " << MarkdownCell(g.rows[r].cell->config.name) << " |";
       for (Agreement a : g.rows[r].agreement) out << " " << AgreementSymbol(a) << " |";

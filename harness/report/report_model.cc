@@ -45,6 +45,12 @@ void FillAgreement(CellGroup& group) {
   for (auto& [index, column] : columns) group.columns.push_back(column);
   group.base_row = ChooseBaseRow(group);
   const CellResult& base = *group.rows[group.base_row].cell;
+  for (StepColumn& column : group.columns) {
+    if (const StepRecord* s = FindStep(base, column.index)) {
+      column.token = s->token;
+      column.text = s->text;
+    }
+  }
   for (ConfigRow& row : group.rows) {
     for (size_t c = 0; c < group.columns.size(); ++c) {
       const StepRecord* mine = FindStep(*row.cell, group.columns[c].index);
@@ -189,6 +195,33 @@ std::string FormatUlp(uint64_t ulp) {
 std::string DescribeStep(const StepColumn& column) {
   return "step " + std::to_string(column.index) + " (" + column.kind + ", position " +
          std::to_string(column.position) + ")";
+}
+
+bool HasTokenText(const CellGroup& group) {
+  for (const StepColumn& c : group.columns) {
+    if (!c.text.empty()) return true;
+  }
+  return false;
+}
+
+std::string TokenWithText(const StepColumn& column) {
+  std::string shown;
+  for (unsigned char ch : column.text) {
+    if (ch == '\n') {
+      shown += "\\n";
+    } else if (ch == '\t') {
+      shown += "\\t";
+    } else if (ch == '\r') {
+      shown += "\\r";
+    } else if (ch < 0x20 || ch == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", ch);
+      shown += buf;
+    } else {
+      shown += static_cast<char>(ch);
+    }
+  }
+  return std::to_string(column.token) + " \"" + shown + "\"";
 }
 
 std::string DivergencePlace(const Divergence& d) {

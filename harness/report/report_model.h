@@ -30,6 +30,10 @@ struct StepColumn {
   int index = 0;
   std::string kind;
   int position = 0;
+  // The base configuration's chosen token at this step and its decoded
+  // text (empty when the engine sent none, e.g. no vocabulary).
+  int token = 0;
+  std::string text;
 };
 
 // One row of a group's matrix: one configuration (one cell).
@@ -116,6 +120,14 @@ std::string FormatUlp(uint64_t ulp);
 
 // Returns "step 3 (decode, position 14)" for a column of `group`.
 std::string DescribeStep(const StepColumn& column);
+
+// Returns true when some column of `group` carries decoded token text.
+bool HasTokenText(const CellGroup& group);
+
+// Returns a column's token for a person: `17 "Once"`, with line breaks,
+// tabs and other control characters spelled as escapes (`\n`), so that
+// white space stays visible and one step stays one line.
+std::string TokenWithText(const StepColumn& column);
 
 // Returns where `cell` first diverges, for a person: from the matrix when
 // its hashes differ from the base's, else from a matching divergence of the

@@ -124,6 +124,7 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
     st.argmax = s.argmax;
     st.nan_count = s.nan;
     st.inf_count = s.inf;
+    st.text = s.text.value_or("");
     r.steps.push_back(std::move(st));
   }
   for (const protocol::Trace& tr : t.traces) {

@@ -134,6 +134,10 @@ CREATE TABLE bench_samples (
   last_xxh3_64 TEXT NOT NULL,
   PRIMARY KEY (bench_id, seq));
 )sql",
+      // Version 7: the decoded text of each step's token (protocol `text`).
+      R"sql(
+ALTER TABLE steps ADD COLUMN text TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -169,7 +169,8 @@ int64_t Store::SaveRun(const RunResult& run) {
         "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
-        "argmax, nan_count, inf_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+        "argmax, nan_count, inf_count, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+        "?12)");
     Statement insert_trace = db.Prepare(
         "INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -241,6 +242,7 @@ int64_t Store::SaveRun(const RunResult& run) {
         insert_step.Bind(9, static_cast<int64_t>(st.argmax));
         insert_step.Bind(10, static_cast<int64_t>(st.nan_count));
         insert_step.Bind(11, static_cast<int64_t>(st.inf_count));
+        insert_step.Bind(12, st.text);
         insert_step.Run();
       }
       int64_t seq = 0;
@@ -342,7 +344,7 @@ RunResult Store::LoadRun(int64_t id) {
   }
   Statement select_steps = db.Prepare(
       "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, nan_count, "
-      "inf_count FROM steps WHERE cell_id = ?1 ORDER BY idx");
+      "inf_count, text FROM steps WHERE cell_id = ?1 ORDER BY idx");
   Statement select_traces =
       db.Prepare("SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
   for (size_t i = 0; i < cell_ids.size(); ++i) {
@@ -359,6 +361,7 @@ RunResult Store::LoadRun(int64_t id) {
       st.argmax = static_cast<int>(select_steps.Int(7));
       st.nan_count = static_cast<int>(select_steps.Int(8));
       st.inf_count = static_cast<int>(select_steps.Int(9));
+      st.text = select_steps.Text(10);
       run.cells[i].steps.push_back(std::move(st));
     }
     select_steps.Reset();

@@ -198,5 +198,24 @@ TEST(RecordsTest, HashHexIsStrict) {
   EXPECT_FALSE(ParseHashHex(" 123456789abcdef", &v));
 }
 
+TEST(RecordsTest, StepTextIsOptionalAndRoundTrips) {
+  Step with_text{0, "decode", 1, 2, 3, 4, 5, 3, 0, 0};
+  with_text.text = "caf\xC3\xA9 \"<x>\"\n";
+  const std::string line = ToJsonLine(with_text);
+  EXPECT_EQ(std::get<Step>(ParseRecord(line)), with_text);
+  // Older engines send no text: it reads as absent, and nothing is written back.
+  const Step without{0, "decode", 1, 2, 3, 4, 5, 3, 0, 0};
+  EXPECT_EQ(ToJsonLine(without).find("text"), std::string::npos);
+  EXPECT_FALSE(std::get<Step>(ParseRecord(ToJsonLine(without))).text.has_value());
+  // Part of a UTF-8 character (a byte piece) is written as U+FFFD, not refused.
+  Step partial = without;
+  partial.text = "\xE2\x96";
+  EXPECT_NE(std::get<Step>(ParseRecord(ToJsonLine(partial))).text->find("\xEF\xBF\xBD"),
+            std::string::npos);
+  std::string bad = ToJsonLine(without);
+  bad.insert(bad.size() - 1, ",\"text\":17");
+  EXPECT_THROW(ParseRecord(bad), ProtocolError);
+}
+
 }  // namespace
 }  // namespace samebits::protocol
