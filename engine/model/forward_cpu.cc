@@ -77,6 +77,7 @@ struct LayerParams {
   Matrix shared_gate, shared_up, shared_down;
   cpu::NormParams attn_norm, ffn_norm;
   std::vector<float> q_norm, k_norm;
+  std::vector<float> q_bias, k_bias, v_bias;  // with qkv_bias
 };
 
 // A trace record held until the end of a call, so that the records leave in
@@ -243,6 +244,11 @@ class CpuForward final : public Forward {
         p.q_norm = cpu::LoadNorm(lw.q_norm, TensorView{}).weight;
         p.k_norm = cpu::LoadNorm(lw.k_norm, TensorView{}).weight;
       }
+      if (c_.qkv_bias) {
+        p.q_bias = cpu::LoadNorm(lw.q_bias, TensorView{}).weight;
+        p.k_bias = cpu::LoadNorm(lw.k_bias, TensorView{}).weight;
+        p.v_bias = cpu::LoadNorm(lw.v_bias, TensorView{}).weight;
+      }
       if (lc.moe) {
         p.router = cpu::MatrixOf(lw.router, c_.n_experts, d, "ffn_gate_inp");
         for (int e = 0; e < c_.n_experts; ++e) {
@@ -394,7 +400,7 @@ class CpuForward final : public Forward {
     });
   }
 
-  // q/k norm and RoPE of rows [0, n) (positions n_past ...), then their K
+  // q/k/v biases, q/k norm and RoPE of rows [0, n) (positions n_past ...), then their K
   // and V appended to layer `l`'s cache.
   void QkRopeAppend(InferenceState& state, int l, int n_past, int n) {
     ProfileScope scope(profiler_.get(), kind_, ProfileOp::kRopeKv);
@@ -405,7 +411,12 @@ class CpuForward final : public Forward {
     const LayerParams& p = params_[l];
     float* q = a_.q.data() + static_cast<size_t>(t) * q_dim_;
     float* k = a_.k.data() + static_cast<size_t>(t) * kv_dim_;
-    const float* v = a_.v.data() + static_cast<size_t>(t) * kv_dim_;
+    float* v = a_.v.data() + static_cast<size_t>(t) * kv_dim_;
+    if (c_.qkv_bias) {
+      for (int i = 0; i < q_dim_; ++i) q[i] = q[i] + p.q_bias[i];
+      for (int i = 0; i < kv_dim_; ++i) k[i] = k[i] + p.k_bias[i];
+      for (int i = 0; i < kv_dim_; ++i) v[i] = v[i] + p.v_bias[i];
+    }
     if (c_.qk_norm) {
       for (int h = 0; h < c_.n_heads; ++h) {
         cpu::RmsNormInPlace(kt_, q + h * hd_, p.q_norm.data(), hd_, c_.norm_eps);

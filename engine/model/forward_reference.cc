@@ -7,8 +7,8 @@
 // Trace records, one per token row (`Record(layer, op, position, ...)`):
 //   layer -1 "embed"          (d_model)  the embedding row
 //   "attn_norm"               (d_model)  norm(x)
-//   "q"                       (n_heads * head_dim)    after q-norm and RoPE
-//   "k", "v"                  (n_kv_heads * head_dim) after k-norm and RoPE
+//   "q"                       (n_heads * head_dim)    after bias, q-norm and RoPE
+//   "k", "v"                  (n_kv_heads * head_dim) after bias, k-norm and RoPE
 //   "attn"                    (n_heads * head_dim)    attention, before W_o
 //   "attn_out"                (d_model)  W_o attn
 //   "attn_residual"           (d_model)  x + attn_out
@@ -110,6 +110,13 @@ class ReferenceForward final : public Forward {
     ref::MatVec(kt_, lw.wq, 0, q_dim, d, xn.data(), q.data());
     ref::MatVec(kt_, lw.wk, 0, kv_dim, d, xn.data(), k.data());
     ref::MatVec(kt_, lw.wv, 0, kv_dim, d, xn.data(), v.data());
+
+    // Biases (Qwen2): q = q + b_q, k = k + b_k, v = v + b_v
+    if (c_.qkv_bias) {
+      for (int i = 0; i < q_dim; ++i) q[i] = q[i] + lw.q_bias.At(i);
+      for (int i = 0; i < kv_dim; ++i) k[i] = k[i] + lw.k_bias.At(i);
+      for (int i = 0; i < kv_dim; ++i) v[i] = v[i] + lw.v_bias.At(i);
+    }
 
     // q/k norm per head, then RoPE on each head of q and k
     QkNormRope(lw, lc, pos, q, k);
