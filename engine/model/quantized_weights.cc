@@ -73,6 +73,25 @@ TensorView QuantizedView(numerics::QuantType type, std::vector<int64_t> shape,
   return v;
 }
 
+ModelWeights DequantizedWeights(const ModelWeights& weights) {
+  ModelWeights out = weights;
+  auto storage = std::make_shared<ConvertedStorage>();
+  storage->source = weights.storage;
+  ForEachTensor(out.config, [&](const TensorSpec& spec) {
+    TensorView& v = spec.slot(out);
+    if (!v.present() || !v.quantized) return;
+    std::vector<std::byte> bytes(static_cast<size_t>(v.elements()) * sizeof(float));
+    v.ReadF32(0, v.elements(), reinterpret_cast<float*>(bytes.data()));
+    storage->buffers.push_back(std::move(bytes));
+    const std::vector<int64_t> shape = v.shape;
+    v = TensorView{};
+    v.shape = shape;
+    v.data = storage->buffers.back().data();
+  });
+  out.storage = std::move(storage);
+  return out;
+}
+
 bool ParseWeightType(const std::string& name, WeightType* out) {
   if (const numerics::QuantLayout* l = numerics::FindQuantById(name)) {
     *out = WeightType{true, l->type, DType::kF32};

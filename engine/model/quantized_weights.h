@@ -21,6 +21,11 @@ namespace samebits::model {
 TensorView QuantizedView(numerics::QuantType type, std::vector<int64_t> shape,
                          const std::byte* blocks);
 
+// Returns `weights` with every quantized tensor replaced by an F32 copy of
+// its dequantized values (for writers of formats without block types); the
+// other tensors share `weights`' storage.
+ModelWeights DequantizedWeights(const ModelWeights& weights);
+
 // How ConvertWeights stores matrices: a block type, or a plain dtype.
 struct WeightType {
   bool quantized = false;
