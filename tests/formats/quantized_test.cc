@@ -185,7 +185,7 @@ TEST(ExportMatchesLlamaQuantizeControl, ADifferentInputIsSeen) {
 }
 
 // Every type: quantize a synthetic checkpoint, write it as GGUF, read it
-// back: the same blocks, the same f32 copy, the same logits; and the
+// back: the same blocks, the same dequantized values, the same logits; and the
 // dequantized weights stay close to the originals.
 class QuantizedRoundTrip : public ::testing::TestWithParam<numerics::QuantLayout> {};
 
