@@ -12,6 +12,7 @@
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/hf_names.h"
 #include "engine/formats/mapped_file.h"
+#include "engine/model/quantized_weights.h"
 #include "engine/model/tensor_spec.h"
 
 namespace samebits::formats {
@@ -385,8 +386,10 @@ model::ModelWeights LoadSafetensorsFile(const std::string& path) {
   return BindSafetensors(ReadText(config.string()), table, path, storage);
 }
 
-void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir, int shards) {
+void WriteSafetensors(const model::ModelWeights& quantized, const std::string& dir, int shards) {
   namespace fs = std::filesystem;
+  // Safetensors has no block types: quantized tensors go as their F32 values.
+  const model::ModelWeights weights = model::DequantizedWeights(quantized);
   const model::ModelConfig& c = weights.config;
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -108,7 +108,7 @@ model::ModelWeights BindTensors(const model::ModelConfig& config, TensorTable& t
     }
     t.used = true;
     if (t.quantized) {
-      slot = model::DequantizedView(t.quant_type, t.shape, t.data, storage->buffers);
+      slot = model::QuantizedView(t.quant_type, t.shape, t.data);
       return;
     }
     slot.dtype = t.dtype;

@@ -37,8 +37,7 @@ struct LoadedStorage {
 };
 
 // Returns weights whose views point into `table`'s data (a quantized
-// tensor gets an f32 copy in `storage` beside its blocks, see
-// model::DequantizedView). An expert tensor
+// tensor's view points at its blocks, see model::QuantizedView). An expert tensor
 // `blk.N.ffn_gate_exps.weight` missing from the table is gathered from
 // per-expert tensors `blk.N.ffn_gate.E.weight` (E = 0 .. n_experts-1, each
 // of the per-expert shape and one dtype) into a buffer in `storage`.

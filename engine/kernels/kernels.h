@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "engine/numerics/dtype.h"
+#include "engine/numerics/quant_blocks.h"
 
 namespace samebits::kernels {
 
 using numerics::DType;
+using numerics::QuantType;
 
 enum class Isa : uint8_t { kScalar, kAvx2, kAvx512, kNeon };
 
@@ -68,6 +70,19 @@ struct KernelTable {
   // starting at +0.0f: one fma chain per output element, key by key.
   void (*attention_values)(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
                            float* o);
+
+  // GEMV and GEMM over a block-quantized W (numerics/quant_blocks.h): `w`
+  // points at row 0 of `rows` rows of k / block_elements whole blocks of
+  // `type` each, and `k` must be a multiple of the type's block_elements.
+  // Weight W[r, i] is exactly ggml's dequantized f32 value (what
+  // `numerics::DequantizeRow` writes), so every output has the bits of
+  // dequantizing the row and running `gemv` / `gemm` on F32; the kernels
+  // dequantize 16 or 32 weights at a time into registers and never hold an
+  // f32 copy of W. Same pointer rules as above (blocks have no alignment).
+  void (*gemv_quant)(const float* x, const std::byte* w, QuantType type, int64_t k,
+                     int64_t row_begin, int64_t row_end, float* y);
+  void (*gemm_quant)(const float* x, int64_t m, const std::byte* w, QuantType type, int64_t k,
+                     int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
 };
 
 // Returns the table for `isa`. Throws std::invalid_argument naming the ISA

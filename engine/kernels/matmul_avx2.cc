@@ -13,6 +13,7 @@
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
@@ -82,7 +83,72 @@ inline float Reduce16(const V16& acc) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
-// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k).
+// 16 int32 lanes, as V16 (lanes 0-7 in `lo`).
+struct I16 {
+  __m256i lo;
+  __m256i hi;
+};
+
+// The vector operations quant_loaders.h builds its loaders from, and
+// BlockLoaderSteps (tiling.h) runs its fma chains with.
+struct Ops {
+  static V16 LoadX(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+  static V16 Fma(const V16& x, const V16& w, const V16& acc) { return Fma16(x, w, acc); }
+  static I16 U8(const uint8_t* p) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return {_mm256_cvtepu8_epi32(b), _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8))};
+  }
+  static I16 I8(const uint8_t* p) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return {_mm256_cvtepi8_epi32(b), _mm256_cvtepi8_epi32(_mm_srli_si128(b, 8))};
+  }
+  static I16 And(const I16& a, int b) {
+    const __m256i v = _mm256_set1_epi32(b);
+    return {_mm256_and_si256(a.lo, v), _mm256_and_si256(a.hi, v)};
+  }
+  static I16 Shr(const I16& a, int n) {
+    const __m128i count = _mm_cvtsi32_si128(n);
+    return {_mm256_srl_epi32(a.lo, count), _mm256_srl_epi32(a.hi, count)};
+  }
+  static I16 Shl(const I16& a, int n) {
+    const __m128i count = _mm_cvtsi32_si128(n);
+    return {_mm256_sll_epi32(a.lo, count), _mm256_sll_epi32(a.hi, count)};
+  }
+  static I16 Or(const I16& a, const I16& b) {
+    return {_mm256_or_si256(a.lo, b.lo), _mm256_or_si256(a.hi, b.hi)};
+  }
+  static I16 AddInt(const I16& a, int b) {
+    const __m256i v = _mm256_set1_epi32(b);
+    return {_mm256_add_epi32(a.lo, v), _mm256_add_epi32(a.hi, v)};
+  }
+  static I16 BitLanes(uint32_t bits) {
+    const __m256i v = _mm256_set1_epi32(static_cast<int>(bits));
+    const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i one = _mm256_set1_epi32(1);
+    return {_mm256_and_si256(_mm256_srlv_epi32(v, index), one),
+            _mm256_and_si256(_mm256_srlv_epi32(_mm256_srli_epi32(v, 8), index), one)};
+  }
+  static V16 ToF32(const I16& a) { return {_mm256_cvtepi32_ps(a.lo), _mm256_cvtepi32_ps(a.hi)}; }
+  static V16 MulS(const V16& a, float b) {
+    const __m256 v = _mm256_set1_ps(b);
+    return {_mm256_mul_ps(a.lo, v), _mm256_mul_ps(a.hi, v)};
+  }
+  static V16 AddS(const V16& a, float b) {
+    const __m256 v = _mm256_set1_ps(b);
+    return {_mm256_add_ps(a.lo, v), _mm256_add_ps(a.hi, v)};
+  }
+  static V16 SubS(const V16& a, float b) {
+    const __m256 v = _mm256_set1_ps(b);
+    return {_mm256_sub_ps(a.lo, v), _mm256_sub_ps(a.hi, v)};
+  }
+  // F16C's scalar VCVTPH2PS: exact for every F16, subnormals included.
+  static float Half(const uint8_t* p) {
+    return _cvtsh_ss(static_cast<unsigned short>(p[0] | (p[1] << 8)));
+  }
+};
+
+// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k);
+// row j starts RowStrideOf<L>(k) elements after row j - 1.
 template <class L, int MI, int RJ, bool kPrefetch>
 void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
   using T = typename L::T;
@@ -93,42 +159,48 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
     for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
   }
   constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
-  int64_t c = 0;
-  for (; c + 16 <= k; c += 16) {
-    V16 wv[RJ];
+  if constexpr (BlockLoader<L>) {
+    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
+  } else {
+    int64_t c = 0;
+    for (; c + 16 <= k; c += 16) {
+      V16 wv[RJ];
 #pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) {
-      if constexpr (kPrefetch) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+      for (int j = 0; j < RJ; ++j) {
+        if constexpr (kPrefetch) {
+          _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+        }
+        wv[j] = L::Full(w + j * k + c);
       }
-      wv[j] = L::Full(w + j * k + c);
+#pragma GCC unroll 16
+      for (int i = 0; i < MI; ++i) {
+        const V16 xv{_mm256_loadu_ps(x + i * ldx + c), _mm256_loadu_ps(x + i * ldx + c + 8)};
+#pragma GCC unroll 16
+        for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
+      }
     }
+    if (c < k) {
+      // AVX2 has no masked 16-bit loads, so the tail is copied into
+      // zero-padded buffers (never reading past the row) and blended in.
+      const int64_t n = k - c;
+      const TailMask mask(n);
+      V16 wv[RJ];
 #pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      const V16 xv{_mm256_loadu_ps(x + i * ldx + c), _mm256_loadu_ps(x + i * ldx + c + 8)};
+      for (int j = 0; j < RJ; ++j) {
+        T buf[16] = {};
+        std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
+        wv[j] = L::Full(buf);
+      }
 #pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
-    }
-  }
-  if (c < k) {
-    // AVX2 has no masked 16-bit loads, so the tail is copied into
-    // zero-padded buffers (never reading past the row) and blended in.
-    const int64_t n = k - c;
-    const TailMask mask(n);
-    V16 wv[RJ];
+      for (int i = 0; i < MI; ++i) {
+        float xbuf[16] = {};
+        std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
+        const V16 xv{_mm256_loadu_ps(xbuf), _mm256_loadu_ps(xbuf + 8)};
 #pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) {
-      T buf[16] = {};
-      std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
-      wv[j] = L::Full(buf);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      float xbuf[16] = {};
-      std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
-      const V16 xv{_mm256_loadu_ps(xbuf), _mm256_loadu_ps(xbuf + 8)};
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
+        for (int j = 0; j < RJ; ++j) {
+          acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
+        }
+      }
     }
   }
 #pragma GCC unroll 16
@@ -147,6 +219,8 @@ struct Avx2 {
   using F32 = LoadF32;
   using F16 = LoadF16;
   using BF16 = LoadBF16;
+  template <QuantType Q>
+  using Quant = QuantLoader<Ops, Q>;
   static constexpr int kGemvRows = 4;
   static constexpr int kMaxMi = 3;
   static constexpr int kMaxRj = 2;
@@ -174,7 +248,9 @@ const KernelTable& Avx2Table() {
                                       Dot<Avx2>,
                                       Axpy,
                                       AttentionScoresBy<Dot<Avx2>>,
-                                      AttentionValuesBy<Axpy>};
+                                      AttentionValuesBy<Axpy>,
+                                      GemvQuant<Avx2>,
+                                      GemmQuant<Avx2>};
   return kTable;
 }
 

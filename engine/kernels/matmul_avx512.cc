@@ -10,6 +10,7 @@
 
 #include "engine/kernels/avx512_lanes.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
@@ -47,8 +48,40 @@ struct LoadF16 {
   }
 };
 
-// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k),
-// each in its own zmm accumulator.
+// The vector operations quant_loaders.h builds its loaders from, and
+// BlockLoaderSteps (tiling.h) runs its fma chains with: 16 int32 or f32
+// lanes in one zmm.
+struct Ops {
+  static __m512 LoadX(const float* p) { return _mm512_loadu_ps(p); }
+  static __m512 Fma(__m512 x, __m512 w, __m512 acc) { return _mm512_fmadd_ps(x, w, acc); }
+  static __m512i U8(const uint8_t* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static __m512i I8(const uint8_t* p) {
+    return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static __m512i And(__m512i a, int b) { return _mm512_and_si512(a, _mm512_set1_epi32(b)); }
+  static __m512i Shr(__m512i a, int n) { return _mm512_srlv_epi32(a, _mm512_set1_epi32(n)); }
+  static __m512i Shl(__m512i a, int n) { return _mm512_sllv_epi32(a, _mm512_set1_epi32(n)); }
+  static __m512i Or(__m512i a, __m512i b) { return _mm512_or_si512(a, b); }
+  static __m512i AddInt(__m512i a, int b) { return _mm512_add_epi32(a, _mm512_set1_epi32(b)); }
+  static __m512i BitLanes(uint32_t bits) {
+    const __m512i index = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return And(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(bits)), index), 1);
+  }
+  static __m512 ToF32(__m512i a) { return _mm512_cvtepi32_ps(a); }
+  static __m512 MulS(__m512 a, float b) { return _mm512_mul_ps(a, _mm512_set1_ps(b)); }
+  static __m512 AddS(__m512 a, float b) { return _mm512_add_ps(a, _mm512_set1_ps(b)); }
+  static __m512 SubS(__m512 a, float b) { return _mm512_sub_ps(a, _mm512_set1_ps(b)); }
+  // F16C's scalar VCVTPH2PS: exact for every F16, subnormals included.
+  static float Half(const uint8_t* p) {
+    return _cvtsh_ss(static_cast<unsigned short>(p[0] | (p[1] << 8)));
+  }
+};
+
+// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k),
+// each in its own zmm accumulator; row j starts RowStrideOf<L>(k) elements
+// after row j - 1.
 template <class L, int MI, int RJ, bool kPrefetch>
 void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
   __m512 acc[MI][RJ];
@@ -58,34 +91,38 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
     for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_setzero_ps();
   }
   constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(typename L::T));
-  int64_t c = 0;
-  for (; c + 16 <= k; c += 16) {
-    __m512 wv[RJ];
+  if constexpr (BlockLoader<L>) {
+    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
+  } else {
+    int64_t c = 0;
+    for (; c + 16 <= k; c += 16) {
+      __m512 wv[RJ];
 #pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) {
-      if constexpr (kPrefetch) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+      for (int j = 0; j < RJ; ++j) {
+        if constexpr (kPrefetch) {
+          _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+        }
+        wv[j] = L::Full(w + j * k + c);
       }
-      wv[j] = L::Full(w + j * k + c);
+#pragma GCC unroll 16
+      for (int i = 0; i < MI; ++i) {
+        const __m512 xv = _mm512_loadu_ps(x + i * ldx + c);
+#pragma GCC unroll 16
+        for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+      }
     }
+    if (c < k) {
+      // The tail updates only lanes [0, k - c); the others keep their bits.
+      const __mmask16 m = static_cast<__mmask16>((1u << (k - c)) - 1u);
+      __m512 wv[RJ];
 #pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      const __m512 xv = _mm512_loadu_ps(x + i * ldx + c);
+      for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * k + c, m);
 #pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
-    }
-  }
-  if (c < k) {
-    // The tail updates only lanes [0, k - c); the others keep their bits.
-    const __mmask16 m = static_cast<__mmask16>((1u << (k - c)) - 1u);
-    __m512 wv[RJ];
+      for (int i = 0; i < MI; ++i) {
+        const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
 #pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * k + c, m);
-#pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
+        for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
+      }
     }
   }
 #pragma GCC unroll 16
@@ -103,6 +140,8 @@ struct Avx512 {
   using F32 = LoadF32;
   using F16 = LoadF16;
   using BF16 = LoadBF16;
+  template <QuantType Q>
+  using Quant = QuantLoader<Ops, Q>;
   static constexpr int kGemvRows = 8;
   static constexpr int kMaxMi = 4;
   static constexpr int kMaxRj = 4;
@@ -127,9 +166,9 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& Avx512Table() {
-  static constexpr KernelTable kTable{Isa::kAvx512,         Gemv<Avx512>, Gemm<Avx512>,
-                                      Dot<Avx512>,          Axpy,         Avx512AttentionScores,
-                                      Avx512AttentionValues};
+  static constexpr KernelTable kTable{
+      Isa::kAvx512,          Gemv<Avx512>,          Gemm<Avx512>,      Dot<Avx512>,      Axpy,
+      Avx512AttentionScores, Avx512AttentionValues, GemvQuant<Avx512>, GemmQuant<Avx512>};
   return kTable;
 }
 

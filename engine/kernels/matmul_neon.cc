@@ -13,6 +13,7 @@
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
@@ -93,7 +94,98 @@ inline float Reduce16(const V16& acc) {
   return vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1);
 }
 
-// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, w + j * k, k).
+// 16 int32 lanes, as V16.
+struct I16 {
+  int32x4_t v[4];
+};
+
+// The vector operations quant_loaders.h builds its loaders from, and
+// BlockLoaderSteps (tiling.h) runs its fma chains with.
+struct Ops {
+  static V16 LoadX(const float* p) { return internal::LoadX(p); }
+  static V16 Fma(const V16& x, const V16& w, const V16& acc) { return Fma16(x, w, acc); }
+  static I16 U8(const uint8_t* p) {
+    const uint8x16_t b = vld1q_u8(p);
+    const uint16x8_t lo = vmovl_u8(vget_low_u8(b));
+    const uint16x8_t hi = vmovl_high_u8(b);
+    return {{vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo))),
+             vreinterpretq_s32_u32(vmovl_high_u16(lo)),
+             vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi))),
+             vreinterpretq_s32_u32(vmovl_high_u16(hi))}};
+  }
+  static I16 I8(const uint8_t* p) {
+    const int8x16_t b = vreinterpretq_s8_u8(vld1q_u8(p));
+    const int16x8_t lo = vmovl_s8(vget_low_s8(b));
+    const int16x8_t hi = vmovl_high_s8(b);
+    return {{vmovl_s16(vget_low_s16(lo)), vmovl_high_s16(lo), vmovl_s16(vget_low_s16(hi)),
+             vmovl_high_s16(hi)}};
+  }
+  static I16 And(const I16& a, int b) {
+    const int32x4_t m = vdupq_n_s32(b);
+    return {
+        {vandq_s32(a.v[0], m), vandq_s32(a.v[1], m), vandq_s32(a.v[2], m), vandq_s32(a.v[3], m)}};
+  }
+  // USHL by a negative count is a logical right shift.
+  static I16 Shr(const I16& a, int n) {
+    const int32x4_t count = vdupq_n_s32(-n);
+    I16 r;
+    for (int q = 0; q < 4; ++q) {
+      r.v[q] = vreinterpretq_s32_u32(vshlq_u32(vreinterpretq_u32_s32(a.v[q]), count));
+    }
+    return r;
+  }
+  static I16 Shl(const I16& a, int n) {
+    const int32x4_t count = vdupq_n_s32(n);
+    return {{vshlq_s32(a.v[0], count), vshlq_s32(a.v[1], count), vshlq_s32(a.v[2], count),
+             vshlq_s32(a.v[3], count)}};
+  }
+  static I16 Or(const I16& a, const I16& b) {
+    return {{vorrq_s32(a.v[0], b.v[0]), vorrq_s32(a.v[1], b.v[1]), vorrq_s32(a.v[2], b.v[2]),
+             vorrq_s32(a.v[3], b.v[3])}};
+  }
+  static I16 AddInt(const I16& a, int b) {
+    const int32x4_t v = vdupq_n_s32(b);
+    return {
+        {vaddq_s32(a.v[0], v), vaddq_s32(a.v[1], v), vaddq_s32(a.v[2], v), vaddq_s32(a.v[3], v)}};
+  }
+  static I16 BitLanes(uint32_t bits) {
+    static const int32_t kDown[16] = {0,  -1, -2,  -3,  -4,  -5,  -6,  -7,
+                                      -8, -9, -10, -11, -12, -13, -14, -15};
+    const uint32x4_t b = vdupq_n_u32(bits);
+    const uint32x4_t one = vdupq_n_u32(1);
+    I16 r;
+    for (int q = 0; q < 4; ++q) {
+      r.v[q] = vreinterpretq_s32_u32(vandq_u32(vshlq_u32(b, vld1q_s32(kDown + 4 * q)), one));
+    }
+    return r;
+  }
+  static V16 ToF32(const I16& a) {
+    return {{vcvtq_f32_s32(a.v[0]), vcvtq_f32_s32(a.v[1]), vcvtq_f32_s32(a.v[2]),
+             vcvtq_f32_s32(a.v[3])}};
+  }
+  static V16 MulS(const V16& a, float b) {
+    return {{vmulq_n_f32(a.v[0], b), vmulq_n_f32(a.v[1], b), vmulq_n_f32(a.v[2], b),
+             vmulq_n_f32(a.v[3], b)}};
+  }
+  static V16 AddS(const V16& a, float b) {
+    const float32x4_t v = vdupq_n_f32(b);
+    return {
+        {vaddq_f32(a.v[0], v), vaddq_f32(a.v[1], v), vaddq_f32(a.v[2], v), vaddq_f32(a.v[3], v)}};
+  }
+  static V16 SubS(const V16& a, float b) {
+    const float32x4_t v = vdupq_n_f32(b);
+    return {
+        {vsubq_f32(a.v[0], v), vsubq_f32(a.v[1], v), vsubq_f32(a.v[2], v), vsubq_f32(a.v[3], v)}};
+  }
+  // FCVTL: exact for every F16, subnormals included.
+  static float Half(const uint8_t* p) {
+    const uint16x4_t h = vdup_n_u16(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+    return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)), 0);
+  }
+};
+
+// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k);
+// row j starts RowStrideOf<L>(k) elements after row j - 1.
 template <class L, int MI, int RJ, bool kPrefetch>
 void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
   using T = typename L::T;
@@ -103,41 +195,45 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
   }
-  constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
-  int64_t c = 0;
-  for (; c + 16 <= k; c += 16) {
-    V16 wv[RJ];
+  if constexpr (BlockLoader<L>) {
+    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
+  } else {
+    constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
+    int64_t c = 0;
+    for (; c + 16 <= k; c += 16) {
+      V16 wv[RJ];
 #pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) {
-      if constexpr (kPrefetch) __builtin_prefetch(w + j * k + c + kAhead, 0, 3);
-      wv[j] = L::Full(w + j * k + c);
+      for (int j = 0; j < RJ; ++j) {
+        if constexpr (kPrefetch) __builtin_prefetch(w + j * k + c + kAhead, 0, 3);
+        wv[j] = L::Full(w + j * k + c);
+      }
+#pragma GCC unroll 16
+      for (int i = 0; i < MI; ++i) {
+        const V16 xv = LoadX(x + i * ldx + c);
+#pragma GCC unroll 16
+        for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
+      }
     }
+    if (c < k) {
+      // The tail is copied into zero-padded buffers (never reading past the
+      // row) and selected in lane by lane.
+      const int64_t n = k - c;
+      const TailMask mask(n);
+      V16 wv[RJ];
 #pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      const V16 xv = LoadX(x + i * ldx + c);
+      for (int j = 0; j < RJ; ++j) {
+        T buf[16] = {};
+        std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
+        wv[j] = L::Full(buf);
+      }
 #pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
-    }
-  }
-  if (c < k) {
-    // The tail is copied into zero-padded buffers (never reading past the
-    // row) and selected in lane by lane.
-    const int64_t n = k - c;
-    const TailMask mask(n);
-    V16 wv[RJ];
+      for (int i = 0; i < MI; ++i) {
+        float xbuf[16] = {};
+        std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
+        const V16 xv = LoadX(xbuf);
 #pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) {
-      T buf[16] = {};
-      std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
-      wv[j] = L::Full(buf);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      float xbuf[16] = {};
-      std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
-      const V16 xv = LoadX(xbuf);
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
+        for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
+      }
     }
   }
 #pragma GCC unroll 16
@@ -155,6 +251,8 @@ struct Neon {
   using F32 = LoadF32;
   using F16 = LoadF16;
   using BF16 = LoadBF16;
+  template <QuantType Q>
+  using Quant = QuantLoader<Ops, Q>;
   static constexpr int kGemvRows = 4;
   static constexpr int kMaxMi = 2;
   static constexpr int kMaxRj = 3;
@@ -180,7 +278,9 @@ const KernelTable& NeonTable() {
                                       Dot<Neon>,
                                       Axpy,
                                       AttentionScoresBy<Dot<Neon>>,
-                                      AttentionValuesBy<Axpy>};
+                                      AttentionValuesBy<Axpy>,
+                                      GemvQuant<Neon>,
+                                      GemmQuant<Neon>};
   return kTable;
 }
 

@@ -2,11 +2,13 @@
 // reference (C1), so this table is the specification the SIMD tables are
 // tested against. It is portable C++ and runs on every target.
 #include <cmath>
+#include <vector>
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/numerics/half.h"
 #include "engine/numerics/lanes.h"
+#include "engine/numerics/quant_blocks.h"
 
 namespace samebits::kernels::internal {
 namespace {
@@ -49,11 +51,39 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
   for (int64_t d = 0; d < n; ++d) o[d] = std::fma(p, v[d], o[d]);
 }
 
+// The specification of the quantized entries, written as their contract
+// says: each row dequantized by ggml's reference routine, then `numerics::Dot`.
+void ScalarGemvQuant(const float* x, const std::byte* w, QuantType type, int64_t k,
+                     int64_t row_begin, int64_t row_end, float* y) {
+  const numerics::QuantLayout& layout = numerics::LayoutOf(type);
+  const int64_t row_bytes = k / layout.block_elements * layout.block_bytes;
+  thread_local std::vector<float> row;  // one row; this table is the slow reference
+  row.resize(static_cast<size_t>(k));
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    numerics::DequantizeRow(type, w + r * row_bytes, k, row.data());
+    y[r - row_begin] = numerics::Dot(x, row.data(), static_cast<size_t>(k));
+  }
+}
+
+void ScalarGemmQuant(const float* x, int64_t m, const std::byte* w, QuantType type, int64_t k,
+                     int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    ScalarGemvQuant(x + i * k, w, type, k, row_begin, row_end, y + i * ldy);
+  }
+}
+
 }  // namespace
 
 const KernelTable& ScalarTable() {
-  static constexpr KernelTable kTable{
-      Isa::kScalar, Gemv, Gemm, Dot, Axpy, AttentionScoresBy<Dot>, AttentionValuesBy<Axpy>};
+  static constexpr KernelTable kTable{Isa::kScalar,
+                                      Gemv,
+                                      Gemm,
+                                      Dot,
+                                      Axpy,
+                                      AttentionScoresBy<Dot>,
+                                      AttentionValuesBy<Axpy>,
+                                      ScalarGemvQuant,
+                                      ScalarGemmQuant};
   return kTable;
 }
 

@@ -20,9 +20,30 @@
 #include <utility>
 
 #include "engine/kernels/kernels.h"
+#include "engine/numerics/quant_blocks.h"
 
 namespace samebits::kernels::internal {
 namespace {
+
+using numerics::QuantType;
+
+// A block-quantized loader (quant_loaders.h) prepares `kStep` weights at a
+// time and has rows of `RowStride(k)` bytes; a plain loader (F32, F16, BF16)
+// reads 16 elements of its row of `k` at a time.
+template <class L>
+concept BlockLoader = requires {
+  L::kStep;
+};
+
+// Returns the distance from one weight row to the next, in `L::T`s.
+template <class L>
+int64_t RowStrideOf(int64_t k) {
+  if constexpr (BlockLoader<L>) {
+    return L::RowStride(k);
+  } else {
+    return k;
+  }
+}
 
 // How far ahead of the current column the GEMV streams prefetch each weight
 // row, in bytes. The hardware prefetcher tracks a few streams per core; with
@@ -49,6 +70,40 @@ struct FixedArray {
   constexpr const T& operator[](int64_t i) const { return items[i]; }
 };
 
+// Runs the fma chains of an MI x RJ register block over rows of
+// block-quantized weights (quant_loaders.h), for an ISA's register blocks:
+// per row, the loader prepares kStep weights, then hands them out 16 at a
+// time as the 16 lanes `acc[i][j]` chains in index order, exactly where
+// 16 F32 weights would go. `A` is the ISA's vector operations: `LoadX`
+// (16 activations) and `Fma(x, w, acc)`; row j starts L::RowStride(k) bytes
+// after row j - 1, and k is a multiple of kStep.
+template <class A, class L, int MI, int RJ, bool kPrefetch, class V>
+void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, V (&acc)[MI][RJ]) {
+  const int64_t stride = L::RowStride(k);
+  for (int64_t c = 0; c < k; c += L::kStep) {
+    typename L::Group g[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) {
+      if constexpr (kPrefetch) {
+        __builtin_prefetch(w + j * stride + L::Offset(c) + kPrefetchBytes, 0, 3);
+      }
+      g[j] = L::At(w + j * stride, c);
+    }
+#pragma GCC unroll 16
+    for (int s = 0; s < L::kStep / 16; ++s) {
+      V wv[RJ];
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) wv[j] = L::Lanes(g[j], s);
+#pragma GCC unroll 16
+      for (int i = 0; i < MI; ++i) {
+        const V xv = A::LoadX(x + i * ldx + c + 16 * s);
+#pragma GCC unroll 16
+        for (int j = 0; j < RJ; ++j) acc[i][j] = A::Fma(xv, wv[j], acc[i][j]);
+      }
+    }
+  }
+}
+
 // A register block: the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx,
 // w + j * k, k).
 template <class T>
@@ -57,6 +112,8 @@ using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, flo
 // What an ISA type `K` provides:
 //   K::F32, K::F16, K::BF16   weight loaders, each with `using T` (the
 //                             stored element type);
+//   K::template Quant<Q>      the block-quantized loader of type Q
+//                             (quant_loaders.h), when the ISA has them;
 //   K::kGemvRows              weight rows per GEMV pass (a power of two);
 //   K::kMaxMi, K::kMaxRj      the largest GEMM block (activation rows x
 //                             weight rows);
@@ -71,7 +128,7 @@ void GemvRemainder(const float* x, const typename L::T* w, int64_t k, int64_t ro
                    int64_t row_end, float* y) {
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
-      K::template kBlock<L, 1, R, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+      K::template kBlock<L, 1, R, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin), 0);
       r += R;
     }
     GemvRemainder<K, L, R / 2>(x, w, k, row_begin, r, row_end, y);
@@ -87,7 +144,8 @@ void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_be
   static_assert(kRows >= 1 && (kRows & (kRows - 1)) == 0, "kGemvRows must be a power of two");
   int64_t r = row_begin;
   for (; r + kRows <= row_end; r += kRows) {
-    K::template kBlock<L, 1, kRows, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
+    K::template kBlock<L, 1, kRows, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin),
+                                          0);
   }
   GemvRemainder<K, L, kRows / 2>(x, w, k, row_begin, r, row_end, y);
 }
@@ -114,7 +172,8 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
   // and stays in L2 while every block of activation rows (a few KiB each,
   // kept in L1) passes over it. The tile depends on the shape only (k and
   // the dtype), never on timings.
-  const int64_t row_bytes = Max64(k, 1) * static_cast<int64_t>(sizeof(typename L::T));
+  const int64_t stride = RowStrideOf<L>(k);
+  const int64_t row_bytes = Max64(stride, 1) * static_cast<int64_t>(sizeof(typename L::T));
   const int64_t tile_r = Max64(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile_r) {
     const int64_t r1 = Min64(row_end, r0 + tile_r);
@@ -122,7 +181,8 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
       const int mi = static_cast<int>(Min64(kMaxMi, m - i));
       for (int64_t r = r0; r < r1; r += kMaxRj) {
         const int rj = static_cast<int>(Min64(kMaxRj, r1 - r));
-        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
+        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * stride, k, y + i * ldy + (r - row_begin),
+                                ldy);
       }
     }
   }
@@ -161,6 +221,46 @@ void Gemm(const float* x, int64_t m, const void* w, DType dtype, int64_t k, int6
                                             row_end, y, ldy);
   }
 }
+
+// The quantized entry points, for an ISA K with block-quantized loaders:
+// one case per QuantType.
+#define SAMEBITS_EACH_QUANT_TYPE(CASE) \
+  CASE(QuantType::kQ8_0)               \
+  CASE(QuantType::kQ4_0)               \
+  CASE(QuantType::kQ4_1)               \
+  CASE(QuantType::kQ5_0)               \
+  CASE(QuantType::kQ5_1)               \
+  CASE(QuantType::kQ4_K)               \
+  CASE(QuantType::kQ5_K)               \
+  CASE(QuantType::kQ6_K)
+template <class K>
+void GemvQuant(const float* x, const std::byte* w, QuantType type, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y) {
+  const auto* p = reinterpret_cast<const uint8_t*>(w);
+  switch (type) {
+#define SAMEBITS_QUANT_CASE(Q) \
+  case Q:                      \
+    return GemvTyped<K, typename K::template Quant<Q>>(x, p, k, row_begin, row_end, y);
+    SAMEBITS_EACH_QUANT_TYPE(SAMEBITS_QUANT_CASE)
+#undef SAMEBITS_QUANT_CASE
+  }
+}
+
+template <class K>
+void GemmQuant(const float* x, int64_t m, const std::byte* w, QuantType type, int64_t k,
+               int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  if (m == 1) return GemvQuant<K>(x, w, type, k, row_begin, row_end, y);
+  const auto* p = reinterpret_cast<const uint8_t*>(w);
+  switch (type) {
+#define SAMEBITS_QUANT_CASE(Q) \
+  case Q:                      \
+    return GemmTyped<K, typename K::template Quant<Q>>(x, m, p, k, row_begin, row_end, y, ldy);
+    SAMEBITS_EACH_QUANT_TYPE(SAMEBITS_QUANT_CASE)
+#undef SAMEBITS_QUANT_CASE
+  }
+}
+
+#undef SAMEBITS_EACH_QUANT_TYPE
 
 template <class K>
 float Dot(const float* a, const float* b, int64_t n) {

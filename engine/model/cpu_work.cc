@@ -22,7 +22,13 @@ Matrix MatrixOf(const TensorView& t, int64_t rows, int64_t cols, const char* wha
                                 ", expected (" + std::to_string(rows) + ", " +
                                 std::to_string(cols) + ")");
   }
-  return Matrix{t.data, t.dtype, rows, cols};
+  Matrix m{t.data, t.dtype, rows, cols, t.quantized, t.quant_type};
+  if (t.quantized && cols % numerics::LayoutOf(t.quant_type).block_elements != 0) {
+    throw std::invalid_argument(std::string("cpu forward: tensor ") + what + " of " +
+                                numerics::LayoutOf(t.quant_type).name + " blocks has rows of " +
+                                std::to_string(cols) + " weights, not whole blocks");
+  }
+  return m;
 }
 
 Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, const char* what) {
@@ -31,14 +37,17 @@ Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, cons
                                 (t.present() ? " has shape " + ShapeText(t) : " is absent") +
                                 ", too small for expert " + std::to_string(e));
   }
-  const int64_t offset = int64_t{e} * rows * cols * numerics::DTypeSize(t.dtype);
-  return Matrix{t.data + offset, t.dtype, rows, cols};
+  Matrix m = MatrixOf(t, rows, cols, what);
+  m.data += int64_t{e} * rows * m.row_bytes();
+  return m;
 }
 
 void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
                 const MatTask& t) {
   const auto product = [&](const Matrix& w, float* y) {
-    if (t.m == 1) {
+    if (w.quantized) {
+      kt.gemm_quant(t.x, t.m, w.data, w.quant, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
+    } else if (t.m == 1) {
       kt.gemv(t.x, w.data, w.dtype, w.cols, t.r0, t.r1, y + t.r0);
     } else {
       kt.gemm(t.x, t.m, w.data, w.dtype, w.cols, t.r0, t.r1, y + t.r0, t.ldy);

@@ -16,15 +16,22 @@
 
 namespace samebits::model::cpu {
 
-// A row-major matrix of `rows` x `cols` elements of `dtype` at `data`.
+// A row-major matrix of `rows` x `cols` elements of `dtype` at `data`, or,
+// when `quantized`, of rows of cols / block_elements blocks of `quant`.
 struct Matrix {
   const std::byte* data = nullptr;
   numerics::DType dtype = numerics::DType::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
+  bool quantized = false;
+  numerics::QuantType quant = numerics::QuantType::kQ8_0;
 
   // Returns the bytes of one row.
-  int64_t row_bytes() const { return cols * numerics::DTypeSize(dtype); }
+  int64_t row_bytes() const {
+    if (!quantized) return cols * numerics::DTypeSize(dtype);
+    const numerics::QuantLayout& l = numerics::LayoutOf(quant);
+    return cols / l.block_elements * l.block_bytes;
+  }
 };
 
 // Returns the matrix a 2-D tensor holds. Throws std::invalid_argument

@@ -47,27 +47,6 @@ namespace {
 using cpu::Matrix;
 using cpu::MatTask;
 
-// Converts `n` elements of `t` from element `offset` on to f32 (exactly).
-void ConvertRow(const TensorView& t, int64_t offset, int n, float* out) {
-  switch (t.dtype) {
-    case DType::kF32: {
-      const float* p = reinterpret_cast<const float*>(t.data) + offset;
-      std::memcpy(out, p, sizeof(float) * n);
-      return;
-    }
-    case DType::kF16: {
-      const auto* p = reinterpret_cast<const numerics::F16*>(t.data) + offset;
-      for (int i = 0; i < n; ++i) out[i] = numerics::ToFloat(p[i]);
-      return;
-    }
-    case DType::kBF16: {
-      const auto* p = reinterpret_cast<const numerics::BF16*>(t.data) + offset;
-      for (int i = 0; i < n; ++i) out[i] = numerics::ToFloat(p[i]);
-      return;
-    }
-  }
-}
-
 // The matrices and norm weights of one layer, resolved once.
 struct LayerParams {
   Matrix wq, wk, wv, wo;
@@ -316,7 +295,7 @@ class CpuForward final : public Forward {
     {
       ProfileScope scope(profiler_.get(), kind_, ProfileOp::kEmbed);
       for (int t = 0; t < n; ++t) {
-        ConvertRow(w_.token_embedding, int64_t{tokens[t]} * d_, d_, a_.x.data() + t * d_);
+        w_.token_embedding.ReadF32(int64_t{tokens[t]} * d_, d_, a_.x.data() + t * d_);
       }
       if (any_rope_) rope_.Fill(n_past, n, math_, a_.cos.data(), a_.sin.data());
     }

@@ -73,7 +73,7 @@ class ReferenceForward final : public Forward {
 
     // Embedding: x = E[token]                                  (d_model)
     Vec x(d);
-    for (int i = 0; i < d; ++i) x[i] = w_.token_embedding.At(int64_t{token} * d + i);
+    w_.token_embedding.ReadF32(int64_t{token} * d, d, x.data());
     Record(trace, -1, "embed", pos, x);
 
     for (int l = 0; l < c_.n_layers(); ++l) Layer(state, l, pos, x, trace);

@@ -27,14 +27,22 @@ WeightType Fitting(const WeightType& type, int64_t row, const std::string& name,
   };
   if (!fits(t.quant)) {
     switch (t.quant) {
-      case numerics::QuantType::kQ4_K: t.quant = numerics::QuantType::kQ5_0; break;
-      case numerics::QuantType::kQ5_K: t.quant = numerics::QuantType::kQ5_1; break;
-      case numerics::QuantType::kQ6_K: t.quant = numerics::QuantType::kQ8_0; break;
-      default: break;
+      case numerics::QuantType::kQ4_K:
+        t.quant = numerics::QuantType::kQ5_0;
+        break;
+      case numerics::QuantType::kQ5_K:
+        t.quant = numerics::QuantType::kQ5_1;
+        break;
+      case numerics::QuantType::kQ6_K:
+        t.quant = numerics::QuantType::kQ8_0;
+        break;
+      default:
+        break;
     }
     if (!fits(t.quant)) t = WeightType{false, t.quant, DType::kF16};
     if (notes != nullptr) {
-      notes->push_back(name + ": rows of " + std::to_string(row) + " weights are not a multiple of " +
+      notes->push_back(name + ": rows of " + std::to_string(row) +
+                       " weights are not a multiple of " +
                        std::to_string(numerics::LayoutOf(type.quant).block_elements) + " (" +
                        numerics::LayoutOf(type.quant).name + "), stored as " +
                        (t.quantized ? numerics::LayoutOf(t.quant).name
@@ -47,30 +55,41 @@ WeightType Fitting(const WeightType& type, int64_t row, const std::string& name,
 // Returns the exact f32 values of `v`.
 std::vector<float> F32Values(const TensorView& v) {
   std::vector<float> x(static_cast<size_t>(v.elements()));
-  if (v.dtype == DType::kF32) {
-    std::memcpy(x.data(), v.data, x.size() * sizeof(float));
-  } else {
-    for (size_t i = 0; i < x.size(); ++i) x[i] = v.At(static_cast<int64_t>(i));
-  }
+  v.ReadF32(0, v.elements(), x.data());
   return x;
 }
 
 }  // namespace
 
-TensorView DequantizedView(numerics::QuantType type, std::vector<int64_t> shape,
-                           const std::byte* blocks, std::vector<std::vector<std::byte>>& buffers) {
+TensorView QuantizedView(numerics::QuantType type, std::vector<int64_t> shape,
+                         const std::byte* blocks) {
   TensorView v;
   v.shape = std::move(shape);
   v.dtype = DType::kF32;
   v.quantized = true;
   v.quant_type = type;
   v.quant_blocks = blocks;
-  int64_t n = 1;
-  for (int64_t d : v.shape) n *= d;
-  buffers.emplace_back(static_cast<size_t>(n) * sizeof(float));
-  numerics::DequantizeRow(type, blocks, n, reinterpret_cast<float*>(buffers.back().data()));
-  v.data = buffers.back().data();
+  v.data = blocks;
   return v;
+}
+
+ModelWeights DequantizedWeights(const ModelWeights& weights) {
+  ModelWeights out = weights;
+  auto storage = std::make_shared<ConvertedStorage>();
+  storage->source = weights.storage;
+  ForEachTensor(out.config, [&](const TensorSpec& spec) {
+    TensorView& v = spec.slot(out);
+    if (!v.present() || !v.quantized) return;
+    std::vector<std::byte> bytes(static_cast<size_t>(v.elements()) * sizeof(float));
+    v.ReadF32(0, v.elements(), reinterpret_cast<float*>(bytes.data()));
+    storage->buffers.push_back(std::move(bytes));
+    const std::vector<int64_t> shape = v.shape;
+    v = TensorView{};
+    v.shape = shape;
+    v.data = storage->buffers.back().data();
+  });
+  out.storage = std::move(storage);
+  return out;
 }
 
 bool ParseWeightType(const std::string& name, WeightType* out) {
@@ -108,7 +127,7 @@ ModelWeights ConvertWeights(const ModelWeights& weights, const WeightType& type,
       std::vector<std::byte> blocks(static_cast<size_t>(n / l.block_elements) * l.block_bytes);
       numerics::QuantizeRow(t.quant, x.data(), n, blocks.data());
       storage->buffers.push_back(std::move(blocks));
-      v = DequantizedView(t.quant, v.shape, storage->buffers.back().data(), storage->buffers);
+      v = QuantizedView(t.quant, v.shape, storage->buffers.back().data());
       return;
     }
     std::vector<std::byte> bytes(static_cast<size_t>(n) * numerics::DTypeSize(t.dtype));

@@ -1,5 +1,5 @@
-// Block-quantized tensors in the model's weights: the f32 copy the passes
-// read for now (see TensorView::quantized), and the conversion of a whole
+// Block-quantized tensors in the model's weights: their views (read in
+// place, see TensorView::quantized), and the conversion of a whole
 // checkpoint's matrices to a quantized type or a plain dtype, as
 // `llama-quantize` would store them (export --type, synthetic:NAME-q4_k).
 #pragma once
@@ -14,12 +14,17 @@
 namespace samebits::model {
 
 // Returns a view of the `shape` tensor whose blocks of `type` are at
-// `blocks` (which must outlive the view): quantized, with `data` pointing
-// to its f32 dequantization, appended to `buffers`. The caller has checked
-// that the innermost dimension is a multiple of the block size and that
-// the blocks are all there.
-TensorView DequantizedView(numerics::QuantType type, std::vector<int64_t> shape,
-                           const std::byte* blocks, std::vector<std::vector<std::byte>>& buffers);
+// `blocks` (which must outlive the view): quantized, `data` pointing at the
+// blocks themselves (no f32 copy). The caller has checked that the
+// innermost dimension is a multiple of the block size and that the blocks
+// are all there.
+TensorView QuantizedView(numerics::QuantType type, std::vector<int64_t> shape,
+                         const std::byte* blocks);
+
+// Returns `weights` with every quantized tensor replaced by an F32 copy of
+// its dequantized values (for writers of formats without block types); the
+// other tensors share `weights`' storage.
+ModelWeights DequantizedWeights(const ModelWeights& weights);
 
 // How ConvertWeights stores matrices: a block type, or a plain dtype.
 struct WeightType {

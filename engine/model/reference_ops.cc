@@ -16,7 +16,18 @@ void MatVec(const kernels::KernelTable& kt, const TensorView& w, int64_t first_r
                            " fall outside the weight tensor");
   }
   // Each output is one whole C1 dot product, whatever the table's ISA.
-  kt.gemv(x, w.data, w.dtype, cols, first_row, first_row + rows, y);
+  if (!w.quantized) {
+    kt.gemv(x, w.data, w.dtype, cols, first_row, first_row + rows, y);
+    return;
+  }
+  // A quantized matrix is read as the contract defines it: each row
+  // dequantized by ggml's reference routine, then the F32 kernel. (The cpu
+  // pass instead dequantizes inside the kernel, gemv_quant.)
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    w.ReadF32((first_row + r) * cols, cols, row.data());
+    kt.gemv(x, row.data(), DType::kF32, cols, 0, 1, y + r);
+  }
 }
 
 void RmsNorm(const kernels::KernelTable& kt, const float* x, const TensorView& w, int64_t w_offset,

@@ -24,12 +24,11 @@ struct TensorView {
   std::vector<int64_t> shape;
   const std::byte* data = nullptr;
   // Set when the checkpoint stores this tensor block-quantized (GGUF Q8_0,
-  // Q4_K, ...): its block type and its blocks, still in the file's memory
-  // map (or the exporter's buffer), so that a kernel may one day read them
-  // directly. For now `dtype` is F32 and `data` an f32 copy dequantized at
-  // load time (quantized_weights.h); that copy costs 4 bytes per weight, 3.8x
-  // the file's 1.06 bytes for Q8_0 and 7x its 0.56 bytes for Q4_K, held
-  // beside the mapping for as long as the weights live.
+  // Q4_K, ...): its block type, and its blocks at `data` (== `quant_blocks`),
+  // still in the file's memory map or the exporter's buffer. No f32 copy is
+  // held: the kernels dequantize blocks into registers as they read them
+  // (KernelTable::gemv_quant), and `At` / `ReadF32` dequantize on demand.
+  // `dtype` means nothing then.
   bool quantized = false;
   numerics::QuantType quant_type = numerics::QuantType::kQ8_0;
   const std::byte* quant_blocks = nullptr;
@@ -37,12 +36,18 @@ struct TensorView {
   bool present() const { return data != nullptr; }
   // Returns the product of the dimensions (1 for a scalar, 0 when absent).
   int64_t elements() const;
-  // Returns elements() times the element size.
+  // Returns the stored size: elements() times the element size, or
+  // quant_bytes() when quantized.
   size_t bytes() const;
   // Returns the size of the quantized blocks (0 when not quantized).
   size_t quant_bytes() const;
-  // Returns element `i` converted exactly to f32.
+  // Returns element `i` converted exactly to f32 (for a quantized tensor,
+  // ggml's dequantized value; this dequantizes its whole block).
   float At(int64_t i) const;
+  // Writes elements [offset, offset + n) converted exactly to f32 to `out`.
+  // For a quantized tensor `offset` and `n` must be multiples of the block
+  // size (a whole row is); throws std::logic_error otherwise.
+  void ReadF32(int64_t offset, int64_t n, float* out) const;
 };
 
 struct LayerWeights {
@@ -70,7 +75,7 @@ struct ModelWeights {
   TensorView token_embedding;  // (vocab_size, d_model)
   std::vector<LayerWeights> layers;
   TensorView output_norm, output_norm_bias;  // (d_model)
-  TensorView output;  // (vocab_size, d_model); absent when tied
+  TensorView output;                         // (vocab_size, d_model); absent when tied
   // Keeps the memory behind every view alive.
   std::shared_ptr<const void> storage;
   // The checkpoint's tokenizer, when the file carries one (GGUF's

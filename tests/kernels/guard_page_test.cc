@@ -3,8 +3,6 @@
 // load in a tail, say) faults and kills the test. Prefetch hints past the
 // end are allowed: they never fault.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -15,33 +13,7 @@
 namespace samebits::kernels {
 namespace {
 
-// A buffer of `bytes` whose last byte is immediately followed by an
-// inaccessible page.
-class GuardedBuffer {
- public:
-  explicit GuardedBuffer(size_t bytes) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t data_pages = (bytes + page - 1) / page;
-    size_ = (data_pages + 1) * page;
-    void* base = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) return;
-    base_ = static_cast<uint8_t*>(base);
-    if (mprotect(base_ + data_pages * page, page, PROT_NONE) != 0) return;
-    data_ = base_ + data_pages * page - bytes;
-  }
-  ~GuardedBuffer() {
-    if (base_) munmap(base_, size_);
-  }
-  GuardedBuffer(const GuardedBuffer&) = delete;
-  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
-  // Returns the start of the data, or nullptr when mapping failed.
-  uint8_t* data() const { return data_; }
-
- private:
-  uint8_t* base_ = nullptr;
-  uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
+using testing::GuardedBuffer;
 
 class GuardPageTest : public ::testing::TestWithParam<Isa> {
  protected:

@@ -1,5 +1,8 @@
 #include "tests/kernels/kernel_test_helpers.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -18,6 +21,21 @@ uint64_t SplitMix64::Next() {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+GuardedBuffer::GuardedBuffer(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t data_pages = (bytes + page - 1) / page;
+  size_ = (data_pages + 1) * page;
+  void* base = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return;
+  base_ = static_cast<uint8_t*>(base);
+  if (mprotect(base_ + data_pages * page, page, PROT_NONE) != 0) return;
+  data_ = base_ + data_pages * page - bytes;
+}
+
+GuardedBuffer::~GuardedBuffer() {
+  if (base_) munmap(base_, size_);
 }
 
 const char* ModeName(Mode mode) {

@@ -75,6 +75,23 @@ std::string Describe(const GemvCase& c);
 // bit-exact match, else a message naming the first difference.
 std::string CheckGemv(GemvFn fn, const GemvCase& c);
 
+// A buffer of `bytes` whose last byte is immediately followed by a page
+// mapped PROT_NONE, so a read past the end faults.
+class GuardedBuffer {
+ public:
+  explicit GuardedBuffer(size_t bytes);
+  ~GuardedBuffer();
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+  // Returns the start of the data, or nullptr when mapping failed.
+  uint8_t* data() const { return data_; }
+
+ private:
+  uint8_t* base_ = nullptr;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // The canary written around outputs: a NaN with a recognisable payload, which
 // no kernel can produce from the finite test data.
 inline constexpr uint32_t kCanaryBits = 0x7fa5a5a5u;

@@ -21,7 +21,9 @@ if ! $cxx $flags -I"$src" -static -o "$work/samebits_kernels_tests_aarch64" \
   "$src"/engine/kernels/dispatch.cc "$src"/engine/kernels/matmul_scalar.cc \
   "$src"/engine/platform/cpu_features.cc \
   "$src"/engine/kernels/matmul_neon.cc "$src"/engine/kernels/bandwidth.cc \
+  "$src"/engine/kernels/test_only_table.cc \
   "$src"/engine/threads/thread_pool.cc "$src"/engine/numerics/half.cc "$src"/engine/numerics/dtype.cc \
+  "$src"/engine/numerics/quant_blocks.cc \
   "$src"/tests/kernels/*_test.cc "$src"/tests/kernels/*_helpers.cc \
   "$work/gtest.o" "$work/gtest_main.o" -lpthread >"$work/build.log" 2>&1; then
   cat "$work/build.log"

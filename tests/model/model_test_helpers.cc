@@ -24,6 +24,7 @@ ModelWeights CloneWeights(const ModelWeights& w) {
     if (!view.present()) return;
     std::memcpy(buffer.get() + offset, view.data, view.bytes());
     view.data = buffer.get() + offset;
+    if (view.quantized) view.quant_blocks = view.data;
     offset += view.bytes();
   });
   copy.storage = buffer;

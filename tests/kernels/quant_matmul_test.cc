@@ -1,0 +1,321 @@
+// The quantized GEMV / GEMM entries of every kernel table against their
+// contract, bit for bit: each output equals `numerics::Dot` over the row as
+// `numerics::DequantizeRow` writes it (the scalar table's definition), and
+// equals the same table's F32 kernel run on that dequantized row. Over
+// every block type, 1 to several blocks per row, 1 to 9 rows, row ranges
+// not starting at 0, misaligned activations and blocks, random blocks with
+// extreme F16 scales (zero, subnormal, largest, infinite, NaN), canaries
+// around the outputs and inputs ending at a PROT_NONE page.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/kernels/kernels.h"
+#include "engine/numerics/half.h"
+#include "engine/numerics/lanes.h"
+#include "engine/numerics/quant_blocks.h"
+#include "tests/kernels/kernel_test_helpers.h"
+
+namespace samebits::kernels {
+namespace {
+
+using numerics::QuantLayout;
+using testing::Bits;
+using testing::GuardedBuffer;
+using testing::kCanaryBits;
+using testing::kGuardFloats;
+using testing::SplitMix64;
+
+// Which scales a row's blocks may have. Infinite and NaN scales are kept to
+// rows of their own: a row then produces one kind of NaN only (x86's
+// default NaN from 0 * inf and inf - inf, or the scale's own payload), so
+// its bits do not depend on which NaN operand an instruction propagates.
+enum class Scales { kFinite, kInfinite, kNan };
+
+// The byte offsets of a block's F16 scale fields (d, and m / dmin where the
+// type has one).
+std::vector<int> ScaleOffsets(QuantType type) {
+  switch (type) {
+    case QuantType::kQ8_0:
+    case QuantType::kQ4_0:
+    case QuantType::kQ5_0:
+      return {0};
+    case QuantType::kQ4_1:
+    case QuantType::kQ5_1:
+    case QuantType::kQ4_K:
+    case QuantType::kQ5_K:
+      return {0, 2};
+    case QuantType::kQ6_K:
+      return {208};
+  }
+  return {0};
+}
+
+// Returns an F16 scale: mostly ordinary (2^-10 .. 2^5, both signs), else
+// +-0, a subnormal, the largest finite, or the row's infinity or NaN.
+uint16_t DrawScale(SplitMix64& rng, Scales scales) {
+  const uint16_t sign = (rng.Next() & 1u) ? 0x8000 : 0;
+  const uint16_t mantissa = static_cast<uint16_t>(rng.Below(1024));
+  switch (rng.Below(10)) {
+    case 0:
+      return sign;  // +-0
+    case 1:
+      return sign | static_cast<uint16_t>(1 + rng.Below(1023));  // subnormal
+    case 2:
+      return sign | 0x7BFF;  // 65504
+    case 3:
+      if (scales == Scales::kInfinite) return sign | 0x7C00;
+      if (scales == Scales::kNan) return 0x7E55;  // one quiet NaN payload
+      break;
+    default:
+      break;
+  }
+  const uint16_t exponent = static_cast<uint16_t>(5 + rng.Below(16));  // 2^-10 .. 2^5
+  return sign | static_cast<uint16_t>(exponent << 10) | mantissa;
+}
+
+// Returns `rows` rows of `blocks` random blocks of `type`.
+std::vector<uint8_t> MakeBlocks(QuantType type, int64_t rows, int64_t blocks, Scales scales,
+                                uint64_t seed) {
+  const QuantLayout& l = numerics::LayoutOf(type);
+  SplitMix64 rng(seed);
+  std::vector<uint8_t> out(static_cast<size_t>(rows * blocks * l.block_bytes));
+  for (uint8_t& b : out) b = static_cast<uint8_t>(rng.Next());
+  for (int64_t i = 0; i < rows * blocks; ++i) {
+    uint8_t* block = out.data() + i * l.block_bytes;
+    for (int offset : ScaleOffsets(type)) {
+      const uint16_t h = DrawScale(rng, scales);
+      block[offset] = static_cast<uint8_t>(h & 0xff);
+      block[offset + 1] = static_cast<uint8_t>(h >> 8);
+    }
+  }
+  return out;
+}
+
+// Returns W's rows dequantized by ggml's reference routine.
+std::vector<float> Dequantized(QuantType type, const uint8_t* w, int64_t rows, int64_t k) {
+  std::vector<float> out(static_cast<size_t>(rows * k));
+  numerics::DequantizeRow(type, reinterpret_cast<const std::byte*>(w), rows * k, out.data());
+  return out;
+}
+
+struct QuantCase {
+  QuantType type;
+  int64_t blocks;  // per row
+  int64_t rows;
+  int64_t row_begin, row_end;
+  int x_misalign;  // floats
+  int w_misalign;  // bytes
+  Scales scales;
+  testing::Mode mode;
+  uint64_t seed;
+};
+
+std::string Describe(const QuantCase& c) {
+  std::ostringstream s;
+  s << numerics::LayoutOf(c.type).name << " blocks=" << c.blocks << " rows=" << c.rows << " ["
+    << c.row_begin << ", " << c.row_end << ") misalign x=" << c.x_misalign << " w=" << c.w_misalign
+    << " scales=" << static_cast<int>(c.scales) << " mode=" << testing::ModeName(c.mode)
+    << " seed=" << c.seed;
+  return s.str();
+}
+
+// Runs the table's gemv_quant (and gemm_quant over m activation rows) on the
+// case and compares every output with the contract. Returns "" when every
+// bit matches.
+std::string CheckQuant(const KernelTable& t, const QuantCase& c, int64_t m) {
+  const QuantLayout& l = numerics::LayoutOf(c.type);
+  const int64_t k = c.blocks * l.block_elements;
+  const std::vector<uint8_t> blocks = MakeBlocks(c.type, c.rows, c.blocks, c.scales, c.seed);
+  std::vector<uint8_t> wbuf(blocks.size() + static_cast<size_t>(c.w_misalign));
+  std::memcpy(wbuf.data() + c.w_misalign, blocks.data(), blocks.size());
+  const auto* w = reinterpret_cast<const std::byte*>(wbuf.data() + c.w_misalign);
+  const std::vector<float> x0 =
+      testing::MakeActivations(static_cast<size_t>(m * k), c.mode, c.seed + 1);
+  std::vector<float> xbuf(x0.size() + static_cast<size_t>(c.x_misalign));
+  std::memcpy(xbuf.data() + c.x_misalign, x0.data(), x0.size() * sizeof(float));
+  const float* x = xbuf.data() + c.x_misalign;
+  const std::vector<float> deq = Dequantized(c.type, blocks.data(), c.rows, k);
+
+  const int64_t n = c.row_end - c.row_begin;
+  const int64_t ldy = n + 1;  // one column between rows stays a canary
+  float canary;
+  std::memcpy(&canary, &kCanaryBits, sizeof(canary));
+  std::vector<float> y(static_cast<size_t>(m * ldy + 2 * kGuardFloats), canary);
+  std::vector<float> y_f32(static_cast<size_t>(n));
+  float* out = y.data() + kGuardFloats;
+  if (m == 1) {
+    t.gemv_quant(x, w, c.type, k, c.row_begin, c.row_end, out);
+  } else {
+    t.gemm_quant(x, m, w, c.type, k, c.row_begin, c.row_end, out, ldy);
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xi = x + i * k;
+    // The same table's F32 kernel on the dequantized rows.
+    t.gemv(xi, deq.data(), DType::kF32, k, c.row_begin, c.row_end, y_f32.data());
+    for (int64_t r = c.row_begin; r < c.row_end; ++r) {
+      const float got = out[i * ldy + (r - c.row_begin)];
+      const float want = numerics::Dot(xi, deq.data() + r * k, static_cast<size_t>(k));
+      if (Bits(got) != Bits(want) ||
+          Bits(got) != Bits(y_f32[static_cast<size_t>(r - c.row_begin)])) {
+        std::ostringstream s;
+        s << IsaName(t.isa) << " " << Describe(c) << " m=" << m << ": output (" << i << ", " << r
+          << ") has bits 0x" << std::hex << Bits(got) << ", dequantize-then-Dot gives 0x"
+          << Bits(want) << ", dequantize-then-F32-kernel 0x"
+          << Bits(y_f32[static_cast<size_t>(r - c.row_begin)]);
+        return s.str();
+      }
+    }
+  }
+  for (size_t i = 0; i < y.size(); ++i) {
+    const bool written = i >= static_cast<size_t>(kGuardFloats) &&
+                         i < static_cast<size_t>(kGuardFloats + m * ldy) &&
+                         (i - kGuardFloats) % static_cast<size_t>(ldy) < static_cast<size_t>(n);
+    if (!written && Bits(y[i]) != kCanaryBits) {
+      return std::string(IsaName(t.isa)) + " " + Describe(c) + ": wrote outside its outputs at " +
+             std::to_string(i);
+    }
+  }
+  return "";
+}
+
+class QuantKernelTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!IsaAvailable(GetParam())) {
+      GTEST_SKIP() << "ISA " << IsaName(GetParam()) << " is not available here";
+    }
+  }
+  const KernelTable& Table() const { return GetKernelTable(GetParam()); }
+};
+
+TEST_P(QuantKernelTest, GemvAndGemmMatchDequantizeThenDot) {
+  uint64_t seed = 900000;
+  int checked = 0;
+  for (const QuantLayout& l : numerics::QuantLayouts()) {
+    const std::vector<int64_t> block_counts =
+        l.block_elements == 32 ? std::vector<int64_t>{1, 2, 3, 8} : std::vector<int64_t>{1, 2, 3};
+    for (int64_t blocks : block_counts) {
+      for (int64_t rows = 1; rows <= 9; ++rows) {
+        for (Scales scales : {Scales::kFinite, Scales::kInfinite, Scales::kNan}) {
+          for (testing::Mode mode : {testing::Mode::kUnit, testing::Mode::kMixed}) {
+            ++seed;
+            const int64_t begin = rows > 2 ? static_cast<int64_t>(seed % 2) : 0;
+            const QuantCase c{l.type,
+                              blocks,
+                              rows,
+                              begin,
+                              rows,
+                              static_cast<int>(seed % 2),
+                              static_cast<int>(seed % 3),
+                              scales,
+                              mode,
+                              seed};
+            for (int64_t m : {1, 2, 5}) {
+              EXPECT_EQ(CheckQuant(Table(), c, m), "");
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST_P(QuantKernelTest, EqualsTheScalarTable) {
+  const KernelTable& scalar = GetKernelTable(Isa::kScalar);
+  uint64_t seed = 910000;
+  for (const QuantLayout& l : numerics::QuantLayouts()) {
+    const int64_t blocks = l.block_elements == 32 ? 5 : 2;
+    const int64_t k = blocks * l.block_elements;
+    const int64_t rows = 9;
+    const std::vector<uint8_t> w = MakeBlocks(l.type, rows, blocks, Scales::kFinite, ++seed);
+    const std::vector<float> x =
+        testing::MakeActivations(static_cast<size_t>(3 * k), testing::Mode::kMixed, ++seed);
+    std::vector<float> got(static_cast<size_t>(3 * rows)), want(got.size());
+    const auto* wp = reinterpret_cast<const std::byte*>(w.data());
+    Table().gemm_quant(x.data(), 3, wp, l.type, k, 0, rows, got.data(), rows);
+    scalar.gemm_quant(x.data(), 3, wp, l.type, k, 0, rows, want.data(), rows);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << l.name;
+  }
+}
+
+// Blocks and activations end exactly at an inaccessible page: a load past
+// the last block or activation faults.
+TEST_P(QuantKernelTest, NoReadPastTheInputs) {
+  uint64_t seed = 920000;
+  for (const QuantLayout& l : numerics::QuantLayouts()) {
+    for (int64_t blocks : {1, 3}) {
+      for (int64_t m : {1, 3}) {
+        const int64_t k = blocks * l.block_elements;
+        const int64_t rows = 5;
+        const std::vector<uint8_t> w0 = MakeBlocks(l.type, rows, blocks, Scales::kFinite, ++seed);
+        const std::vector<float> x0 =
+            testing::MakeActivations(static_cast<size_t>(m * k), testing::Mode::kUnit, ++seed);
+        GuardedBuffer wg(w0.size());
+        GuardedBuffer xg(x0.size() * sizeof(float));
+        ASSERT_NE(wg.data(), nullptr);
+        ASSERT_NE(xg.data(), nullptr);
+        std::memcpy(wg.data(), w0.data(), w0.size());
+        std::memcpy(xg.data(), x0.data(), x0.size() * sizeof(float));
+        const auto* w = reinterpret_cast<const std::byte*>(wg.data());
+        const float* x = reinterpret_cast<const float*>(xg.data());
+        std::vector<float> y(static_cast<size_t>(m * rows));
+        Table().gemm_quant(x, m, w, l.type, k, 0, rows, y.data(), rows);
+        Table().gemv_quant(x + (m - 1) * k, w, l.type, k, rows - 3, rows, y.data());
+        const std::vector<float> deq = Dequantized(l.type, w0.data(), rows, k);
+        for (int64_t r = rows - 3; r < rows; ++r) {
+          EXPECT_EQ(
+              Bits(y[static_cast<size_t>(r - (rows - 3))]),
+              Bits(numerics::Dot(x + (m - 1) * k, deq.data() + r * k, static_cast<size_t>(k))))
+              << l.name << " k=" << k;
+        }
+      }
+    }
+  }
+}
+
+// Negative control: a kernel that factored each block's scale out of its
+// dot product, y = sum_b d_b * dot(x_b, q_b) (as integer-dot kernels do),
+// would be caught: on the test's data its outputs differ in some bit. (A
+// kernel that fused ggml's dequantization multiply into an add or an fma
+// could not be: every such product is exact in f32, see
+// engine/numerics/README.md, so it would give the same bits.)
+TEST_P(QuantKernelTest, FactoredScalesWouldBeCaught) {
+  const QuantType type = QuantType::kQ8_0;
+  const int64_t blocks = 8, k = 256, rows = 9;
+  const std::vector<uint8_t> w = MakeBlocks(type, rows, blocks, Scales::kFinite, 930001);
+  const std::vector<float> x =
+      testing::MakeActivations(static_cast<size_t>(k), testing::Mode::kUnit, 930002);
+  std::vector<float> y(static_cast<size_t>(rows));
+  Table().gemv_quant(x.data(), reinterpret_cast<const std::byte*>(w.data()), type, k, 0, rows,
+                     y.data());
+  int differing = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float factored = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* block = w.data() + (r * blocks + b) * 34;
+      const float d =
+          numerics::ToFloat(numerics::F16{static_cast<uint16_t>(block[0] | block[1] << 8)});
+      float q[32];
+      for (int i = 0; i < 32; ++i) q[i] = static_cast<float>(static_cast<int8_t>(block[2 + i]));
+      factored = std::fma(d, numerics::Dot(x.data() + 32 * b, q, 32), factored);
+    }
+    differing += Bits(factored) != Bits(y[static_cast<size_t>(r)]);
+  }
+  EXPECT_GT(differing, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, QuantKernelTest,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(IsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace samebits::kernels
