@@ -310,7 +310,7 @@ class BenchCommand : public Command {
       Config c;
       c.label = "reference";
       c.reference = true;
-      c.forward = model::MakeReferenceForward(weights, math);
+      c.forward = model::MakeReferenceForward(weights, math, isa);
       configs.push_back(std::move(c));
     }
     for (int n : thread_counts) {
@@ -318,7 +318,7 @@ class BenchCommand : public Command {
       c.label = "cpu " + std::to_string(n) + (n == 1 ? " thread" : " threads");
       c.threads = n;
       c.pool = std::make_unique<threads::ThreadPool>(n);
-      c.forward = model::MakeCpuForward(weights, math, *c.pool, options);
+      c.forward = model::MakeCpuForward(weights, math, *c.pool, options, CpuPassKernelTable(isa));
       configs.push_back(std::move(c));
     }
     Config& fastest = configs.back();
@@ -448,7 +448,8 @@ class BenchCommand : public Command {
     if (profile_) {
       model::CpuOptions profiled = options;
       profiled.profile = true;
-      auto forward = model::MakeCpuForward(weights, math, *fastest.pool, profiled);
+      auto forward =
+          model::MakeCpuForward(weights, math, *fastest.pool, profiled, CpuPassKernelTable(isa));
       model::InferenceState state = context;
       std::vector<float> logits;
       int32_t token = first_token;

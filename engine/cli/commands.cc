@@ -1,10 +1,12 @@
 #include "engine/cli/commands.h"
 
-#include "engine/formats/checkpoint.h"
-
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
+
+#include "engine/formats/checkpoint.h"
+#include "engine/kernels/test_only_table.h"
 
 namespace samebits::cli {
 namespace {
@@ -42,6 +44,15 @@ model::ModelWeights LoadCheckpointForCommand(const std::string& spec) {
 bool ProfileRequestedByEnvironment() {
   const char* value = std::getenv("SAMEBITS_PROFILE");
   return value != nullptr && std::string_view(value) == "1";
+}
+
+const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa) {
+  const char* value = std::getenv("SAMEBITS_TEST_ONLY_BREAK_IDENTITY");
+  if (value == nullptr || std::string_view(value) != "1") return kernels::GetKernelTable(isa);
+  std::fprintf(stderr,
+               "samebits: SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1: the cpu pass sums attention in "
+               "a forbidden order and its logits WILL differ; unset it outside the tests\n");
+  return kernels::TestOnlyReversedAttentionTable(isa);
 }
 
 }  // namespace samebits::cli

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/kernels/kernels.h"
 #include "engine/model/weights.h"
 
 namespace samebits::cli {
@@ -69,6 +70,13 @@ model::ModelWeights LoadCheckpointForCommand(const std::string& spec);
 // Returns true when the environment asks for the op profiler
 // (SAMEBITS_PROFILE=1), which `run` and `bench` treat as `--profile`.
 bool ProfileRequestedByEnvironment();
+
+// Returns the kernel table the cpu pass of `run` and `bench` computes with:
+// kernels::GetKernelTable(isa), or, when the environment sets
+// SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1, the test-only table whose attention
+// breaks the contract's order (the identity tests' negative control, which
+// must run the real program); a warning on stderr says so.
+const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa);
 
 template <typename T>
 std::unique_ptr<Command> MakeCommand() {

@@ -56,7 +56,8 @@ class RunCommand : public Command {
         ->option_text("N")
         ->check(CLI::Range(1, 1024));
     sub.add_option("--isa", isa_,
-                   "The instruction set of the cpu kernels; an ISA this machine lacks is refused "
+                   "The instruction set of the kernel table both paths compute with (the "
+                   "reference uses its dot products); an ISA this machine lacks is refused "
                    "(default: auto, the fastest available).")
         ->option_text("auto|scalar|avx2|avx512|neon")
         ->check(CLI::IsMember({"auto", "scalar", "avx2", "avx512", "neon"}));
@@ -141,11 +142,12 @@ class RunCommand : public Command {
     std::unique_ptr<threads::ThreadPool> pool;
     std::unique_ptr<model::Forward> forward;
     if (path == model::KernelPath::kReference) {
-      // The reference is single-threaded scalar code with no chunking.
+      // The reference is single-threaded plain code with no chunking; its
+      // dot products run on the kernel table --isa chose, recorded here.
       config.threads = 1;
-      config.isa = kernels::IsaName(kernels::Isa::kScalar);
+      config.isa = kernels::IsaName(isa);
       config.gemv_chunk_bytes = 0;
-      forward = model::MakeReferenceForward(weights, math);
+      forward = model::MakeReferenceForward(weights, math, isa);
     } else {
       model::CpuOptions options;
       options.isa = isa;
@@ -155,7 +157,7 @@ class RunCommand : public Command {
       config.isa = kernels::IsaName(isa);
       config.gemv_chunk_bytes = options.gemv_chunk_bytes;
       pool = std::make_unique<threads::ThreadPool>(threads);
-      forward = model::MakeCpuForward(weights, math, *pool, options);
+      forward = model::MakeCpuForward(weights, math, *pool, options, CpuPassKernelTable(isa));
     }
     std::optional<run::LogitDumpWriter> dump;
     if (!dump_path_.empty()) {

@@ -7,24 +7,29 @@
 #include "engine/formats/gguf.h"
 #include "engine/formats/llama2c.h"
 #include "engine/formats/safetensors.h"
+#include "engine/model/quantized_weights.h"
 #include "engine/model/synthetic.h"
 
 namespace samebits::formats {
 namespace {
 
-// `synthetic:NAME` or `synthetic:NAME-DTYPE` (BF16 when no dtype is given).
+// `synthetic:NAME` or `synthetic:NAME-TYPE` (BF16 when no type is given).
+// A quantized TYPE (q8_0, q4_k, ...) quantizes the F32 weights' matrices
+// and embedding as `export --type` does.
 model::ModelWeights LoadSynthetic(const std::string& spec, const std::string& rest) {
   std::string name = rest;
-  model::DType dtype = model::DType::kBF16;
+  model::WeightType type{false, numerics::QuantType::kQ8_0, model::DType::kBF16};
   if (const auto dash = rest.rfind('-'); dash != std::string::npos) {
-    if (!numerics::ParseDType(rest.substr(dash + 1), &dtype)) {
-      throw CheckpointError("checkpoint '" + spec + "': unknown dtype '" + rest.substr(dash + 1) +
-                            "' (use f32, f16 or bf16)");
+    if (!model::ParseWeightType(rest.substr(dash + 1), &type)) {
+      throw CheckpointError("checkpoint '" + spec + "': unknown type '" + rest.substr(dash + 1) +
+                            "' (use " + model::WeightTypeChoices() + ")");
     }
     name = rest.substr(0, dash);
   }
   try {
-    return model::MakeSyntheticWeights(name, dtype);
+    if (!type.quantized) return model::MakeSyntheticWeights(name, type.dtype);
+    return model::ConvertWeights(model::MakeSyntheticWeights(name, model::DType::kF32), type,
+                                 nullptr);
   } catch (const std::invalid_argument& e) {
     throw CheckpointError("checkpoint '" + spec + "': " + e.what());
   }

@@ -7,6 +7,7 @@
 #include "engine/formats/gguf_config.h"
 #include "engine/formats/mapped_file.h"
 #include "engine/formats/tensor_table.h"
+#include "engine/numerics/quant_blocks.h"
 
 namespace samebits::formats {
 namespace {
@@ -122,7 +123,7 @@ GgufValue ReadValue(ByteReader& r, GgufType type, int depth, const std::string& 
   return v;
 }
 
-// Returns the size of one element of a supported ggml type, or 0.
+// Returns the size of one element of a plain (unquantized) ggml type, or 0.
 uint64_t GgmlTypeSize(uint32_t t) {
   switch (t) {
     case kGgmlF32:
@@ -136,17 +137,25 @@ uint64_t GgmlTypeSize(uint32_t t) {
   }
 }
 
+// Returns "F32, F16, BF16, Q8_0, ..." for messages.
+std::string SupportedTypeList() {
+  std::string s = "F32, F16, BF16";
+  for (const numerics::QuantLayout& l : numerics::QuantLayouts()) s += std::string(", ") + l.name;
+  return s;
+}
+
+}  // namespace
+
 std::string GgmlTypeName(uint32_t t) {
   static const char* const kNames[] = {
       "F32",     "F16",    "Q4_0",    "Q4_1",  "type 4", "type 5", "Q5_0",  "Q5_1",
       "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",   "Q6_K",  "Q8_K",
       "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ2_S", "IQ4_XS",
-      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M",  "BF16"};
+      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M",  "BF16",  "type 31",
+      "type 32", "type 33", "TQ1_0",  "TQ2_0", "type 36", "type 37", "type 38", "MXFP4"};
   if (t < std::size(kNames)) return kNames[t];
   return "type " + std::to_string(t);
 }
-
-}  // namespace
 
 std::string GgufTypeName(GgufType type) {
   static const char* const kNames[] = {"uint8",  "int8",    "uint16", "int16",  "uint32",
@@ -247,12 +256,26 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
     }
     t.ggml_type = r.U32("a tensor type");
     const uint64_t elem_size = GgmlTypeSize(t.ggml_type);
-    if (elem_size == 0) {
+    const numerics::QuantLayout* quant = numerics::FindQuantByGgmlType(t.ggml_type);
+    if (elem_size == 0 && quant == nullptr) {
       r.Fail("tensor '" + t.name + "' has type " + GgmlTypeName(t.ggml_type) +
-             ", which is not supported (F32, F16 and BF16 are)");
+             ", which is not supported (" + SupportedTypeList() + " are)");
     }
-    t.nbytes =
-        CheckedMul(elements, elem_size, label, ("the size of tensor '" + t.name + "'").c_str());
+    if (quant != nullptr) {
+      // A row must be a whole number of blocks: ggml never splits a block
+      // across rows, and a partial block would read past the row.
+      if (t.ne[0] % static_cast<uint64_t>(quant->block_elements) != 0) {
+        r.Fail("tensor '" + t.name + "' has type " + quant->name + " but its rows hold " +
+               std::to_string(t.ne[0]) + " weights, not a multiple of the " +
+               std::to_string(quant->block_elements) + "-weight block");
+      }
+      t.nbytes = CheckedMul(elements / static_cast<uint64_t>(quant->block_elements),
+                            static_cast<uint64_t>(quant->block_bytes), label,
+                            ("the size of tensor '" + t.name + "'").c_str());
+    } else {
+      t.nbytes =
+          CheckedMul(elements, elem_size, label, ("the size of tensor '" + t.name + "'").c_str());
+    }
     if (t.nbytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       r.Fail("tensor '" + t.name + "' is too large");
     }
@@ -295,9 +318,14 @@ model::ModelWeights LoadGgufBytes(std::span<const std::byte> bytes,
   TensorTable table;
   for (const GgufTensorInfo& t : f.tensors) {
     FileTensor ft;
-    ft.dtype = t.ggml_type == kGgmlF32   ? model::DType::kF32
-               : t.ggml_type == kGgmlF16 ? model::DType::kF16
-                                         : model::DType::kBF16;
+    if (const numerics::QuantLayout* quant = numerics::FindQuantByGgmlType(t.ggml_type)) {
+      ft.quantized = true;
+      ft.quant_type = quant->type;
+    } else {
+      ft.dtype = t.ggml_type == kGgmlF32   ? model::DType::kF32
+                 : t.ggml_type == kGgmlF16 ? model::DType::kF16
+                                           : model::DType::kBF16;
+    }
     // GGUF lists the innermost dimension first; the engine the outermost.
     for (auto it = t.ne.rbegin(); it != t.ne.rend(); ++it)
       ft.shape.push_back(static_cast<int64_t>(*it));

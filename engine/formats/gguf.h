@@ -50,8 +50,14 @@ struct GgufValue {
   std::vector<GgufValue> items;
 };
 
-// ggml tensor types the loader knows by name (only F32, F16, BF16 load).
+// ggml tensor types the loader knows by name. F32, F16 and BF16 load as
+// they are; the block-quantized types of numerics::QuantLayouts() (Q8_0,
+// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) load dequantized; any other is
+// refused by name.
 inline constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBF16 = 30;
+
+// Returns ggml's name of a tensor type ("Q4_K", "IQ2_XXS", "type 99").
+std::string GgmlTypeName(uint32_t ggml_type);
 
 struct GgufTensorInfo {
   std::string name;
@@ -76,7 +82,8 @@ struct GgufFile {
 
 // Returns the parsed header, metadata and tensor table of `bytes`. Every
 // count, length, dimension and offset is checked against the bytes that
-// are there; tensors must be F32, F16 or BF16, aligned, inside the file.
+// are there; tensors must be of a supported type (a quantized tensor's rows
+// a whole number of blocks), aligned, inside the file.
 // Throws CheckpointError naming `label`.
 GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label);
 

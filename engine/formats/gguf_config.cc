@@ -149,8 +149,10 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   model::ModelConfig c;
   c.arch = m.String("general.architecture");
   const bool ours = m.Has(kSbVersion);
-  if (c.arch != "llama" && c.arch != "qwen3moe" && !ours) {
-    m.Fail("architecture '" + c.arch + "' is not supported (supported: llama, qwen3moe)");
+  const bool neox_arch = c.arch == "qwen3moe" || c.arch == "qwen3" || c.arch == "qwen2";
+  if (c.arch != "llama" && !neox_arch && !ours) {
+    m.Fail("architecture '" + c.arch +
+           "' is not supported (supported: llama, qwen2, qwen3, qwen3moe)");
   }
   c.name = m.StringOr(kSbName, BaseName(f.label));
   const std::string p = c.arch + ".";
@@ -184,8 +186,9 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   c.rope_base = m.FloatOr(p + "rope.freq_base", 10000.0f);
 
   // llama.cpp's `llama` uses rope type NORM (adjacent pairs; its converter
-  // permutes q and k to match); `qwen3moe` uses NEOX (halves).
-  c.rope_style = c.arch == "qwen3moe" ? model::RopeStyle::kNeox : model::RopeStyle::kInterleaved;
+  // permutes q and k to match); `qwen2`, `qwen3` and `qwen3moe` use NEOX
+  // (halves).
+  c.rope_style = neox_arch ? model::RopeStyle::kNeox : model::RopeStyle::kInterleaved;
   if (m.Has(kSbRopeStyle)) {
     const std::string s = m.String(kSbRopeStyle);
     if (s == "interleaved") {
@@ -207,7 +210,10 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   } else {
     m.Fail(std::string(kSbNorm) + " is '" + norm + "' (expected 'rms' or 'layer')");
   }
-  c.qk_norm = m.BoolOr(kSbQkNorm, c.arch == "qwen3moe");
+  // Qwen3 (dense and MoE) normalises q and k per head; Qwen2 adds biases
+  // to q, k and v.
+  c.qk_norm = m.BoolOr(kSbQkNorm, c.arch == "qwen3moe" || c.arch == "qwen3");
+  c.qkv_bias = m.BoolOr(kSbQkvBias, c.arch == "qwen2");
   c.parallel_block = m.BoolOr(kSbParallel, false);
   c.logit_scale = m.FloatOr(kSbLogitScale, 1.0f);
   c.max_seq_len = m.IntOr(p + "context_length", 4096, 1);

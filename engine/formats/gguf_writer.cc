@@ -69,8 +69,9 @@ class Out {
   uint64_t n_kv_ = 0;
 };
 
-uint32_t GgmlType(model::DType d) {
-  switch (d) {
+uint32_t GgmlType(const model::TensorView& v) {
+  if (v.quantized) return numerics::LayoutOf(v.quant_type).ggml_type;
+  switch (v.dtype) {
     case model::DType::kF32:
       return kGgmlF32;
     case model::DType::kF16:
@@ -79,6 +80,11 @@ uint32_t GgmlType(model::DType d) {
       return kGgmlBF16;
   }
   return kGgmlF32;
+}
+
+// Returns the size of a tensor as stored: its blocks when quantized.
+size_t StoredBytes(const model::TensorView& v) {
+  return v.quantized ? v.quant_bytes() : v.bytes();
 }
 
 // Returns a piece in GGUF's spelling: llama2.c stores spaces where
@@ -96,6 +102,15 @@ std::string GgufPieceText(const Piece& p) {
   return s;
 }
 
+bool AnyQuantized(const model::ModelWeights& weights) {
+  bool any = false;
+  model::ModelWeights& w = const_cast<model::ModelWeights&>(weights);  // slots only read here
+  model::ForEachTensor(w.config, [&](const model::TensorSpec& spec) {
+    if (spec.layer < static_cast<int>(w.layers.size()) && spec.slot(w).quantized) any = true;
+  });
+  return any;
+}
+
 void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   const model::ModelConfig& c = w.config;
   const std::string arch = c.arch.empty() ? "llama" : c.arch;
@@ -103,10 +118,12 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   const bool experts = c.n_experts > 0;
   kv.KvStr("general.architecture", arch);
   kv.KvStr("general.name", c.name);
-  const model::DType main = w.token_embedding.dtype;
-  kv.KvU32("general.file_type", main == model::DType::kF32   ? 0
-                                : main == model::DType::kF16 ? 1
-                                                             : 32);
+  const model::TensorView& main = w.token_embedding;
+  kv.KvU32("general.file_type", main.quantized                     ? numerics::LayoutOf(main.quant_type).file_type
+                                : main.dtype == model::DType::kF32 ? 0
+                                : main.dtype == model::DType::kF16 ? 1
+                                                                   : 32);
+  if (AnyQuantized(w)) kv.KvU32("general.quantization_version", 2);
   kv.KvU32(p + "context_length", static_cast<uint32_t>(c.max_seq_len));
   kv.KvU32(p + "embedding_length", static_cast<uint32_t>(c.d_model));
   kv.KvU32(p + "block_count", static_cast<uint32_t>(c.n_layers()));
@@ -142,6 +159,7 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   kv.KvI32(kSbRopeDim, c.rope_dim);
   kv.KvStr(kSbNorm, c.norm == model::NormKind::kLayerNorm ? "layer" : "rms");
   kv.KvBool(kSbQkNorm, c.qk_norm);
+  kv.KvBool(kSbQkvBias, c.qkv_bias);
   kv.KvBool(kSbParallel, c.parallel_block);
   kv.KvF32(kSbLogitScale, c.logit_scale);
   kv.KvU32(kSbDenseFfn, static_cast<uint32_t>(c.ffn_dim));
@@ -195,8 +213,12 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
                        spec.name.compare(spec.name.size() - exps.size(), exps.size(), exps) == 0;
     if (!split) {
       entries.push_back({spec.name, v, offset});
-      offset += (v.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+      offset += (StoredBytes(v) + kAlignment - 1) / kAlignment * kAlignment;
       return;
+    }
+    if (v.quantized) {
+      throw CheckpointError("cannot write '" + spec.name +
+                            "' per expert: it is quantized; write merged expert tensors");
     }
     const std::string stem = spec.name.substr(0, spec.name.size() - exps.size());
     const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
@@ -221,13 +243,13 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
     out.U32(static_cast<uint32_t>(e.view.shape.size()));
     for (auto it = e.view.shape.rbegin(); it != e.view.shape.rend(); ++it)
       out.U64(static_cast<uint64_t>(*it));
-    out.U32(GgmlType(e.view.dtype));
+    out.U32(GgmlType(e.view));
     out.U64(e.offset);
   }
   out.Pad(kAlignment);
   for (const Entry& e : entries) {
-    const auto* p = e.view.data;
-    out.bytes().insert(out.bytes().end(), p, p + e.view.bytes());
+    const auto* p = e.view.quantized ? e.view.quant_blocks : e.view.data;
+    out.bytes().insert(out.bytes().end(), p, p + StoredBytes(e.view));
     out.Pad(kAlignment);
   }
   return std::move(out.bytes());

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/formats/checkpoint.h"
+#include "engine/model/quantized_weights.h"
 #include "engine/model/tensor_spec.h"
 
 namespace samebits::formats {
@@ -39,6 +40,12 @@ model::TensorView GatherExperts(const model::TensorSpec& spec, TensorTable& tabl
     if (it->second.shape != one) {
       throw CheckpointError(label + ": tensor '" + name + "' has shape " +
                             ShapeText(it->second.shape) + ", expected " + ShapeText(one));
+    }
+    if (it->second.quantized) {
+      throw CheckpointError(label + ": tensor '" + name + "' is " +
+                            numerics::LayoutOf(it->second.quant_type).name +
+                            "; quantized per-expert tensors are not supported (merge them into '" +
+                            spec.name + "')");
     }
     if (!parts.empty() && it->second.dtype != parts[0]->dtype) {
       throw CheckpointError(label + ": tensor '" + name + "' is " +
@@ -99,6 +106,11 @@ model::ModelWeights BindTensors(const model::ModelConfig& config, TensorTable& t
       throw CheckpointError(label + ": tensor '" + spec.name + "' has shape " + ShapeText(t.shape) +
                             ", but the configuration implies " + ShapeText(spec.shape));
     }
+    t.used = true;
+    if (t.quantized) {
+      slot = model::DequantizedView(t.quant_type, t.shape, t.data, storage->buffers);
+      return;
+    }
     slot.dtype = t.dtype;
     slot.shape = t.shape;
     slot.data = t.data;
@@ -108,7 +120,6 @@ model::ModelWeights BindTensors(const model::ModelConfig& config, TensorTable& t
       storage->buffers.emplace_back(t.data, t.data + slot.bytes());
       slot.data = storage->buffers.back().data();
     }
-    t.used = true;
   });
   for (const auto& [name, t] : table) {
     if (!t.used) {

@@ -21,6 +21,10 @@ struct FileTensor {
   std::vector<int64_t> shape;  // the engine's row-major order, outermost first
   const std::byte* data = nullptr;
   bool used = false;
+  // A block-quantized tensor: `data` points to its blocks (bounds already
+  // checked by the parser) and `dtype` is unused.
+  bool quantized = false;
+  numerics::QuantType quant_type = numerics::QuantType::kQ8_0;
 };
 
 using TensorTable = std::map<std::string, FileTensor>;
@@ -32,7 +36,9 @@ struct LoadedStorage {
   std::vector<std::vector<std::byte>> buffers;
 };
 
-// Returns weights whose views point into `table`'s data. An expert tensor
+// Returns weights whose views point into `table`'s data (a quantized
+// tensor gets an f32 copy in `storage` beside its blocks, see
+// model::DequantizedView). An expert tensor
 // `blk.N.ffn_gate_exps.weight` missing from the table is gathered from
 // per-expert tensors `blk.N.ffn_gate.E.weight` (E = 0 .. n_experts-1, each
 // of the per-expert shape and one dtype) into a buffer in `storage`.

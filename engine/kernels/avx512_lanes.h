@@ -1,7 +1,6 @@
 // The contract's 16 virtual lanes in one zmm register (C1), for every
-// AVX-512 translation unit: engine/kernels/matmul_avx512.cc and
-// engine/model/cpu_attention_avx512.cc. The reduction tree is written here
-// once so that the two cannot drift apart.
+// AVX-512 translation unit: matmul_avx512.cc and attention_avx512.cc. The reduction tree is written
+// here once so that the two cannot drift apart.
 //
 // Internal header: include it only from a file compiled with the AVX-512
 // flags (a name ending in _avx512.cc). Reduce16 sits in an anonymous

@@ -19,6 +19,12 @@ const KernelTable& ScalarTable();
 const KernelTable& Avx2Table();
 // Returns the AVX-512 F/BW/VL table (matmul_avx512.cc).
 const KernelTable& Avx512Table();
+// The AVX-512 attention halves (attention_avx512.cc), entries of that table:
+// see KernelTable::attention_scores and attention_values.
+void Avx512AttentionScores(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
+                           float scale, float* s);
+void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
+                           float* o);
 #endif
 
 // NEON is part of the aarch64 baseline, so matmul_neon.cc is compiled there

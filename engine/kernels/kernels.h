@@ -1,5 +1,8 @@
 // The kernel table: every ISA-specific entry point of the engine, chosen
-// once per process (STYLE: "dispatch decided once"). Kernels know nothing of
+// once per process (STYLE: "dispatch decided once") from `--isa`. Nothing
+// outside engine/kernels/ holds SIMD code or checks the CPU: both forward
+// passes compute through this table, so the ISA a run records is the ISA
+// that ran. Kernels know nothing of
 // the model graph; each computes whole outputs in the contract's order
 // (engine/numerics/README.md), so any ISA gives the same bits as the scalar
 // table, which is itself pinned against `numerics::Dot`.
@@ -55,6 +58,16 @@ struct KernelTable {
   // o[d] = fma(p, v[d], o[d]) for d in [0, n): one key's step of the
   // attention output chain (C5).
   void (*axpy)(float p, const float* v, float* o, int64_t n);
+
+  // The two halves of one attention row (C5) around its softmax, over keys
+  // j in [0, n) at k_rows + j * stride (v_rows + j * stride):
+  // s[j] = dot(q, k_j, head_dim) * scale (each a whole C1 dot product).
+  void (*attention_scores)(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
+                           float scale, float* s);
+  // o[d] = fma(p[j], v_j[d], o[d]) for j = 0 .. n-1 in increasing order, o
+  // starting at +0.0f: one fma chain per output element, key by key.
+  void (*attention_values)(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
+                           float* o);
 };
 
 // Returns the table for `isa`. Throws std::invalid_argument naming the ISA

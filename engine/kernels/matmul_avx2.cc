@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/kernels/tiling.h"
 
@@ -161,13 +162,19 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
   }
   // Elementwise, so a scalar fma (one instruction under -mfma) gives the
   // same bits as a vector lane.
-  for (; d < n; ++d) o[d] = std::fma(p, v[d], o[d]);
+  for (; d < n; ++d) o[d] = __builtin_fmaf(p, v[d], o[d]);  // not std::fma: a weak symbol
 }
 
 }  // namespace
 
 const KernelTable& Avx2Table() {
-  static constexpr KernelTable kTable{Isa::kAvx2, Gemv<Avx2>, Gemm<Avx2>, Dot<Avx2>, Axpy};
+  static constexpr KernelTable kTable{Isa::kAvx2,
+                                      Gemv<Avx2>,
+                                      Gemm<Avx2>,
+                                      Dot<Avx2>,
+                                      Axpy,
+                                      AttentionScoresBy<Dot<Avx2>>,
+                                      AttentionValuesBy<Axpy>};
   return kTable;
 }
 

@@ -127,8 +127,9 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& Avx512Table() {
-  static constexpr KernelTable kTable{Isa::kAvx512, Gemv<Avx512>, Gemm<Avx512>,
-                                      Dot<Avx512>, Axpy};
+  static constexpr KernelTable kTable{Isa::kAvx512,         Gemv<Avx512>, Gemm<Avx512>,
+                                      Dot<Avx512>,          Axpy,         Avx512AttentionScores,
+                                      Avx512AttentionValues};
   return kTable;
 }
 

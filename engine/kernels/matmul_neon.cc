@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/kernels/tiling.h"
 
@@ -167,13 +168,19 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
   for (; d + 4 <= n; d += 4) vst1q_f32(o + d, vfmaq_f32(vld1q_f32(o + d), pv, vld1q_f32(v + d)));
   // Elementwise, so a scalar fma (one FMADD on aarch64) gives the same bits
   // as a vector lane.
-  for (; d < n; ++d) o[d] = std::fma(p, v[d], o[d]);
+  for (; d < n; ++d) o[d] = __builtin_fmaf(p, v[d], o[d]);  // not std::fma: a weak symbol
 }
 
 }  // namespace
 
 const KernelTable& NeonTable() {
-  static constexpr KernelTable kTable{Isa::kNeon, Gemv<Neon>, Gemm<Neon>, Dot<Neon>, Axpy};
+  static constexpr KernelTable kTable{Isa::kNeon,
+                                      Gemv<Neon>,
+                                      Gemm<Neon>,
+                                      Dot<Neon>,
+                                      Axpy,
+                                      AttentionScoresBy<Dot<Neon>>,
+                                      AttentionValuesBy<Axpy>};
   return kTable;
 }
 

@@ -3,6 +3,7 @@
 // tested against. It is portable C++ and runs on every target.
 #include <cmath>
 
+#include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/numerics/half.h"
 #include "engine/numerics/lanes.h"
@@ -51,7 +52,8 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& ScalarTable() {
-  static constexpr KernelTable kTable{Isa::kScalar, Gemv, Gemm, Dot, Axpy};
+  static constexpr KernelTable kTable{
+      Isa::kScalar, Gemv, Gemm, Dot, Axpy, AttentionScoresBy<Dot>, AttentionValuesBy<Axpy>};
   return kTable;
 }
 

@@ -16,8 +16,6 @@
 // can change a bit. Block and tile sizes depend on shapes only.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
 #include <utility>
 
@@ -35,11 +33,26 @@ constexpr int64_t kPrefetchBytes = 512;
 // activation rows pass over it.
 constexpr int64_t kGemmWTileBytes = 256 * 1024;
 
+// Local stand-ins for std::min, std::max and std::array: a standard inline
+// or template function is a weak symbol in an unoptimised build, which the
+// linker may merge with the baseline copy of another object and so hand
+// ISA-flagged code to a baseline caller. These have internal linkage.
+constexpr int64_t Min64(int64_t a, int64_t b) {
+  return b < a ? b : a;
+}
+constexpr int64_t Max64(int64_t a, int64_t b) {
+  return a < b ? b : a;
+}
+template <class T, int N>
+struct FixedArray {
+  T items[N];
+  constexpr const T& operator[](int64_t i) const { return items[i]; }
+};
+
 // A register block: the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx,
 // w + j * k, k).
 template <class T>
-using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, float* y,
-                         int64_t ldy);
+using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, float* y, int64_t ldy);
 
 // What an ISA type `K` provides:
 //   K::F32, K::F16, K::BF16   weight loaders, each with `using T` (the
@@ -54,8 +67,8 @@ using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, flo
 // Runs the GEMV remainder after the full passes: one block of R rows if at
 // least R are left, then R / 2, ..., 1 (at most one block of each size).
 template <class K, class L, int R>
-void GemvRemainder(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
-                   int64_t& r, int64_t row_end, float* y) {
+void GemvRemainder(const float* x, const typename L::T* w, int64_t k, int64_t row_begin, int64_t& r,
+                   int64_t row_end, float* y) {
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
       K::template kBlock<L, 1, R, true>(x, k, w + r * k, k, y + (r - row_begin), 0);
@@ -82,13 +95,13 @@ void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_be
 // The table of GEMM blocks, [mi - 1][rj - 1] for the edge blocks.
 template <class K, class L, int MI, int... RJ>
 constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
-  return std::array<BlockFn<typename L::T>, K::kMaxRj>{
-      K::template kBlock<L, MI, RJ + 1, false>...};
+  return FixedArray<BlockFn<typename L::T>, K::kMaxRj>{
+      {K::template kBlock<L, MI, RJ + 1, false>...}};
 }
 template <class K, class L, int... MI>
 constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
-  return std::array<std::array<BlockFn<typename L::T>, K::kMaxRj>, K::kMaxMi>{
-      BlockRow<K, L, MI + 1>(std::make_integer_sequence<int, K::kMaxRj>())...};
+  return FixedArray<FixedArray<BlockFn<typename L::T>, K::kMaxRj>, K::kMaxMi>{
+      {BlockRow<K, L, MI + 1>(std::make_integer_sequence<int, K::kMaxRj>())...}};
 }
 
 template <class K, class L>
@@ -101,14 +114,14 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
   // and stays in L2 while every block of activation rows (a few KiB each,
   // kept in L1) passes over it. The tile depends on the shape only (k and
   // the dtype), never on timings.
-  const int64_t row_bytes = std::max<int64_t>(k, 1) * static_cast<int64_t>(sizeof(typename L::T));
-  const int64_t tile_r = std::max<int64_t>(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
+  const int64_t row_bytes = Max64(k, 1) * static_cast<int64_t>(sizeof(typename L::T));
+  const int64_t tile_r = Max64(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile_r) {
-    const int64_t r1 = std::min(row_end, r0 + tile_r);
+    const int64_t r1 = Min64(row_end, r0 + tile_r);
     for (int64_t i = 0; i < m; i += kMaxMi) {
-      const int mi = static_cast<int>(std::min<int64_t>(kMaxMi, m - i));
+      const int mi = static_cast<int>(Min64(kMaxMi, m - i));
       for (int64_t r = r0; r < r1; r += kMaxRj) {
-        const int rj = static_cast<int>(std::min<int64_t>(kMaxRj, r1 - r));
+        const int rj = static_cast<int>(Min64(kMaxRj, r1 - r));
         kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * k, k, y + i * ldy + (r - row_begin), ldy);
       }
     }

@@ -44,6 +44,7 @@ struct ModelConfig {
   int rope_dim = 0;  // rotated dimensions per head; 0 means head_dim
 
   bool qk_norm = false;         // RMSNorm over each head of q and k
+  bool qkv_bias = false;        // biases added to q, k and v after the projections (Qwen2)
   bool parallel_block = false;  // x + attn(norm(x)) + ffn(norm(x))
 
   int ffn_dim = 0;  // dense SwiGLU hidden size

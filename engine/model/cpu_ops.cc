@@ -106,19 +106,11 @@ void TopK(const float* p, int n, int k, int* out) {
 
 void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
                   const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
-                  int head_dim, float scale, float* scores, float* o, bool reverse_v_for_tests) {
+                  int head_dim, float scale, float* scores, float* o) {
   const int n = last - first + 1;
-  for (int j = 0; j < n; ++j) {
-    scores[j] = kt.dot(q, k_rows + (first + j) * stride, head_dim) * scale;
-  }
+  kt.attention_scores(q, k_rows + first * stride, stride, n, head_dim, scale, scores);
   SoftmaxInPlace(scores, n, math);
-  for (int d = 0; d < head_dim; ++d) o[d] = 0.0f;
-  // The weighted sum of V, key by key (C5): one fma chain per output element.
-  if (reverse_v_for_tests) {
-    for (int j = n - 1; j >= 0; --j) kt.axpy(scores[j], v_rows + (first + j) * stride, o, head_dim);
-    return;
-  }
-  for (int j = 0; j < n; ++j) kt.axpy(scores[j], v_rows + (first + j) * stride, o, head_dim);
+  kt.attention_values(scores, v_rows + first * stride, stride, n, head_dim, o);
 }
 
 }  // namespace samebits::model::cpu

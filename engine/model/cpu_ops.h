@@ -63,16 +63,13 @@ void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math);
 // (descending p, ties to the lower index) to `out` (k).
 void TopK(const float* p, int n, int k, int* out);
 
-// C5: one query row of one head. Keys `first .. last` (inclusive) are
-// visible; `k_rows` / `v_rows` point at key 0 of this KV head and advance by
-// `stride` floats per position. `scores` is scratch of at least
-// last - first + 1 floats. Writes head_dim outputs to `o`.
-// `reverse_v_for_tests` sums V from the last key to the first: an order the
-// contract forbids, used only by the tests' negative control
-// (SAMEBITS_TEST_ONLY_BREAK_IDENTITY) to show that they can fail.
+// C5: one query row of one head: the table's scores, the softmax (C4),
+// the table's key-by-key weighted sum of V. Keys `first .. last`
+// (inclusive) are visible; `k_rows` / `v_rows` point at key 0 of this KV
+// head and advance by `stride` floats per position. `scores` is scratch of
+// at least last - first + 1 floats. Writes head_dim outputs to `o`.
 void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
                   const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
-                  int head_dim, float scale, float* scores, float* o,
-                  bool reverse_v_for_tests = false);
+                  int head_dim, float scale, float* scores, float* o);
 
 }  // namespace samebits::model::cpu

@@ -62,8 +62,8 @@ class TraceSink {
 //   output (d_model). "output_norm" and "logits" come only for rows whose
 //   logits are requested.
 inline constexpr const char* kTraceOps[] = {
-    "attn_norm", "q", "k", "v", "attn", "attn_out", "attn_residual",
-    "ffn_norm",  "router", "ffn", "ffn_residual"};
+    "attn_norm",     "q",        "k",      "v",   "attn",        "attn_out",
+    "attn_residual", "ffn_norm", "router", "ffn", "ffn_residual"};
 
 enum class KernelPath : uint8_t { kReference, kCpu };
 // Returns "reference" or "cpu".
@@ -100,13 +100,27 @@ class Forward {
   virtual std::string ProfileReport() const { return {}; }
 };
 
-// Returns the reference pass for `weights` (which must outlive it).
+// Returns the reference pass for `weights` (which must outlive it). Its dot
+// products (C1) run on `isa`'s kernel table, which the contract makes
+// bit-identical to every other; the rest is plain scalar code. Throws
+// std::invalid_argument when `isa` is not available here.
 std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
-                                              const numerics::MathLibrary& math);
+                                              const numerics::MathLibrary& math,
+                                              kernels::Isa isa = kernels::BestIsa());
 
-// Returns the fast pass; `pool` must outlive it.
+// Returns the fast pass computing with `kernels::GetKernelTable(options.isa)`;
+// `pool` must outlive it. Throws std::invalid_argument when the ISA is not
+// available here.
 std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
                                         const numerics::MathLibrary& math,
                                         threads::ThreadPool& pool, const CpuOptions& options);
+
+// Returns the fast pass computing with `kt` instead (options.isa is then
+// unused): a table from kernels::GetKernelTable, or in negative controls
+// the test-only one (engine/kernels/test_only_table.h). `kt` must outlive it.
+std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
+                                        const numerics::MathLibrary& math,
+                                        threads::ThreadPool& pool, const CpuOptions& options,
+                                        const kernels::KernelTable& kt);
 
 }  // namespace samebits::model

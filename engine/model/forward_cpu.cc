@@ -4,35 +4,36 @@
 // work in the contract's order (engine/numerics/README.md, C1-C7). Threads
 // split outputs (weight rows, tiles, heads, experts), never a reduction.
 //
-// Decode (one token) cuts each projection into row chunks of about
-// `gemv_chunk_bytes` and runs as few dispatches per layer as the data
-// dependencies allow:
-//   sequential block: [q|k|v] -> [attention heads] -> [o_proj] -> router
-//                     (inline) -> [experts' gate/up + shared gate/up] ->
-//                     [experts' down + shared down]           (5 dispatches)
-//   parallel block:   [q|k|v + router or FFN gate/up] -> [attention heads +
-//                     experts' gate/up] -> [o_proj + FFN down] (3 dispatches)
+// One routine, `Layer`, runs a layer over the call's token rows (one for
+// decode, the chunk for prefill and extend); its body is the reference's
+// step list. Matrix work is queued as units (cpu_work.h: GEMV row chunks for
+// one row, GEMM tiles for several) and run by `Flush`, one pool dispatch per
+// flush, together with any queued attention units (one per head and block of
+// query rows). A parallel block queues its FFN beside attention, so it needs
+// three dispatches where the sequential block needs five:
+//   sequential: [q|k|v] -> [attention] -> [o_proj] -> [router or FFN gate/up]
+//               -> [experts' gate/up] -> [FFN down]
+//   parallel:   [q|k|v + router or FFN gate/up] -> [attention + experts'
+//               gate/up] -> [o_proj + FFN down]
 // Norms, q/k norm, RoPE (angles computed once per position), the KV append,
-// softmax/top-k and the combines run on the calling thread between them.
-// Attention rows use the ISA's row kernel (cpu_attention.h).
+// softmax/top-k and the combines run between flushes. Every ISA-specific
+// loop is behind the kernel table (engine/kernels/kernels.h).
 //
-// Prefill and extend (several tokens) run GEMM tiles, attention per (head,
-// block of query rows), and the experts in parallel with the tokens grouped
-// by expert; each token's expert outputs are then combined in rank order
-// exactly as the reference does.
+// Every buffer is in `cpu::Activations` (cpu_activations.h) with its shape.
+// KV caches and attention scratch grow with the positions a run reaches,
+// never with the checkpoint's claimed context length.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "engine/model/cpu_attention.h"
+#include "engine/model/cpu_activations.h"
 #include "engine/model/cpu_ops.h"
 #include "engine/model/cpu_work.h"
 #include "engine/model/forward.h"
@@ -45,13 +46,6 @@ namespace {
 
 using cpu::Matrix;
 using cpu::MatTask;
-
-// Grows `v` to at least `n` elements; buffers keep the largest size seen, so
-// steady decoding allocates nothing.
-template <typename T>
-void Grow(std::vector<T>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-}
 
 // Converts `n` elements of `t` from element `offset` on to f32 (exactly).
 void ConvertRow(const TensorView& t, int64_t offset, int n, float* out) {
@@ -83,6 +77,7 @@ struct LayerParams {
   Matrix shared_gate, shared_up, shared_down;
   cpu::NormParams attn_norm, ffn_norm;
   std::vector<float> q_norm, k_norm;
+  std::vector<float> q_bias, k_bias, v_bias;  // with qkv_bias
 };
 
 // A trace record held until the end of a call, so that the records leave in
@@ -95,17 +90,21 @@ struct PendingRecord {
   std::vector<float> data;
 };
 
+// The attention queued for the next flush: layer `layer` for the call's
+// `rows` rows at positions n_past ..., one unit per (head, block of rows).
+struct AttentionWork {
+  const InferenceState* state = nullptr;  // null: none queued
+  int layer = 0;
+  int n_past = 0;
+  int rows = 0;
+  int blocks = 0;
+};
+
 class CpuForward final : public Forward {
  public:
   CpuForward(const ModelWeights& w, const numerics::MathLibrary& math, threads::ThreadPool& pool,
-             const CpuOptions& options, bool break_identity_for_tests)
-      : w_(w),
-        c_(w.config),
-        math_(math),
-        pool_(pool),
-        kt_(kernels::GetKernelTable(options.isa)),
-        attention_row_(cpu::AttentionRowFor(options.isa)),
-        break_identity_(break_identity_for_tests) {
+             const CpuOptions& options, const kernels::KernelTable& kt)
+      : w_(w), c_(w.config), math_(math), pool_(pool), kt_(kt) {
     const auto problems = c_.Validate();
     if (!problems.empty()) throw std::invalid_argument(problems.front());
     if (static_cast<int>(w_.layers.size()) != c_.n_layers()) {
@@ -123,23 +122,17 @@ class CpuForward final : public Forward {
     q_dim_ = c_.n_heads * hd_;
     kv_dim_ = c_.n_kv_heads * hd_;
     group_ = c_.n_heads / c_.n_kv_heads;
-    top_k_ = c_.top_k;
     scale_ = 1.0f / std::sqrt(static_cast<float>(hd_));
-    for (const LayerConfig& lc : c_.layers) {
-      any_rope_ = any_rope_ || lc.use_rope;
-      any_moe_ = any_moe_ || lc.moe;
-    }
+    for (const LayerConfig& lc : c_.layers) any_rope_ = any_rope_ || lc.use_rope;
     if (any_rope_) rope_ = cpu::RopeTable(c_.rotary_dim(), c_.rope_style, c_.rope_base, math_);
     LoadParams();
-    scores_.resize(static_cast<size_t>(pool_.size()) * static_cast<size_t>(c_.max_seq_len));
   }
 
   void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
            std::vector<float>& logits, TraceSink* trace) override {
     CheckRunInputs(w_, state, tokens);
     const int n = static_cast<int>(tokens.size());
-    const int V = c_.vocab_size;
-    logits.resize(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * V);
+    logits.resize(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * c_.vocab_size);
     if (n == 0) return;
     const int n_past = state.n_past;
     kind_ = n_past == 0 ? PassKind::kPrefill : (n == 1 ? PassKind::kDecode : PassKind::kExtend);
@@ -147,27 +140,11 @@ class CpuForward final : public Forward {
     trace_ = trace;
     pending_.clear();
     tasks_.clear();  // nothing left over from a call that threw
-    EnsureBatch(n);
-    GrowCaches(state, n_past + n);
+    attention_ = AttentionWork{};
+    Reserve(state, n_past, n);
 
-    {
-      ProfileScope scope(profiler_.get(), kind_, ProfileOp::kEmbed);
-      // Embedding: x[t] = E[token t]                              (n, d_model)
-      for (int t = 0; t < n; ++t) {
-        ConvertRow(w_.token_embedding, int64_t{tokens[t]} * d_, d_, x_.data() + t * d_);
-      }
-      // RoPE angles, once per position of this call.          (n, rot_dim / 2)
-      if (any_rope_) rope_.Fill(n_past, n, math_, cos_.data(), sin_.data());
-    }
-    TraceRows(-1, "embed", n_past, n, x_.data(), d_, d_);
-
-    for (int l = 0; l < c_.n_layers(); ++l) {
-      if (n == 1) {
-        DecodeLayer(state, l, n_past);
-      } else {
-        BatchLayer(state, l, n_past, n);
-      }
-    }
+    Embed(tokens, n_past);
+    for (int l = 0; l < c_.n_layers(); ++l) Layer(state, l, n_past, n);
     Head(n_past, n, all_positions, logits);
     state.n_past += n;
     FlushTrace();
@@ -178,6 +155,78 @@ class CpuForward final : public Forward {
   }
 
  private:
+  // One layer over the call's `n` rows at positions n_past ...: the steps of
+  // forward_reference.cc's Layer, in its order, with a parallel block's FFN
+  // queued beside its attention.
+  void Layer(InferenceState& state, int l, int n_past, int n) {
+    const LayerParams& p = params_[l];
+    const bool moe = c_.layers[l].moe;
+    const bool parallel = c_.parallel_block;
+    cpu::Activations& a = a_;
+
+    // Attention norm: xn = norm(x)                              (n, d_model)
+    NormRows(p.attn_norm, a.x.data(), a.xn.data(), n);
+    TraceRows(l, "attn_norm", n_past, n, a.xn.data(), d_);
+
+    // Projections: q = Wq xn, k = Wk xn, v = Wv xn   (n, q_dim), (n, kv_dim) x 2
+    QueueMat(a.xn.data(), n, p.wq, a.q.data(), q_dim_);
+    QueueMat(a.xn.data(), n, p.wk, a.k.data(), kv_dim_);
+    QueueMat(a.xn.data(), n, p.wv, a.v.data(), kv_dim_);
+    if (parallel) QueueFfnIn(l, n, a.xn.data());  // the FFN reads the same xn
+    Flush(parallel ? ProfileOp::kQkvFfnIn : ProfileOp::kQkv);
+
+    // q/k norm per head, RoPE, then append k, v to the cache    (n, kv_dim)
+    QkRopeAppend(state, l, n_past, n);
+    TraceRows(l, "q", n_past, n, a.q.data(), q_dim_);
+    TraceRows(l, "k", n_past, n, a.k.data(), kv_dim_);
+    TraceRows(l, "v", n_past, n, a.v.data(), kv_dim_);
+
+    // Attention per head and query row (GQA, causal + window)   (n, q_dim)
+    if (parallel && moe) {
+      Route(n, a.xn.data());
+      QueueExpertsIn(l, n, a.xn.data());
+    }
+    QueueAttention(state, l, n_past, n);
+    Flush(parallel && moe ? ProfileOp::kAttentionFfnIn : ProfileOp::kAttention);
+    TraceRows(l, "attn", n_past, n, a.attn.data(), q_dim_);
+
+    // Output projection: attn_out = Wo attn                     (n, d_model)
+    QueueMat(a.attn.data(), n, p.wo, a.proj.data(), d_);
+    if (parallel) QueueFfnOut(l, n);
+    Flush(parallel ? ProfileOp::kOProjFfnOut : ProfileOp::kOProj);
+    TraceRows(l, "attn_out", n_past, n, a.proj.data(), d_);
+
+    // Residual: x = x + attn_out
+    Residual(n, a.proj.data());
+    TraceRows(l, "attn_residual", n_past, n, a.x.data(), d_);
+
+    // FFN (sequential block): fn = norm(x), then the experts or dense SwiGLU
+    if (!parallel) {
+      NormRows(p.ffn_norm, a.x.data(), a.fn.data(), n);
+      TraceRows(l, "ffn_norm", n_past, n, a.fn.data(), d_);
+      QueueFfnIn(l, n, a.fn.data());
+      Flush(moe ? ProfileOp::kRouter : ProfileOp::kFfn);
+      if (moe) {
+        Route(n, a.fn.data());
+        QueueExpertsIn(l, n, a.fn.data());
+        Flush(ProfileOp::kFfn);
+      }
+      QueueFfnOut(l, n);
+      Flush(ProfileOp::kFfn);
+    }
+    if (moe) {
+      TraceRows(l, "router", n_past, n, a.probs.data(), c_.n_experts);
+      CombineExperts(n);  // ffn = rank-ordered fma combine + shared expert
+    }
+    TraceRows(l, "ffn", n_past, n, a.ffn.data(), d_);
+
+    // Residual: x = x + ffn
+    Residual(n, a.ffn.data());
+    TraceRows(l, "ffn_residual", n_past, n, a.x.data(), d_);
+  }
+
+  // Resolves every layer's matrices and norm weights once (names the
+  // tensor when one is missing or misshapen).
   void LoadParams() {
     const int d = d_, f = c_.expert_ffn_dim, sf = c_.shared_expert_ffn_dim;
     params_.resize(c_.n_layers());
@@ -194,6 +243,11 @@ class CpuForward final : public Forward {
       if (c_.qk_norm) {
         p.q_norm = cpu::LoadNorm(lw.q_norm, TensorView{}).weight;
         p.k_norm = cpu::LoadNorm(lw.k_norm, TensorView{}).weight;
+      }
+      if (c_.qkv_bias) {
+        p.q_bias = cpu::LoadNorm(lw.q_bias, TensorView{}).weight;
+        p.k_bias = cpu::LoadNorm(lw.k_bias, TensorView{}).weight;
+        p.v_bias = cpu::LoadNorm(lw.v_bias, TensorView{}).weight;
       }
       if (lc.moe) {
         p.router = cpu::MatrixOf(lw.router, c_.n_experts, d, "ffn_gate_inp");
@@ -217,70 +271,113 @@ class CpuForward final : public Forward {
     output_ = cpu::MatrixOf(w_.output_projection(), c_.vocab_size, d, "output");
   }
 
-
-  // Sizes every batch buffer for `n` rows (no-op once they are big enough).
-  void EnsureBatch(int n) {
-    const size_t N = static_cast<size_t>(n), d = d_, K = std::max(top_k_, 1);
-    for (auto* v : {&x_, &xn_, &fn_, &proj_, &ffn_, &on_, &ys_}) Grow(*v, N * d);
-    for (auto* v : {&q_, &attn_}) Grow(*v, N * q_dim_);
-    for (auto* v : {&k_, &v_}) Grow(*v, N * kv_dim_);
-    Grow(cos_, N * std::max(rope_.half(), 1));
-    Grow(sin_, N * std::max(rope_.half(), 1));
-    if (any_moe_) {
-      const size_t f = c_.expert_ffn_dim, sf = c_.shared_expert_ffn_dim;
-      Grow(probs_, N * c_.n_experts);
-      Grow(chosen_, N * K);
-      Grow(slot_, N * K);
-      Grow(weight_, N * K);
-      Grow(xe_, N * K * d);
-      Grow(ye_, N * K * d);
-      for (auto* v : {&ge_, &ue_, &he_}) Grow(*v, N * K * f);
-      for (auto* v : {&sg_, &su_, &sh_}) Grow(*v, N * sf);
-      Grow(count_, static_cast<size_t>(c_.n_experts));
-      Grow(offset_, static_cast<size_t>(c_.n_experts) + 1);
-    }
-    if (c_.ffn_dim > 0) {
-      for (auto* v : {&g_, &u_, &h_}) Grow(*v, N * c_.ffn_dim);
+  // Sizes the activations for `n` rows, the attention scratch for the
+  // positions this call reaches, and every layer's KV cache for them. Sizes
+  // follow the need only: a checkpoint claiming a context of 2^31 - 1
+  // positions reserves nothing for the positions a run does not reach.
+  void Reserve(InferenceState& state, int n_past, int n) {
+    const int64_t positions = int64_t{n_past} + n;
+    try {
+      a_.Reserve(c_, n);
+      scores_stride_ = positions;
+      const size_t scores = static_cast<size_t>(pool_.size()) * static_cast<size_t>(positions);
+      if (scores_.size() < scores) scores_.resize(scores);
+      GrowCaches(state, positions);
+    } catch (const std::bad_alloc&) {
+      const double mib = 2.0 * c_.n_layers() * static_cast<double>(positions) * kv_dim_ *
+                         sizeof(float) / (1024.0 * 1024.0);
+      throw std::runtime_error(
+          c_.name + ": out of memory for " + std::to_string(positions) +
+          " positions (the KV cache alone needs " + std::to_string(static_cast<int64_t>(mib)) +
+          " MiB: 2 x " + std::to_string(c_.n_layers()) + " layers x " + std::to_string(kv_dim_) +
+          " floats per position); run fewer positions or on a machine with more memory");
     }
   }
 
   // Sizes every layer's cache for `positions` positions. The capacity grows
-  // geometrically (up to max_seq_len), so decoding reallocates rarely.
-  void GrowCaches(InferenceState& state, int positions) {
+  // geometrically (to at most twice the need), so decoding reallocates
+  // rarely; growth copies the rows already there, so no bit changes.
+  void GrowCaches(InferenceState& state, int64_t positions) {
     const size_t need = static_cast<size_t>(positions) * kv_dim_;
-    const size_t cap_max = static_cast<size_t>(c_.max_seq_len) * kv_dim_;
     for (auto* caches : {&state.k_cache, &state.v_cache}) {
       for (auto& cache : *caches) {
         if (cache.capacity() < need) {
-          cache.reserve(
-              std::min(cap_max, std::max({need, 2 * cache.capacity(), size_t{256} * kv_dim_})));
+          cache.reserve(std::max({need, 2 * cache.capacity(), size_t{256} * kv_dim_}));
         }
         cache.resize(need);
       }
     }
   }
 
-  // Runs the queued matrix units and `n_extra` other units in one dispatch.
-  template <typename Extra>
-  void Dispatch(int64_t n_extra, const Extra& extra) {
+  // Embedding x[t] = E[token t] (n, d_model), and the RoPE angles of the
+  // call's positions, once per position (n, rot_dim / 2).
+  void Embed(std::span<const int32_t> tokens, int n_past) {
+    const int n = static_cast<int>(tokens.size());
+    {
+      ProfileScope scope(profiler_.get(), kind_, ProfileOp::kEmbed);
+      for (int t = 0; t < n; ++t) {
+        ConvertRow(w_.token_embedding, int64_t{tokens[t]} * d_, d_, a_.x.data() + t * d_);
+      }
+      if (any_rope_) rope_.Fill(n_past, n, math_, a_.cos.data(), a_.sin.data());
+    }
+    TraceRows(-1, "embed", n_past, n, a_.x.data(), d_);
+  }
+
+  // Queues y = W x for `m` rows of x (width w.cols) into y (width `ldy`).
+  void QueueMat(const float* x, int m, const Matrix& w, float* y, int64_t ldy) {
+    cpu::AppendMatTasks(cut_, x, m, w, y, ldy, tasks_);
+  }
+
+  // Queues the FFN's first matrices over `in`: the router's logits (MoE), or
+  // the dense gate and up fused with SwiGLU.
+  void QueueFfnIn(int l, int n, const float* in) {
+    const LayerParams& p = params_[l];
+    if (c_.layers[l].moe) {
+      QueueMat(in, n, p.router, a_.probs.data(), c_.n_experts);
+    } else {
+      cpu::AppendMatTasks(cut_, in, n, p.ffn_gate, a_.gate.data(), c_.ffn_dim, tasks_, &p.ffn_up,
+                          a_.up.data(), a_.hidden.data());
+    }
+  }
+
+  // Queues the FFN's last matrices: the experts' down projections (MoE), or
+  // the dense down projection into ffn.
+  void QueueFfnOut(int l, int n) {
+    if (c_.layers[l].moe) {
+      QueueExpertsOut(l, n);
+    } else {
+      QueueMat(a_.hidden.data(), n, params_[l].ffn_down, a_.ffn.data(), d_);
+    }
+  }
+
+  // Queues layer `l`'s attention for the call's rows.
+  void QueueAttention(const InferenceState& state, int l, int n_past, int n) {
+    attention_ = AttentionWork{&state, l, n_past, n, (n + row_block_ - 1) / row_block_};
+  }
+
+  // Runs everything queued in one pool dispatch (matrix units first: they
+  // are the larger ones, so attention units fill the gaps at the end), timed
+  // as `op`. A single unit runs on this thread.
+  void Flush(ProfileOp op) {
+    ProfileScope scope(profiler_.get(), kind_, op);
     const int64_t n_mat = static_cast<int64_t>(tasks_.size());
-    if (n_mat + n_extra == 0) return;
+    const int64_t n_attn =
+        attention_.state != nullptr ? int64_t{c_.n_heads} * attention_.blocks : 0;
     const auto unit = [&](int64_t i, int thread) {
-      // Matrix units first: they are the larger ones, so the smaller units
-      // fill the gaps at the end of the dispatch.
       if (i < n_mat) {
         cpu::RunMatTask(kt_, math_, tasks_[i]);
       } else {
-        extra(i - n_mat, thread);
+        AttendUnit(i - n_mat, thread);
       }
     };
-    // A reference wrapper keeps std::function from allocating per dispatch.
-    pool_.ParallelFor(n_mat + n_extra, std::ref(unit));
+    if (n_mat + n_attn == 1) {
+      unit(0, 0);
+    } else if (n_mat + n_attn > 1) {
+      // A reference wrapper keeps std::function from allocating per dispatch.
+      pool_.ParallelFor(n_mat + n_attn, std::ref(unit));
+    }
     tasks_.clear();
-  }
-
-  void DispatchMat() {
-    Dispatch(0, [](int64_t, int) {});
+    attention_ = AttentionWork{};
   }
 
   // Runs `fn(t)` for rows [0, n), in parallel when there are several.
@@ -294,13 +391,32 @@ class CpuForward final : public Forward {
     pool_.ParallelFor(n, std::ref(unit));
   }
 
-  // q/k norm and RoPE of row `t` (position `pos`), then its K and V appended
-  // to layer `l`'s cache.
-  void QkRopeAppend(InferenceState& state, int l, int t, int pos) {
+  // C3: y[t] = norm(x[t]) for rows [0, n) of d_model.
+  void NormRows(const cpu::NormParams& norm, const float* x, float* y, int n) {
+    ProfileScope scope(profiler_.get(), kind_, ProfileOp::kNorms);
+    ForRows(n, [&](int t) {
+      const size_t at = static_cast<size_t>(t) * d_;
+      cpu::NormRow(c_.norm, kt_, x + at, norm, d_, c_.norm_eps, y + at);
+    });
+  }
+
+  // q/k/v biases, q/k norm and RoPE of rows [0, n) (positions n_past ...), then their K
+  // and V appended to layer `l`'s cache.
+  void QkRopeAppend(InferenceState& state, int l, int n_past, int n) {
+    ProfileScope scope(profiler_.get(), kind_, ProfileOp::kRopeKv);
+    ForRows(n, [&](int t) { QkRopeAppendRow(state, l, t, n_past + t); });
+  }
+
+  void QkRopeAppendRow(InferenceState& state, int l, int t, int pos) {
     const LayerParams& p = params_[l];
-    float* q = q_.data() + static_cast<size_t>(t) * q_dim_;
-    float* k = k_.data() + static_cast<size_t>(t) * kv_dim_;
-    const float* v = v_.data() + static_cast<size_t>(t) * kv_dim_;
+    float* q = a_.q.data() + static_cast<size_t>(t) * q_dim_;
+    float* k = a_.k.data() + static_cast<size_t>(t) * kv_dim_;
+    float* v = a_.v.data() + static_cast<size_t>(t) * kv_dim_;
+    if (c_.qkv_bias) {
+      for (int i = 0; i < q_dim_; ++i) q[i] = q[i] + p.q_bias[i];
+      for (int i = 0; i < kv_dim_; ++i) k[i] = k[i] + p.k_bias[i];
+      for (int i = 0; i < kv_dim_; ++i) v[i] = v[i] + p.v_bias[i];
+    }
     if (c_.qk_norm) {
       for (int h = 0; h < c_.n_heads; ++h) {
         cpu::RmsNormInPlace(kt_, q + h * hd_, p.q_norm.data(), hd_, c_.norm_eps);
@@ -310,8 +426,8 @@ class CpuForward final : public Forward {
       }
     }
     if (c_.layers[l].use_rope) {
-      const float* cs = cos_.data() + static_cast<size_t>(t) * rope_.half();
-      const float* sn = sin_.data() + static_cast<size_t>(t) * rope_.half();
+      const float* cs = a_.cos.data() + static_cast<size_t>(t) * rope_.half();
+      const float* sn = a_.sin.data() + static_cast<size_t>(t) * rope_.half();
       for (int h = 0; h < c_.n_heads; ++h) rope_.Apply(q + h * hd_, cs, sn);
       for (int h = 0; h < c_.n_kv_heads; ++h) rope_.Apply(k + h * hd_, cs, sn);
     }
@@ -321,29 +437,42 @@ class CpuForward final : public Forward {
                 sizeof(float) * kv_dim_);
   }
 
-  // Attention of head `h` for query row `t` at position `pos`.
+  // One queued attention unit: head `unit / blocks`, query rows of block
+  // `unit % blocks`.
+  void AttendUnit(int64_t unit, int thread) {
+    const AttentionWork& w = attention_;
+    const int h = static_cast<int>(unit / w.blocks);
+    const int b = static_cast<int>(unit % w.blocks);
+    const int end = std::min(w.rows, (b + 1) * row_block_);
+    for (int t = b * row_block_; t < end; ++t)
+      AttendRow(*w.state, w.layer, h, t, w.n_past + t, thread);
+  }
+
+  // C5: attention of head `h` for query row `t` at position `pos`.
   void AttendRow(const InferenceState& state, int l, int h, int t, int pos, int thread) {
     const int window = c_.layers[l].sliding_window;
     const int first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
     const int kvh = h / group_;
-    attention_row_(kt_, math_, q_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
-                   state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
-                   kv_dim_, first, pos, hd_, scale_,
-                   scores_.data() + static_cast<size_t>(thread) * c_.max_seq_len,
-                   attn_.data() + static_cast<size_t>(t) * q_dim_ + h * hd_, break_identity_);
+    cpu::AttentionRow(kt_, math_, a_.q.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
+                      state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
+                      kv_dim_, first, pos, hd_, scale_,
+                      scores_.data() + static_cast<size_t>(thread) * scores_stride_,
+                      a_.attn.data() + static_cast<size_t>(t) * q_dim_ + h * hd_);
   }
 
-  // Router probabilities, top-k, weights (C7) of rows [0, n) from their
-  // logits in probs_; then the rows' slots in the expert buffers: grouped
-  // by expert, in token order within an expert. With `gather`, copies each
-  // row's FFN input `fn` to its slots in xe_.
-  void Route(int n, const float* fn, bool gather) {
-    const int E = c_.n_experts, K = top_k_;
+  // C7: router probabilities, top-k, weights of rows [0, n) from their
+  // logits in probs; then the rows' slots, grouped by expert, in token order
+  // within an expert. With several rows, copies each row's FFN input `fn`
+  // to its slots in xe (one row's experts read `fn` directly).
+  void Route(int n, const float* fn) {
+    ProfileScope scope(profiler_.get(), kind_, ProfileOp::kRouter);
+    cpu::Activations& a = a_;
+    const int E = c_.n_experts, K = c_.top_k;
     for (int t = 0; t < n; ++t) {
-      float* p = probs_.data() + static_cast<size_t>(t) * E;
+      float* p = a.probs.data() + static_cast<size_t>(t) * E;
       cpu::SoftmaxInPlace(p, E, math_);
-      int* chosen = chosen_.data() + static_cast<size_t>(t) * K;
-      float* weight = weight_.data() + static_cast<size_t>(t) * K;
+      int* chosen = a.chosen.data() + static_cast<size_t>(t) * K;
+      float* weight = a.weight.data() + static_cast<size_t>(t) * K;
       cpu::TopK(p, E, K, chosen);
       for (int r = 0; r < K; ++r) weight[r] = p[chosen[r]];
       if (c_.renormalize_top_k) {
@@ -351,18 +480,18 @@ class CpuForward final : public Forward {
         for (int r = 0; r < K; ++r) weight[r] = weight[r] / z;
       }
     }
-    std::fill(count_.begin(), count_.begin() + E, 0);
-    for (int i = 0; i < n * K; ++i) count_[chosen_[i]] += 1;
-    offset_[0] = 0;
-    for (int e = 0; e < E; ++e) offset_[e + 1] = offset_[e] + count_[e];
-    std::fill(count_.begin(), count_.begin() + E, 0);
+    std::fill(a.count.begin(), a.count.begin() + E, 0);
+    for (int i = 0; i < n * K; ++i) a.count[a.chosen[i]] += 1;
+    a.offset[0] = 0;
+    for (int e = 0; e < E; ++e) a.offset[e + 1] = a.offset[e] + a.count[e];
+    std::fill(a.count.begin(), a.count.begin() + E, 0);
     for (int t = 0; t < n; ++t) {
       for (int r = 0; r < K; ++r) {
-        const int e = chosen_[t * K + r];
-        const int s = offset_[e] + count_[e]++;
-        slot_[t * K + r] = s;
-        if (gather) {
-          std::memcpy(xe_.data() + static_cast<size_t>(s) * d_, fn + static_cast<size_t>(t) * d_,
+        const int e = a.chosen[t * K + r];
+        const int s = a.offset[e] + a.count[e]++;
+        a.slot[t * K + r] = s;
+        if (n > 1) {
+          std::memcpy(a.xe.data() + static_cast<size_t>(s) * d_, fn + static_cast<size_t>(t) * d_,
                       sizeof(float) * d_);
         }
       }
@@ -375,17 +504,17 @@ class CpuForward final : public Forward {
     const LayerParams& p = params_[l];
     const int f = c_.expert_ffn_dim;
     for (int e = 0; e < c_.n_experts; ++e) {
-      const int cnt = offset_[e + 1] - offset_[e];
+      const int cnt = a_.offset[e + 1] - a_.offset[e];
       if (cnt == 0) continue;
-      const size_t s = static_cast<size_t>(offset_[e]);
-      const float* xin = n == 1 ? fn : xe_.data() + s * d_;
-      cpu::AppendMatTasks(cut_, xin, cnt, p.gate[e], ge_.data() + s * f, f, tasks_, &p.up[e],
-                          ue_.data() + s * f, he_.data() + s * f);
+      const size_t s = static_cast<size_t>(a_.offset[e]);
+      const float* xin = n == 1 ? fn : a_.xe.data() + s * d_;
+      cpu::AppendMatTasks(cut_, xin, cnt, p.gate[e], a_.ge.data() + s * f, f, tasks_, &p.up[e],
+                          a_.ue.data() + s * f, a_.he.data() + s * f);
     }
     if (c_.shared_expert_ffn_dim > 0) {
       const int sf = c_.shared_expert_ffn_dim;
-      cpu::AppendMatTasks(cut_, fn, n, p.shared_gate, sg_.data(), sf, tasks_, &p.shared_up,
-                          su_.data(), sh_.data());
+      cpu::AppendMatTasks(cut_, fn, n, p.shared_gate, a_.sg.data(), sf, tasks_, &p.shared_up,
+                          a_.su.data(), a_.sh.data());
     }
   }
 
@@ -394,30 +523,31 @@ class CpuForward final : public Forward {
     const LayerParams& p = params_[l];
     const int f = c_.expert_ffn_dim;
     for (int e = 0; e < c_.n_experts; ++e) {
-      const int cnt = offset_[e + 1] - offset_[e];
+      const int cnt = a_.offset[e + 1] - a_.offset[e];
       if (cnt == 0) continue;
-      const size_t s = static_cast<size_t>(offset_[e]);
-      cpu::AppendMatTasks(cut_, he_.data() + s * f, cnt, p.down[e], ye_.data() + s * d_, d_,
+      const size_t s = static_cast<size_t>(a_.offset[e]);
+      cpu::AppendMatTasks(cut_, a_.he.data() + s * f, cnt, p.down[e], a_.ye.data() + s * d_, d_,
                           tasks_);
     }
     if (c_.shared_expert_ffn_dim > 0) {
-      cpu::AppendMatTasks(cut_, sh_.data(), n, p.shared_down, ys_.data(), d_, tasks_);
+      cpu::AppendMatTasks(cut_, a_.sh.data(), n, p.shared_down, a_.ys.data(), d_, tasks_);
     }
   }
 
   // C7: ffn[t] = sum over ranks of fma(w_r, y_r, .), then + shared.
   void CombineExperts(int n) {
-    const int K = top_k_;
+    ProfileScope scope(profiler_.get(), kind_, ProfileOp::kFfn);
+    const int K = c_.top_k;
     for (int t = 0; t < n; ++t) {
-      float* o = ffn_.data() + static_cast<size_t>(t) * d_;
+      float* o = a_.ffn.data() + static_cast<size_t>(t) * d_;
       std::fill(o, o + d_, 0.0f);
       for (int r = 0; r < K; ++r) {
-        const float w = weight_[t * K + r];
-        const float* y = ye_.data() + static_cast<size_t>(slot_[t * K + r]) * d_;
+        const float w = a_.weight[t * K + r];
+        const float* y = a_.ye.data() + static_cast<size_t>(a_.slot[t * K + r]) * d_;
         for (int i = 0; i < d_; ++i) o[i] = std::fma(w, y[i], o[i]);
       }
       if (c_.shared_expert_ffn_dim > 0) {
-        const float* y = ys_.data() + static_cast<size_t>(t) * d_;
+        const float* y = a_.ys.data() + static_cast<size_t>(t) * d_;
         for (int i = 0; i < d_; ++i) o[i] = o[i] + y[i];
       }
     }
@@ -425,254 +555,37 @@ class CpuForward final : public Forward {
 
   // x = x + y over n rows of d_model.
   void Residual(int n, const float* y) {
-    float* x = x_.data();
+    ProfileScope scope(profiler_.get(), kind_, ProfileOp::kResidual);
+    float* x = a_.x.data();
     const size_t total = static_cast<size_t>(n) * d_;
     for (size_t i = 0; i < total; ++i) x[i] = x[i] + y[i];
   }
 
-  // One layer for one token at position `pos`.
-  void DecodeLayer(InferenceState& state, int l, int pos) {
-    const LayerParams& p = params_[l];
-    const LayerConfig& lc = c_.layers[l];
-    const bool parallel = c_.parallel_block;
-    Profiler* prof = profiler_.get();
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kNorms);
-      cpu::NormRow(c_.norm, kt_, x_.data(), p.attn_norm, d_, c_.norm_eps, xn_.data());
-    }
-    TraceRows(l, "attn_norm", pos, 1, xn_.data(), d_, d_);
-
-    // Dispatch 1: q, k, v; in a parallel block also the FFN's first matrices
-    // (the router, or the dense gate/up), which read the same norm output.
-    cpu::AppendMatTasks(cut_, xn_.data(), 1, p.wq, q_.data(), q_dim_, tasks_);
-    cpu::AppendMatTasks(cut_, xn_.data(), 1, p.wk, k_.data(), kv_dim_, tasks_);
-    cpu::AppendMatTasks(cut_, xn_.data(), 1, p.wv, v_.data(), kv_dim_, tasks_);
-    if (parallel) {
-      if (lc.moe) {
-        cpu::AppendMatTasks(cut_, xn_.data(), 1, p.router, probs_.data(), c_.n_experts, tasks_);
-      } else {
-        cpu::AppendMatTasks(cut_, xn_.data(), 1, p.ffn_gate, g_.data(), c_.ffn_dim, tasks_,
-                            &p.ffn_up, u_.data(), h_.data());
-      }
-    }
-    {
-      ProfileScope scope(prof, kind_, parallel ? ProfileOp::kQkvFfnIn : ProfileOp::kQkv);
-      DispatchMat();
-    }
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kRopeKv);
-      QkRopeAppend(state, l, 0, pos);
-    }
-    TraceRows(l, "q", pos, 1, q_.data(), q_dim_, q_dim_);
-    TraceRows(l, "k", pos, 1, k_.data(), kv_dim_, kv_dim_);
-    TraceRows(l, "v", pos, 1, v_.data(), kv_dim_, kv_dim_);
-
-    // Dispatch 2: one unit per attention head; in a parallel MoE block also
-    // the chosen experts' gate/up (and the shared expert's).
-    if (parallel && lc.moe) {
-      {
-        ProfileScope scope(prof, kind_, ProfileOp::kRouter);
-        Route(1, xn_.data(), false);
-      }
-      QueueExpertsIn(l, 1, xn_.data());
-    }
-    {
-      ProfileScope scope(prof, kind_,
-                         parallel && lc.moe ? ProfileOp::kAttentionFfnIn : ProfileOp::kAttention);
-      Dispatch(c_.n_heads, [&](int64_t h, int thread) {
-        AttendRow(state, l, static_cast<int>(h), 0, pos, thread);
-      });
-    }
-    TraceRows(l, "attn", pos, 1, attn_.data(), q_dim_, q_dim_);
-
-    // Dispatch 3: o_proj; in a parallel block also the FFN's down matrices.
-    cpu::AppendMatTasks(cut_, attn_.data(), 1, p.wo, proj_.data(), d_, tasks_);
-    if (parallel) {
-      if (lc.moe) {
-        QueueExpertsOut(l, 1);
-      } else {
-        cpu::AppendMatTasks(cut_, h_.data(), 1, p.ffn_down, ffn_.data(), d_, tasks_);
-      }
-    }
-    {
-      ProfileScope scope(prof, kind_, parallel ? ProfileOp::kOProjFfnOut : ProfileOp::kOProj);
-      DispatchMat();
-    }
-    TraceRows(l, "attn_out", pos, 1, proj_.data(), d_, d_);
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kResidual);
-      Residual(1, proj_.data());
-    }
-    TraceRows(l, "attn_residual", pos, 1, x_.data(), d_, d_);
-
-    if (!parallel) {
-      {
-        ProfileScope scope(prof, kind_, ProfileOp::kNorms);
-        cpu::NormRow(c_.norm, kt_, x_.data(), p.ffn_norm, d_, c_.norm_eps, fn_.data());
-      }
-      TraceRows(l, "ffn_norm", pos, 1, fn_.data(), d_, d_);
-      if (lc.moe) {
-        {
-          ProfileScope scope(prof, kind_, ProfileOp::kRouter);
-          // The router is small: one GEMV on this thread unless it is large.
-          if (p.router.rows * p.router.row_bytes() <= cut_.gemv_chunk_bytes) {
-            kt_.gemv(fn_.data(), p.router.data, p.router.dtype, p.router.cols, 0, p.router.rows,
-                     probs_.data());
-          } else {
-            cpu::AppendMatTasks(cut_, fn_.data(), 1, p.router, probs_.data(), c_.n_experts, tasks_);
-            DispatchMat();
-          }
-          Route(1, fn_.data(), false);
-        }
-        ProfileScope scope(prof, kind_, ProfileOp::kFfn);
-        QueueExpertsIn(l, 1, fn_.data());
-        DispatchMat();
-        QueueExpertsOut(l, 1);
-        DispatchMat();
-      } else {
-        ProfileScope scope(prof, kind_, ProfileOp::kFfn);
-        cpu::AppendMatTasks(cut_, fn_.data(), 1, p.ffn_gate, g_.data(), c_.ffn_dim, tasks_,
-                            &p.ffn_up, u_.data(), h_.data());
-        DispatchMat();
-        cpu::AppendMatTasks(cut_, h_.data(), 1, p.ffn_down, ffn_.data(), d_, tasks_);
-        DispatchMat();
-      }
-    }
-    if (lc.moe) {
-      TraceRows(l, "router", pos, 1, probs_.data(), c_.n_experts, c_.n_experts);
-      ProfileScope scope(prof, kind_, ProfileOp::kFfn);
-      CombineExperts(1);
-    }
-    TraceRows(l, "ffn", pos, 1, ffn_.data(), d_, d_);
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kResidual);
-      Residual(1, ffn_.data());
-    }
-    TraceRows(l, "ffn_residual", pos, 1, x_.data(), d_, d_);
-  }
-
-  // One layer for rows [0, n) at positions n_past ... n_past + n - 1.
-  void BatchLayer(InferenceState& state, int l, int n_past, int n) {
-    const LayerParams& p = params_[l];
-    const LayerConfig& lc = c_.layers[l];
-    Profiler* prof = profiler_.get();
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kNorms);
-      ForRows(n, [&](int t) {
-        cpu::NormRow(c_.norm, kt_, x_.data() + static_cast<size_t>(t) * d_, p.attn_norm, d_,
-                     c_.norm_eps, xn_.data() + static_cast<size_t>(t) * d_);
-      });
-    }
-    TraceRows(l, "attn_norm", n_past, n, xn_.data(), d_, d_);
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kQkv);
-      cpu::AppendMatTasks(cut_, xn_.data(), n, p.wq, q_.data(), q_dim_, tasks_);
-      cpu::AppendMatTasks(cut_, xn_.data(), n, p.wk, k_.data(), kv_dim_, tasks_);
-      cpu::AppendMatTasks(cut_, xn_.data(), n, p.wv, v_.data(), kv_dim_, tasks_);
-      DispatchMat();
-    }
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kRopeKv);
-      ForRows(n, [&](int t) { QkRopeAppend(state, l, t, n_past + t); });
-    }
-    TraceRows(l, "q", n_past, n, q_.data(), q_dim_, q_dim_);
-    TraceRows(l, "k", n_past, n, k_.data(), kv_dim_, kv_dim_);
-    TraceRows(l, "v", n_past, n, v_.data(), kv_dim_, kv_dim_);
-    {
-      // One unit per (head, block of query rows).
-      ProfileScope scope(prof, kind_, ProfileOp::kAttention);
-      const int blocks = (n + row_block_ - 1) / row_block_;
-      Dispatch(int64_t{c_.n_heads} * blocks, [&](int64_t unit, int thread) {
-        const int h = static_cast<int>(unit / blocks);
-        const int b = static_cast<int>(unit % blocks);
-        const int end = std::min(n, (b + 1) * row_block_);
-        for (int t = b * row_block_; t < end; ++t) AttendRow(state, l, h, t, n_past + t, thread);
-      });
-    }
-    TraceRows(l, "attn", n_past, n, attn_.data(), q_dim_, q_dim_);
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kOProj);
-      cpu::AppendMatTasks(cut_, attn_.data(), n, p.wo, proj_.data(), d_, tasks_);
-      DispatchMat();
-    }
-    TraceRows(l, "attn_out", n_past, n, proj_.data(), d_, d_);
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kResidual);
-      Residual(n, proj_.data());
-    }
-    TraceRows(l, "attn_residual", n_past, n, x_.data(), d_, d_);
-
-    const float* fn = xn_.data();
-    if (!c_.parallel_block) {
-      {
-        ProfileScope scope(prof, kind_, ProfileOp::kNorms);
-        ForRows(n, [&](int t) {
-          cpu::NormRow(c_.norm, kt_, x_.data() + static_cast<size_t>(t) * d_, p.ffn_norm, d_,
-                       c_.norm_eps, fn_.data() + static_cast<size_t>(t) * d_);
-        });
-      }
-      fn = fn_.data();
-      TraceRows(l, "ffn_norm", n_past, n, fn, d_, d_);
-    }
-    if (lc.moe) {
-      {
-        ProfileScope scope(prof, kind_, ProfileOp::kRouter);
-        cpu::AppendMatTasks(cut_, fn, n, p.router, probs_.data(), c_.n_experts, tasks_);
-        DispatchMat();
-        Route(n, fn, true);
-      }
-      TraceRows(l, "router", n_past, n, probs_.data(), c_.n_experts, c_.n_experts);
-      ProfileScope scope(prof, kind_, ProfileOp::kFfn);
-      QueueExpertsIn(l, n, fn);
-      DispatchMat();
-      QueueExpertsOut(l, n);
-      DispatchMat();
-      CombineExperts(n);
-    } else {
-      ProfileScope scope(prof, kind_, ProfileOp::kFfn);
-      cpu::AppendMatTasks(cut_, fn, n, p.ffn_gate, g_.data(), c_.ffn_dim, tasks_, &p.ffn_up,
-                          u_.data(), h_.data());
-      DispatchMat();
-      cpu::AppendMatTasks(cut_, h_.data(), n, p.ffn_down, ffn_.data(), d_, tasks_);
-      DispatchMat();
-    }
-    TraceRows(l, "ffn", n_past, n, ffn_.data(), d_, d_);
-    {
-      ProfileScope scope(prof, kind_, ProfileOp::kResidual);
-      Residual(n, ffn_.data());
-    }
-    TraceRows(l, "ffn_residual", n_past, n, x_.data(), d_, d_);
-  }
-
   // Output norm and projection of the output rows: every row, or the last.
   void Head(int n_past, int n, bool all_positions, std::vector<float>& logits) {
-    ProfileScope scope(profiler_.get(), kind_, ProfileOp::kHead);
     const int first = all_positions ? 0 : n - 1;
     const int rows = n - first;
-    ForRows(rows, [&](int r) {
-      cpu::NormRow(c_.norm, kt_, x_.data() + static_cast<size_t>(first + r) * d_, output_norm_, d_,
-                   c_.norm_eps, on_.data() + static_cast<size_t>(r) * d_);
-    });
-    TraceRows(-1, "output_norm", n_past + first, rows, on_.data(), d_, d_);
+    NormRows(output_norm_, a_.x.data() + static_cast<size_t>(first) * d_, a_.out_norm.data(), rows);
+    TraceRows(-1, "output_norm", n_past + first, rows, a_.out_norm.data(), d_);
     const int V = c_.vocab_size;
-    cpu::AppendMatTasks(cut_, on_.data(), rows, output_, logits.data(), V, tasks_);
-    DispatchMat();
+    QueueMat(a_.out_norm.data(), rows, output_, logits.data(), V);
+    Flush(ProfileOp::kHead);
     if (c_.logit_scale != 1.0f) {
       const float s = c_.logit_scale;
       for (float& v : logits) v = v * s;
     }
-    TraceRows(-1, "logits", n_past + first, rows, logits.data(), V, V);
+    TraceRows(-1, "logits", n_past + first, rows, logits.data(), V);
   }
 
-  // Records `rows` rows of `data` (row stride `stride`, `count` values each)
-  // for positions first_pos, first_pos + 1, ..., when a trace was requested.
+  // Records `rows` rows of `data` (`width` values each) for positions
+  // first_pos, first_pos + 1, ..., when a trace was requested.
   void TraceRows(int layer, const char* op, int first_pos, int rows, const float* data,
-                 int64_t stride, int64_t count) {
+                 int64_t width) {
     if (trace_ == nullptr) return;
     for (int t = 0; t < rows; ++t) {
-      const float* row = data + static_cast<ptrdiff_t>(t) * stride;
+      const float* row = data + static_cast<ptrdiff_t>(t) * width;
       pending_.push_back(
-          PendingRecord{layer, op, first_pos + t, std::vector<float>(row, row + count)});
+          PendingRecord{layer, op, first_pos + t, std::vector<float>(row, row + width)});
     }
   }
 
@@ -694,33 +607,25 @@ class CpuForward final : public Forward {
   const ModelConfig& c_;
   const numerics::MathLibrary& math_;
   threads::ThreadPool& pool_;
-  const kernels::KernelTable& kt_;
-  const cpu::AttentionRowFn attention_row_;
-  const bool break_identity_;
+  const kernels::KernelTable& kt_;  // every ISA-specific loop
   cpu::Cutting cut_;
   int row_block_ = 16;
   std::unique_ptr<Profiler> profiler_;
   PassKind kind_ = PassKind::kPrefill;
 
-  int d_ = 0, hd_ = 0, q_dim_ = 0, kv_dim_ = 0, group_ = 1, top_k_ = 0;
+  int d_ = 0, hd_ = 0, q_dim_ = 0, kv_dim_ = 0, group_ = 1;
   float scale_ = 1.0f;
-  bool any_rope_ = false, any_moe_ = false;
+  bool any_rope_ = false;
   cpu::RopeTable rope_;
   std::vector<LayerParams> params_;
   cpu::NormParams output_norm_;
   Matrix output_;
 
-  // Batch buffers, (rows, width) each; see EnsureBatch.
-  std::vector<float> x_, xn_, fn_, proj_, ffn_, on_;
-  std::vector<float> q_, k_, v_, attn_;
-  std::vector<float> cos_, sin_;
-  std::vector<float> probs_, weight_;
-  std::vector<int> chosen_, slot_, count_, offset_;
-  std::vector<float> xe_, ge_, ue_, he_, ye_;
-  std::vector<float> sg_, su_, sh_, ys_;
-  std::vector<float> g_, u_, h_;
-  std::vector<float> scores_;  // (threads, max_seq_len)
-  std::vector<MatTask> tasks_;
+  cpu::Activations a_;
+  std::vector<float> scores_;   // (threads, scores_stride_): attention scratch
+  int64_t scores_stride_ = 0;   // positions reached by the current call
+  std::vector<MatTask> tasks_;  // matrix units queued for the next Flush
+  AttentionWork attention_;     // attention queued for the next Flush
 
   TraceSink* trace_ = nullptr;
   std::vector<PendingRecord> pending_;
@@ -735,16 +640,14 @@ std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
     throw std::invalid_argument(std::string("cpu forward: ISA ") + kernels::IsaName(options.isa) +
                                 " is not available on this machine or in this build");
   }
-  // A negative control for the identity tests only: it sums attention's V in
-  // the wrong order, so tests can show that they catch an order change.
-  const char* env = std::getenv("SAMEBITS_TEST_ONLY_BREAK_IDENTITY");
-  const bool break_identity = env != nullptr && std::string(env) == "1";
-  if (break_identity) {
-    std::fprintf(stderr,
-                 "samebits: SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1: the cpu pass sums attention in "
-                 "a forbidden order and its logits WILL differ; unset it outside the tests\n");
-  }
-  return std::make_unique<CpuForward>(weights, math, pool, options, break_identity);
+  return MakeCpuForward(weights, math, pool, options, kernels::GetKernelTable(options.isa));
+}
+
+std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
+                                        const numerics::MathLibrary& math,
+                                        threads::ThreadPool& pool, const CpuOptions& options,
+                                        const kernels::KernelTable& kt) {
+  return std::make_unique<CpuForward>(weights, math, pool, options, kt);
 }
 
 }  // namespace samebits::model

@@ -7,8 +7,8 @@
 // Trace records, one per token row (`Record(layer, op, position, ...)`):
 //   layer -1 "embed"          (d_model)  the embedding row
 //   "attn_norm"               (d_model)  norm(x)
-//   "q"                       (n_heads * head_dim)    after q-norm and RoPE
-//   "k", "v"                  (n_kv_heads * head_dim) after k-norm and RoPE
+//   "q"                       (n_heads * head_dim)    after bias, q-norm and RoPE
+//   "k", "v"                  (n_kv_heads * head_dim) after bias, k-norm and RoPE
 //   "attn"                    (n_heads * head_dim)    attention, before W_o
 //   "attn_out"                (d_model)  W_o attn
 //   "attn_residual"           (d_model)  x + attn_out
@@ -25,7 +25,6 @@
 #include "engine/model/forward.h"
 #include "engine/model/reference_ops.h"
 #include "engine/model/tensor_spec.h"
-#include "engine/numerics/dot.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model {
@@ -35,8 +34,9 @@ using Vec = std::vector<float>;
 
 class ReferenceForward final : public Forward {
  public:
-  ReferenceForward(const ModelWeights& w, const numerics::MathLibrary& math)
-      : w_(w), c_(w.config), math_(math) {
+  ReferenceForward(const ModelWeights& w, const numerics::MathLibrary& math,
+                   const kernels::KernelTable& kt)
+      : w_(w), c_(w.config), math_(math), kt_(kt) {
     std::vector<std::string> problems = c_.Validate();
     if (problems.empty()) problems = CheckWeights(w_);
     if (!problems.empty()) {
@@ -81,11 +81,12 @@ class ReferenceForward final : public Forward {
     if (out == nullptr) return;
     // Output norm                                              (d_model)
     Vec xn(d);
-    ref::Norm(c_.norm, x.data(), w_.output_norm, w_.output_norm_bias, d, c_.norm_eps, xn.data());
+    ref::Norm(kt_, c_.norm, x.data(), w_.output_norm, w_.output_norm_bias, d, c_.norm_eps,
+              xn.data());
     Record(trace, -1, "output_norm", pos, xn);
     // Logits = W_out xn, then the logit scale                  (vocab_size)
     Vec logits(c_.vocab_size);
-    ref::MatVec(w_.output_projection(), 0, c_.vocab_size, d, xn.data(), logits.data());
+    ref::MatVec(kt_, w_.output_projection(), 0, c_.vocab_size, d, xn.data(), logits.data());
     if (c_.logit_scale != 1.0f) {
       for (float& v : logits) v = v * c_.logit_scale;
     }
@@ -101,37 +102,24 @@ class ReferenceForward final : public Forward {
 
     // Attention norm: xn = norm(x)                             (d_model)
     Vec xn(d);
-    ref::Norm(c_.norm, x.data(), lw.attn_norm, lw.attn_norm_bias, d, c_.norm_eps, xn.data());
+    ref::Norm(kt_, c_.norm, x.data(), lw.attn_norm, lw.attn_norm_bias, d, c_.norm_eps, xn.data());
     Record(trace, l, "attn_norm", pos, xn);
 
     // Projections: q = Wq xn, k = Wk xn, v = Wv xn             (q_dim), (kv_dim), (kv_dim)
     Vec q(q_dim), k(kv_dim), v(kv_dim);
-    ref::MatVec(lw.wq, 0, q_dim, d, xn.data(), q.data());
-    ref::MatVec(lw.wk, 0, kv_dim, d, xn.data(), k.data());
-    ref::MatVec(lw.wv, 0, kv_dim, d, xn.data(), v.data());
+    ref::MatVec(kt_, lw.wq, 0, q_dim, d, xn.data(), q.data());
+    ref::MatVec(kt_, lw.wk, 0, kv_dim, d, xn.data(), k.data());
+    ref::MatVec(kt_, lw.wv, 0, kv_dim, d, xn.data(), v.data());
 
-    // q/k norm: RMSNorm per head over head_dim, before RoPE
-    if (c_.qk_norm) {
-      Vec tmp(hd);
-      for (int h = 0; h < c_.n_heads; ++h) {
-        ref::RmsNorm(q.data() + h * hd, lw.q_norm, 0, hd, c_.norm_eps, tmp.data());
-        std::copy(tmp.begin(), tmp.end(), q.begin() + h * hd);
-      }
-      for (int h = 0; h < c_.n_kv_heads; ++h) {
-        ref::RmsNorm(k.data() + h * hd, lw.k_norm, 0, hd, c_.norm_eps, tmp.data());
-        std::copy(tmp.begin(), tmp.end(), k.begin() + h * hd);
-      }
+    // Biases (Qwen2): q = q + b_q, k = k + b_k, v = v + b_v
+    if (c_.qkv_bias) {
+      for (int i = 0; i < q_dim; ++i) q[i] = q[i] + lw.q_bias.At(i);
+      for (int i = 0; i < kv_dim; ++i) k[i] = k[i] + lw.k_bias.At(i);
+      for (int i = 0; i < kv_dim; ++i) v[i] = v[i] + lw.v_bias.At(i);
     }
 
-    // RoPE on each head of q and k (skipped on no-RoPE global layers)
-    if (lc.use_rope) {
-      for (int h = 0; h < c_.n_heads; ++h) {
-        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
-      }
-      for (int h = 0; h < c_.n_kv_heads; ++h) {
-        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
-      }
-    }
+    // q/k norm per head, then RoPE on each head of q and k
+    QkNormRope(lw, lc, pos, q, k);
     Record(trace, l, "q", pos, q);
     Record(trace, l, "k", pos, k);
     Record(trace, l, "v", pos, v);
@@ -147,7 +135,7 @@ class ReferenceForward final : public Forward {
 
     // Output projection: attn_out = Wo attn                    (d_model)
     Vec attn_out(d);
-    ref::MatVec(lw.wo, 0, d, q_dim, attn.data(), attn_out.data());
+    ref::MatVec(kt_, lw.wo, 0, d, q_dim, attn.data(), attn_out.data());
     Record(trace, l, "attn_out", pos, attn_out);
 
     // Residual: x = x + attn_out
@@ -159,7 +147,7 @@ class ReferenceForward final : public Forward {
     if (c_.parallel_block) {
       fn = xn;
     } else {
-      ref::Norm(c_.norm, x.data(), lw.ffn_norm, lw.ffn_norm_bias, d, c_.norm_eps, fn.data());
+      ref::Norm(kt_, c_.norm, x.data(), lw.ffn_norm, lw.ffn_norm_bias, d, c_.norm_eps, fn.data());
       Record(trace, l, "ffn_norm", pos, fn);
     }
 
@@ -175,6 +163,34 @@ class ReferenceForward final : public Forward {
     // Residual: x = x + ffn (after the attention residual, also in parallel blocks)
     for (int i = 0; i < d; ++i) x[i] = x[i] + ffn[i];
     Record(trace, l, "ffn_residual", pos, x);
+  }
+
+  // q/k norm (RMSNorm of each head over head_dim, before RoPE), then RoPE
+  // on each head of q and k at `pos` (skipped on no-RoPE global layers).
+  void QkNormRope(const LayerWeights& lw, const LayerConfig& lc, int pos, Vec& q, Vec& k) const {
+    const int hd = c_.head_dim;
+    // q/k norm: RMSNorm per head over head_dim, before RoPE
+    if (c_.qk_norm) {
+      Vec tmp(hd);
+      for (int h = 0; h < c_.n_heads; ++h) {
+        ref::RmsNorm(kt_, q.data() + h * hd, lw.q_norm, 0, hd, c_.norm_eps, tmp.data());
+        std::copy(tmp.begin(), tmp.end(), q.begin() + h * hd);
+      }
+      for (int h = 0; h < c_.n_kv_heads; ++h) {
+        ref::RmsNorm(kt_, k.data() + h * hd, lw.k_norm, 0, hd, c_.norm_eps, tmp.data());
+        std::copy(tmp.begin(), tmp.end(), k.begin() + h * hd);
+      }
+    }
+
+    // RoPE on each head of q and k (skipped on no-RoPE global layers)
+    if (lc.use_rope) {
+      for (int h = 0; h < c_.n_heads; ++h) {
+        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+      }
+      for (int h = 0; h < c_.n_kv_heads; ++h) {
+        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+      }
+    }
   }
 
   // C5: causal, windowed attention of one query row over the cache.
@@ -194,8 +210,7 @@ class ReferenceForward final : public Forward {
       const float* qh = q.data() + h * hd;
       // Scores: s[j] = dot(q, k_j) * scale                      (n_keys)
       for (int j = 0; j < n_keys; ++j) {
-        s[j] =
-            numerics::FastDot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
+        s[j] = kt_.dot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
       }
       // p = softmax(s)
       ref::Softmax(s.data(), n_keys, math_);
@@ -215,7 +230,7 @@ class ReferenceForward final : public Forward {
     const int d = c_.d_model, ne = c_.n_experts, f = c_.expert_ffn_dim;
     // Router probabilities: p = softmax(W_router x)           (n_experts)
     Vec p(ne);
-    ref::MatVec(lw.router, 0, ne, d, x.data(), p.data());
+    ref::MatVec(kt_, lw.router, 0, ne, d, x.data(), p.data());
     ref::Softmax(p.data(), ne, math_);
     Record(trace, l, "router", pos, p);
 
@@ -249,22 +264,23 @@ class ReferenceForward final : public Forward {
                  const Vec& x, Vec& y) const {
     const int d = c_.d_model;
     Vec g(f), u(f), h(f);
-    ref::MatVec(gate, int64_t{e} * f, f, d, x.data(), g.data());  // (f)
-    ref::MatVec(up, int64_t{e} * f, f, d, x.data(), u.data());    // (f)
-    ref::SwiGlu(g.data(), u.data(), f, math_, h.data());          // (f)
-    ref::MatVec(down, int64_t{e} * d, d, f, h.data(), y.data());  // (d_model)
+    ref::MatVec(kt_, gate, int64_t{e} * f, f, d, x.data(), g.data());  // (f)
+    ref::MatVec(kt_, up, int64_t{e} * f, f, d, x.data(), u.data());    // (f)
+    ref::SwiGlu(g.data(), u.data(), f, math_, h.data());               // (f)
+    ref::MatVec(kt_, down, int64_t{e} * d, d, f, h.data(), y.data());  // (d_model)
   }
 
   const ModelWeights& w_;
   const ModelConfig& c_;
   const numerics::MathLibrary& math_;
+  const kernels::KernelTable& kt_;  // dot products only (C1): any ISA, the same bits
 };
 
 }  // namespace
 
 std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
-                                              const numerics::MathLibrary& math) {
-  return std::make_unique<ReferenceForward>(weights, math);
+                                              const numerics::MathLibrary& math, kernels::Isa isa) {
+  return std::make_unique<ReferenceForward>(weights, math, kernels::GetKernelTable(isa));
 }
 
 }  // namespace samebits::model

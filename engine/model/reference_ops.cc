@@ -4,48 +4,34 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/numerics/dot.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model::ref {
 
-using numerics::FastDot;
-
-void MatVec(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, const float* x,
-            float* y) {
+void MatVec(const kernels::KernelTable& kt, const TensorView& w, int64_t first_row, int64_t rows,
+            int64_t cols, const float* x, float* y) {
   if (!w.present() || (first_row + rows) * cols > w.elements()) {
     throw std::logic_error("MatVec: rows [" + std::to_string(first_row) + ", " +
                            std::to_string(first_row + rows) + ") of width " + std::to_string(cols) +
                            " fall outside the weight tensor");
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t at = (first_row + r) * cols;
-    switch (w.dtype) {
-      case DType::kF32:
-        y[r] = FastDot(x, reinterpret_cast<const float*>(w.data) + at, cols);
-        break;
-      case DType::kF16:
-        y[r] = FastDot(x, reinterpret_cast<const numerics::F16*>(w.data) + at, cols);
-        break;
-      case DType::kBF16:
-        y[r] = FastDot(x, reinterpret_cast<const numerics::BF16*>(w.data) + at, cols);
-        break;
-    }
-  }
+  // Each output is one whole C1 dot product, whatever the table's ISA.
+  kt.gemv(x, w.data, w.dtype, cols, first_row, first_row + rows, y);
 }
 
-void RmsNorm(const float* x, const TensorView& w, int64_t w_offset, int n, float eps, float* y) {
-  const float ss = FastDot(x, x, n);
+void RmsNorm(const kernels::KernelTable& kt, const float* x, const TensorView& w, int64_t w_offset,
+             int n, float eps, float* y) {
+  const float ss = kt.dot(x, x, n);
   const float r = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
   for (int i = 0; i < n; ++i) y[i] = (x[i] * r) * w.At(w_offset + i);
 }
 
-void LayerNorm(const float* x, const TensorView& w, const TensorView& b, int n, float eps,
-               float* y) {
+void LayerNorm(const kernels::KernelTable& kt, const float* x, const TensorView& w,
+               const TensorView& b, int n, float eps, float* y) {
   const float mean = numerics::Sum(x, n) / static_cast<float>(n);
   std::vector<float> d(n);
   for (int i = 0; i < n; ++i) d[i] = x[i] - mean;
-  const float var = FastDot(d.data(), d.data(), n) / static_cast<float>(n);
+  const float var = kt.dot(d.data(), d.data(), n) / static_cast<float>(n);
   const float r = 1.0f / std::sqrt(var + eps);
   for (int i = 0; i < n; ++i) {
     y[i] = (d[i] * r) * w.At(i);
@@ -53,12 +39,12 @@ void LayerNorm(const float* x, const TensorView& w, const TensorView& b, int n, 
   }
 }
 
-void Norm(NormKind kind, const float* x, const TensorView& w, const TensorView& b, int n, float eps,
-          float* y) {
+void Norm(const kernels::KernelTable& kt, NormKind kind, const float* x, const TensorView& w,
+          const TensorView& b, int n, float eps, float* y) {
   if (kind == NormKind::kRmsNorm) {
-    RmsNorm(x, w, 0, n, eps, y);
+    RmsNorm(kt, x, w, 0, n, eps, y);
   } else {
-    LayerNorm(x, w, b, n, eps, y);
+    LayerNorm(kt, x, w, b, n, eps, y);
   }
 }
 

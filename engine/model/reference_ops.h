@@ -1,5 +1,7 @@
 // The contract's model-level operations (engine/numerics/README.md, C2-C7),
-// each written once in plain scalar code. The reference forward pass is a
+// each written once in plain scalar code. Dot products (C1) go through the
+// kernel table `kt` that `--isa` chose; every table gives the same bits, and
+// the scalar one is `numerics::Dot` itself. The reference forward pass is a
 // list of calls to these; a fast path may call them too where speed does
 // not matter, or must reproduce them bit for bit where it does.
 #pragma once
@@ -7,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/kernels/kernels.h"
 #include "engine/model/config.h"
 #include "engine/model/weights.h"
 #include "engine/numerics/math.h"
@@ -16,20 +19,21 @@ namespace samebits::model::ref {
 // C2: y[r] = dot(x, W[first_row + r, :], cols) for r in [0, rows), where
 // `w` is a row-major matrix (or a stack of them) of any dtype with rows of
 // `cols` elements. Throws std::logic_error when the rows fall outside `w`.
-void MatVec(const TensorView& w, int64_t first_row, int64_t rows, int64_t cols, const float* x,
-            float* y);
+void MatVec(const kernels::KernelTable& kt, const TensorView& w, int64_t first_row, int64_t rows,
+            int64_t cols, const float* x, float* y);
 
 // C3: RMSNorm of `x` (n) into `y` with weight `w`.
-void RmsNorm(const float* x, const TensorView& w, int64_t w_offset, int n, float eps, float* y);
+void RmsNorm(const kernels::KernelTable& kt, const float* x, const TensorView& w, int64_t w_offset,
+             int n, float eps, float* y);
 
 // C3: LayerNorm of `x` (n) into `y` with weight `w` and optional bias `b`
 // (an absent bias adds nothing).
-void LayerNorm(const float* x, const TensorView& w, const TensorView& b, int n, float eps,
-               float* y);
+void LayerNorm(const kernels::KernelTable& kt, const float* x, const TensorView& w,
+               const TensorView& b, int n, float eps, float* y);
 
 // C3: RMSNorm or LayerNorm as `kind` says.
-void Norm(NormKind kind, const float* x, const TensorView& w, const TensorView& b, int n, float eps,
-          float* y);
+void Norm(const kernels::KernelTable& kt, NormKind kind, const float* x, const TensorView& w,
+          const TensorView& b, int n, float eps, float* y);
 
 // C4: softmax of s (n) in place.
 void Softmax(float* s, int n, const numerics::MathLibrary& math);

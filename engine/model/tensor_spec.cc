@@ -57,6 +57,11 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
     add("attn_k.weight", {kv_dim, d}, TensorKind::kMatrix, true, &LayerWeights::wk);
     add("attn_v.weight", {kv_dim, d}, TensorKind::kMatrix, true, &LayerWeights::wv);
     add("attn_output.weight", {d, q_dim}, TensorKind::kMatrix, true, &LayerWeights::wo);
+    if (c.qkv_bias) {
+      add("attn_q.bias", {q_dim}, TensorKind::kNorm, true, &LayerWeights::q_bias);
+      add("attn_k.bias", {kv_dim}, TensorKind::kNorm, true, &LayerWeights::k_bias);
+      add("attn_v.bias", {kv_dim}, TensorKind::kNorm, true, &LayerWeights::v_bias);
+    }
     if (c.qk_norm) {
       add("attn_q_norm.weight", {c.head_dim}, TensorKind::kNorm, true, &LayerWeights::q_norm);
       add("attn_k_norm.weight", {c.head_dim}, TensorKind::kNorm, true, &LayerWeights::k_norm);
@@ -163,10 +168,17 @@ std::string HashWeights(const ModelWeights& weights) {
     if (!view.present()) return;
     // The name with its terminating NUL, so "ab"+"c" differs from "a"+"bc".
     XXH3_64bits_update(state, spec.name.c_str(), spec.name.size() + 1);
-    put_u64(static_cast<uint64_t>(view.dtype));
+    // A quantized tensor is hashed as stored (its blocks), not as its f32
+    // copy: its block type is tagged apart from the plain dtypes.
+    put_u64(view.quantized ? 0x100 + static_cast<uint64_t>(view.quant_type)
+                           : static_cast<uint64_t>(view.dtype));
     put_u64(view.shape.size());
     for (int64_t dim : view.shape) put_u64(static_cast<uint64_t>(dim));
-    XXH3_64bits_update(state, view.data, view.bytes());
+    if (view.quantized) {
+      XXH3_64bits_update(state, view.quant_blocks, view.quant_bytes());
+    } else {
+      XXH3_64bits_update(state, view.data, view.bytes());
+    }
   });
   const uint64_t h = XXH3_64bits_digest(state);
   XXH3_freeState(state);

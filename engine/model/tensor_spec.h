@@ -16,7 +16,7 @@ namespace samebits::model {
 enum class TensorKind : uint8_t {
   kMatrix,     // a projection, stored in the checkpoint's weight dtype
   kEmbedding,  // the token embedding (also a matrix)
-  kNorm,       // a norm weight or bias vector (F32 in synthetic checkpoints)
+  kNorm,       // a norm weight, norm bias or projection bias vector (F32 in synthetic checkpoints)
   kRouter,     // the MoE router (F32 in synthetic checkpoints)
 };
 

@@ -15,6 +15,12 @@ size_t TensorView::bytes() const {
   return static_cast<size_t>(elements()) * static_cast<size_t>(numerics::DTypeSize(dtype));
 }
 
+size_t TensorView::quant_bytes() const {
+  if (!quantized || !present() || shape.empty()) return 0;
+  const numerics::QuantLayout& l = numerics::LayoutOf(quant_type);
+  return static_cast<size_t>(elements() / l.block_elements) * static_cast<size_t>(l.block_bytes);
+}
+
 float TensorView::At(int64_t i) const {
   switch (dtype) {
     case DType::kF32:

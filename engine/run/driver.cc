@@ -1,6 +1,9 @@
 #include "engine/run/driver.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "engine/model/sampler.h"
@@ -8,6 +11,31 @@
 
 namespace samebits::run {
 namespace {
+
+// Returns this machine's physical memory in bytes, or 0 when unknown.
+double PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? static_cast<double>(pages) * static_cast<double>(page_size)
+                                    : 0.0;
+}
+
+// Throws when the KV cache of `positions` positions (K and V, f32, every
+// layer) alone would not fit in this machine's memory: better a clear error
+// before the first token than std::bad_alloc or the OOM killer later.
+void CheckKvCacheFits(int64_t positions, const model::ModelConfig& config,
+                      const std::string& where) {
+  const double bytes = 2.0 * config.n_layers() * static_cast<double>(positions) *
+                       config.n_kv_heads * config.head_dim * sizeof(float);
+  const double physical = PhysicalMemoryBytes();
+  if (physical > 0 && bytes > physical) {
+    throw ScenarioError(where + ": needs " + std::to_string(positions) +
+                        " positions, whose KV cache for checkpoint " + config.name + " (" +
+                        std::to_string(static_cast<int64_t>(bytes / (1 << 20))) +
+                        " MiB) exceeds this machine's memory (" +
+                        std::to_string(static_cast<int64_t>(physical / (1 << 20))) + " MiB)");
+  }
+}
 
 // Returns the ids of `tokens`, or throws naming the first one outside the
 // checkpoint's vocabulary.
@@ -96,8 +124,11 @@ PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelCon
   if (prepared.total_positions > config.max_seq_len) {
     throw ScenarioError(where + ": needs " + std::to_string(prepared.total_positions) +
                         " positions, more than the " + std::to_string(config.max_seq_len) +
-                        " that checkpoint " + config.name + " allows");
+                        " that checkpoint " + config.name +
+                        " allows (its header's context length: GGUF <arch>.context_length, "
+                        "config.json max_position_embeddings or llama2.c seq_len)");
   }
+  CheckKvCacheFits(prepared.total_positions, config, where);
   return prepared;
 }
 

@@ -12,8 +12,14 @@
 namespace samebits::runner {
 
 const std::vector<std::string>& DefaultCheckpoints() {
-  static const std::vector<std::string> kCheckpoints = {"synthetic:tiny", "synthetic:medium",
-                                                        "synthetic:wide"};
+  // The quantized variants cover every 32-weight block type on `tiny` and
+  // Q8_0 on `medium` (MoE, parallel blocks); their k-quant cousins are
+  // covered by the real files of scenarios/real/suite.json, since
+  // quantizing `medium` to a k-quant at every engine start costs seconds.
+  static const std::vector<std::string> kCheckpoints = {
+      "synthetic:tiny",      "synthetic:medium",      "synthetic:wide",
+      "synthetic:tiny-q4_0", "synthetic:tiny-q4_1",   "synthetic:tiny-q5_0",
+      "synthetic:tiny-q5_1", "synthetic:medium-q8_0"};
   return kCheckpoints;
 }
 

@@ -27,7 +27,12 @@ using testing::Checkpoint;
 
 struct Case {
   const char* name;  // file stem
-  bool f32;          // all matrices F32: llama.cpp keeps F32 activations
+  bool f32;          // all matrices F32 (or quantized, compared with the
+                     // dump of the dequantized twin): llama.cpp keeps F32 activations
+  // Stem of the llama.cpp dump, when not `name`: a quantized file is
+  // compared with llama.cpp on its dequantized-F32 twin, since llama.cpp's
+  // CPU matmuls on the quantized file also quantize the activations.
+  const char* dump = nullptr;
 };
 
 // Printed by name (gtest would otherwise dump the struct's padding bytes).
@@ -42,8 +47,9 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   const Case c = GetParam();
   const model::ModelWeights w = LoadCheckpoint("gguf:" + Checkpoint(std::string(c.name) + ".gguf"));
   const int n_vocab = w.config.vocab_size;
+  const std::string dump = c.dump != nullptr ? c.dump : c.name;
   const auto ref_bytes =
-      testing::ReadBytes(Checkpoint(std::string("llamacpp-logits/") + c.name + ".t1.seq.f32"));
+      testing::ReadBytes(Checkpoint("llamacpp-logits/" + dump + ".t1.seq.f32"));
   const std::vector<int32_t> tokens = testing::LlamaCppTokens(n_vocab);
   ASSERT_EQ(ref_bytes.size(), tokens.size() * n_vocab * sizeof(float));
   const auto ours = testing::ReferenceLogits(w, tokens);
@@ -71,7 +77,7 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   }
   const double rel = max_abs_diff / max_abs_logit;
   std::ostringstream s;
-  s << c.name << ": max abs diff " << max_abs_diff << ", max abs logit " << max_abs_logit
+  s << c.name << (c.dump != nullptr ? " vs llama.cpp on " + dump : std::string()) << ": max abs diff " << max_abs_diff << ", max abs logit " << max_abs_logit
     << ", relative " << rel << ", argmax equal " << argmax_equal << "/" << tokens.size()
     << " (decisive positions " << decisive_equal << "/" << decisive << ")";
   std::cout << "[agreement] " << s.str() << "\n";
@@ -93,10 +99,21 @@ INSTANTIATE_TEST_SUITE_P(
     SharedGguf, LlamaCppAgreement,
     ::testing::Values(Case{"stories260K", true}, Case{"tiny_dense_llama_f32", true},
                       Case{"tiny_moe_mixtral_f32", true}, Case{"tiny_dense_llama_bf16", false},
-                      Case{"tiny_moe_mixtral_bf16", false}, Case{"llama-2-tiny-random", false}),
+                      Case{"tiny_moe_mixtral_bf16", false}, Case{"llama-2-tiny-random", false},
+                      Case{"small_dense_qwen3_f32", true}, Case{"tiny_dense_qwen2_f32", true},
+                      Case{"tiny_dense_qwen2_bf16", false},
+                      Case{"small_dense_qwen3_q8_0.deq-f32", true},
+                      Case{"small_dense_qwen3_q4_0.deq-f32", true},
+                      Case{"small_dense_qwen3_q4_k_m.deq-f32", true},
+                      Case{"small_dense_qwen3_q6_k.deq-f32", true},
+                      Case{"small_dense_qwen3_q8_0", true, "small_dense_qwen3_q8_0.deq-f32"},
+                      Case{"small_dense_qwen3_q4_0", true, "small_dense_qwen3_q4_0.deq-f32"},
+                      Case{"small_dense_qwen3_q4_k_m", true, "small_dense_qwen3_q4_k_m.deq-f32"},
+                      Case{"small_dense_qwen3_q6_k", true, "small_dense_qwen3_q6_k.deq-f32"}),
     [](const auto& info) {
       std::string n = info.param.name;
       std::replace(n.begin(), n.end(), '-', '_');
+      std::replace(n.begin(), n.end(), '.', '_');
       return n;
     });
 
@@ -145,7 +162,10 @@ TEST(CpuPassOnRealFiles, BitIdenticalToReference) {
   for (const char* spec :
        {"gguf:stories260K.gguf", "llama2c:stories260K.bin", "gguf:llama-2-tiny-random.gguf",
         "gguf:tiny_dense_llama_f32.gguf", "gguf:tiny_dense_llama_bf16.gguf",
-        "gguf:tiny_moe_mixtral_f32.gguf", "gguf:tiny_moe_mixtral_bf16.gguf"}) {
+        "gguf:tiny_moe_mixtral_f32.gguf", "gguf:tiny_moe_mixtral_bf16.gguf",
+        "gguf:small_dense_qwen3_f32.gguf", "gguf:small_dense_qwen3_q4_k_m.gguf",
+        "gguf:small_dense_qwen3_q8_0.gguf", "gguf:tiny_dense_qwen2_f32.gguf",
+        "gguf:tiny_dense_qwen2_bf16.gguf"}) {
     SCOPED_TRACE(spec);
     std::string s = spec;
     const auto colon = s.find(':');

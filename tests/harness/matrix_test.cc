@@ -47,13 +47,14 @@ TEST(Matrix, SecondMathProfileSuffixesNames) {
 
 TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
   const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
-  ASSERT_EQ(cells.size(), 3u * 2u * 9u);
+  ASSERT_EQ(cells.size(), DefaultCheckpoints().size() * 2u * 9u);
+  ASSERT_EQ(DefaultCheckpoints().size(), 8u);  // tiny, medium, wide and 5 quantized variants
   EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
   EXPECT_EQ(cells[0].scenario, "classic");
   EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");
   EXPECT_EQ(cells[0].config.name, "reference");
   EXPECT_EQ(cells[9].scenario, "long");
-  EXPECT_EQ(cells.back().checkpoint, "synthetic:wide");
+  EXPECT_EQ(cells.back().checkpoint, "synthetic:medium-q8_0");
 }
 
 TEST(Matrix, MissingIsasAreUnsupportedNotDropped) {
@@ -67,7 +68,7 @@ TEST(Matrix, MissingIsasAreUnsupportedNotDropped) {
       EXPECT_NE(c.unsupported_reason.find(c.config.isa), std::string::npos);
     }
   }
-  EXPECT_EQ(unsupported, 3 * 2 * 2);
+  EXPECT_EQ(unsupported, static_cast<int>(DefaultCheckpoints().size()) * 2 * 2);
 }
 
 TEST(Matrix, SelectionNarrowsEveryAxis) {

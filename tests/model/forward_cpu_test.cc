@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/kernels/kernels.h"
+#include "engine/kernels/test_only_table.h"
 #include "engine/model/forward.h"
 #include "engine/model/profile.h"
 #include "engine/model/synthetic.h"
@@ -347,7 +348,7 @@ TEST(ForwardCpu, WeightBytesPerDecodedTokenCountsTopKExpertsOnly) {
   EXPECT_EQ(WeightBytesPerDecodedToken(w), 128 + 2 * layer + 256 + 32768);
 }
 
-// The negative control: the test-only switch sums attention's V in reverse,
+// The negative control: the test-only table sums attention's V in reverse,
 // an order the contract forbids, and the comparison above must see it.
 TEST(ForwardCpu, NegativeControlAnOrderChangeIsCaught) {
   const ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
@@ -357,9 +358,8 @@ TEST(ForwardCpu, NegativeControlAnOrderChangeIsCaught) {
   threads::ThreadPool pool(2);
   CpuOptions options;
   options.isa = kernels::BestIsa();
-  ASSERT_EQ(setenv("SAMEBITS_TEST_ONLY_BREAK_IDENTITY", "1", 1), 0);
-  auto broken = MakeCpuForward(w, Portable(), pool, options);
-  unsetenv("SAMEBITS_TEST_ONLY_BREAK_IDENTITY");
+  auto broken = MakeCpuForward(w, Portable(), pool, options,
+                               kernels::TestOnlyReversedAttentionTable(options.isa));
   EXPECT_FALSE(SameBits(want, RunScript(*broken, w.config, s, s.chunks), w.config.vocab_size));
   auto fine = MakeCpuForward(w, Portable(), pool, options);
   EXPECT_TRUE(SameBits(want, RunScript(*fine, w.config, s, s.chunks), w.config.vocab_size));

@@ -202,7 +202,8 @@ TEST(ReferenceTest, NoRopeLayerLeavesQueriesUnrotated) {
   for (int layer : {0, 3}) {
     const auto& xn = t.records.at({layer, "attn_norm", 2});
     std::vector<float> q(q_dim);
-    ref::MatVec(w.layers[layer].wq, 0, q_dim, 256, xn.data(), q.data());
+    ref::MatVec(kernels::GetKernelTable(kernels::Isa::kScalar), w.layers[layer].wq, 0, q_dim, 256,
+                xn.data(), q.data());
     const bool same = q == t.records.at({layer, "q", 2});
     EXPECT_EQ(same, layer == 3) << "layer " << layer;
   }

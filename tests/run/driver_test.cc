@@ -254,6 +254,29 @@ TEST(DriverTest, PreparationChecksTheScenarioAgainstTheCheckpoint) {
       HasSubstr("needs 501 positions, more than the 128 that checkpoint synthetic:tiny allows"));
 }
 
+// A run whose KV cache alone would exceed the machine's memory is refused
+// before the first token, naming the checkpoint; the same scenario on the
+// real tiny checkpoint (a few KiB of cache) is the control.
+TEST(DriverTest, PreparationRefusesAKvCacheLargerThanTheMachine) {
+  const Scenario s = ParseScenario(
+      R"({"name":"t","prompt":{"tokens":[1,2]},"steps":[{"prefill":"prompt"},{"decode":100}]})",
+      "p.json");
+  EXPECT_NO_THROW(PrepareScenario(s, Tiny().config));
+  model::ModelConfig huge = Tiny().config;
+  huge.name = "huge.gguf";
+  huge.layers.resize(1 << 14);
+  huge.n_kv_heads = 1 << 10;
+  huge.head_dim = 1 << 10;  // 2 x 16384 layers x 102 positions x 4 MiB: ~13 TiB
+  try {
+    PrepareScenario(s, huge);
+    ADD_FAILURE() << "a 13 TiB KV cache was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("needs 102 positions, whose KV cache for checkpoint huge.gguf"));
+    EXPECT_THAT(e.what(), HasSubstr("exceeds this machine's memory"));
+  }
+}
+
 TEST(DriverTest, TextIsTokenizedWithTheCheckpointsVocabulary) {
   // A byte-fallback vocabulary the size of tiny's: <unk>, <s>, </s>, then
   // one piece per byte value 3..255.

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <string>
 
+#include "engine/formats/gguf.h"
 #include "engine/kernels/kernels.h"
 #include "engine/protocol/records.h"
 
@@ -147,6 +148,51 @@ TEST(EngineCliTest, DescribeAndListWork) {
   EXPECT_THAT(bad.err, HasSubstr("synthetic:nope"));
   EXPECT_EQ(RunEngine("run --help").exit_code, 0);
   EXPECT_EQ(RunEngine("").exit_code, 2);
+}
+
+// Returns the bytes of the file at `path` (empty when unreadable).
+std::vector<std::byte> FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto* p = reinterpret_cast<const std::byte*>(s.data());
+  return {p, p + s.size()};
+}
+
+// `export --type` of llama.cpp's F32 file writes llama-quantize's bytes for
+// Q8_0 and Q6_K, tensor by tensor (norms stay F32, as llama-quantize keeps
+// 1-D tensors; token_embd and output are quantized, as in its files).
+TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
+  const std::string dir = std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints/";
+  if (!std::ifstream(dir + "small_dense_qwen3_f32.gguf")) GTEST_SKIP() << "no checkpoints at " << dir;
+  for (const std::string type : {"q8_0", "q6_k"}) {
+    SCOPED_TRACE(type);
+    const std::string out = ::testing::TempDir() + "/export_" + type + ".gguf";
+    const Result r = RunEngine("export gguf:'" + dir + "small_dense_qwen3_f32.gguf' '" + out +
+                               "' --type " + type);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<std::byte> ours = FileBytes(out);
+    const std::vector<std::byte> theirs = FileBytes(dir + "small_dense_qwen3_" + type + ".gguf");
+    const formats::GgufFile a = formats::ParseGguf(ours, out);
+    const formats::GgufFile b = formats::ParseGguf(theirs, type);
+    ASSERT_EQ(a.tensors.size(), b.tensors.size());
+    int equal = 0;
+    for (const formats::GgufTensorInfo& t : b.tensors) {
+      for (const formats::GgufTensorInfo& u : a.tensors) {
+        if (u.name != t.name) continue;
+        EXPECT_EQ(u.ggml_type, t.ggml_type) << t.name;
+        const auto* p = ours.data() + a.data_offset + u.offset;
+        const auto* q = theirs.data() + b.data_offset + t.offset;
+        const bool same = u.nbytes == t.nbytes && std::equal(p, p + u.nbytes, q);
+        EXPECT_TRUE(same) << t.name;
+        equal += same;
+      }
+    }
+    EXPECT_EQ(equal, static_cast<int>(b.tensors.size()));
+  }
+  const Result bad = RunEngine("export synthetic:tiny '" + ::testing::TempDir() +
+                               "/x.gguf' --type q2_k");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("unknown type 'q2_k'"));
 }
 
 }  // namespace

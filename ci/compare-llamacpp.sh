@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Times samebits-engine against llama.cpp on the same GGUF file, interleaved
+# (samebits, llama.cpp, llama.cpp, samebits, ...), at each thread count:
+# prefill of --prompt tokens from an empty context, and decode of
+# --decode-steps tokens after a --context-token context. Prints a Markdown
+# table of medians and ratios (and writes it to --out).
+#
+#   ci/compare-llamacpp.sh [--types bf16,q8_0,q4_k] [--threads 1,2]
+#                          [--repeats 5] [--checkpoint synthetic:bench]
+#                          [--out reports/llamacpp.md] [--force]
+#
+# llama.cpp comes from the npm package `node-llama-cpp`, whose `llama/`
+# folder holds llama.cpp's source as a git bundle: the script takes it from
+# NODE_LLAMA_CPP_DIR, ./node_modules, or `npm pack` into the cache folder
+# (SAMEBITS_CACHE, default ~/.cache/samebits), and builds `llama-bench` once
+# with -DGGML_NATIVE=OFF, AVX-512 on and the GGML_AMX_* options off (the
+# native build's AMX path crashes on quantized files on some machines).
+# Nothing else is downloaded. Both programs run the same exported file.
+#
+# It refuses a busy machine (load average above 0.5 per core) unless
+# --force: figures taken beside other work understate both engines.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out= force=0
+prompt=128 context=128 decode_steps=16
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+while (($#)); do
+  case $1 in
+    --types) types=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --checkpoint) checkpoint=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --force) force=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "compare-llamacpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "compare-llamacpp.sh: --repeats takes a positive whole number" >&2; exit 2; }
+[[ $threads =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "compare-llamacpp.sh: --threads takes N,N,..." >&2; exit 2; }
+
+cache=${SAMEBITS_CACHE:-$HOME/.cache/samebits}
+mkdir -p "$cache"
+engine=$root/build/bin/samebits-engine
+[[ -x $engine ]] || { echo "compare-llamacpp.sh: build samebits first (ci/build.sh)" >&2; exit 2; }
+
+# --- llama.cpp's source and build -------------------------------------------
+find_package_dir() {
+  for d in "${NODE_LLAMA_CPP_DIR:-}" "$root/node_modules/node-llama-cpp" "$cache/node-llama-cpp/package"; do
+    [[ -n $d && -f $d/llama/gitRelease.bundle ]] && { echo "$d"; return; }
+  done
+  command -v npm >/dev/null || { echo "compare-llamacpp.sh: npm is needed to fetch node-llama-cpp (apt-get install npm)" >&2; exit 2; }
+  mkdir -p "$cache/node-llama-cpp"
+  (cd "$cache/node-llama-cpp" && npm pack --silent node-llama-cpp >pack.txt && tar xzf "$(tail -n1 pack.txt)")
+  echo "$cache/node-llama-cpp/package"
+}
+pkg=$(find_package_dir)
+src=$cache/llama.cpp
+if [[ ! -d $src/.git ]]; then
+  git clone -q "$pkg/llama/gitRelease.bundle" "$src" 2>/dev/null
+fi
+bench=$src/build/bin/llama-bench
+if [[ ! -x $bench ]]; then
+  echo "== building llama-bench (once; cached in $src/build)" >&2
+  cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
+    -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+    -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON \
+    -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF >/dev/null
+  cmake --build "$src/build" -j "$(nproc)" --target llama-bench llama-batched-bench >/dev/null
+fi
+llama_rev=$(git -C "$src" describe --tags --always 2>/dev/null || echo unknown)
+[[ -f $pkg/llama/llama.cpp.info.json ]] && llama_rev=$(grep -o '"tag": *"[^"]*"' "$pkg/llama/llama.cpp.info.json" | cut -d'"' -f4)
+
+# --- preflight ----------------------------------------------------------------
+cores=$(nproc)
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l > 0.5 * c) }'; then
+  msg="load average $load on $cores cores: other work is running and would slow both engines"
+  if ((force)); then echo "compare-llamacpp.sh: warning: $msg (--force given)" >&2
+  else echo "compare-llamacpp.sh: $msg; stop it and run again, or pass --force" >&2; exit 2; fi
+fi
+
+# --- one measurement each -----------------------------------------------------
+# Prints "PREFILL_TPS DECODE_TPS" for samebits-engine's cpu pass.
+samebits_once() {  # file threads
+  "$engine" bench --checkpoint "gguf:$1" --no-reference --repeats 1 --threads-list "$2" \
+    --context "$context" --prompt "$prompt" --decode-steps "$decode_steps" --bandwidth-mib 0 2>/dev/null |
+    awk '/^decode at context/ { s = "d" } /^prefill of/ { s = "p" }
+         /^  cpu [0-9]+ thread/ { for (i = 1; i <= NF; i++) if ($i ~ /^threads?$/) c = i
+                                  if (s == "d") d = $(c + 4); else if (s == "p") p = $(c + 4) }
+         END { print p, d }'
+}
+# Prints "PREFILL_TPS DECODE_TPS" for llama-bench (F32 KV cache as samebits).
+llama_once() {  # file threads
+  local p d
+  p=$("$bench" -m "$1" -t "$2" -p "$prompt" -n 0 -r 1 -ctk f32 -ctv f32 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
+  d=$("$bench" -m "$1" -t "$2" -p 0 -n "$decode_steps" -d "$context" -r 1 -ctk f32 -ctv f32 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
+  echo "$p $d"
+}
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+table="| type | threads | samebits prefill tok/s | llama.cpp prefill tok/s | ratio | samebits decode tok/s | llama.cpp decode tok/s | ratio |
+|---|---|---|---|---|---|---|---|"
+IFS=, read -ra type_list <<<"$types"
+IFS=, read -ra thread_list <<<"$threads"
+for type in "${type_list[@]}"; do
+  file=$work/model-$type.gguf
+  if [[ $type == bf16 ]]; then
+    "$engine" export "$checkpoint" "$file" >/dev/null
+  else
+    "$engine" export --type "$type" "$checkpoint" "$file" >/dev/null ||
+      { echo "compare-llamacpp.sh: samebits-engine export cannot write type '$type'" >&2; exit 2; }
+  fi
+  for t in "${thread_list[@]}"; do
+    : >"$work/s" ; : >"$work/l"
+    # Round 0 is a warm-up (page cache, CPU frequency) and is discarded;
+    # then A B, B A, A B, ... so that drift hits both sides alike.
+    for ((r = 0; r <= repeats; r++)); do
+      if ((r % 2)); then s=$(samebits_once "$file" "$t"); l=$(llama_once "$file" "$t")
+      else l=$(llama_once "$file" "$t"); s=$(samebits_once "$file" "$t"); fi
+      ((r == 0)) && continue
+      echo "$s" >>"$work/s"; echo "$l" >>"$work/l"
+      echo "  $type t$t round $r: samebits $s, llama.cpp $l (prefill, decode tok/s)" >&2
+    done
+    sp=$(cut -d' ' -f1 "$work/s" | median); sd=$(cut -d' ' -f2 "$work/s" | median)
+    lp=$(cut -d' ' -f1 "$work/l" | median); ld=$(cut -d' ' -f2 "$work/l" | median)
+    rp=$(awk -v a="$sp" -v b="$lp" 'BEGIN { printf "%.2fx", a / b }')
+    rd=$(awk -v a="$sd" -v b="$ld" 'BEGIN { printf "%.2fx", a / b }')
+    table+=$'\n'"| $type | $t | $sp | $lp | $rp | $sd | $ld | $rd |"
+  done
+done
+report="## samebits vs llama.cpp ($llama_rev), $checkpoint, medians of $repeats interleaved runs
+
+prefill: $prompt tokens from an empty context; decode: $decode_steps tokens after a $context-token context.
+$(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $cores cores, load $load at start;
+samebits $(git -C "$root" rev-parse --short HEAD).
+
+$table"
+echo "$report"
+if [[ -n $out ]]; then mkdir -p "$(dirname "$out")"; printf '%s\n' "$report" >"$out"; fi
