@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "harness/runner/matrix.h"
 #include "harness/runner/matrix_run.h"
 #include "harness/runner/run_error.h"
 #include "tests/harness/harness_test_util.h"
@@ -43,7 +44,8 @@ class SelectionTest : public ::testing::Test {
 
 TEST_F(SelectionTest, NoSelectionRunsTheSyntheticMatrixThenTheDefaultSuite) {
   const std::vector<std::string> labels = Labels();
-  ASSERT_EQ(labels.size(), 3u * 2u + 1u);  // three synthetic checkpoints x two scenarios + one pair
+  // Every default synthetic checkpoint x two scenarios, then the suite's one pair.
+  ASSERT_EQ(labels.size(), DefaultCheckpoints().size() * 2u + 1u);
   EXPECT_EQ(labels.front(), "synthetic:tiny classic");
   EXPECT_EQ(labels.back(), "gguf:w.gguf story");
   EXPECT_EQ(DefaultSuitePath(selection_), dir_.File("scenarios/real/suite.json"));
