@@ -15,6 +15,12 @@ namespace {
 
 using harness::Diagnosis;
 
+std::string AllText(const Diagnosis& d) {
+  std::string text = d.headline + "\n";
+  for (const std::string& line : d.details) text += line + "\n";
+  return text;
+}
+
 class StandinDiagnosis : public ::testing::Test {
  protected:
   StandinDiagnosis() : m_("standin_diagnosis") {}
@@ -22,46 +28,46 @@ class StandinDiagnosis : public ::testing::Test {
     const CommandResult made = m_.Matrix({"reference", "generate"}, "ok");
     ASSERT_EQ(made.exit_code, 0) << made.command << "\n" << made.output;
   }
+
+  // Runs the gate with the stand-in under `fault`, expects it to fail, and
+  // returns the stored run's diagnosis.
+  Diagnosis GateWith(const std::string& fault) {
+    const CommandResult gate = m_.Matrix({"gate"}, fault);
+    EXPECT_EQ(gate.exit_code, 1) << gate.output;
+    return m_.Latest().diagnosis;
+  }
+
+  // Expects a code-change headline with the bisect advice.
+  void ExpectCodeChanged(const Diagnosis& d) {
+    const std::string text = AllText(d);
+    EXPECT_EQ(d.kind, Diagnosis::Kind::kCodeChanged) << text;
+    EXPECT_NE(d.headline.find("the code changed the numbers"), std::string::npos) << text;
+    EXPECT_NE(text.find("git bisect start HEAD"), std::string::npos) << text;
+    EXPECT_NE(text.find("git bisect run"), std::string::npos) << text;
+  }
+
   StandinMatrix m_;
 };
 
-std::string AllText(const Diagnosis& d) {
-  std::string text = d.headline + "\n";
-  for (const std::string& line : d.details) text += line + "\n";
-  return text;
-}
-
 TEST_F(StandinDiagnosis, AChangedPortableFingerprintIsACodeChange) {
-  const CommandResult gate = m_.Matrix({"gate"}, "portable-changed");
-  EXPECT_EQ(gate.exit_code, 1) << gate.output;
-  const harness::RunResult run = m_.Latest();
-  const std::string text = AllText(run.diagnosis);
-  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kCodeChanged) << text;
-  EXPECT_NE(run.diagnosis.headline.find("the code changed the numbers"), std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("rounds differently"), std::string::npos) << text;
-  EXPECT_NE(text.find("git bisect start HEAD"), std::string::npos) << text;
-  EXPECT_NE(text.find("git bisect run"), std::string::npos) << text;
+  const Diagnosis d = GateWith("portable-changed");
+  ExpectCodeChanged(d);
+  EXPECT_EQ(AllText(d).find("rounds differently"), std::string::npos) << AllText(d);
 }
 
 TEST_F(StandinDiagnosis, ACodeChangeLeadsAndTheMathLibraryFollowsAsAlso) {
-  const CommandResult gate = m_.Matrix({"gate"}, "code-and-libm-changed");
-  EXPECT_EQ(gate.exit_code, 1) << gate.output;
-  const harness::RunResult run = m_.Latest();
-  const std::string text = AllText(run.diagnosis);
-  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kCodeChanged) << text;
-  EXPECT_NE(run.diagnosis.headline.find("the code changed the numbers"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("Also: "), std::string::npos) << text;
-  EXPECT_NE(text.find("math library rounds differently"), std::string::npos) << text;
+  const Diagnosis d = GateWith("code-and-libm-changed");
+  ExpectCodeChanged(d);
+  EXPECT_NE(AllText(d).find("Also: All configurations agree with each other but not with"),
+            std::string::npos)
+      << AllText(d);
+  EXPECT_NE(AllText(d).find("math library rounds differently"), std::string::npos) << AllText(d);
 }
 
 // Negative control: a different libm alone is still the math library.
 TEST_F(StandinDiagnosis, ADifferentLibmAloneIsTheMathLibrary) {
-  const CommandResult gate = m_.Matrix({"gate"}, "libm-changed");
-  EXPECT_EQ(gate.exit_code, 1) << gate.output;
-  const harness::RunResult run = m_.Latest();
-  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kMathLibraryDiffers) << AllText(run.diagnosis);
+  const Diagnosis d = GateWith("libm-changed");
+  EXPECT_EQ(d.kind, Diagnosis::Kind::kMathLibraryDiffers) << AllText(d);
 }
 
 }  // namespace
