@@ -179,9 +179,13 @@ void DescribeCodeChanged(Diagnosis& d, const AgreementGroup& g, const CellResult
                          const ReferenceGroup& ref, const std::string& file,
                          const JudgeOptions& options) {
   if (!d.headline.empty()) return;
+  const bool same_library = base.math && SameLibrary(*base.math, ref.math);
   d.headline = "All configurations agree with each other but not with " + file +
-               ", with the same math library (" + MathName(ref.math) +
-               "): the code changed the numbers.";
+               (same_library ? ", with the same math library (" + MathName(ref.math) + ")"
+                             : ", and the portable math's fingerprint changed (" +
+                                   (base.math ? MathName(*base.math) : std::string("unknown")) +
+                                   ", the reference: " + MathName(ref.math) + ")") +
+               ": the code changed the numbers.";
   d.details.push_back(
       "Find the commit that changed them (the references were generated at " +
       (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
@@ -217,7 +221,8 @@ struct ReferenceFindings {
 
 // Against the references: cells that still agree within their group but
 // not with the reference become FAIL; the group's baseline says whether the
-// math library or the code is to blame. Groups without a reference are
+// math library or the code is to blame (the portable profile: always the
+// code; the libm profile: the library when its fingerprint differs). Groups without a reference are
 // collected in `missing`.
 ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<AgreementGroup>& groups,
                                         const JudgeOptions& options) {
@@ -243,10 +248,13 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
     const CellResult& base = run.cells[g.baseline()];
     const auto d = FirstStepDifference(AsReferenceSteps(base.steps), expected);
     if (!d) continue;
-    const bool same_library = base.math && SameLibrary(*base.math, ref.math);
-    Diagnosis& target = same_library ? out.code_changed : out.math_differs;
+    // The portable profile's math is the project's own code: its fingerprint
+    // changing means the code changed, whatever the system libm is.
+    const bool code_changed =
+        g.math == "portable" || (base.math && SameLibrary(*base.math, ref.math));
+    Diagnosis& target = code_changed ? out.code_changed : out.math_differs;
     target.divergences.push_back(MakeDivergence(g, base.config.name, file, *d));
-    if (same_library) {
+    if (code_changed) {
       DescribeCodeChanged(target, g, base, ref, file, options);
     } else {
       DescribeMathDiffers(target, g, base, ref, file, options);

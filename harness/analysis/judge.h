@@ -5,9 +5,10 @@
 //   - configurations disagree with each other: the identity is broken in
 //     this build (the configurations, the first diverging step, and with
 //     traces the first diverging layer and op);
-//   - all agree, but not with the reference: a different math library
-//     (both named) or, with the same library, a code change (with the exact
-//     `samebits bisect` command);
+//   - all agree, but not with the reference: a code change (with the exact
+//     `samebits bisect` command) when the portable profile differs or the
+//     libm profile differs with the same library; else a different math
+//     library (both named). A code change leads when both show;
 //   - no reference for this platform and profile: how to make one.
 #pragma once
 

@@ -137,8 +137,9 @@ struct Diagnosis {
   enum class Kind : uint8_t {
     kAllAgree,            // every configuration agrees with each other and the reference
     kIdentityBroken,      // configurations disagree with each other
-    kMathLibraryDiffers,  // all agree, not with the reference; math fingerprint differs
-    kCodeChanged,         // all agree, not with the reference; same math library
+    kMathLibraryDiffers,  // all agree, not with the reference; libm fingerprint differs
+    kCodeChanged,         // all agree, not with the reference; same libm, or the portable
+                          // profile (its math is the project's own code)
     kNoReference,         // no reference group for this platform and profile
     kChildFailures,       // children crashed, hung or lied
   };
@@ -159,11 +160,13 @@ struct DiagnosisKindInfo {
   int severity;       // 0 most severe
 };
 
-// Every diagnosis kind, most severe first.
+// Every diagnosis kind, most severe first. A code change ranks above a
+// different math library: when both show, the code change is the one to fix
+// (and it may explain the libm profile's differences too).
 inline constexpr std::array<DiagnosisKindInfo, 6> kDiagnosisKinds = {{
     {Diagnosis::Kind::kIdentityBroken, "identity-broken", "Identity broken", 0},
-    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 1},
-    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 2},
+    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 1},
+    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 2},
     {Diagnosis::Kind::kNoReference, "no-reference", "No reference", 3},
     {Diagnosis::Kind::kChildFailures, "child-failures", "Children failed", 4},
     {Diagnosis::Kind::kAllAgree, "all-agree", "All configurations agree", 5},

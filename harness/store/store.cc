@@ -141,9 +141,15 @@ Store::Store(const std::string& path) {
 }
 
 int64_t Store::SaveRun(const RunResult& run) {
+  int64_t run_id = 0;
+  WithWriteTransaction(*db_, [&] { run_id = InsertRun(run); });
+  return run_id;
+}
+
+int64_t Store::InsertRun(const RunResult& run) {
   Connection& db = *db_;
   int64_t run_id = 0;
-  WithWriteTransaction(db, [&] {
+  {
     const harness::MachineInfo& m = run.machine;
     const int64_t machine_id = InternRow(
         db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"}, [&](Statement& s) {
@@ -255,7 +261,7 @@ int64_t Store::SaveRun(const RunResult& run) {
       ++written;
       if (after_cell_hook) after_cell_hook(written);
     }
-  });
+  }
   return run_id;
 }
 

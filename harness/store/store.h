@@ -40,6 +40,11 @@ class Store {
   // new run's id.
   int64_t SaveRun(const harness::RunResult& run);
 
+  // Writes `run`'s rows as SaveRun does, but inside the write transaction
+  // the caller holds (WithWriteTransaction over connection()), so several
+  // runs can land together or not at all. Returns the new run's id.
+  int64_t InsertRun(const harness::RunResult& run);
+
   // Returns the run `id`, with its cells, steps and traces. Throws
   // StoreError when there is no such run.
   harness::RunResult LoadRun(int64_t id);

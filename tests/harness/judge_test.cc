@@ -126,9 +126,25 @@ TEST(Judge, TheMajorityStandsWhenTheReferenceKernelsDidNotRun) {
   EXPECT_EQ(run.cells[2].code, ResultCode::kPass);
 }
 
-TEST(Judge, AllAgreeButAnotherMathLibraryRoundsDifferently) {
+// Returns the agreeing run in the libm profile.
+RunResult AgreeingLibmRun() {
   RunResult run = AgreeingRun();
+  for (CellResult& c : run.cells) {
+    c.config.math = "libm";
+    c.math->profile = "libm";
+  }
+  return run;
+}
+
+ReferenceGroup MatchingLibmReferences(const RunResult& run) {
   ReferenceGroup refs = MatchingReferences(run);
+  refs.key = "libm-x86_64";
+  return refs;
+}
+
+TEST(Judge, AllAgreeButAnotherMathLibraryRoundsDifferently) {
+  RunResult run = AgreeingLibmRun();
+  ReferenceGroup refs = MatchingLibmReferences(run);
   refs.math.name = "musl";
   refs.math.version = "1.2.4";
   refs.math.fingerprint = "00000000000000cc";
@@ -284,6 +300,59 @@ TEST(Compare, StepDifferencesSayWhat) {
   b = a;
   b[0].fnv1a64 ^= 1;  // one hash alone differing is a difference too
   EXPECT_TRUE(FirstStepDifference(a, b).has_value());
+}
+
+}  // namespace
+
+namespace {
+
+// The portable profile's math is the project's own code: a portable
+// fingerprint that differs from the reference's, with different hashes, is
+// a code change (with the bisect command), never "the math library rounds
+// differently".
+TEST(Judge, APortableFingerprintChangeIsACodeChange) {
+  RunResult run = AgreeingRun();
+  ReferenceGroup refs = MatchingReferences(run);
+  refs.math.fingerprint = "00000000000000cc";
+  refs.lines[1].xxh3_64 ^= 1;
+  Judge(run, WithReferences(refs));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kCodeChanged) << AllText(run.diagnosis);
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_EQ(text.find("rounds differently"), std::string::npos) << text;
+  EXPECT_NE(text.find("portable math's fingerprint changed"), std::string::npos) << text;
+  EXPECT_NE(text.find("git bisect start HEAD"), std::string::npos) << text;
+}
+
+// Both at once: the libm group's library differs and the portable group
+// shows a code change. The code change leads; the library follows as "Also".
+TEST(Judge, ACodeChangeLeadsAMathLibraryDifference) {
+  RunResult run = AgreeingRun();
+  const ReferenceGroup portable = MatchingReferences(run);
+  RunResult libm_run = AgreeingLibmRun();
+  ReferenceGroup libm = MatchingLibmReferences(libm_run);
+  run.cells.insert(run.cells.end(), libm_run.cells.begin(), libm_run.cells.end());
+  JudgeOptions options;
+  options.references[portable.key] = portable;
+  options.references[libm.key] = libm;
+  options.references[portable.key].lines[0].xxh3_64 ^= 1;
+  options.references[libm.key].math.fingerprint = "00000000000000cc";
+  options.references[libm.key].lines[0].xxh3_64 ^= 1;
+  Judge(run, options);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kCodeChanged) << AllText(run.diagnosis);
+  EXPECT_NE(run.diagnosis.headline.find("the code changed the numbers"), std::string::npos);
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("Also: All configurations agree with each other but not with "
+                      "references/libm-x86_64.txt: this environment's math library rounds "
+                      "differently."),
+            std::string::npos)
+      << text;
+
+  // Negative control: without the code change, the math library leads.
+  RunResult again = AgreeingRun();
+  again.cells.insert(again.cells.end(), libm_run.cells.begin(), libm_run.cells.end());
+  options.references[portable.key] = portable;
+  Judge(again, options);
+  EXPECT_EQ(again.diagnosis.kind, Diagnosis::Kind::kMathLibraryDiffers) << AllText(again.diagnosis);
 }
 
 }  // namespace

@@ -22,7 +22,14 @@
 //   error                    an `error` record and exit 1;
 //   wrong-hash-at-3-threads  with --threads 3, step 3's hashes (and its
 //                            logit dump row and trace at layer 1 `ffn_down`)
-//                            differ; every other configuration is correct.
+//                            differ; every other configuration is correct;
+//   portable-changed         the project's own portable math changed: the
+//                            portable profile's fingerprint and hashes differ;
+//   libm-changed             another math library: the libm profile's
+//                            fingerprint and hashes differ;
+//   code-and-libm-changed    both of the above at once;
+//   arch-aarch64             says it runs on aarch64, and the libm profile's
+//                            hashes differ (same fingerprints, same build).
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -149,9 +156,9 @@ uint64_t Fnv1a64(const void* data, size_t n) {
 
 // Returns the fake logits of output row `row`: small values derived from a
 // seed, with one clear maximum so the argmax is stable.
-std::vector<float> Logits(const Options& o, int row, bool perturbed) {
-  const std::string seed =
-      o.checkpoint + "|" + BaseName(o.scenario) + "|" + o.math + "|" + std::to_string(row);
+std::vector<float> Logits(const Options& o, int row, bool perturbed, const std::string& variant) {
+  const std::string seed = o.checkpoint + "|" + BaseName(o.scenario) + "|" + o.math + "|" +
+                           std::to_string(row) + variant;
   uint64_t s = XXH3_64bits(seed.data(), seed.size());
   std::vector<float> logits(kVocab);
   for (float& v : logits) {
@@ -178,7 +185,9 @@ int main(int argc, char** argv) {
   const std::string fault = Fault(argv[0]);
   const Options o = Parse(argc, argv);
   const char* known[] = {"ok",      "crash",   "abort", "hang",
-                         "garbage", "no-done", "error", "wrong-hash-at-3-threads"};
+                         "garbage", "no-done", "error", "wrong-hash-at-3-threads",
+                         "portable-changed", "libm-changed", "code-and-libm-changed",
+                         "arch-aarch64"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -193,12 +202,22 @@ int main(int argc, char** argv) {
   setrlimit(RLIMIT_CORE, &no_core);
 
   const std::string isa = o.isa == "auto" ? "scalar" : o.isa;
-  const std::string fingerprint = o.math == "libm" ? "1111222233334444" : "aaaabbbbccccdddd";
+  const bool portable_changed = fault == "portable-changed" || fault == "code-and-libm-changed";
+  const bool libm_changed = fault == "libm-changed" || fault == "code-and-libm-changed";
+  const bool aarch64 = fault == "arch-aarch64";
+  const bool libm = o.math == "libm";
+  std::string fingerprint = libm ? "1111222233334444" : "aaaabbbbccccdddd";
+  if ((libm && libm_changed) || (!libm && portable_changed)) fingerprint.back() = 'f';
+  // What makes this build's logits differ from the ok stand-in's.
+  const std::string variant = (libm && libm_changed)      ? "|other-libm"
+                              : (!libm && portable_changed) ? "|changed-code"
+                              : (libm && aarch64)           ? "|aarch64"
+                                                            : "";
   Line(std::string("{\"type\":\"hello\",\"protocol\":1,") +
        "\"engine\":{\"name\":\"samebits-standin-engine\",\"version\":\"0.0.1\"}," +
        "\"build\":{\"revision\":\"0000000000000000000000000000000000000000\",\"dirty\":false," +
        "\"compiler\":\"stand-in\",\"flags\":\"\"}," +
-       "\"platform\":{\"arch\":\"x86_64\",\"isa_features\":[],\"os\":\"stand-in\"," +
+       "\"platform\":{\"arch\":\"" + (aarch64 ? "aarch64" : "x86_64") + "\",\"isa_features\":[],\"os\":\"stand-in\"," +
        "\"libc\":\"stand-in\",\"cpu\":\"stand-in\"}," + "\"math\":{\"profile\":" + Quote(o.math) +
        ",\"library\":\"samebits-standin\"," + "\"version\":\"1\",\"fingerprint\":\"" + fingerprint +
        "\"}," + "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) +
@@ -231,7 +250,7 @@ int main(int argc, char** argv) {
     }
     if (fault == "garbage" && r == 1) Line("this is not JSON {\"type\":");
     const bool perturbed = fault == "wrong-hash-at-3-threads" && o.threads == 3 && r == 3;
-    const std::vector<float> logits = Logits(o, r, perturbed);
+    const std::vector<float> logits = Logits(o, r, perturbed, variant);
     const int position = r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0);
     const int token = ArgMax(logits);
     if (o.trace) {

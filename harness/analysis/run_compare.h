@@ -1,0 +1,110 @@
+// Comparing two runs, typically from two machines or two builds (`samebits
+// compare`): which cells (checkpoint x scenario x configuration) agree bit
+// for bit and which do not; for each difference the first diverging step,
+// the first diverging layer and op when both sides stored traces, and what
+// most likely caused it, from what the two sides say about themselves.
+//
+// A cause is judged per differing cell, taking the first that applies:
+//
+//   code          the engine revisions differ, or the portable profile's
+//                 fingerprints differ (the portable math is the project's
+//                 own code);
+//   compiler      the compilers or the compiler flags differ;
+//   isa           the ISA the engine ran (isa_used) differs;
+//   math-library  a libm-profile cell whose math libraries differ (name,
+//                 version or fingerprint), with the same code;
+//   architecture  the machines' architectures differ;
+//   unexplained   none of these differ: the same build on the same kind of
+//                 machine gave other bits, which breaks the contract.
+//
+// Cells that did not run on both sides (UNSUPPORTED, crashed, missing from
+// one run) are "not compared", never counted as agreeing.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/compare.h"
+#include "harness/analysis/results.h"
+
+namespace samebits::harness {
+
+enum class CompareCause : uint8_t {
+  kCode,
+  kCompiler,
+  kIsa,
+  kMathLibrary,
+  kArchitecture,
+  kUnexplained,
+};
+
+struct CompareCauseInfo {
+  CompareCause cause;
+  const char* name;   // "code", stable (the JSON report's diagnosis details)
+  const char* title;  // "the code differs"
+};
+
+// Every cause, highest-ranked first: the headline names the first one found.
+inline constexpr std::array<CompareCauseInfo, 6> kCompareCauses = {{
+    {CompareCause::kCode, "code", "the code differs"},
+    {CompareCause::kCompiler, "compiler", "the compiler or its flags differ"},
+    {CompareCause::kIsa, "isa", "the ISA differs"},
+    {CompareCause::kMathLibrary, "math-library", "the math library differs (same code)"},
+    {CompareCause::kArchitecture, "architecture", "the architecture differs"},
+    {CompareCause::kUnexplained, "unexplained",
+     "nothing explains it (same code, compiler, ISA, math library and architecture)"},
+}};
+
+const CompareCauseInfo& CauseInfo(CompareCause cause);
+
+enum class CellOutcome : uint8_t { kAgree, kDiffer, kNotCompared };
+
+// One checkpoint x scenario x configuration, on both sides.
+struct CellComparison {
+  std::string checkpoint, scenario, config;
+  CellOutcome outcome = CellOutcome::kNotCompared;
+  std::optional<CellResult> a, b;  // each side's cell, when it has one
+  std::string reason;              // why not compared
+  // For a difference:
+  std::optional<StepDifference> step;
+  std::optional<TraceDifference> trace;  // when both sides stored traces
+  CompareCause cause = CompareCause::kUnexplained;
+  std::string cause_detail;  // "revision 1234567 vs 89abcde"
+};
+
+struct RunComparison {
+  std::string label_a, label_b;  // how the two sides are named ("run 3", "x86.json")
+  std::vector<CellComparison> cells;
+  int agree = 0, differ = 0, not_compared = 0;
+  std::array<int, kCompareCauses.size()> by_cause{};  // indexed like kCompareCauses
+  // How the two sides differ, whether or not any cell does ("revisions:
+  // ... vs ...", "architectures: ...").
+  std::vector<std::string> context;
+  std::string headline;
+
+  // 0 every compared cell agrees; 1 a cell differs; 2 nothing was compared.
+  int ExitCode() const;
+};
+
+// Compares run `a` with run `b`, cell by cell.
+RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::string& label_a,
+                          const std::string& label_b);
+
+// Returns one line for a person about one difference.
+std::string DescribeCellDifference(const CellComparison& c);
+
+// Returns the comparison as text for a terminal: the headline, the context,
+// one line per difference and per cell not compared.
+std::string FormatComparison(const RunComparison& comparison);
+
+// Returns the comparison as a run the report exporters can write: each
+// compared cell appears twice, as configurations "A" and "B" of the
+// scenario "<scenario> <configuration>"; B is FAIL where it differs, both
+// are UNSUPPORTED where they were not compared; the diagnosis holds the
+// headline, the context and every difference, and its verdict (verdict.h)
+// gives the same exit code as ExitCode().
+RunResult ComparisonAsRun(const RunComparison& comparison, const RunResult& a);
+
+}  // namespace samebits::harness

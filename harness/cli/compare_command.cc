@@ -1,0 +1,134 @@
+// `samebits compare A B`: compares two runs, typically from two machines or
+// two builds, cell by cell, and says for each difference what most likely
+// caused it (harness/analysis/run_compare.h). A and B are each a run id in
+// the store, a database file (its latest run) or a bundle file (its last run).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "harness/analysis/run_compare.h"
+#include "harness/cli/commands.h"
+#include "harness/exchange/bundle.h"
+#include "harness/report/exporter.h"
+
+namespace samebits::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompareFlags {
+  std::string a, b;
+  std::string db;
+  std::string report_html, report_md, report_json, report_junit;
+};
+
+// Returns whether `path` starts with SQLite's file header.
+bool IsSqliteFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in && std::string(header, 15) == "SQLite format 3";
+}
+
+struct Side {
+  harness::RunResult run;
+  std::string label;
+};
+
+Side LoadSide(const std::string& which, const std::string& db) {
+  std::error_code ec;
+  if (fs::is_regular_file(which, ec)) {
+    if (IsSqliteFile(which)) {
+      std::unique_ptr<store::Store> store = OpenStore(which);
+      harness::RunResult run = LoadRunArgument(*store, "latest");
+      const std::string label = "run " + std::to_string(run.run_id) + " of " + DisplayPath(which);
+      return {std::move(run), label};
+    }
+    std::vector<harness::RunResult> runs = exchange::ReadBundle(which);
+    if (runs.empty()) throw UsageError(which + ": the bundle holds no runs");
+    return {std::move(runs.back()), "bundle " + DisplayPath(which)};
+  }
+  if (which != "latest" && which.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError("'" + which +
+                     "' is neither a file (a database or a bundle) nor a run id (a number or "
+                     "`latest`)");
+  std::unique_ptr<store::Store> store = OpenStore(db);
+  harness::RunResult run = LoadRunArgument(*store, which);
+  const std::string label = "run " + std::to_string(run.run_id) +
+                            (db.empty() ? std::string() : " of " + DisplayPath(db));
+  return {std::move(run), label};
+}
+
+void WriteReportFile(const harness::RunResult& run, const std::string& format,
+                     const std::string& path) {
+  if (path.empty()) return;
+  std::ostringstream out;
+  harness::report::ReportOptions options;
+  options.read_dumps = false;  // dumps stay on the machines that made them
+  harness::report::WriteReport(run, format, out, options);
+  exchange::WriteFileAtomically(path, out.str());
+}
+
+int Compare(const CompareFlags& flags) {
+  const Side a = LoadSide(flags.a, flags.db);
+  const Side b = LoadSide(flags.b, flags.db);
+  const harness::RunComparison cmp = harness::CompareRuns(a.run, b.run, a.label, b.label);
+  std::printf("%s", harness::FormatComparison(cmp).c_str());
+  const harness::RunResult as_run = harness::ComparisonAsRun(cmp, a.run);
+  WriteReportFile(as_run, "html", flags.report_html);
+  WriteReportFile(as_run, "md", flags.report_md);
+  WriteReportFile(as_run, "json", flags.report_json);
+  WriteReportFile(as_run, "junit", flags.report_junit);
+  return cmp.ExitCode();
+}
+
+CommandSpec SetupCompare(CLI::App& app) {
+  auto flags = std::make_shared<CompareFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "compare",
+      "Compares two runs (say, of two machines) cell by cell: which agree bit for bit, where "
+      "each difference first appears (step, and layer and op when both stored traces), and "
+      "its most likely cause: the code, the compiler or flags, the ISA, the math library or "
+      "the architecture.");
+  const char* side_help =
+      "A run id in the store (or latest), a database file (its latest run), or a bundle from "
+      "`samebits export` (its last run).";
+  sub->add_option("A", flags->a, side_help)->type_name("RUN|DB|BUNDLE")->required();
+  sub->add_option("B", flags->b, side_help)->type_name("RUN|DB|BUNDLE")->required();
+  sub->add_option("--db", flags->db,
+                  "Reads run ids from this database instead of .samebits/samebits.db.")
+      ->type_name("PATH");
+  sub->add_option("--report-html", flags->report_html,
+                  "Writes a self-contained HTML report of the comparison to this file.")
+      ->type_name("FILE");
+  sub->add_option("--report-md", flags->report_md,
+                  "Writes a Markdown report of the comparison to this file.")
+      ->type_name("FILE");
+  sub->add_option("--report-json", flags->report_json,
+                  "Writes a JSON report of the comparison to this file.")
+      ->type_name("FILE");
+  sub->add_option("--report-junit", flags->report_junit,
+                  "Writes a JUnit XML report of the comparison to this file.")
+      ->type_name("FILE");
+  sub->footer(
+      "Cells that did not run on both sides (UNSUPPORTED, crashed, or missing from one run)\n"
+      "are reported as not compared, never as identical.\n\n"
+      "Exit codes:\n"
+      "  0  every compared cell agrees bit for bit\n"
+      "  1  a compared cell differs\n"
+      "  2  the comparison could not be made: an unreadable run, database or bundle, or no\n"
+      "     cell ran on both sides\n\n"
+      "Examples:\n"
+      "  samebits compare x86.bundle.json arm64.bundle.json --report-md compare.md\n"
+      "  samebits compare 11 latest\n"
+      "  samebits compare .samebits/samebits.db /tmp/other-machine.db");
+  return {sub, [flags] { return Compare(*flags); }};
+}
+
+}  // namespace
+
+SAMEBITS_REGISTER_COMMAND(compare, 66, SetupCompare);
+
+}  // namespace samebits::cli

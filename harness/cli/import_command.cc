@@ -1,0 +1,62 @@
+// `samebits import FILE...`: adds bundled runs to the local store, once
+// each, all or nothing (harness/exchange/import.h).
+#include <cstdio>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/exchange/bundle.h"
+#include "harness/exchange/import.h"
+
+namespace samebits::cli {
+namespace {
+
+struct ImportFlags {
+  std::vector<std::string> files;
+  std::string db;
+};
+
+int Import(const ImportFlags& flags) {
+  // Every bundle is read and checked before the store is opened, so a bad
+  // one leaves the store as it was (not even created).
+  std::vector<harness::RunResult> runs;
+  for (const std::string& file : flags.files) {
+    std::vector<harness::RunResult> more = exchange::ReadBundle(file);
+    runs.insert(runs.end(), std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
+  }
+  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  const exchange::ImportResult result = exchange::ImportRuns(*store, runs);
+  std::string ids;
+  for (int64_t id : result.added) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  std::printf("imported %zu run%s%s; %d already present\n", result.added.size(),
+              result.added.size() == 1 ? "" : "s", ids.empty() ? "" : (" (" + ids + ")").c_str(),
+              result.already_present);
+  return 0;
+}
+
+CommandSpec SetupImport(CLI::App& app) {
+  auto flags = std::make_shared<ImportFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "import",
+      "Adds the runs of bundles (from `samebits export`) to the local store. Importing a run "
+      "the store holds already adds nothing; a bundle that is damaged, modified, too large "
+      "or from another bundle version is refused and nothing is imported.");
+  sub->add_option("FILE", flags->files, "The bundle files to import.")
+      ->type_name("FILE")
+      ->required();
+  sub->add_option("--db", flags->db, "Writes to this database instead of .samebits/samebits.db.")
+      ->type_name("PATH");
+  sub->footer(
+      "Exit status: 0 when every bundle was imported (or was present already), 2 when any\n"
+      "was refused (then nothing was imported).\n"
+      "Examples:\n"
+      "  samebits import arm64.bundle.json\n"
+      "  samebits import a.json b.json --db /tmp/both.db");
+  return {sub, [flags] { return Import(*flags); }};
+}
+
+}  // namespace
+
+SAMEBITS_REGISTER_COMMAND(import, 71, SetupImport);
+
+}  // namespace samebits::cli

@@ -1,0 +1,444 @@
+// Bundles (bundle.h).
+#include "harness/exchange/bundle.h"
+
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "engine/numerics/hash.h"
+
+namespace samebits::exchange {
+namespace {
+
+namespace fs = std::filesystem;
+using harness::CellResult;
+using harness::RunResult;
+using nlohmann::json;
+
+// The longest string a bundle may hold in one field (a stderr tail is the
+// longest the harness writes).
+constexpr size_t kMaxStringBytes = 1 << 20;
+
+json MathJson(const harness::MathLibraryInfo& m) {
+  return {{"profile", m.profile}, {"name", m.name}, {"version", m.version},
+          {"fingerprint", m.fingerprint}};
+}
+
+json BuildJson(const harness::BuildInfo& b) {
+  return {{"engine", b.engine},     {"version", b.version}, {"revision", b.revision},
+          {"compiler", b.compiler}, {"flags", b.flags},     {"dirty", b.dirty}};
+}
+
+json CellJson(const CellResult& c) {
+  json steps = json::array();
+  for (const harness::StepRecord& s : c.steps) {
+    steps.push_back({{"index", s.index},
+                     {"kind", s.kind},
+                     {"position", s.position},
+                     {"input_token", s.input_token},
+                     {"token", s.token},
+                     {"fnv1a64", numerics::Hex16(s.fnv1a64)},
+                     {"xxh3_64", numerics::Hex16(s.xxh3_64)},
+                     {"argmax", s.argmax},
+                     {"nan", s.nan_count},
+                     {"inf", s.inf_count}});
+  }
+  json traces = json::array();
+  for (const harness::TraceRecord& t : c.traces) {
+    traces.push_back({{"position", t.position},
+                      {"layer", t.layer},
+                      {"op", t.op},
+                      {"xxh3_64", numerics::Hex16(t.xxh3_64)}});
+  }
+  return {{"checkpoint", c.checkpoint},
+          {"scenario", c.scenario},
+          {"config",
+           {{"name", c.config.name},
+            {"kernels", c.config.kernels},
+            {"threads", c.config.threads},
+            {"isa", c.config.isa},
+            {"gemv_chunk_bytes", c.config.gemv_chunk_bytes},
+            {"math", c.config.math}}},
+          {"code", harness::ResultCodeName(c.code)},
+          {"exit_code", c.exit_code},
+          {"signal", c.signal},
+          {"message", c.message},
+          {"stderr_tail", c.stderr_tail},
+          {"elapsed_ms", c.elapsed_ms},
+          {"math", c.math ? MathJson(*c.math) : json(nullptr)},
+          {"build", c.build ? BuildJson(*c.build) : json(nullptr)},
+          {"weights_xxh3", c.weights_xxh3},
+          {"vocab_size", c.vocab_size},
+          {"isa_used", c.isa_used},
+          {"steps", std::move(steps)},
+          {"traces", std::move(traces)}};
+}
+
+json DivergenceJson(const harness::Divergence& d) {
+  return {{"checkpoint", d.checkpoint}, {"scenario", d.scenario},
+          {"config_a", d.config_a},     {"config_b", d.config_b},
+          {"step_index", d.step_index}, {"kind", d.kind},
+          {"position", d.position},     {"layer", d.layer ? json(*d.layer) : json(nullptr)},
+          {"op", d.op},                 {"detail", d.detail}};
+}
+
+// The run's canonical JSON, without its content id. nlohmann's objects keep
+// their keys sorted, so equal runs give equal text.
+json RunJson(const RunResult& run) {
+  json cells = json::array();
+  for (const CellResult& c : run.cells) cells.push_back(CellJson(c));
+  json divergences = json::array();
+  for (const harness::Divergence& d : run.diagnosis.divergences)
+    divergences.push_back(DivergenceJson(d));
+  const harness::MachineInfo& m = run.machine;
+  return {{"started_at", run.started_at},
+          {"elapsed_ms", run.elapsed_ms},
+          {"command", run.command},
+          {"machine",
+           {{"arch", m.arch},
+            {"cpu", m.cpu},
+            {"os", m.os},
+            {"kernel", m.kernel},
+            {"libc", m.libc},
+            {"isa_features", m.isa_features}}},
+          {"diagnosis",
+           {{"kind", harness::DiagnosisKindName(run.diagnosis.kind)},
+            {"headline", run.diagnosis.headline},
+            {"details", run.diagnosis.details},
+            {"divergences", std::move(divergences)}}},
+          {"cells", std::move(cells)}};
+}
+
+std::string ContentIdOf(const json& run_json) {
+  const std::string text = run_json.dump();
+  const XXH128_hash_t h = XXH3_128bits(text.data(), text.size());
+  return numerics::Hex16(h.high64) + numerics::Hex16(h.low64);
+}
+
+// Reads one bundle's fields, checking each; errors name the file and the
+// field's path ("runs[0].cells[2].threads").
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void Fail(const std::string& where, const std::string& what) const {
+    throw BundleError(file_ + ": " + where + ": " + what);
+  }
+
+  const json& Field(const json& object, const std::string& where, const char* key) const {
+    if (!object.is_object()) Fail(where, "expected an object");
+    auto it = object.find(key);
+    if (it == object.end()) Fail(where, std::string("missing field \"") + key + "\"");
+    return *it;
+  }
+
+  std::string String(const json& object, const std::string& where, const char* key) const {
+    const json& v = Field(object, where, key);
+    if (!v.is_string()) Fail(Join(where, key), "expected a string");
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.size() > kMaxStringBytes) Fail(Join(where, key), "string longer than 1 MiB");
+    return s;
+  }
+
+  int64_t Integer(const json& object, const std::string& where, const char* key, int64_t lo,
+                  int64_t hi) const {
+    const json& v = Field(object, where, key);
+    if (!v.is_number_integer()) Fail(Join(where, key), "expected an integer");
+    // An unsigned value above INT64_MAX would wrap: check it as unsigned first.
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+      Fail(Join(where, key), "out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    const int64_t x = v.get<int64_t>();
+    if (x < lo || x > hi)
+      Fail(Join(where, key), std::to_string(x) + " out of range [" + std::to_string(lo) + ", " +
+                                 std::to_string(hi) + "]");
+    return x;
+  }
+
+  int Int(const json& object, const std::string& where, const char* key, int64_t lo) const {
+    return static_cast<int>(Integer(object, where, key, lo, std::numeric_limits<int>::max()));
+  }
+
+  double Milliseconds(const json& object, const std::string& where, const char* key) const {
+    const json& v = Field(object, where, key);
+    if (!v.is_number()) Fail(Join(where, key), "expected a number");
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0) Fail(Join(where, key), "expected a finite number >= 0");
+    return x;
+  }
+
+  bool Bool(const json& object, const std::string& where, const char* key) const {
+    const json& v = Field(object, where, key);
+    if (!v.is_boolean()) Fail(Join(where, key), "expected true or false");
+    return v.get<bool>();
+  }
+
+  uint64_t Hash(const json& object, const std::string& where, const char* key) const {
+    const std::string s = String(object, where, key);
+    uint64_t value = 0;
+    if (s.size() != 16 || !numerics::ParseHex16(s, &value) || numerics::Hex16(value) != s)
+      Fail(Join(where, key), "expected 16 lower-case hex digits");
+    return value;
+  }
+
+  const json& Array(const json& object, const std::string& where, const char* key) const {
+    const json& v = Field(object, where, key);
+    if (!v.is_array()) Fail(Join(where, key), "expected an array");
+    return v;
+  }
+
+  std::vector<std::string> Strings(const json& object, const std::string& where,
+                                   const char* key) const {
+    std::vector<std::string> out;
+    const json& a = Array(object, where, key);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) Fail(Join(where, key) + Index(i), "expected a string");
+      out.push_back(a[i].get<std::string>());
+    }
+    return out;
+  }
+
+  static std::string Join(const std::string& where, const char* key) {
+    return where.empty() ? key : where + "." + key;
+  }
+  static std::string Index(size_t i) {
+    std::string out = std::to_string(i);  // built in place: GCC 12 warns falsely on "[" + s
+    out.insert(out.begin(), '[');
+    out += ']';
+    return out;
+  }
+
+  harness::MathLibraryInfo Math(const json& m, const std::string& where) const {
+    return {String(m, where, "profile"), String(m, where, "name"), String(m, where, "version"),
+            String(m, where, "fingerprint")};
+  }
+
+  harness::BuildInfo Build(const json& b, const std::string& where) const {
+    harness::BuildInfo out;
+    out.engine = String(b, where, "engine");
+    out.version = String(b, where, "version");
+    out.revision = String(b, where, "revision");
+    out.compiler = String(b, where, "compiler");
+    out.flags = String(b, where, "flags");
+    out.dirty = Bool(b, where, "dirty");
+    return out;
+  }
+
+  CellResult Cell(const json& j, const std::string& where) const {
+    CellResult c;
+    c.checkpoint = String(j, where, "checkpoint");
+    c.scenario = String(j, where, "scenario");
+    const json& config = Field(j, where, "config");
+    const std::string cw = Join(where, "config");
+    c.config.name = String(config, cw, "name");
+    c.config.kernels = String(config, cw, "kernels");
+    c.config.threads = static_cast<int>(Integer(config, cw, "threads", 0, 1 << 16));
+    c.config.isa = String(config, cw, "isa");
+    c.config.gemv_chunk_bytes =
+        Integer(config, cw, "gemv_chunk_bytes", 0, std::numeric_limits<int64_t>::max());
+    c.config.math = String(config, cw, "math");
+    const std::string code = String(j, where, "code");
+    if (!harness::ParseResultCode(code, &c.code))
+      Fail(Join(where, "code"), "unknown result code \"" + code + "\"");
+    c.exit_code = static_cast<int>(Integer(j, where, "exit_code", -1000, 1000));
+    c.signal = static_cast<int>(Integer(j, where, "signal", 0, 128));
+    c.message = String(j, where, "message");
+    c.stderr_tail = String(j, where, "stderr_tail");
+    c.elapsed_ms = Milliseconds(j, where, "elapsed_ms");
+    const json& math = Field(j, where, "math");
+    if (!math.is_null()) c.math = Math(math, Join(where, "math"));
+    const json& build = Field(j, where, "build");
+    if (!build.is_null()) c.build = Build(build, Join(where, "build"));
+    c.weights_xxh3 = String(j, where, "weights_xxh3");
+    if (!c.weights_xxh3.empty()) Hash(j, where, "weights_xxh3");
+    c.vocab_size = Int(j, where, "vocab_size", 0);
+    // The store keeps the vocabulary size with the weights' hash.
+    if (c.weights_xxh3.empty() && c.vocab_size != 0)
+      Fail(Join(where, "vocab_size"), "must be 0 when weights_xxh3 is empty");
+    c.isa_used = String(j, where, "isa_used");
+    const json& steps = Array(j, where, "steps");
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string sw = Join(where, "steps") + Index(i);
+      const json& s = steps[i];
+      harness::StepRecord st;
+      st.index = Int(s, sw, "index", 0);
+      if (st.index != static_cast<int>(i)) Fail(Join(sw, "index"), "steps must be numbered 0, 1, 2, ...");
+      st.kind = String(s, sw, "kind");
+      if (st.kind != "prefill" && st.kind != "decode" && st.kind != "extend")
+        Fail(Join(sw, "kind"), "expected prefill, decode or extend");
+      st.position = Int(s, sw, "position", 0);
+      st.input_token = Int(s, sw, "input_token", 0);
+      st.token = Int(s, sw, "token", 0);
+      st.fnv1a64 = Hash(s, sw, "fnv1a64");
+      st.xxh3_64 = Hash(s, sw, "xxh3_64");
+      st.argmax = Int(s, sw, "argmax", 0);
+      st.nan_count = Int(s, sw, "nan", 0);
+      st.inf_count = Int(s, sw, "inf", 0);
+      c.steps.push_back(std::move(st));
+    }
+    const json& traces = Array(j, where, "traces");
+    for (size_t i = 0; i < traces.size(); ++i) {
+      const std::string tw = Join(where, "traces") + Index(i);
+      harness::TraceRecord t;
+      t.position = Int(traces[i], tw, "position", 0);
+      t.layer = Int(traces[i], tw, "layer", -1);
+      t.op = String(traces[i], tw, "op");
+      t.xxh3_64 = Hash(traces[i], tw, "xxh3_64");
+      c.traces.push_back(std::move(t));
+    }
+    return c;
+  }
+
+  harness::Divergence Divergence(const json& j, const std::string& where) const {
+    harness::Divergence d;
+    d.checkpoint = String(j, where, "checkpoint");
+    d.scenario = String(j, where, "scenario");
+    d.config_a = String(j, where, "config_a");
+    d.config_b = String(j, where, "config_b");
+    d.step_index = Int(j, where, "step_index", -1);
+    d.kind = String(j, where, "kind");
+    d.position = Int(j, where, "position", 0);
+    if (!Field(j, where, "layer").is_null()) d.layer = Int(j, where, "layer", -1);
+    d.op = String(j, where, "op");
+    d.detail = String(j, where, "detail");
+    return d;
+  }
+
+  RunResult Run(const json& j, const std::string& where) const {
+    RunResult run;
+    run.started_at = String(j, where, "started_at");
+    run.elapsed_ms = Milliseconds(j, where, "elapsed_ms");
+    run.command = String(j, where, "command");
+    const json& m = Field(j, where, "machine");
+    const std::string mw = Join(where, "machine");
+    run.machine.arch = String(m, mw, "arch");
+    run.machine.cpu = String(m, mw, "cpu");
+    run.machine.os = String(m, mw, "os");
+    run.machine.kernel = String(m, mw, "kernel");
+    run.machine.libc = String(m, mw, "libc");
+    run.machine.isa_features = Strings(m, mw, "isa_features");
+    const json& d = Field(j, where, "diagnosis");
+    const std::string dw = Join(where, "diagnosis");
+    const std::string kind = String(d, dw, "kind");
+    if (!harness::ParseDiagnosisKind(kind, &run.diagnosis.kind))
+      Fail(Join(dw, "kind"), "unknown diagnosis kind \"" + kind + "\"");
+    run.diagnosis.headline = String(d, dw, "headline");
+    run.diagnosis.details = Strings(d, dw, "details");
+    const json& divergences = Array(d, dw, "divergences");
+    for (size_t i = 0; i < divergences.size(); ++i)
+      run.diagnosis.divergences.push_back(
+          Divergence(divergences[i], Join(dw, "divergences") + Index(i)));
+    const json& cells = Array(j, where, "cells");
+    for (size_t i = 0; i < cells.size(); ++i)
+      run.cells.push_back(Cell(cells[i], Join(where, "cells") + Index(i)));
+    return run;
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+std::string ContentId(const RunResult& run) {
+  return ContentIdOf(RunJson(run));
+}
+
+std::string FormatBundle(const std::vector<RunResult>& runs) {
+  json bundle_runs = json::array();
+  for (const RunResult& run : runs) {
+    json j = RunJson(run);
+    j["content_id"] = ContentIdOf(j);
+    bundle_runs.push_back(std::move(j));
+  }
+  const json bundle = {{"format", kBundleFormat},
+                       {"version", kBundleVersion},
+                       {"runs", std::move(bundle_runs)}};
+  return bundle.dump(1) + "\n";
+}
+
+void WriteBundle(const std::vector<RunResult>& runs, const std::string& path) {
+  WriteFileAtomically(path, FormatBundle(runs));
+}
+
+std::vector<RunResult> ParseBundle(const std::string& text, const std::string& file) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw BundleError(file + ": not a samebits bundle (not valid JSON, or truncated): " +
+                      e.what());
+  }
+  const Reader r(file);
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBundleFormat)
+    throw BundleError(file + ": not a samebits bundle (\"format\" is not \"" +
+                      std::string(kBundleFormat) + "\")");
+  const int64_t version = r.Integer(doc, "", "version", 0, std::numeric_limits<int>::max());
+  if (version != kBundleVersion) {
+    throw BundleError(file + ": bundle version " + std::to_string(version) +
+                      " is not supported (this samebits reads version " +
+                      std::to_string(kBundleVersion) +
+                      (version > kBundleVersion ? "; it comes from a newer samebits)" : ")"));
+  }
+  const json& runs = r.Array(doc, "", "runs");
+  std::vector<RunResult> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string where = "runs" + Reader::Index(i);
+    const std::string claimed = r.String(runs[i], where, "content_id");
+    RunResult run = r.Run(runs[i], where);
+    // The id must be that of the content as read back, so a bundle edited
+    // by hand (or damaged) is refused rather than imported under a false id.
+    const std::string actual = ContentId(run);
+    if (claimed != actual)
+      r.Fail(where + ".content_id",
+             "does not match the run's content (" + actual +
+                 "): the bundle was modified or damaged after it was written");
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+std::vector<RunResult> ReadBundle(const std::string& path, uint64_t max_bytes) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw BundleError(path + ": no such bundle file");
+  const uint64_t size = fs::file_size(path, ec);
+  if (ec) throw BundleError(path + ": cannot be read: " + ec.message());
+  if (size > max_bytes)
+    throw BundleError(path + ": " + std::to_string(size) + " bytes is larger than the " +
+                      std::to_string(max_bytes) + "-byte limit for a bundle");
+  std::ifstream in(path, std::ios::binary);
+  std::string text(size, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(size)))
+    throw BundleError(path + ": cannot be read");
+  return ParseBundle(text, path);
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& text) {
+  const fs::path target(path);
+  std::error_code ec;
+  if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
+  const fs::path temp = target.string() + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      fs::remove(temp, ec);
+      throw BundleError(path + ": cannot be written");
+    }
+  }
+  fs::rename(temp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw BundleError(path + ": cannot be written: " + ec.message());
+  }
+}
+
+}  // namespace samebits::exchange

@@ -1,0 +1,68 @@
+// Bundles: runs as a self-describing, versioned JSON document, to carry them
+// from one machine's store to another's (`samebits export`, `import`,
+// `compare`). A bundle holds, per run, the machine, and per cell the build,
+// the math library and its fingerprint, every step's hashes and the
+// activation traces. It leaves out what only makes sense on the machine
+// that made the run: the run's id in its store and the paths of raw logit
+// dumps.
+//
+//   {"format": "samebits-bundle", "version": 1,
+//    "runs": [{"content_id": "<32 hex>", "started_at": ..., "machine": {...},
+//              "diagnosis": {...}, "cells": [{..., "steps": [...], "traces": [...]}]}]}
+//
+// Each run carries a content id: the XXH3-128 of its canonical JSON (every
+// field but the id itself). Importing keys runs by it, so importing a bundle
+// twice adds nothing, and a bundle whose content does not match its id (a
+// tampered or damaged file) is refused.
+//
+// A bundle is untrusted input: ReadBundle caps its size, checks the format
+// name and version, and checks every field's type and range, naming the file
+// and the field ("b.json: runs[0].cells[3].steps[2].xxh3_64: expected 16
+// hex digits").
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/analysis/results.h"
+
+namespace samebits::exchange {
+
+// A bundle that cannot be written or read; the message names the file.
+class BundleError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr const char* kBundleFormat = "samebits-bundle";
+inline constexpr int kBundleVersion = 1;
+// Bundles larger than this are refused before they are parsed.
+inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;
+
+// Returns the run's content id (32 lower-case hex digits): equal for two
+// runs exactly when their bundled forms are equal.
+std::string ContentId(const harness::RunResult& run);
+
+// Returns the bundle of `runs` as JSON text.
+std::string FormatBundle(const std::vector<harness::RunResult>& runs);
+
+// Writes the bundle of `runs` to `path` through a temporary file renamed
+// over it, so a reader never sees half a bundle. Throws BundleError.
+void WriteBundle(const std::vector<harness::RunResult>& runs, const std::string& path);
+
+// Returns the runs in `text` (run ids 0, dump paths empty). `file` names it
+// in errors. Throws BundleError.
+std::vector<harness::RunResult> ParseBundle(const std::string& text, const std::string& file);
+
+// Returns the runs in the bundle file `path`, refusing one over `max_bytes`.
+// Throws BundleError.
+std::vector<harness::RunResult> ReadBundle(const std::string& path,
+                                           uint64_t max_bytes = kMaxBundleBytes);
+
+// Writes `text` to `path` through a temporary file in the same folder
+// renamed over it (creating the folder). Throws BundleError.
+void WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace samebits::exchange

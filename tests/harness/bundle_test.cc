@@ -1,0 +1,198 @@
+// Bundles and import (harness/exchange): a run survives store -> bundle ->
+// another store bit for bit; importing twice adds nothing; a damaged,
+// modified, oversized or other-version bundle is refused with a message
+// naming the file and the field, and the store is left unchanged.
+#include "harness/exchange/bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/numerics/hash.h"
+#include "harness/exchange/import.h"
+#include "harness/store/store.h"
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::exchange {
+namespace {
+
+using harness::RunResult;
+using harness::testing::MakeCell;
+using harness::testing::TempDir;
+
+RunResult SampleRun() {
+  RunResult run;
+  run.started_at = "2026-11-30T12:00:00Z";
+  run.elapsed_ms = 1234.5;
+  run.command = "samebits gate -q";
+  run.machine = {"x86_64", "Some CPU", "Linux", "6.1", "glibc 2.36", {"avx2", "fma"}};
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "reference", 7));
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "cpu-t1-libm", 9, 4, "libm"));
+  run.cells.back().traces = {{10, -1, "embed", 0xfedcba9876543210ull}, {10, 0, "attn_norm", 1}};
+  run.cells.back().isa_used = "avx2";
+  harness::CellResult unsupported = MakeCell("synthetic:tiny", "classic", "cpu-avx512", 7);
+  unsupported.code = harness::ResultCode::kUnsupported;
+  unsupported.steps.clear();
+  unsupported.math.reset();
+  unsupported.build.reset();
+  unsupported.weights_xxh3.clear();
+  unsupported.vocab_size = 0;
+  unsupported.message = "this machine lacks avx512";
+  run.cells.push_back(unsupported);
+  run.diagnosis.kind = harness::Diagnosis::Kind::kCodeChanged;
+  run.diagnosis.headline = "the code changed the numbers";
+  run.diagnosis.details = {"  git bisect start HEAD abc"};
+  harness::Divergence d;
+  d.checkpoint = "synthetic:tiny";
+  d.scenario = "classic";
+  d.config_a = "reference";
+  d.config_b = "references/portable.txt";
+  d.step_index = 2;
+  d.kind = "decode";
+  d.position = 12;
+  d.layer = 0;
+  d.op = "ffn_down";
+  d.detail = "xxh3_64 a vs b";
+  run.diagnosis.divergences.push_back(d);
+  return run;
+}
+
+int64_t RunCount(store::Store& s) {
+  store::Statement q = s.connection().Prepare("SELECT count(*) FROM runs");
+  q.Step();
+  return q.Int(0);
+}
+
+// Stores the sample run in a fresh store and writes it as a bundle.
+class BundleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::Store source(dir_.File("a.db"));
+    const int64_t id = source.SaveRun(SampleRun());
+    original_ = source.LoadRun(id);
+    WriteBundle({original_}, bundle());
+  }
+  std::string bundle() const { return dir_.File("a.bundle.json"); }
+
+  // Expects importing `file` to be refused with a message holding `words`,
+  // leaving the store `b.db` with the runs it had.
+  void ExpectRefused(const std::string& file, const std::string& words) {
+    store::Store target(dir_.File("b.db"));
+    const int64_t before = RunCount(target);
+    try {
+      ImportRuns(target, ReadBundle(file, 1 << 20));
+      ADD_FAILURE() << "imported " << file;
+    } catch (const BundleError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(RunCount(target), before);
+  }
+
+  TempDir dir_;
+  RunResult original_;
+};
+
+TEST_F(BundleTest, RoundTripKeepsEveryHashAndImportIsIdempotent) {
+  store::Store target(dir_.File("b.db"));
+  const ImportResult first = ImportRuns(target, ReadBundle(bundle()));
+  ASSERT_EQ(first.added.size(), 1u);
+  EXPECT_EQ(first.already_present, 0);
+  const RunResult back = target.LoadRun(first.added[0]);
+  ASSERT_EQ(back.cells.size(), original_.cells.size());
+  for (size_t i = 0; i < back.cells.size(); ++i) {
+    const auto& x = original_.cells[i];
+    const auto& y = back.cells[i];
+    EXPECT_EQ(x.code, y.code);
+    ASSERT_EQ(x.steps.size(), y.steps.size());
+    for (size_t k = 0; k < x.steps.size(); ++k) {
+      EXPECT_EQ(x.steps[k].xxh3_64, y.steps[k].xxh3_64);
+      EXPECT_EQ(x.steps[k].fnv1a64, y.steps[k].fnv1a64);
+      EXPECT_EQ(x.steps[k].token, y.steps[k].token);
+    }
+    ASSERT_EQ(x.traces.size(), y.traces.size());
+    for (size_t k = 0; k < x.traces.size(); ++k) EXPECT_EQ(x.traces[k].xxh3_64, y.traces[k].xxh3_64);
+    EXPECT_EQ(x.math.has_value(), y.math.has_value());
+    if (x.math) {
+      EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
+    }
+    EXPECT_EQ(x.isa_used, y.isa_used);
+  }
+  EXPECT_EQ(back.machine.arch, "x86_64");
+  EXPECT_EQ(back.diagnosis.divergences.size(), 1u);
+  EXPECT_EQ(ContentId(back), ContentId(original_));
+
+  const ImportResult second = ImportRuns(target, ReadBundle(bundle()));
+  EXPECT_TRUE(second.added.empty());
+  EXPECT_EQ(second.already_present, 1);
+  EXPECT_EQ(RunCount(target), 1);
+
+  // Negative control: a run that differs in one hash bit is a new run.
+  RunResult other = original_;
+  other.cells[0].steps[1].xxh3_64 ^= 1;
+  EXPECT_NE(ContentId(other), ContentId(original_));
+  EXPECT_EQ(ImportRuns(target, {other}).added.size(), 1u);
+  EXPECT_EQ(RunCount(target), 2);
+}
+
+TEST_F(BundleTest, ModifiedBundleIsRefused) {
+  std::string text = harness::testing::ReadFile(bundle());
+  const std::string hash = numerics::Hex16(original_.cells[0].steps[1].xxh3_64);
+  const size_t at = text.find(hash);
+  ASSERT_NE(at, std::string::npos);
+  text[at] = text[at] == '0' ? '1' : '0';
+  harness::testing::WriteFile(dir_.File("tampered.json"), text);
+  ExpectRefused(dir_.File("tampered.json"), "content_id");
+}
+
+TEST_F(BundleTest, TruncatedBundleIsRefused) {
+  const std::string text = harness::testing::ReadFile(bundle());
+  harness::testing::WriteFile(dir_.File("short.json"), text.substr(0, text.size() / 2));
+  ExpectRefused(dir_.File("short.json"), "truncated");
+}
+
+TEST_F(BundleTest, HugeBundleIsRefusedBeforeReading) {
+  const std::string huge = dir_.File("huge.json");
+  harness::testing::WriteFile(huge, "");
+  std::filesystem::resize_file(huge, (1 << 20) + 1);  // sparse: no disk used
+  ExpectRefused(huge, "limit");
+}
+
+TEST_F(BundleTest, OtherVersionIsRefused) {
+  std::string text = harness::testing::ReadFile(bundle());
+  const size_t at = text.find("\"version\": 1");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 200);
+  text.replace(at, 12, "\"version\": 2");
+  harness::testing::WriteFile(dir_.File("v2.json"), text);
+  ExpectRefused(dir_.File("v2.json"), "bundle version 2 is not supported");
+}
+
+TEST_F(BundleTest, BadFieldsAreNamed) {
+  // Fields are checked before the content id, so the message names the field.
+  std::string text = harness::testing::ReadFile(bundle());
+  const size_t at = text.find("\"threads\": 1");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "\"threads\": \"x\"");
+  harness::testing::WriteFile(dir_.File("bad.json"), text);
+  ExpectRefused(dir_.File("bad.json"), "runs[0].cells[0].config.threads: expected an integer");
+
+  harness::testing::WriteFile(dir_.File("other.json"), "{\"format\": \"something\"}");
+  ExpectRefused(dir_.File("other.json"), "not a samebits bundle");
+}
+
+// Several runs import in one transaction: when a later one cannot be
+// written, none of them is.
+TEST_F(BundleTest, ImportIsAllOrNothing) {
+  store::Store target(dir_.File("b.db"));
+  RunResult second = original_;
+  second.started_at = "2026-11-30T13:00:00Z";
+  target.after_cell_hook = [&](int cells) {
+    if (cells == 2 && RunCount(target) == 2) throw std::runtime_error("disk full");
+  };
+  EXPECT_THROW(ImportRuns(target, {original_, second}), std::runtime_error);
+  target.after_cell_hook = nullptr;
+  EXPECT_EQ(RunCount(target), 0);
+}
+
+}  // namespace
+}  // namespace samebits::exchange

@@ -1,0 +1,100 @@
+// Export, import and compare end to end, with the real `samebits` and the
+// stand-in engine standing for two machines: one that behaves, one that
+// says it is aarch64 (its libm profile's bits differ), and one whose
+// portable math changed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/harness/harness_test_util.h"
+#include "tests/harness/standin_matrix.h"
+
+namespace samebits::standin {
+namespace {
+
+class StandinExchange : public ::testing::Test {
+ protected:
+  StandinExchange() : m_("standin_exchange") {
+    std::filesystem::create_directories(m_.Path("references"));  // no references: not judged here
+  }
+
+  // Runs the matrix with `fault` into `db` and exports its run to `bundle`.
+  void RunAndExport(const std::string& fault, const std::string& db, const std::string& bundle) {
+    const CommandResult run = m_.Matrix({"run"}, fault, db);
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.command << "\n" << run.output;
+    const CommandResult out =
+        m_.Samebits({"export", "-o", m_.Path(bundle), "--db", m_.Path(db)});
+    ASSERT_EQ(out.exit_code, 0) << out.output;
+  }
+
+  StandinMatrix m_;
+};
+
+TEST_F(StandinExchange, TwoMachinesCompareImportAndReport) {
+  RunAndExport("ok", "x86.db", "x86.json");
+  RunAndExport("arch-aarch64", "arm.db", "arm.json");
+
+  const CommandResult cmp = m_.Samebits({"compare", m_.Path("x86.json"), m_.Path("arm.json"),
+                                         "--report-md", m_.Path("cmp.md"), "--report-json",
+                                         m_.Path("cmp.json")});
+  EXPECT_EQ(cmp.exit_code, 1) << cmp.output;
+  EXPECT_NE(cmp.output.find("most likely because the architecture differs (architecture: 2)"),
+            std::string::npos)
+      << cmp.output;
+  EXPECT_NE(cmp.output.find("Architectures: x86_64"), std::string::npos) << cmp.output;
+  const std::string md = harness::testing::ReadFile(m_.Path("cmp.md"));
+  EXPECT_NE(md.find("the architecture differs"), std::string::npos) << md;
+  const nlohmann::json report = nlohmann::json::parse(harness::testing::ReadFile(m_.Path("cmp.json")));
+  EXPECT_FALSE(report.empty());
+
+  // The same comparison through the databases (their latest runs).
+  const CommandResult by_db = m_.Samebits({"compare", m_.Path("x86.db"), m_.Path("arm.db")});
+  EXPECT_EQ(by_db.exit_code, 1) << by_db.output;
+  // A run compared with its own bundle agrees.
+  const CommandResult same = m_.Samebits({"compare", m_.Path("x86.db"), m_.Path("x86.json")});
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("All 4 compared cells agree bit for bit"), std::string::npos)
+      << same.output;
+
+  // Import both into a third store, twice: the second adds nothing.
+  const std::string both = m_.Path("both.db");
+  const CommandResult first =
+      m_.Samebits({"import", m_.Path("x86.json"), m_.Path("arm.json"), "--db", both});
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("imported 2 runs (1, 2); 0 already present"), std::string::npos)
+      << first.output;
+  const CommandResult again =
+      m_.Samebits({"import", m_.Path("x86.json"), m_.Path("arm.json"), "--db", both});
+  EXPECT_NE(again.output.find("imported 0 runs; 2 already present"), std::string::npos)
+      << again.output;
+  const CommandResult ids = m_.Samebits({"compare", "1", "2", "--db", both});
+  EXPECT_EQ(ids.exit_code, 1) << ids.output;
+}
+
+TEST_F(StandinExchange, ACodeChangeIsTheCode) {
+  RunAndExport("ok", "a.db", "a.json");
+  RunAndExport("portable-changed", "b.db", "b.json");
+  const CommandResult cmp = m_.Samebits({"compare", m_.Path("a.json"), m_.Path("b.json")});
+  EXPECT_EQ(cmp.exit_code, 1) << cmp.output;
+  EXPECT_NE(cmp.output.find("most likely because the code differs (code: 2)"), std::string::npos)
+      << cmp.output;
+}
+
+TEST_F(StandinExchange, ABadBundleIsRefusedAndTheStoreIsNotTouched) {
+  RunAndExport("ok", "a.db", "a.json");
+  std::string text = harness::testing::ReadFile(m_.Path("a.json"));
+  harness::testing::WriteFile(m_.Path("cut.json"), text.substr(0, text.size() - 40));
+  const std::string target = m_.Path("target.db");
+  const CommandResult imported = m_.Samebits({"import", m_.Path("a.json"), m_.Path("cut.json"),
+                                              "--db", target});
+  EXPECT_EQ(imported.exit_code, 2) << imported.output;
+  EXPECT_NE(imported.output.find("cut.json"), std::string::npos) << imported.output;
+  EXPECT_FALSE(std::filesystem::exists(target));
+  const CommandResult compared = m_.Samebits({"compare", m_.Path("a.json"), m_.Path("cut.json")});
+  EXPECT_EQ(compared.exit_code, 2) << compared.output;
+}
+
+}  // namespace
+}  // namespace samebits::standin
