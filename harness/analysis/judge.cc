@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/rollup.h"
 #include "harness/analysis/verdict.h"
 
 namespace samebits::harness {
@@ -333,8 +334,8 @@ Diagnosis Merge(std::vector<Diagnosis> found, const RunResult& run) {
   diag.headline = found.front().headline;
   for (size_t f = 0; f < found.size(); ++f) {
     if (f > 0) diag.details.push_back("Also: " + found[f].headline);
-    for (const Divergence& d : found[f].divergences)
-      diag.details.push_back("  " + DescribeDivergence(d));
+    for (const std::string& line : RollUpDivergences(found[f].divergences))
+      diag.details.push_back("  " + line);
     for (const std::string& line : found[f].details) diag.details.push_back("  " + line);
     diag.divergences.insert(diag.divergences.end(), found[f].divergences.begin(),
                             found[f].divergences.end());
