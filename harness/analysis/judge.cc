@@ -302,9 +302,8 @@ Diagnosis ChildFailures(const RunResult& run) {
   for (const CellResult& c : run.cells) {
     if (c.code != ResultCode::kUnresolved && c.code != ResultCode::kTimeout) continue;
     ++broken;
-    children.details.push_back(std::string(ResultCodeName(c.code)) + ": " + c.checkpoint + " " +
-                               c.scenario + " " + c.config.name + ": " + c.message);
   }
+  children.details = RollUpUnfinishedChildren(run);  // one line per code x configuration
   if (broken > 0) {
     children.headline = std::to_string(broken) +
                         " children did not run to completion (crashed, hung, exited non-zero or "

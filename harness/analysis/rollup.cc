@@ -88,11 +88,15 @@ std::vector<std::string> RollUpDivergences(const std::vector<Divergence>& diverg
   return lines;
 }
 
-std::vector<std::string> RollUpFailedCells(const RunResult& run, int stderr_lines) {
+namespace {
+
+// RollUpFailedCells over the failed cells `keep` accepts.
+template <typename Keep>
+std::vector<std::string> RollUpCells(const RunResult& run, int stderr_lines, Keep keep) {
   // (code, configuration) in first-seen order, each with its cells.
   std::vector<std::vector<const CellResult*>> groups;
   for (const CellResult& c : run.cells) {
-    if (!IsFailure(c.code)) continue;
+    if (!IsFailure(c.code) || !keep(c)) continue;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
       return g.front()->code == c.code && g.front()->config.name == c.config.name;
     });
@@ -124,6 +128,16 @@ std::vector<std::string> RollUpFailedCells(const RunResult& run, int stderr_line
       lines.push_back("    stderr: " + s);
   }
   return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> RollUpFailedCells(const RunResult& run, int stderr_lines) {
+  return RollUpCells(run, stderr_lines, [](const CellResult&) { return true; });
+}
+
+std::vector<std::string> RollUpUnfinishedChildren(const RunResult& run) {
+  return RollUpCells(run, 0, [](const CellResult& c) { return c.code != ResultCode::kFail; });
 }
 
 }  // namespace samebits::harness

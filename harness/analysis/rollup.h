@@ -27,4 +27,8 @@ std::vector<std::string> RollUpDivergences(const std::vector<Divergence>& diverg
 // lines of its standard error (`stderr_lines` of them) under its line.
 std::vector<std::string> RollUpFailedCells(const RunResult& run, int stderr_lines);
 
+// Returns RollUpFailedCells's lines for the children that did not finish
+// (UNRESOLVED, TIMEOUT) only, without their standard error.
+std::vector<std::string> RollUpUnfinishedChildren(const RunResult& run);
+
 }  // namespace samebits::harness

@@ -119,13 +119,27 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
   for (const ConfigRow& r : g.rows) {
     const CellResult& cell = *r.cell;
     out << "<tr><th class=\"config\">" << E(cell.config.name) << "</th>";
-    for (size_t c = 0; c < g.columns.size(); ++c) {
+    // Runs of steps that compare alike are one cell spanning them, so a
+    // default matrix of hundreds of cells x dozens of steps stays a page of
+    // a few hundred KB; the first divergence always stands alone.
+    for (size_t c = 0; c < g.columns.size();) {
       const bool first = r.first_divergence && *r.first_divergence == c;
-      out << "<td class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
+      size_t end = c + 1;
+      while (!first && end < g.columns.size() && r.agreement[end] == r.agreement[c] &&
+             !(r.first_divergence && *r.first_divergence == end)) {
+        ++end;
+      }
+      const std::string steps =
+          end - c == 1 ? DescribeStep(g.columns[c])
+                       : "steps " + std::to_string(g.columns[c].index) + " to " +
+                             std::to_string(g.columns[end - 1].index);
+      out << "<td";
+      if (end - c > 1) out << " colspan=\"" << (end - c) << "\"";
+      out << " class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
           << "\" title=\""
-          << E(cell.config.name + ", " + DescribeStep(g.columns[c]) + ": " +
-               AgreementWord(r.agreement[c]) + " " + base)
+          << E(cell.config.name + ", " + steps + ": " + AgreementWord(r.agreement[c]) + " " + base)
           << "\"></td>";
+      c = end;
     }
     out << "</tr>\n";
   }
