@@ -363,6 +363,7 @@ void Judge(RunResult& run, const JudgeOptions& options) {
   found.push_back(std::move(references.code_changed));
   found.push_back(MissingReferences(references.missing, options));
   found.push_back(ChildFailures(run));
+  found.push_back(CheckEquivalences(run, options.equivalences));
   run.diagnosis = Merge(std::move(found), run);
 }
 
