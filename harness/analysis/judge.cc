@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/rollup.h"
 #include "harness/analysis/verdict.h"
 
 namespace samebits::harness {
@@ -294,9 +295,8 @@ Diagnosis ChildFailures(const RunResult& run) {
   for (const CellResult& c : run.cells) {
     if (c.code != ResultCode::kUnresolved && c.code != ResultCode::kTimeout) continue;
     ++broken;
-    children.details.push_back(std::string(ResultCodeName(c.code)) + ": " + c.checkpoint + " " +
-                               c.scenario + " " + c.config.name + ": " + c.message);
   }
+  children.details = RollUpUnfinishedChildren(run);  // one line per code x configuration
   if (broken > 0) {
     children.headline = std::to_string(broken) +
                         " children did not run to completion (crashed, hung, exited non-zero or "
@@ -326,8 +326,8 @@ Diagnosis Merge(std::vector<Diagnosis> found, const RunResult& run) {
   diag.headline = found.front().headline;
   for (size_t f = 0; f < found.size(); ++f) {
     if (f > 0) diag.details.push_back("Also: " + found[f].headline);
-    for (const Divergence& d : found[f].divergences)
-      diag.details.push_back("  " + DescribeDivergence(d));
+    for (const std::string& line : RollUpDivergences(found[f].divergences))
+      diag.details.push_back("  " + line);
     for (const std::string& line : found[f].details) diag.details.push_back("  " + line);
     diag.divergences.insert(diag.divergences.end(), found[f].divergences.begin(),
                             found[f].divergences.end());
@@ -356,6 +356,7 @@ void Judge(RunResult& run, const JudgeOptions& options) {
   found.push_back(std::move(references.code_changed));
   found.push_back(MissingReferences(references.missing, options));
   found.push_back(ChildFailures(run));
+  found.push_back(CheckEquivalences(run, options.equivalences));
   run.diagnosis = Merge(std::move(found), run);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/equivalence.h"
 #include "harness/analysis/references.h"
 #include "harness/analysis/results.h"
 
@@ -52,6 +53,9 @@ struct JudgeOptions {
   // `trace_differences` holds what their traces showed, by TraceKey.
   bool traced = false;
   std::map<std::string, TraceDifference> trace_differences;
+  // Scenarios declared to give the same bits where they share positions
+  // (equivalence.h); checked after the groups and the references.
+  std::vector<ScenarioEquivalence> equivalences;
 };
 
 // Returns the key of a pair of configurations' trace comparison.

@@ -142,6 +142,7 @@ struct Diagnosis {
                           // profile (its math is the project's own code)
     kNoReference,         // no reference group for this platform and profile
     kChildFailures,       // children crashed, hung or lied
+    kScenariosDiffer,     // scenarios declared equivalent give different bits (equivalence.h)
   };
   Kind kind = Kind::kAllAgree;
   std::string headline;              // one sentence for a person
@@ -163,13 +164,15 @@ struct DiagnosisKindInfo {
 // Every diagnosis kind, most severe first. A code change ranks above a
 // different math library: when both show, the code change is the one to fix
 // (and it may explain the libm profile's differences too).
-inline constexpr std::array<DiagnosisKindInfo, 6> kDiagnosisKinds = {{
+inline constexpr std::array<DiagnosisKindInfo, 7> kDiagnosisKinds = {{
     {Diagnosis::Kind::kIdentityBroken, "identity-broken", "Identity broken", 0},
-    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 1},
-    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 2},
-    {Diagnosis::Kind::kNoReference, "no-reference", "No reference", 3},
-    {Diagnosis::Kind::kChildFailures, "child-failures", "Children failed", 4},
-    {Diagnosis::Kind::kAllAgree, "all-agree", "All configurations agree", 5},
+    // Chunking changed a row's bits: an identity break across scenarios.
+    {Diagnosis::Kind::kScenariosDiffer, "scenarios-differ", "Equivalent scenarios differ", 1},
+    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 2},
+    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 3},
+    {Diagnosis::Kind::kNoReference, "no-reference", "No reference", 4},
+    {Diagnosis::Kind::kChildFailures, "child-failures", "Children failed", 5},
+    {Diagnosis::Kind::kAllAgree, "all-agree", "All configurations agree", 6},
 }};
 
 // Returns the kind's row of kDiagnosisKinds.

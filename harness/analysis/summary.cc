@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/rollup.h"
 
 namespace samebits::harness {
 
@@ -17,27 +18,14 @@ std::map<ResultCode, int> CountByCode(const RunResult& run) {
 
 std::string FormatSummary(const RunResult& run, bool diagnose) {
   std::ostringstream out;
-  bool header = false;
-  for (const CellResult& c : run.cells) {
-    if (!IsFailure(c.code)) continue;
-    if (!header) {
-      out << "Failed cells:\n";
-      header = true;
-    }
-    out << "  " << ResultCodeName(c.code) << ": " << c.checkpoint << " " << c.scenario << " "
-        << c.config.name << ": " << c.message << "\n";
-    if (c.code != ResultCode::kFail && !c.stderr_tail.empty()) {
-      std::istringstream tail(c.stderr_tail);
-      std::string line;
-      int shown = 0;
-      std::vector<std::string> lines;
-      while (std::getline(tail, line)) lines.push_back(line);
-      for (size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i, ++shown) {
-        out << "      stderr: " << lines[i] << "\n";
-      }
-    }
+  // One line per result code x configuration, so 23 failures of one
+  // configuration read as one line (rollup.h).
+  const std::vector<std::string> failed = RollUpFailedCells(run, /*stderr_lines=*/5);
+  if (!failed.empty()) {
+    out << "Failed cells:\n";
+    for (const std::string& line : failed) out << "  " << line << "\n";
+    out << "\n";
   }
-  if (header) out << "\n";
   char elapsed[64];
   std::snprintf(elapsed, sizeof elapsed, "%.1f", run.elapsed_ms / 1000.0);
   out << "Run " << run.run_id << ": " << run.cells.size() << " cells in " << elapsed << " s\n";

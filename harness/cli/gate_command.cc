@@ -10,6 +10,7 @@
 #include "harness/analysis/verdict.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
+#include "harness/cli/option_checks.h"
 #include "harness/report/exporter.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
@@ -19,11 +20,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The largest --rerun-budget accepted (a day): beyond it a typo, not a plan.
+constexpr double kMaxRerunBudgetSeconds = 24 * 3600;
+
 struct GateFlags {
   MatrixFlags matrix;
   std::string run;  // a stored run instead of a new one
   bool trace = false;
   bool quiet = false;
+  double rerun_budget_seconds = runner::kDefaultRerunBudgetSeconds;
   std::string report_html, report_md, report_json, report_junit;
 };
 
@@ -64,7 +69,7 @@ int Gate(const GateFlags& flags) {
     }
   }
   runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected,
-                          flags.trace, flags.quiet);
+                          flags.trace, flags.quiet, flags.rerun_budget_seconds);
   if (fresh) run.run_id = store->SaveRun(run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
   WriteReportFile(run, "html", flags.report_html);
@@ -87,10 +92,19 @@ CommandSpec Setup(CLI::App& app) {
                   "Judges this stored run (an id, or `latest`) instead of making a new one.")
       ->type_name("ID");
   sub->add_flag("--trace", flags->trace,
-                "When configurations disagree, reruns each diverging pair with activation traces "
+                "When configurations disagree, reruns the diverging pairs with activation traces "
                 "to name the first diverging layer and op. (Without --trace the pairs are still "
                 "rerun for raw logit dumps, unless the run has them, so the report gives ULP "
                 "distances and whether the argmax changed.)");
+  sub->add_option("--rerun-budget", flags->rerun_budget_seconds,
+                  "The most time the gate spends rerunning diverging pairs with logit dumps (and "
+                  "traces): one pair per diverging configuration first, then the others; the first "
+                  "pair always runs, and a pair begun within the budget finishes. The summary and the reports name the pairs "
+                  "left out (default " +
+                      std::to_string(static_cast<int>(runner::kDefaultRerunBudgetSeconds)) +
+                      ").")
+      ->type_name("SECONDS")
+      ->check(SecondsInRange(kMaxRerunBudgetSeconds));
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
   sub->add_option("--report-html", flags->report_html,
                   "Writes a self-contained HTML report of the run to this file.")
@@ -111,8 +125,9 @@ CommandSpec Setup(CLI::App& app) {
       "  2  the gate could not be carried out: bad arguments, a selection that runs nothing\n"
       "     (no such scenario, or the engine refused every cell: an unknown checkpoint),\n"
       "     an unreadable database or reference\n\n"
-      "When configurations disagree, the gate reruns up to four diverging pairs with\n"
-      "--dump-logits (and --trace when given), so its reports give ULP distances, whether\n"
+      "When configurations disagree, the gate reruns the diverging pairs with --dump-logits\n"
+      "(and --trace when given), one per diverging configuration first, within\n"
+      "--rerun-budget; so its reports give ULP, absolute and relative differences, whether\n"
       "the argmax changed, and with --trace the first diverging layer and op.\n\n"
       "Examples:\n"
       "  samebits gate --report-html reports/latest.html --report-md reports/latest.md\n"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "harness/analysis/judge.h"
@@ -121,12 +122,36 @@ std::string ReferencesDir(const MatrixFlags& flags) {
   return flags.references_dir.empty() ? GetPaths().references : flags.references_dir;
 }
 
+std::vector<harness::ScenarioEquivalence> DeclaredEquivalences(const MatrixFlags& flags) {
+  const runner::MatrixRunOptions options = RunOptionsFor(flags);
+  const runner::Selection& s = options.selection;
+  // The suite in use (or the default one, which the default gate runs) and
+  // the scenarios folder's equivalences.json; names that match no cell of
+  // the run check nothing.
+  const std::string folder = s.scenarios_dir.empty() ? s.project_scenarios : s.scenarios_dir;
+  std::vector<std::string> files = {
+      s.suite.empty() ? runner::DefaultSuitePath(s) : s.suite,
+      (std::filesystem::path(folder) / harness::kEquivalencesFileName).string()};
+  std::vector<harness::ScenarioEquivalence> out;
+  for (const std::string& file : files) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) continue;
+    try {
+      for (harness::ScenarioEquivalence& e : harness::LoadEquivalences(file)) out.push_back(e);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  return out;
+}
+
 harness::JudgeOptions JudgeOptionsFor(const harness::RunResult& run, const MatrixFlags& flags) {
   const std::string dir = ReferencesDir(flags);
   harness::JudgeOptions options = harness::LoadJudgeOptions(run, dir);
   options.references_dir = DisplayPath(dir);
   options.samebits = GetPaths().program_display;
   options.bisect_command = BisectCommandFor(flags);
+  options.equivalences = DeclaredEquivalences(flags);
   return options;
 }
 

@@ -48,6 +48,11 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags);
 // Returns the references folder the flags name (default: <root>/references).
 std::string ReferencesDir(const MatrixFlags& flags);
 
+// Returns the scenario equivalences the gate checks (equivalence.h): those
+// of the suite in use (the default suite when none is given) and of the
+// scenarios folder's equivalences.json. Throws UsageError for a malformed one.
+std::vector<harness::ScenarioEquivalence> DeclaredEquivalences(const MatrixFlags& flags);
+
 // Returns the options `run` and `gate` judge with: the references the run
 // needs, loaded from the folder the flags name, and how to name that folder
 // and the program in advice. Throws when a reference file is malformed.

@@ -62,14 +62,11 @@ void WriteDiagnosis(const ReportModel& m, std::ostream& out) {
   const Diagnosis& d = m.run->diagnosis;
   out << "<h2>Diagnosis: " << DiagnosisKindTitle(d.kind) << "</h2>\n";
   out << "<p>" << E(d.headline) << "</p>\n";
-  if (!d.details.empty() || !d.divergences.empty()) {
+  // The details already roll the divergences up (one line per pair of
+  // configurations); each cell's own first divergence is in the cells table.
+  if (!d.details.empty()) {
     out << "<ul>\n";
     for (const std::string& s : d.details) out << "<li>" << E(s) << "</li>\n";
-    for (const Divergence& v : d.divergences) {
-      out << "<li>First divergence of " << E(v.checkpoint) << " / " << E(v.scenario) << ": "
-          << E(v.config_a) << " vs " << E(v.config_b) << " at " << E(DivergencePlace(v))
-          << "</li>\n";
-    }
     out << "</ul>\n";
   }
 }
@@ -131,13 +128,27 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
   for (const ConfigRow& r : g.rows) {
     const CellResult& cell = *r.cell;
     out << "<tr><th class=\"config\">" << E(cell.config.name) << "</th>";
-    for (size_t c = 0; c < g.columns.size(); ++c) {
+    // Runs of steps that compare alike are one cell spanning them, so a
+    // default matrix of hundreds of cells x dozens of steps stays a page of
+    // a few hundred KB; the first divergence always stands alone.
+    for (size_t c = 0; c < g.columns.size();) {
       const bool first = r.first_divergence && *r.first_divergence == c;
-      out << "<td class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
+      size_t end = c + 1;
+      while (!first && end < g.columns.size() && r.agreement[end] == r.agreement[c] &&
+             !(r.first_divergence && *r.first_divergence == end)) {
+        ++end;
+      }
+      const std::string steps =
+          end - c == 1 ? DescribeStep(g.columns[c])
+                       : "steps " + std::to_string(g.columns[c].index) + " to " +
+                             std::to_string(g.columns[end - 1].index);
+      out << "<td";
+      if (end - c > 1) out << " colspan=\"" << (end - c) << "\"";
+      out << " class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
           << "\" title=\""
-          << E(cell.config.name + ", " + DescribeStep(g.columns[c]) + ": " +
-               AgreementWord(r.agreement[c]) + " " + base)
+          << E(cell.config.name + ", " + steps + ": " + AgreementWord(r.agreement[c]) + " " + base)
           << "\"></td>";
+      c = end;
     }
     out << "</tr>\n";
   }
@@ -148,19 +159,21 @@ void WriteDumpStatistics(const ReportModel& m, std::ostream& out) {
   if (m.dumps.empty()) return;
   out << "<h2>Logit differences (raw dumps)</h2>\n<table>\n<tr><th>Checkpoint</th>"
          "<th>Scenario</th><th>Configurations</th><th>Step</th><th>Differing values</th>"
-         "<th>Max ULP</th><th>Max abs diff</th><th>Argmax</th></tr>\n";
+         "<th>Max ULP</th><th>Max abs diff</th>"
+         "<th>Max rel diff (&divide; the row&rsquo;s max |logit|)</th><th>Argmax</th></tr>\n";
   for (const DumpComparison& d : m.dumps) {
     const std::string prefix = "<tr><td>" + E(d.checkpoint) + "</td><td>" + E(d.scenario) +
                                "</td><td>" + E(d.config_a) + " vs " + E(d.config_b) + "</td>";
     if (!d.error.empty()) {
-      out << prefix << "<td colspan=\"5\">" << E(d.error) << "</td></tr>\n";
+      out << prefix << "<td colspan=\"6\">" << E(d.error) << "</td></tr>\n";
       continue;
     }
     for (const StepLogitDiff& s : d.steps) {
       const RowComparison& c = s.comparison;
       out << prefix << "<td>" << s.step_index << "</td><td>" << c.differing << " of "
           << d.vocab_size << "</td><td>" << FormatUlp(c.max_ulp) << "</td><td>"
-          << FormatDouble(c.max_abs_diff) << "</td><td>";
+          << FormatDouble(c.max_abs_diff) << "</td><td>" << FormatDouble(c.max_rel_diff)
+          << " (&divide; " << FormatDouble(c.row_max_abs) << ")</td><td>";
       if (c.argmax_a == c.argmax_b) {
         out << "same (" << c.argmax_a << ")";
       } else {

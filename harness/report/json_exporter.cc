@@ -117,6 +117,9 @@ Json ToJson(const DumpComparison& d) {
              {"max_ulp", c.max_ulp == kUlpNaNMismatch ? Json(nullptr) : Json(c.max_ulp)},
              {"nan_mismatch", c.nan_mismatch},
              {"max_abs_diff", c.max_abs_diff},
+             {"max_rel_diff", c.max_rel_diff},
+             {"max_rel_diff_denominator", "row_max_abs"},
+             {"row_max_abs", c.row_max_abs},
              {"argmax_a", c.argmax_a},
              {"argmax_b", c.argmax_b},
              {"argmax_changed", c.argmax_a != c.argmax_b}});

@@ -40,13 +40,10 @@ void WriteHeadline(const ReportModel& m, std::ostream& out) {
   out << "\n\n";
   out << "**" << DiagnosisKindTitle(run.diagnosis.kind) << ":** "
       << MarkdownCell(run.diagnosis.headline) << "\n\n";
+  // The details already roll the divergences up (one line per pair of
+  // configurations); each cell's own first divergence is in the cells table.
   for (const std::string& d : run.diagnosis.details) out << "- " << MarkdownCell(d) << "\n";
-  for (const Divergence& d : run.diagnosis.divergences) {
-    out << "- First divergence of " << MarkdownCell(d.checkpoint) << " / "
-        << MarkdownCell(d.scenario) << ": " << MarkdownCell(d.config_a) << " vs "
-        << MarkdownCell(d.config_b) << " at " << MarkdownCell(DivergencePlace(d)) << "\n";
-  }
-  if (!run.diagnosis.details.empty() || !run.diagnosis.divergences.empty()) out << "\n";
+  if (!run.diagnosis.details.empty()) out << "\n";
 }
 
 void WriteCounts(const ReportModel& m, std::ostream& out) {
@@ -87,20 +84,21 @@ void WriteDumpStatistics(const ReportModel& m, std::ostream& out) {
   if (m.dumps.empty()) return;
   out << "### Logit differences (raw dumps)\n\n";
   out << "| Checkpoint | Scenario | Configurations | Step | Differing values | Max ULP | "
-         "Max abs diff | Argmax |\n";
-  out << "|---|---|---|---:|---:|---:|---:|---|\n";
+         "Max abs diff | Max rel diff (÷ row's max abs logit) | Argmax |\n";
+  out << "|---|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const DumpComparison& d : m.dumps) {
     const std::string prefix = "| " + MarkdownCell(d.checkpoint) + " | " +
                                MarkdownCell(d.scenario) + " | " + MarkdownCell(d.config_a) +
                                " vs " + MarkdownCell(d.config_b) + " | ";
     if (!d.error.empty()) {
-      out << prefix << " | | | | " << MarkdownCell(d.error) << " |\n";
+      out << prefix << " | | | | | " << MarkdownCell(d.error) << " |\n";
       continue;
     }
     for (const StepLogitDiff& s : d.steps) {
       const RowComparison& c = s.comparison;
       out << prefix << s.step_index << " | " << c.differing << " of " << d.vocab_size << " | "
           << FormatUlp(c.max_ulp) << " | " << FormatDouble(c.max_abs_diff) << " | "
+          << FormatDouble(c.max_rel_diff) << " (÷ " << FormatDouble(c.row_max_abs) << ") | "
           << (c.argmax_a == c.argmax_b ? "same (" + std::to_string(c.argmax_a) + ")"
                                        : "**changed** " + std::to_string(c.argmax_a) + " → " +
                                              std::to_string(c.argmax_b))

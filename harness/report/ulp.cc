@@ -1,5 +1,6 @@
 #include "harness/report/ulp.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -49,6 +50,9 @@ RowComparison CompareLogitRows(std::span<const float> a, std::span<const float> 
   }
   RowComparison c;
   for (size_t i = 0; i < a.size(); ++i) {
+    for (float v : {a[i], b[i]}) {
+      if (std::isfinite(v)) c.row_max_abs = std::max(c.row_max_abs, std::fabs(double{v}));
+    }
     if (std::bit_cast<uint32_t>(a[i]) == std::bit_cast<uint32_t>(b[i])) continue;
     ++c.differing;
     const uint64_t ulp = UlpDistance(a[i], b[i]);
@@ -59,6 +63,7 @@ RowComparison CompareLogitRows(std::span<const float> a, std::span<const float> 
       if (diff > c.max_abs_diff) c.max_abs_diff = diff;
     }
   }
+  if (c.row_max_abs > 0) c.max_rel_diff = c.max_abs_diff / c.row_max_abs;
   c.argmax_a = ArgMax(a);
   c.argmax_b = ArgMax(b);
   return c;

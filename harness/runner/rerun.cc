@@ -1,6 +1,7 @@
 // The gate's rerun policy (rerun.h).
 #include "harness/runner/rerun.h"
 
+#include <chrono>
 #include <cstdio>
 #include <set>
 
@@ -92,22 +93,51 @@ bool RerunPairOnce(const RerunPair& pair, RunnerOptions options, const MatrixRun
 
 }  // namespace
 
-std::map<std::string, harness::TraceDifference> RerunDivergences(
-    harness::RunResult& run, const MatrixRunOptions& run_options,
-    const std::vector<Cell>& selected, bool trace, bool quiet) {
-  std::map<std::string, harness::TraceDifference> out;
+namespace {
+
+// Returns the diagnosis's divergences that have a pair of cells to rerun
+// (not a reference file), one per pair: first the first pair of each
+// distinct (config_a, config_b), then the others, each in the diagnosis's
+// order. So a small budget still covers every diverging configuration.
+std::vector<const harness::Divergence*> RerunOrder(const harness::Diagnosis& diagnosis) {
+  std::vector<const harness::Divergence*> first, rest;
+  std::set<std::string> pairs, configs;
+  for (const harness::Divergence& d : diagnosis.divergences) {
+    if (!pairs.insert(harness::TraceKey(d.checkpoint, d.scenario, d.config_a, d.config_b)).second)
+      continue;
+    const bool new_config = configs.insert(d.config_a + '\t' + d.config_b).second;
+    (new_config ? first : rest).push_back(&d);
+  }
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
+}
+
+}  // namespace
+
+RerunOutcome RerunDivergences(harness::RunResult& run, const MatrixRunOptions& run_options,
+                              const std::vector<Cell>& selected, bool trace, double budget_seconds,
+                              bool quiet) {
+  RerunOutcome out;
   RunnerOptions options;
   options.engine = EnginePath(run_options);
   options.timeout_seconds = run_options.timeout_seconds * (trace ? 4 : 1);  // traces are slower
   options.trace = trace;
-  std::set<std::string> done;
-  for (const harness::Divergence& d : run.diagnosis.divergences) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const harness::Divergence* dp : RerunOrder(run.diagnosis)) {
+    const harness::Divergence& d = *dp;
     const std::string key = harness::TraceKey(d.checkpoint, d.scenario, d.config_a, d.config_b);
-    if (done.count(key) != 0 || static_cast<int>(done.size()) >= kMaxReruns) continue;
     const RerunPair pair = FindPair(run, d);
     if (pair.cells[0] == nullptr || pair.cells[1] == nullptr) continue;  // a reference file
     if (!trace && !pair.dump) continue;
-    done.insert(key);
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    // The first pair always runs, so a broken build's report always has
+    // one pair's dumps (and traces) however small the budget.
+    if (out.rerun > 0 && spent.count() >= budget_seconds) {
+      out.skipped.push_back(d.checkpoint + " " + d.scenario + ": " + d.config_a + " and " +
+                            d.config_b);
+      continue;
+    }
+    ++out.rerun;
     if (pair.dump && options.dump_dir.empty()) {
       options.dump_dir = NewDumpDirectory(run_options.dump_parent);
     }
@@ -124,7 +154,7 @@ std::map<std::string, harness::TraceDifference> RerunDivergences(
     if (!trace) continue;
     for (int k = 0; k < 2; ++k) pair.cells[k]->traces = rerun[k].traces;
     if (auto diff = harness::FirstTraceDifference(rerun[0].traces, rerun[1].traces)) {
-      out[key] = *diff;
+      out.trace_differences[key] = *diff;
     }
   }
   return out;
@@ -132,15 +162,27 @@ std::map<std::string, harness::TraceDifference> RerunDivergences(
 
 void JudgeWithReruns(harness::RunResult& run, harness::JudgeOptions judge,
                      const MatrixRunOptions& options, const std::vector<Cell>& selected,
-                     bool trace, bool quiet) {
+                     bool trace, bool quiet, double budget_seconds) {
   harness::Judge(run, judge);
   if (run.diagnosis.kind != harness::Diagnosis::Kind::kIdentityBroken) return;
-  std::map<std::string, harness::TraceDifference> traced =
-      RerunDivergences(run, options, selected, trace, quiet);
-  if (!trace) return;
-  judge.trace_differences = std::move(traced);
-  judge.traced = true;
-  harness::Judge(run, judge);
+  RerunOutcome outcome = RerunDivergences(run, options, selected, trace, budget_seconds, quiet);
+  if (trace) {
+    judge.trace_differences = std::move(outcome.trace_differences);
+    judge.traced = true;
+    harness::Judge(run, judge);
+  }
+  if (outcome.skipped.empty()) return;
+  char budget[32];
+  std::snprintf(budget, sizeof budget, "%g", budget_seconds);
+  std::string line = "Not rerun within the rerun budget of " + std::string(budget) + " s (" +
+                     std::to_string(outcome.rerun) + " pairs were rerun; raise --rerun-budget " +
+                     "for the rest): " + std::to_string(outcome.skipped.size()) + " pairs: ";
+  constexpr size_t kNamed = 5;  // a roll-up, not a second divergence list
+  for (size_t i = 0; i < outcome.skipped.size() && i < kNamed; ++i)
+    line += (i ? "; " : "") + outcome.skipped[i];
+  if (outcome.skipped.size() > kNamed)
+    line += "; and " + std::to_string(outcome.skipped.size() - kNamed) + " more";
+  run.diagnosis.details.push_back(line);
 }
 
 }  // namespace samebits::runner

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "harness/analysis/equivalence.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/suite.h"
@@ -25,7 +26,8 @@ std::vector<std::string> FolderScenarios(const std::string& dir) {
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-      if (e.path().extension() == ".json" && e.path().filename() != kSuiteFileName) {
+      if (e.path().extension() == ".json" && e.path().filename() != kSuiteFileName &&
+          e.path().filename() != harness::kEquivalencesFileName) {
         all.push_back(e.path().string());
       }
     }

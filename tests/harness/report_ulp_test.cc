@@ -67,6 +67,33 @@ TEST(CompareLogitRows, CountsBitDifferencesAndArgmax) {
   EXPECT_THROW(CompareLogitRows(a, std::vector<float>(4)), std::invalid_argument);
 }
 
+// Near zero a few float steps are a huge ULP count but nothing at the
+// row's scale: the relative difference is measured against the row's
+// largest |logit|, so it stays tiny where the ULP figure alarms.
+TEST(CompareLogitRows, RelativeDifferenceIsAgainstTheRowScale) {
+  const std::vector<float> a = {1e-30f, -8.0f, 2.0f};
+  std::vector<float> b = a;
+  b[0] = 2e-30f;  // millions of ULPs apart, 1e-30 apart
+  const RowComparison near_zero = CompareLogitRows(a, b);
+  EXPECT_GT(near_zero.max_ulp, 1000000u);
+  EXPECT_DOUBLE_EQ(near_zero.row_max_abs, 8.0);
+  EXPECT_DOUBLE_EQ(near_zero.max_rel_diff,
+                   (static_cast<double>(b[0]) - static_cast<double>(a[0])) / 8.0);
+  EXPECT_LT(near_zero.max_rel_diff, 1e-30);
+  // Negative control: one ULP on the largest logit is a larger relative
+  // difference than millions of ULPs near zero.
+  b = a;
+  b[1] = Next(-8.0f, 1);
+  const RowComparison at_scale = CompareLogitRows(a, b);
+  EXPECT_EQ(at_scale.max_ulp, 1u);
+  EXPECT_GT(at_scale.max_rel_diff, near_zero.max_rel_diff);
+  EXPECT_DOUBLE_EQ(at_scale.row_max_abs, std::fabs(static_cast<double>(b[1])));
+  // Equal rows: no difference, and a zero row has no scale.
+  EXPECT_EQ(CompareLogitRows(a, a).max_rel_diff, 0.0);
+  const std::vector<float> zeros(3, 0.0f);
+  EXPECT_EQ(CompareLogitRows(zeros, zeros).row_max_abs, 0.0);
+}
+
 TEST(CompareLogitRows, NaNOnOneSideIsReportedNotMeasured) {
   const std::vector<float> a = {1.0f, 2.0f};
   const std::vector<float> b = {std::numeric_limits<float>::quiet_NaN(), 2.0f};
