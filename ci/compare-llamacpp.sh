@@ -86,16 +86,16 @@ fi
 samebits_once() {  # file threads
   "$engine" bench --checkpoint "gguf:$1" --no-reference --repeats 1 --threads-list "$2" \
     --context "$context" --prompt "$prompt" --decode-steps "$decode_steps" --bandwidth-mib 0 2>/dev/null |
-    awk '/^decode at context/ { s = "d" } /^prefill of/ { s = "p" }
-         /^  cpu [0-9]+ thread/ { for (i = 1; i <= NF; i++) if ($i ~ /^threads?$/) c = i
-                                  if (s == "d") d = $(c + 4); else if (s == "p") p = $(c + 4) }
+    awk '/^decode at context/ { s = "d"; next } /^prefill of/ { s = "p"; next } /^(ratios|identity)/ { s = "" }
+         s != "" && /^  cpu [0-9]+ threads? +[0-9]/ { if (s == "d") d = $7; else p = $7 }
          END { print p, d }'
 }
-# Prints "PREFILL_TPS DECODE_TPS" for llama-bench (F32 KV cache as samebits).
+# Prints "PREFILL_TPS DECODE_TPS" for llama-bench (its default F16 KV cache:
+# this build's llama-bench refuses -ctk f32; samebits keeps an F32 cache).
 llama_once() {  # file threads
   local p d
-  p=$("$bench" -m "$1" -t "$2" -p "$prompt" -n 0 -r 1 -ctk f32 -ctv f32 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
-  d=$("$bench" -m "$1" -t "$2" -p 0 -n "$decode_steps" -d "$context" -r 1 -ctk f32 -ctv f32 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
+  p=$("$bench" -m "$1" -t "$2" -p "$prompt" -n 0 -r 1 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
+  d=$("$bench" -m "$1" -t "$2" -p 0 -n "$decode_steps" -d "$context" -r 1 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
   echo "$p $d"
 }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
