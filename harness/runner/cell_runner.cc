@@ -98,8 +98,12 @@ std::map<std::string, std::string> CellVariables(const Cell& cell) {
           {"OMP_NUM_THREADS", "1"}};
 }
 
-CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
-                      harness::MachineInfo* platform) {
+namespace {
+
+// Returns what the child's transcript and exit say (JudgeChild adds what
+// it left behind).
+CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
+                     harness::MachineInfo* platform) {
   CellResult r = EmptyResult(cell);
   r.exit_code = outcome.exit_code;
   r.signal = outcome.signal;
@@ -190,6 +194,30 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
     return r;
   }
   r.code = ResultCode::kPass;
+  return r;
+}
+
+}  // namespace
+
+CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
+                      harness::MachineInfo* platform) {
+  CellResult r = JudgeExit(cell, outcome, platform);
+  std::string leftovers;
+  if (!outcome.left_running.empty()) {
+    leftovers = "left running after it ended (killed): ";
+    for (size_t i = 0; i < outcome.left_running.size(); ++i) {
+      leftovers += (i > 0 ? ", " : "") + outcome.left_running[i];
+    }
+  }
+  if (outcome.output_held_open) {
+    leftovers += leftovers.empty() ? "" : "; ";
+    leftovers += "its output was still held open by a process outside its tree";
+  }
+  if (leftovers.empty()) return r;
+  // A child that leaves processes behind breaks the cell's isolation: not a
+  // pass, whatever it printed.
+  if (r.code == ResultCode::kPass) r.code = ResultCode::kUnresolved;
+  r.message += (r.message.empty() ? "" : "; ") + leftovers;
   return r;
 }
 
