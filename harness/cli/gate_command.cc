@@ -3,9 +3,9 @@
 // when everything agrees.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "harness/analysis/compare.h"
 #include "harness/analysis/judge.h"
@@ -13,6 +13,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/report/exporter.h"
+#include "harness/report/report_file.h"
 #include "harness/runner/cell_runner.h"
 
 namespace samebits::cli {
@@ -150,23 +151,24 @@ std::map<std::string, harness::TraceDifference> RerunDivergences(
 void WriteReportFile(const harness::RunResult& run, const std::string& format,
                      const std::string& path) {
   if (path.empty()) return;
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UsageError("cannot write the report " + path);
   // Relative dump paths are the project root's, as `samebits report` reads them.
   harness::report::ReportOptions options;
   options.dump_base_dir = GetPaths().root;
-  harness::report::WriteReport(run, format, out, options);
-  out.close();
-  if (!out) throw UsageError("cannot write the report " + path);
+  std::ostringstream text;
+  harness::report::WriteReport(run, format, text, options);
+  harness::report::WriteFileAtomically(path, text.str());
 }
 
 int Gate(const GateFlags& flags) {
-  std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
-  harness::RunResult run;
+  for (const std::string* report :
+       {&flags.report_html, &flags.report_md, &flags.report_json, &flags.report_junit}) {
+    harness::report::RefuseOutputOverStore(*report, StorePath(flags.matrix.db));
+  }
   const bool fresh = flags.run.empty();
+  // Checked before the matrix runs: a store that cannot take the run fails now.
+  std::unique_ptr<store::Store> store =
+      OpenStore(flags.matrix.db, fresh ? store::Access::kReadWrite : store::Access::kRead);
+  harness::RunResult run;
   std::vector<runner::Cell> selected;
   if (fresh) {
     selected = SelectCells(flags.matrix);

@@ -16,7 +16,7 @@ struct RunsFlags {
 };
 
 int ListRuns(const RunsFlags& flags) {
-  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const std::vector<store::RunSummary> runs = store->ListRuns(flags.limit);
   if (runs.empty()) {
     std::printf("no runs yet (make one with `samebits run`)\n");
@@ -35,7 +35,7 @@ int ListRuns(const RunsFlags& flags) {
 }
 
 int ShowRun(const RunsFlags& flags) {
-  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const harness::RunResult run = LoadRunArgument(*store, flags.run);
   std::printf("%s", harness::FormatRunDetails(run, flags.steps).c_str());
   return 0;

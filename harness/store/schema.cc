@@ -1,6 +1,8 @@
 // The store's migrations (schema.h, SCHEMA.md).
 #include "harness/store/schema.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "harness/store/sqlite.h"
@@ -117,11 +119,20 @@ int SchemaVersion(Connection& db) {
     }
     return 0;
   }
-  Statement version = db.Prepare("SELECT version FROM schema_version");
-  if (!version.Step()) {
-    throw StoreError("database " + db.path() + ": schema_version table is empty");
+  Statement version = db.Prepare("SELECT version, typeof(version) FROM schema_version");
+  const std::string damaged = "database " + db.path() + ": ";
+  const std::string untouched =
+      " (the file is not a samebits database or is damaged; it was left untouched)";
+  if (!version.Step()) throw StoreError(damaged + "its schema_version table is empty" + untouched);
+  if (version.Text(1) != "integer" || version.Int(0) < 0) {
+    throw StoreError(damaged + "its schema_version is '" + version.Text(0) +
+                     "', not a version number" + untouched);
   }
-  return static_cast<int>(version.Int(0));
+  const int64_t value = version.Int(0);
+  if (version.Step()) {
+    throw StoreError(damaged + "its schema_version table has more than one row" + untouched);
+  }
+  return static_cast<int>(std::min<int64_t>(value, 1 << 30));
 }
 
 void Migrate(Connection& db, int target) {

@@ -126,16 +126,38 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
   }
 }
 
+// Throws StoreError when SQLite finds the database damaged (checked before
+// a run whose result would then fail to save).
+void CheckIntact(Connection& db) {
+  Statement check = db.Prepare("PRAGMA quick_check(1)");
+  if (check.Step() && check.Text(0) != "ok") {
+    throw StoreError("database " + db.path() + ": is damaged (" + check.Text(0) +
+                     "); it was left untouched");
+  }
+}
+
 }  // namespace
 
-Store::Store(const std::string& path) {
+Store::Store(const std::string& path, Access access) {
+  std::error_code ec;
+  if (access == Access::kRead && std::filesystem::exists(path, ec)) {
+    db_ = std::make_unique<Connection>(path, OpenMode::kReadOnly);
+    // Refuses a foreign or newer database; a current one is read as it is.
+    if (SchemaVersion(*db_) >= CurrentSchemaVersion()) {
+      Migrate(*db_);  // only checks: the store is not older than this build
+      return;
+    }
+    db_.reset();  // an empty or older store: made current by a writer below
+  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
-    std::error_code ec;
     std::filesystem::create_directories(parent, ec);
     if (ec) throw StoreError("database " + path + ": cannot create its folder: " + ec.message());
   }
-  db_ = std::make_unique<Connection>(path, /*create=*/true);
+  db_ = std::make_unique<Connection>(path, OpenMode::kCreate);
+  SchemaVersion(*db_);  // refuses another program's database before any write
+  CheckIntact(*db_);
+  db_->PrepareForWriting();
   Migrate(*db_);
 }
 

@@ -138,5 +138,143 @@ TEST_F(StandinHardening, AWrapperThatLeavesNothingPasses) {
 }
 
 
+// Returns the number of runs in the store at `db`, or -1 when it cannot be
+// read as one.
+int RunCount(const std::string& db) {
+  try {
+    store::Store store(db);
+    return static_cast<int>(store.ListRuns(1000).size());
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// `gate --report-md v.db` and `report -o v.db` used to overwrite the store
+// and exit 0. Every spelling of the store or its side files is refused, and
+// the gate refuses before it runs anything.
+TEST_F(StandinHardening, AReportIsNeverWrittenOverTheStore) {
+  const std::string ok = FaultyEngine(dir_.path(), "ok");
+  ASSERT_EQ(Samebits({"run"}, ok).exit_code, 0);
+  ASSERT_EQ(RunCount(db_), 1);
+  const fs::path link = dir_.path() / "innocent.md";
+  fs::create_symlink(db_, link);
+  const fs::path dangling = dir_.path() / "dangling.md";
+  fs::create_symlink(db_ + "-journal", dangling);
+  const fs::path sub = dir_.path() / "sub";
+  fs::create_directories(sub);
+  const std::vector<std::string> spellings = {
+      db_, db_ + "-wal", db_ + "-shm", link.string(), dangling.string(),
+      (sub / ".." / "runs.db").string()};
+  for (const std::string& target : spellings) {
+    const CommandResult gate = Samebits({"gate", "--report-md", target}, ok);
+    EXPECT_EQ(gate.exit_code, 2) << target << "\n" << gate.output;
+    EXPECT_NE(gate.output.find("refusing to write a report to"), std::string::npos)
+        << gate.output;
+    const CommandResult report =
+        RunCommand({BinDir() + "/samebits", "report", "latest", "-o", target, "--db", db_});
+    EXPECT_EQ(report.exit_code, 2) << target << "\n" << report.output;
+    EXPECT_NE(report.output.find("it is the run store"), std::string::npos) << report.output;
+  }
+  EXPECT_EQ(RunCount(db_), 1);  // still whole, and no gate ran
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_FALSE(fs::exists(db_ + "-journal"));
+  // Negative control: a report next to the store is written.
+  const std::string fine = (dir_.path() / "runs.db.md").string();
+  EXPECT_EQ(RunCommand({BinDir() + "/samebits", "report", "latest", "-o", fine, "--db", db_})
+                .exit_code,
+            0);
+  EXPECT_GT(fs::file_size(fine), 0u);
+}
+
+
+// Returns the bytes of `path` ("" when missing).
+std::string FileBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Another program's SQLite database (rollback journal, one table) was
+// switched to WAL even by the read-only commands that then refused it.
+// Every command now refuses it without changing a byte or adding a file.
+TEST_F(StandinHardening, AForeignSqliteFileIsRefusedUnchangedByEveryCommand) {
+  const fs::path other = dir_.path() / "photos.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE photos (id INTEGER); INSERT INTO photos VALUES (7);",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const std::string before = FileBytes(other);
+  const std::string sb = BinDir() + "/samebits";
+  const std::vector<std::vector<std::string>> commands = {
+      {sb, "runs", "--db", other.string()},
+      {sb, "show", "latest", "--db", other.string()},
+      {sb, "report", "latest", "--db", other.string()},
+      {sb, "diff", "1", "1", "--db", other.string()},
+  };
+  for (const auto& argv : commands) {
+    const CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+    EXPECT_NE(r.output.find("not a samebits one"), std::string::npos) << r.output;
+    EXPECT_EQ(FileBytes(other), before) << r.command;
+  }
+  db_ = other.string();
+  const CommandResult run = Samebits({"run"}, FaultyEngine(dir_.path(), "ok"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(FileBytes(other), before) << "run";
+  EXPECT_FALSE(fs::exists(other.string() + "-wal"));
+  EXPECT_FALSE(fs::exists(other.string() + "-shm"));
+}
+
+// Returns a shell prefix that runs a command as an unprivileged user when
+// this process is root (root writes read-only files anyway), or "".
+std::string Unprivileged() {
+  return ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+}
+
+// A store one may read but not write could not be read: `runs`, `show` and
+// `report` failed with "attempt to write a readonly database". Both a
+// read-only file in a writable folder and a read-only folder are read; a
+// run is refused before any cell runs.
+TEST_F(StandinHardening, AReadOnlyStoreCanBeReadButNotRunInto) {
+  if (::geteuid() == 0 && std::system("setpriv --help >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "root without setpriv: cannot make a store read-only";
+  }
+  const std::string ok = FaultyEngine(dir_.path(), "ok");
+  ASSERT_EQ(Samebits({"run"}, ok).exit_code, 0);
+  ASSERT_EQ(Samebits({"run"}, ok).exit_code, 0);
+  fs::permissions(dir_.path(), fs::perms::all);  // others may enter (setpriv)
+  ::chmod(db_.c_str(), 0444);
+  const std::string sb = BinDir() + "/samebits";
+  const std::string md = (dir_.path() / "out.md").string();
+  for (const bool folder_read_only : {false, true}) {
+    if (folder_read_only) ::chmod(dir_.path().c_str(), 0555);
+    const std::vector<std::vector<std::string>> commands = {
+        {sb, "runs", "--db", db_},
+        {sb, "show", "latest", "--db", db_},
+        {sb, "report", "latest", "--db", db_},
+        {sb, "diff", "1", "2", "--db", db_},
+    };
+    for (const auto& argv : commands) {
+      const CommandResult r = RunCommand(argv, Unprivileged());
+      EXPECT_EQ(r.exit_code, 0) << r.command << "\n" << r.output;
+      EXPECT_EQ(r.output.find("readonly"), std::string::npos) << r.output;
+    }
+    const std::vector<std::string> run = {sb,   "run",     "--engine", ok,        "--checkpoint",
+                                          "synthetic:tiny", "--scenario", scenario_, "--config",
+                                          "reference", "--db", db_, "-q"};
+    const CommandResult refused = RunCommand(run, Unprivileged());
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("is read-only here"), std::string::npos) << refused.output;
+    EXPECT_EQ(refused.output.find("reference"), std::string::npos)
+        << "a cell ran before the refusal:\n" << refused.output;
+  }
+  ::chmod(dir_.path().c_str(), 0755);
+  EXPECT_EQ(RunCount(db_), 2);
+}
+
+
 }  // namespace
 }  // namespace samebits::standin
