@@ -276,5 +276,20 @@ TEST_F(StandinHardening, AReadOnlyStoreCanBeReadButNotRunInto) {
 }
 
 
+// `diff` called a PASS run and a run whose child never sent `done`
+// identical, because every step both sent agreed. The result codes count.
+TEST_F(StandinHardening, DiffSeesARunWhoseChildNeverSentDone) {
+  ASSERT_EQ(Samebits({"run"}, FaultyEngine(dir_.path(), "ok")).exit_code, 0);
+  ASSERT_EQ(Samebits({"run"}, FaultyEngine(dir_.path(), "no-done")).exit_code, 1);
+  const std::string sb = BinDir() + "/samebits";
+  const CommandResult d = RunCommand({sb, "diff", "1", "2", "--db", db_});
+  EXPECT_EQ(d.exit_code, 1) << d.output;
+  EXPECT_NE(d.output.find("0 cells identical, 1 differ"), std::string::npos) << d.output;
+  EXPECT_NE(d.output.find("result PASS vs UNRESOLVED"), std::string::npos) << d.output;
+  // Negative control: a run against itself is identical.
+  EXPECT_EQ(RunCommand({sb, "diff", "2", "2", "--db", db_}).exit_code, 0);
+}
+
+
 }  // namespace
 }  // namespace samebits::standin
