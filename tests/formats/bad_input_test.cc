@@ -193,9 +193,17 @@ TEST(BadGguf, MetadataLies) {
   ExpectError(TinyGguf({.omit_heads = true}), "'llama.attention.head_count' is missing");
 }
 
+// A NUL inside a string of the file used to end the message there (what()
+// stops at the first NUL); the string is quoted whole, escaped.
+TEST(BadGguf, AStringWithANulIsQuotedWhole) {
+  ExpectError(TinyGguf({.arch = std::string("gp\0t2\x1b", 6)}),
+              "architecture 'gp\\x00t2\\x1b' is not supported");
+}
+
 TEST(BadGguf, TensorLies) {
   ExpectError(TinyGguf({.q_type = 2}), "type Q4_0, which is not supported");
-  ExpectError(TinyGguf({.q_type = 999}), "type 999");
+  ExpectError(TinyGguf({.q_type = 999}), "'blk.0.attn_q.weight' has type 999 (unknown), which");
+  ExpectError(TinyGguf({.q_type = 4}), "has type 4 (unknown), which");
   ExpectError(TinyGguf({.q_offset_extra = 4}), "not a multiple of the alignment");
   ExpectError(TinyGguf({.q_offset_extra = 1u << 20}), "extends past the end");
   ExpectError(TinyGguf({.q_dim0 = 3}), "has shape [2, 3], but the configuration implies [2, 2]");
