@@ -291,5 +291,21 @@ TEST_F(StandinHardening, DiffSeesARunWhoseChildNeverSentDone) {
 }
 
 
+// When only fnv1a64 differed, the gate printed the two equal xxh3_64 values.
+// It prints the hash that differs.
+TEST_F(StandinHardening, TheGateNamesTheHashThatDiffers) {
+  const std::string configs = "reference,cpu-t3";
+  ASSERT_EQ(Samebits({"reference", "generate"}, FaultyEngine(dir_.path(), "ok"), "20", configs)
+                .exit_code,
+            0);
+  const CommandResult r =
+      Samebits({"gate"}, FaultyEngine(dir_.path(), "wrong-fnv-at-3-threads"), "20", configs);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("logits fnv1a64 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(xxh3_64 equal)"), std::string::npos) << r.output;
+  const std::regex equal_pair("xxh3_64 ([0-9a-f]{16}) vs \\1");
+  EXPECT_FALSE(std::regex_search(r.output, equal_pair)) << r.output;
+}
+
 }  // namespace
 }  // namespace samebits::standin
