@@ -10,6 +10,7 @@
 #include "harness/analysis/compare.h"
 #include "harness/analysis/judge.h"
 #include "harness/analysis/summary.h"
+#include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/report/exporter.h"
@@ -120,8 +121,9 @@ std::map<std::string, harness::TraceDifference> RerunDivergences(
     }
     if (rerun[0].code != harness::ResultCode::kPass ||
         rerun[1].code != harness::ResultCode::kPass) {
-      std::fprintf(stderr, "  the rerun failed: %s%s\n", rerun[0].message.c_str(),
-                   rerun[1].message.c_str());
+      std::fprintf(stderr, "  the rerun failed: %s%s\n",
+                   harness::TerminalSafe(rerun[0].message).c_str(),
+                   harness::TerminalSafe(rerun[1].message).c_str());
       continue;
     }
     if (dump) {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "harness/analysis/summary.h"
+#include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 
 namespace samebits::cli {
@@ -29,7 +30,9 @@ int ListRuns(const RunsFlags& flags) {
       counts += (counts.empty() ? "" : ", ") + code + " " + std::to_string(n);
     std::printf("%6lld  %-20s  %-6s  %8.1f  %s\n", static_cast<long long>(r.id),
                 r.started_at.c_str(), r.status.c_str(), r.elapsed_ms / 1000.0, counts.c_str());
-    if (!r.headline.empty()) std::printf("        %s\n", r.headline.c_str());
+    if (!r.headline.empty()) {
+      std::printf("        %s\n", harness::TerminalSafe(r.headline).c_str());
+    }
   }
   return 0;
 }

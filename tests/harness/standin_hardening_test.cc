@@ -307,5 +307,30 @@ TEST_F(StandinHardening, TheGateNamesTheHashThatDiffers) {
   EXPECT_FALSE(std::regex_search(r.output, equal_pair)) << r.output;
 }
 
+// A child's escape sequences, C1 controls and invalid UTF-8 reached the
+// terminal raw (so an engine could clear the screen or print a fake
+// summary). `run`, `gate` and `show` print them escaped.
+TEST_F(StandinHardening, ChildBytesReachTheTerminalEscaped) {
+  const std::string engine = FaultyEngine(dir_.path(), "terminal-escapes");
+  const std::string sb = BinDir() + "/samebits";
+  const std::vector<CommandResult> outputs = {
+      Samebits({"run"}, engine), Samebits({"gate"}, engine),
+      RunCommand({sb, "show", "latest", "--db", db_}), RunCommand({sb, "runs", "--db", db_})};
+  for (const CommandResult& r : outputs) {
+    for (const unsigned char bad : {0x1b, 0x07, 0x9b, 0xff, 0xfe, static_cast<int>('\r')}) {
+      EXPECT_EQ(r.output.find(static_cast<char>(bad)), std::string::npos)
+          << r.command << ": byte " << static_cast<int>(bad) << " in\n" << r.output;
+    }
+    EXPECT_EQ(r.output.find("\nRun 1: 1 cells, PASS 1"), std::string::npos) << r.output;
+  }
+  EXPECT_NE(outputs[0].output.find("\\e[2J\\e[H\\xc2\\x9b31m\\xff\\xfe stand-in\\rRun 1: all PASS"),
+            std::string::npos)
+      << outputs[0].output;
+  EXPECT_NE(outputs[2].output.find("\\e]0;owned\\x07\\e[2Jerror\\nRun 1: 1 cells, PASS 1"),
+            std::string::npos)
+      << outputs[2].output;
+}
+
+
 }  // namespace
 }  // namespace samebits::standin
