@@ -241,6 +241,11 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   // wrote none.
   if (result.code == ResultCode::kPass && !dump_file.empty() && DumpIsWhole(dump_file, result)) {
     result.dump_path = dump_file;
+  } else if (!dump_file.empty()) {
+    // A partial dump (a full disk, a crash, a timeout) is never read: it is
+    // not left behind either.
+    std::error_code ec;
+    std::filesystem::remove(dump_file, ec);
   }
   return result;
 }

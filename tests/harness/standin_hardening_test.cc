@@ -332,5 +332,26 @@ TEST_F(StandinHardening, ChildBytesReachTheTerminalEscaped) {
 }
 
 
+// Returns the regular files under `dir` (recursively).
+std::vector<std::string> FilesUnder(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file()) out.push_back(it->path().string());
+  }
+  return out;
+}
+
+// A child that dies half-way through its logit dump (a crash here; a full
+// disk alike) left the partial dump behind. It is removed; a whole one stays.
+TEST_F(StandinHardening, APartialLogitDumpIsNotLeftBehind) {
+  const fs::path dumps = dir_.path() / "dumps";
+  EXPECT_EQ(Samebits({"run", "--dump-logits"}, FaultyEngine(dir_.path(), "crash")).exit_code, 1);
+  EXPECT_TRUE(FilesUnder(dumps).empty()) << FilesUnder(dumps).front();
+  // Negative control: a child that finishes keeps its dump.
+  EXPECT_EQ(Samebits({"run", "--dump-logits"}, FaultyEngine(dir_.path(), "ok")).exit_code, 0);
+  EXPECT_EQ(FilesUnder(dumps).size(), 1u);
+}
+
 }  // namespace
 }  // namespace samebits::standin
