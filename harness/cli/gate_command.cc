@@ -43,6 +43,7 @@ runner::Cell CellFor(const harness::CellResult& r, const MatrixFlags& flags,
   }
   runner::Cell cell;
   cell.checkpoint = r.checkpoint;
+  if (r.engine_checkpoint != r.checkpoint) cell.engine_checkpoint = r.engine_checkpoint;
   cell.scenario = r.scenario;
   const std::string dir = flags.scenarios_dir.empty() ? GetPaths().scenarios : flags.scenarios_dir;
   cell.scenario_file = (fs::path(dir) / (r.scenario + ".json")).string();

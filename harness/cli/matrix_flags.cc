@@ -175,16 +175,26 @@ std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {
     } else if (flags.scenarios_dir.empty() && fs::is_regular_file(DefaultSuitePath(), ec)) {
       suite = runner::LoadSuite(DefaultSuitePath());
     }
-    // Without --suite, a --checkpoint the default suite lists selects its
-    // pairs there (its scenarios live in scenarios/real, its file is found
-    // from the root), so the commands the gate prints for one pair work.
+    // A --checkpoint file is relative to the working folder, as for every
+    // command-line tool; cells are keyed by the file relative to the root
+    // (runner::ResolveCheckpoint). Without --suite, a --checkpoint naming a
+    // file the default suite lists selects its pairs there (its scenarios
+    // live in scenarios/real), so the commands the gate prints for one pair
+    // work.
     std::vector<std::string> matrix_checkpoints, suite_checkpoints;
+    std::map<std::string, std::string> engine_specs;  // key -> the spec the engine gets
     for (const std::string& c : flags.checkpoints) {
+      const runner::ResolvedCheckpoint r =
+          runner::ResolveCheckpoint(c, fs::current_path(ec).string(), GetPaths().root);
+      engine_specs[r.key] = r.engine_spec;
       const bool in_suite =
           !flags.suite.empty() ||
           (suite && std::any_of(suite->pairs.begin(), suite->pairs.end(),
-                                [&](const runner::SuitePair& p) { return p.checkpoint == c; }));
-      (in_suite ? suite_checkpoints : matrix_checkpoints).push_back(c);
+                                [&](const runner::SuitePair& p) {
+                                  return runner::ResolveSuiteCheckpoint(*suite, p, GetPaths().root)
+                                             .key == r.key;
+                                }));
+      (in_suite ? suite_checkpoints : matrix_checkpoints).push_back(r.key);
     }
     std::vector<runner::Cell> cells;
     const bool run_matrix =
@@ -193,6 +203,12 @@ std::vector<runner::Cell> SelectCells(const MatrixFlags& flags) {
       options.checkpoints = matrix_checkpoints;
       options.scenario_files = ScenarioFiles(flags);
       cells = runner::ExpandMatrix(options, isas, arch);
+      for (runner::Cell& cell : cells) {
+        const auto it = engine_specs.find(cell.checkpoint);
+        if (it != engine_specs.end() && it->second != cell.checkpoint) {
+          cell.engine_checkpoint = it->second;
+        }
+      }
     }
     const bool run_suite =
         suite && (!flags.suite.empty() || default_selection || !suite_checkpoints.empty());

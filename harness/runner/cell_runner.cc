@@ -72,6 +72,7 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
 CellResult EmptyResult(const Cell& cell) {
   CellResult r;
   r.checkpoint = cell.checkpoint;
+  r.engine_checkpoint = EngineCheckpoint(cell);
   r.scenario = cell.scenario;
   r.config = cell.config;
   return r;

@@ -97,6 +97,11 @@ CREATE TABLE divergences (
   layer INTEGER, op TEXT NOT NULL, detail TEXT NOT NULL,
   PRIMARY KEY (run_id, seq));
 )sql",
+      // Version 5: the checkpoint spec each cell's engine was given, its file
+      // absolute (the key in `checkpoint` is relative to the project root).
+      R"sql(
+ALTER TABLE cells ADD COLUMN engine_checkpoint TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -353,5 +353,49 @@ TEST_F(StandinHardening, APartialLogitDumpIsNotLeftBehind) {
   EXPECT_EQ(FilesUnder(dumps).size(), 1u);
 }
 
+
+// A relative --checkpoint equal to one of the default suite's specs was
+// resolved against the project root, any other against the working folder:
+// from another folder a user got PASS for a file they did not name. One
+// rule now: relative to the working folder. The real engine runs here, so
+// that a file that is not there is refused.
+TEST_F(StandinHardening, ARelativeCheckpointNamesTheWorkingFoldersFile) {
+  const fs::path root = SAMEBITS_SOURCE_DIR;
+  const fs::path real = fs::weakly_canonical(root / "../shared/checkpoints/stories260K.gguf");
+  if (!fs::exists(real)) GTEST_SKIP() << "no " << real;
+  const std::string spec = "gguf:../shared/checkpoints/stories260K.gguf";
+  auto run_from = [&](const fs::path& folder, const std::string& checkpoint) {
+    return RunCommand({BinDir() + "/samebits", "run", "--checkpoint", checkpoint, "--config",
+                       "reference", "--db", db_, "-q"},
+                      "cd " + ShellQuote(folder.string()) + " &&");
+  };
+  const fs::path elsewhere = dir_.path() / "work";
+  fs::create_directories(elsewhere);
+  const CommandResult missing = run_from(elsewhere, spec);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find((dir_.path() / "shared/checkpoints/stories260K.gguf").string()),
+            std::string::npos)
+      << missing.output;
+  EXPECT_EQ(RunCount(db_), 0);
+  // From the root the words name the suite's file; from the build folder
+  // its own relative path to that file does too, under the same key (the
+  // references' keys).
+  const CommandResult at_root = run_from(root, spec);
+  EXPECT_EQ(at_root.exit_code, 0) << at_root.output;
+  const fs::path build = SAMEBITS_BINARY_DIR;
+  const CommandResult from_build = run_from(build, "gguf:" + fs::relative(real, build).string());
+  EXPECT_EQ(from_build.exit_code, 0) << from_build.output;
+  for (const int64_t id : {1, 2}) {
+    store::Store store(db_);
+    const harness::RunResult run = store.LoadRun(id);
+    ASSERT_FALSE(run.cells.empty());
+    for (const harness::CellResult& c : run.cells) {
+      EXPECT_EQ(c.checkpoint, spec);
+      EXPECT_EQ(c.engine_checkpoint, "gguf:" + real.string());
+      EXPECT_EQ(c.weights_xxh3.size(), 16u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace samebits::standin
