@@ -68,10 +68,7 @@ class StandinHardening : public ::testing::Test {
     return RunCommand(argv);
   }
 
-  harness::RunResult Latest() {
-    store::Store store(db_);
-    return store.LoadRun(store.LatestRunId());
-  }
+  harness::RunResult Latest() { return LatestRun(db_); }
 
   TempDir dir_;
   std::string scenario_, db_;
