@@ -148,6 +148,9 @@ std::map<std::string, harness::TraceDifference> RerunDivergences(
       out[key] = *diff;
     }
   }
+  // A dump folder in which no rerun kept a dump does not outlive the gate.
+  std::error_code ec;
+  if (!options.dump_dir.empty()) fs::remove(options.dump_dir, ec);
   return out;
 }
 
