@@ -225,9 +225,10 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
     out.U64(e.offset);
   }
   out.Pad(kAlignment);
+  std::vector<std::byte> scratch;
   for (const Entry& e : entries) {
-    const auto* p = e.view.data;
-    out.bytes().insert(out.bytes().end(), p, p + e.view.bytes());
+    const std::span<const std::byte> le = model::LittleEndianBytes(e.view, scratch);
+    out.bytes().insert(out.bytes().end(), le.begin(), le.end());
     out.Pad(kAlignment);
   }
   return std::move(out.bytes());

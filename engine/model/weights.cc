@@ -1,5 +1,8 @@
 #include "engine/model/weights.h"
 
+#include <stdexcept>
+
+#include "engine/numerics/byte_order.h"
 #include "engine/numerics/half.h"
 
 namespace samebits::model {
@@ -25,6 +28,17 @@ float TensorView::At(int64_t i) const {
       return numerics::ToFloat(reinterpret_cast<const numerics::BF16*>(data)[i]);
   }
   return 0.0f;
+}
+
+std::span<const std::byte> LittleEndianBytes(const TensorView& view,
+                                             std::vector<std::byte>& scratch) {
+  if constexpr (numerics::kLittleEndianHost) return {view.data, view.bytes()};
+  scratch.assign(view.data, view.data + view.bytes());
+  if (!numerics::SwapLittleEndianInPlace(scratch, view.dtype)) {
+    throw std::runtime_error(std::string("a ") + numerics::DTypeName(view.dtype) +
+                             " tensor cannot be reordered to little-endian on this host");
+  }
+  return scratch;
 }
 
 }  // namespace samebits::model

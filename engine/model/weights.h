@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ struct TensorView {
   // Returns element `i` converted exactly to f32.
   float At(int64_t i) const;
 };
+
+// Returns `view`'s bytes as files and hashes store them, each element
+// little-endian: its memory on a little-endian host, a reordered copy in
+// `scratch` on a big-endian one. Throws std::runtime_error for a type a
+// big-endian host cannot reorder.
+std::span<const std::byte> LittleEndianBytes(const TensorView& view,
+                                             std::vector<std::byte>& scratch);
 
 struct LayerWeights {
   TensorView attn_norm, attn_norm_bias;  // (d_model); bias for LayerNorm
