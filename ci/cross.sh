@@ -152,11 +152,30 @@ if ((quick)); then
   selection=(--checkpoint "synthetic:tiny,synthetic:medium,gguf:../shared/checkpoints/stories260K.gguf,gguf:../shared/checkpoints/tiny_moe_mixtral_bf16.gguf")
 fi
 
+# The readers and writers, byte for byte: each platform's engine loads these
+# checkpoints and writes them again (GGUF; safetensors for one), and every
+# file, with the weights hash `export` prints, must equal the host engine's.
+export_specs=(synthetic:tiny-bf16 synthetic:medium gguf:../shared/checkpoints/tiny_moe_mixtral_bf16.gguf
+              llama2c:../shared/checkpoints/stories260K.bin)
+# Writes $2/N.gguf for each export spec N (and $2/st/ in safetensors) with
+# the engine command "$1"; the printed lines, minus the path, go to $2/log.
+export_all() {
+  local run=$1 dest=$2 i=0
+  rm -rf "$dest" && mkdir -p "$dest"
+  for spec in "${export_specs[@]}"; do
+    $run export "$spec" "$dest/$i.gguf" | sed "s|$dest/||" >>"$dest/log" || return 1
+    i=$((i + 1))
+  done
+  $run export synthetic:tiny "$dest/st" | sed "s|$dest/||" >>"$dest/log" || return 1
+}
+host_files="$out/files/host"
 mkdir -p "$out"
+export_all build/bin/samebits-engine "$host_files"
+
 summary="$out/summary.md"
 {
-  echo "| Platform | Build | Result | Cells passed | Cells failed | Build s | Gate s |"
-  echo "|---|---|---|---:|---:|---:|---:|"
+  echo "| Platform | Build | Gate | Cells passed | Cells failed | Exports equal host | Build s | Exports + gate s |"
+  echo "|---|---|---|---:|---:|---|---:|---:|"
 } >"$summary"
 overall=0
 for p in "${selected[@]}"; do
@@ -169,7 +188,7 @@ for p in "${selected[@]}"; do
      ! cmake --build "$dir" -j "$jobs" --target samebits-engine >"$dir.build.log" 2>&1; then
     echo "ci/cross.sh: $p: the build failed; see $dir.configure.log and $dir.build.log" >&2
     tail -20 "$dir.build.log" >&2 || true
-    echo "| $p | $(describe "$p") | BUILD FAILED | 0 | 0 | $(($(date +%s) - start)) | |" >>"$summary"
+    echo "| $p | $(describe "$p") | BUILD FAILED | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
     overall=2
     continue
   fi
@@ -179,6 +198,11 @@ for p in "${selected[@]}"; do
   printf '#!/bin/sh\n# Runs the %s engine as the harness'"'"'s child.\nexec %s "%s" "$@"\n' \
     "$p" "$(emulator_for "$p")" "$engine" >"$wrapper"
   chmod +x "$wrapper"
+  files="same"
+  if ! export_all "$wrapper" "$out/files/$p" || ! diff -r "$host_files" "$out/files/$p" >"$out/$p.files.diff" 2>&1; then
+    files="**DIFFER** ($p.files.diff)"
+    overall=$((overall == 0 ? 1 : overall))
+  fi
   echo "ci/cross.sh: $p: gating against references/portable.txt" >&2
   rc=0
   # Emulated children are slow: a generous timeout, and a store of their own
@@ -192,10 +216,10 @@ for p in "${selected[@]}"; do
     "$out/$p.md" 2>/dev/null)
   case $rc in
     0) verdict="bit-identical" ;;
-    1) verdict="**DIFFERS**"; ((overall == 0)) && overall=1 ;;
+    1) verdict="**DIFFERS**"; overall=$((overall == 0 ? 1 : overall)) ;;
     *) verdict="GATE ERROR ($rc)"; overall=2 ;;
   esac
-  echo "| $p | $(describe "$p") | $verdict | ${passed:-0} | ${failed:-0} | $((built - start)) | $((done_at - built)) |" >>"$summary"
+  echo "| $p | $(describe "$p") | $verdict | ${passed:-0} | ${failed:-0} | $files | $((built - start)) | $((done_at - built)) |" >>"$summary"
   tail -3 "$out/$p.gate.log" >&2
 done
 
