@@ -158,15 +158,16 @@ fi
 export_specs=(synthetic:tiny-bf16 synthetic:medium gguf:../shared/checkpoints/tiny_moe_mixtral_bf16.gguf
               llama2c:../shared/checkpoints/stories260K.bin)
 # Writes $2/N.gguf for each export spec N (and $2/st/ in safetensors) with
-# the engine command "$1"; the printed lines, minus the path, go to $2/log.
+# the engine command "$1"; what it prints (the weights hash), minus the
+# folder, goes to $2/log.
 export_all() {
   local run=$1 dest=$2 i=0
   rm -rf "$dest" && mkdir -p "$dest"
   for spec in "${export_specs[@]}"; do
-    $run export "$spec" "$dest/$i.gguf" | sed "s|$dest/||" >>"$dest/log" || return 1
+    $run export "$spec" "$dest/$i.gguf" 2>&1 | sed "s|$dest/||" >>"$dest/log" || return 1
     i=$((i + 1))
   done
-  $run export synthetic:tiny "$dest/st" | sed "s|$dest/||" >>"$dest/log" || return 1
+  $run export synthetic:tiny "$dest/st" 2>&1 | sed "s|$dest/||" >>"$dest/log" || return 1
 }
 host_files="$out/files/host"
 mkdir -p "$out"
