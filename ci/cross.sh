@@ -41,9 +41,8 @@ Writes DIR/report.md (one row per platform, then each platform's gate report)
 and DIR/PLATFORM.md, and prints the summary table.
 
 Cost: each platform builds the engine alone (about 2.5 CPU-minutes with g++).
-Under qemu, --quick's 20 aarch64 cells take about a minute; the full selection
-takes about 2 CPU-minutes on aarch64 and far longer on s390x, where one
-synthetic:wide reference cell alone runs for a quarter of an hour.
+Under qemu the full selection (46 cells) takes about 2 CPU-minutes on aarch64
+and 6.5 on s390x; --quick's 20 aarch64 cells take well under one.
 
 Examples:
   ci/cross.sh                          # all five platforms, full selection
