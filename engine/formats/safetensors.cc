@@ -237,8 +237,10 @@ void WriteFile(const std::string& path, const std::string& header,
   for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(n >> (8 * i));
   out.write(reinterpret_cast<const char*>(le), 8);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  std::vector<std::byte> scratch;
   for (const model::TensorView* v : views) {
-    out.write(reinterpret_cast<const char*>(v->data), static_cast<std::streamsize>(v->bytes()));
+    const std::span<const std::byte> le = model::LittleEndianBytes(*v, scratch);
+    out.write(reinterpret_cast<const char*>(le.data()), static_cast<std::streamsize>(le.size()));
   }
   if (!out) throw CheckpointError(path + ": write failed");
 }
