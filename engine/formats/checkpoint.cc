@@ -11,6 +11,24 @@
 #include "engine/model/synthetic.h"
 
 namespace samebits::formats {
+
+std::string EscapeControlBytes(std::string_view text) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // `synthetic:NAME` or `synthetic:NAME-TYPE` (BF16 when no type is given).

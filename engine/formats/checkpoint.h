@@ -5,16 +5,25 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "engine/model/weights.h"
 
 namespace samebits::formats {
 
+// Returns `text` with NUL, the other control bytes and DEL written as \xNN:
+// strings read from a file can be quoted in a message whole, since what()
+// ends at the first NUL. Escaping twice changes nothing (messages are
+// wrapped and rethrown).
+std::string EscapeControlBytes(std::string_view text);
+
 // A checkpoint that cannot be loaded: the message names the file (or spec)
-// and what is wrong with it.
+// and what is wrong with it. The message quotes the file's own strings
+// (keys, names, values) escaped (EscapeControlBytes).
 class CheckpointError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit CheckpointError(const std::string& what)
+      : std::runtime_error(EscapeControlBytes(what)) {}
 };
 
 // Returns the loaded weights. Throws CheckpointError with a message a

@@ -257,9 +257,17 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
     out.U64(e.offset);
   }
   out.Pad(kAlignment);
+  std::vector<std::byte> scratch;
   for (const Entry& e : entries) {
-    const auto* p = e.view.quantized ? e.view.quant_blocks : e.view.data;
-    out.bytes().insert(out.bytes().end(), p, p + StoredBytes(e.view));
+    if (e.view.quantized) {
+      // Blocks are bytes in the file's order already (F16 scales inside
+      // them are little-endian as ggml writes them).
+      out.bytes().insert(out.bytes().end(), e.view.quant_blocks,
+                         e.view.quant_blocks + StoredBytes(e.view));
+    } else {
+      const std::span<const std::byte> le = model::LittleEndianBytes(e.view, scratch);
+      out.bytes().insert(out.bytes().end(), le.begin(), le.end());
+    }
     out.Pad(kAlignment);
   }
   return std::move(out.bytes());

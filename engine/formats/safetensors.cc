@@ -237,8 +237,10 @@ void WriteFile(const std::string& path, const std::string& header,
   for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(n >> (8 * i));
   out.write(reinterpret_cast<const char*>(le), 8);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  std::vector<std::byte> scratch;
   for (const model::TensorView* v : views) {
-    out.write(reinterpret_cast<const char*>(v->data), static_cast<std::streamsize>(v->bytes()));
+    const std::span<const std::byte> le = model::LittleEndianBytes(*v, scratch);
+    out.write(reinterpret_cast<const char*>(le.data()), static_cast<std::streamsize>(le.size()));
   }
   if (!out) throw CheckpointError(path + ": write failed");
 }
@@ -285,10 +287,10 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
       }
       t.shape.push_back(d.get<int64_t>());
       elements = CheckedMul(elements, d.get<uint64_t>(), label,
-                            ("the size of tensor '" + name + "'").c_str());
+                            ("the size of tensor '" + EscapeControlBytes(name) + "'").c_str());
     }
     const uint64_t nbytes = CheckedMul(elements, numerics::DTypeSize(t.dtype), label,
-                                       ("the size of tensor '" + name + "'").c_str());
+                                       ("the size of tensor '" + EscapeControlBytes(name) + "'").c_str());
     const json& offs = info["data_offsets"];
     if (!offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
       fail("has data_offsets that are not unsigned integers");

@@ -5,6 +5,7 @@
 #include "engine/formats/checkpoint.h"
 #include "engine/model/quantized_weights.h"
 #include "engine/model/tensor_spec.h"
+#include "engine/numerics/byte_order.h"
 
 namespace samebits::formats {
 namespace {
@@ -18,6 +19,17 @@ std::string PerExpertName(const std::string& name, int e) {
     return {};
   }
   return name.substr(0, name.size() - suffix.size()) + "." + std::to_string(e) + ".weight";
+}
+
+// Turns a copy of a tensor's little-endian file bytes into native values
+// (a no-op on little-endian hosts); throws naming the tensor when its type
+// cannot be reordered.
+void MakeNative(std::vector<std::byte>& buffer, model::DType dtype, const std::string& label,
+                const std::string& name) {
+  if (!numerics::SwapLittleEndianInPlace(buffer, dtype)) {
+    throw CheckpointError(label + ": tensor '" + name + "' is " + numerics::DTypeName(dtype) +
+                          ", which this big-endian host cannot reorder from little-endian");
+  }
 }
 
 // Returns a view of the per-expert tensors of `spec`, copied side by side
@@ -64,6 +76,7 @@ model::TensorView GatherExperts(const model::TensorSpec& spec, TensorTable& tabl
     if (part_bytes > 0) std::memcpy(buffer.data() + e * part_bytes, parts[e]->data, part_bytes);
     parts[e]->used = true;
   }
+  MakeNative(buffer, view.dtype, label, spec.name);
   storage.buffers.push_back(std::move(buffer));
   view.data = storage.buffers.back().data();
   return view;
@@ -115,9 +128,12 @@ model::ModelWeights BindTensors(const model::ModelConfig& config, TensorTable& t
     slot.shape = t.shape;
     slot.data = t.data;
     // A file may place a tensor at an offset its element type cannot be
-    // read from directly (GGUF alignment 1, safetensors offsets): copy it.
-    if (reinterpret_cast<uintptr_t>(t.data) % numerics::DTypeSize(t.dtype) != 0) {
+    // read from directly (GGUF alignment 1, safetensors offsets), and a
+    // big-endian host must reorder the file's little-endian bytes: copy it.
+    if (reinterpret_cast<uintptr_t>(t.data) % numerics::DTypeSize(t.dtype) != 0 ||
+        !numerics::kLittleEndianHost) {
       storage->buffers.emplace_back(t.data, t.data + slot.bytes());
+      MakeNative(storage->buffers.back(), slot.dtype, label, spec.name);
       slot.data = storage->buffers.back().data();
     }
   });

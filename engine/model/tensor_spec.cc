@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 
 namespace samebits::model {
@@ -152,7 +153,10 @@ std::vector<std::string> CheckWeights(const ModelWeights& weights) {
 }
 
 std::string HashWeights(const ModelWeights& weights) {
-  XXH3_state_t* state = XXH3_createState();
+  // Owned, so that a tensor LittleEndianBytes refuses does not leak it.
+  const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> owned(XXH3_createState(),
+                                                                       XXH3_freeState);
+  XXH3_state_t* state = owned.get();
   if (state == nullptr) throw std::bad_alloc();
   XXH3_64bits_reset(state);
   // The slots hand out mutable references; hashing only reads through them.
@@ -162,6 +166,7 @@ std::string HashWeights(const ModelWeights& weights) {
     for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(v >> (8 * i));
     XXH3_64bits_update(state, le, sizeof le);
   };
+  std::vector<std::byte> scratch;
   ForEachTensor(weights.config, [&](const TensorSpec& spec) {
     if (spec.layer >= static_cast<int>(weights.layers.size())) return;
     const TensorView& view = spec.slot(w);
@@ -177,11 +182,13 @@ std::string HashWeights(const ModelWeights& weights) {
     if (view.quantized) {
       XXH3_64bits_update(state, view.quant_blocks, view.quant_bytes());
     } else {
-      XXH3_64bits_update(state, view.data, view.bytes());
+      // The elements as the files store them (little-endian), so that every
+      // host reports the same digest for the same weights.
+      const std::span<const std::byte> le = LittleEndianBytes(view, scratch);
+      XXH3_64bits_update(state, le.data(), le.size());
     }
   });
   const uint64_t h = XXH3_64bits_digest(state);
-  XXH3_freeState(state);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return hex;

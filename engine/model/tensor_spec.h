@@ -43,7 +43,8 @@ void ForEachTensor(const ModelConfig& config, const std::function<void(const Ten
 std::vector<std::string> CheckWeights(const ModelWeights& weights);
 
 // Returns the XXH3-64 of every present tensor in `ForEachTensor` order
-// (name, dtype, shape and bytes), as 16 lower-case hex digits.
+// (name, dtype, shape and the elements' little-endian bytes, so every host
+// agrees), as 16 lower-case hex digits.
 std::string HashWeights(const ModelWeights& weights);
 
 // Returns the number of parameters in the present tensors.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/numerics/byte_order.h"
 #include "engine/numerics/half.h"
 
 namespace samebits::model {
@@ -70,6 +71,17 @@ void TensorView::ReadF32(int64_t offset, int64_t n, float* out) const {
       return;
     }
   }
+}
+
+std::span<const std::byte> LittleEndianBytes(const TensorView& view,
+                                             std::vector<std::byte>& scratch) {
+  if constexpr (numerics::kLittleEndianHost) return {view.data, view.bytes()};
+  scratch.assign(view.data, view.data + view.bytes());
+  if (!numerics::SwapLittleEndianInPlace(scratch, view.dtype)) {
+    throw std::runtime_error(std::string("a ") + numerics::DTypeName(view.dtype) +
+                             " tensor cannot be reordered to little-endian on this host");
+  }
+  return scratch;
 }
 
 }  // namespace samebits::model

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ struct TensorView {
   // size (a whole row is); throws std::logic_error otherwise.
   void ReadF32(int64_t offset, int64_t n, float* out) const;
 };
+
+// Returns `view`'s bytes as files and hashes store them, each element
+// little-endian: its memory on a little-endian host, a reordered copy in
+// `scratch` on a big-endian one. Throws std::runtime_error for a type a
+// big-endian host cannot reorder.
+std::span<const std::byte> LittleEndianBytes(const TensorView& view,
+                                             std::vector<std::byte>& scratch);
 
 struct LayerWeights {
   TensorView attn_norm, attn_norm_bias;  // (d_model); bias for LayerNorm

@@ -129,7 +129,6 @@ bool ParseHex16(std::string_view text, uint64_t* out) {
     int digit;
     if (c >= '0' && c <= '9') digit = c - '0';
     else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
     else return false;
     value = (value << 4) | static_cast<uint64_t>(digit);
   }

@@ -43,8 +43,11 @@ LogitHashes HashLogits(std::span<const float> logits);
 // which need neither the FNV-1a digest nor the counts.
 uint64_t HashActivationsXxh3(std::span<const float> values);
 
-// Returns true and sets `*out` when `text` is exactly 16 hex digits (either
-// case); returns false and leaves `*out` alone otherwise.
+// Returns true and sets `*out` when `text` is exactly 16 lower-case hex
+// digits, as Hex16 writes them; returns false and leaves `*out` alone
+// otherwise. The one rule for every hash the project reads (the protocol's
+// records, reference files, the store, dump names): one value has one
+// spelling, so files and records compare as text.
 bool ParseHex16(std::string_view text, uint64_t* out);
 
 }  // namespace samebits::numerics

@@ -184,21 +184,7 @@ std::string HashToHex(uint64_t value) {
 }
 
 bool ParseHashHex(std::string_view text, uint64_t* out) {
-  if (text.size() != 16) return false;
-  uint64_t value = 0;
-  for (const char c : text) {
-    int digit;
-    if (c >= '0' && c <= '9') {
-      digit = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      digit = c - 'a' + 10;
-    } else {
-      return false;
-    }
-    value = (value << 4) | static_cast<uint64_t>(digit);
-  }
-  *out = value;
-  return true;
+  return numerics::ParseHex16(text, out);
 }
 
 std::string ToJsonLine(const Hello& h) {

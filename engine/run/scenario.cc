@@ -1,12 +1,13 @@
 #include "engine/run/scenario.h"
 
 #include <cmath>
-#include <fstream>
+#include <cfloat>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <set>
 
 #include "engine/numerics/splitmix.h"
+#include "engine/run/input_file.h"
 
 namespace samebits::run {
 namespace {
@@ -16,6 +17,9 @@ using nlohmann::json;
 // The longest token sequence or decode run a scenario may ask for; far above
 // any real scenario, low enough that a typo cannot exhaust memory.
 constexpr int64_t kMaxCount = 1 << 20;
+
+// The largest scenario file read: room for kMaxCount tokens written out.
+constexpr size_t kMaxScenarioBytes = size_t{64} << 20;
 
 // Names where a problem is: "scenario F", "scenario F: step 2", ...
 class Context {
@@ -164,7 +168,14 @@ model::SamplerConfig ParseSampler(const json& j, const Context& ctx) {
   if (const auto it = j.find("temperature"); it != j.end()) {
     const double t = GetNumber(*it, "temperature", ctx);
     if (!(t > 0.0) || !std::isfinite(t)) ctx.Fail("'temperature' must be a finite number above 0");
+    // The sampler works in float: a value that overflows it, or underflows
+    // it to zero or a subnormal (whose quotients overflow), is refused here,
+    // before the engine says hello, rather than failing or sampling junk.
     config.temperature = static_cast<float>(t);
+    if (!std::isnormal(config.temperature)) {
+      ctx.Fail("'temperature' is " + it->dump() + ", outside the range of a float (" +
+               std::to_string(FLT_MIN) + " to " + std::to_string(FLT_MAX) + ")");
+    }
   }
   if (const auto it = j.find("top_k"); it != j.end()) {
     config.top_k =
@@ -174,6 +185,10 @@ model::SamplerConfig ParseSampler(const json& j, const Context& ctx) {
     const double p = GetNumber(*it, "top_p", ctx);
     if (!(p > 0.0 && p <= 1.0)) ctx.Fail("'top_p' must be in (0, 1]");
     config.top_p = static_cast<float>(p);
+    if (!std::isnormal(config.top_p)) {
+      ctx.Fail("'top_p' is " + it->dump() + ", too small for a float (at least " +
+               std::to_string(FLT_MIN) + ")");
+    }
   }
   return config;
 }
@@ -226,11 +241,26 @@ const char* StepKindName(ScenarioStep::Kind kind) {
 Scenario ParseScenario(std::string_view json_text, const std::string& file) {
   const Context ctx("scenario " + file);
   json root;
+  // The format is strict: a key given twice (of which JSON keeps one
+  // silently) is an error, found while parsing.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  const json::parser_callback_t no_duplicates = [&](int, json::parse_event_t event,
+                                                    json& parsed) {
+    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
+    if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
+        !open_objects.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    root = json::parse(json_text);
+    root = json::parse(json_text, no_duplicates);
   } catch (const json::parse_error& e) {
     ctx.Fail(std::string("not valid JSON: ") + e.what());
   }
+  if (!duplicate.empty()) ctx.Fail("the key '" + duplicate + "' is given twice in one object");
   if (!root.is_object())
     ctx.Fail("the top level must be an object, not " + std::string(TypeName(root)));
   CheckKeys(root, ctx, {"name", "description", "prompt", "sampler", "steps"});
@@ -259,12 +289,13 @@ Scenario ParseScenario(std::string_view json_text, const std::string& file) {
 }
 
 Scenario LoadScenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError("scenario " + path + ": cannot open the file for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ScenarioError("scenario " + path + ": reading the file failed");
-  return ParseScenario(text.str(), path);
+  std::string text;
+  try {
+    text = ReadInputFile(path, kMaxScenarioBytes);
+  } catch (const InputFileError& e) {
+    throw ScenarioError("scenario " + (path.empty() ? std::string("''") : path) + ": " + e.what());
+  }
+  return ParseScenario(text, path);
 }
 
 std::vector<int32_t> RandomTokens(const RandomTokenSpec& spec, int vocab_size) {

@@ -19,7 +19,12 @@ std::optional<StepDifference> FirstStepDifference(const std::vector<StepRecord>&
       detail =
           "input token " + std::to_string(x.input_token) + " vs " + std::to_string(y.input_token);
     } else if (x.xxh3_64 != y.xxh3_64 || x.fnv1a64 != y.fnv1a64) {
-      detail = "logits xxh3_64 " + Hex16(x.xxh3_64) + " vs " + Hex16(y.xxh3_64);
+      // The hash that differs (a difference in fnv1a64 alone is rare but
+      // real, and printing two equal xxh3_64 values would hide it).
+      detail = x.xxh3_64 != y.xxh3_64
+                   ? "logits xxh3_64 " + Hex16(x.xxh3_64) + " vs " + Hex16(y.xxh3_64)
+                   : "logits fnv1a64 " + Hex16(x.fnv1a64) + " vs " + Hex16(y.fnv1a64) +
+                         " (xxh3_64 equal)";
       if (x.token != y.token) {
         detail += ", token " + std::to_string(x.token) + " vs " + std::to_string(y.token);
       }

@@ -84,12 +84,9 @@ bool ParseInt(std::string_view text, int* out) {
   return true;
 }
 
-// The file allows only lower-case digits, so that one hash has one spelling
-// and files compare as text; the engine's parser accepts either case.
+// Lower-case digits only, the project's one rule (numerics::ParseHex16).
 bool ParseHex(std::string_view text, uint64_t* out) {
-  const bool upper =
-      std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'F'; });
-  return !upper && numerics::ParseHex16(text, out);
+  return numerics::ParseHex16(text, out);
 }
 
 auto SortKey(const ReferenceLine& l) {

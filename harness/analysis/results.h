@@ -98,7 +98,10 @@ struct BuildInfo {
 
 // One cell of the matrix: a checkpoint x scenario x configuration child.
 struct CellResult {
-  std::string checkpoint;
+  std::string checkpoint;  // the key (runner::ResolveCheckpoint)
+  // The spec the engine was given, its file absolute; with `weights_xxh3`
+  // it says exactly which file a result is for.
+  std::string engine_checkpoint;
   std::string scenario;
   Configuration config;
   ResultCode code = ResultCode::kUnresolved;

@@ -7,8 +7,18 @@
 
 #include "harness/analysis/compare.h"
 #include "harness/analysis/rollup.h"
+#include "harness/analysis/terminal_text.h"
 
 namespace samebits::harness {
+namespace {
+
+// Every string from outside (names, a child's messages and stderr) is
+// escaped before it reaches a terminal (terminal_text.h).
+std::string T(std::string_view text) {
+  return TerminalSafe(text);
+}
+
+}  // namespace
 
 std::map<ResultCode, int> CountByCode(const RunResult& run) {
   std::map<ResultCode, int> counts;
@@ -23,7 +33,7 @@ std::string FormatSummary(const RunResult& run, bool diagnose) {
   const std::vector<std::string> failed = RollUpFailedCells(run, /*stderr_lines=*/5);
   if (!failed.empty()) {
     out << "Failed cells:\n";
-    for (const std::string& line : failed) out << "  " << line << "\n";
+    for (const std::string& line : failed) out << "  " << T(line) << "\n";
     out << "\n";
   }
   char elapsed[64];
@@ -49,12 +59,12 @@ std::string FormatSummary(const RunResult& run, bool diagnose) {
     }
   }
   for (const auto& [reason, count] : reasons) {
-    out << "    UNSUPPORTED (" << count << (count == 1 ? " cell" : " cells") << "): " << reason
+    out << "    UNSUPPORTED (" << count << (count == 1 ? " cell" : " cells") << "): " << T(reason)
         << "\n";
   }
   if (diagnose) {
-    out << "\n" << run.diagnosis.headline << "\n";
-    for (const std::string& d : run.diagnosis.details) out << d << "\n";
+    out << "\n" << T(run.diagnosis.headline) << "\n";
+    for (const std::string& d : run.diagnosis.details) out << T(d) << "\n";
   }
   return out.str();
 }
@@ -63,35 +73,36 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
   std::ostringstream out;
   out << "Run " << run.run_id << " started " << run.started_at << ", " << run.cells.size()
       << " cells\n";
-  out << "Machine: " << run.machine.arch << ", " << run.machine.cpu << ", " << run.machine.os << " "
-      << run.machine.kernel << ", " << run.machine.libc << "\n";
-  if (!run.command.empty()) out << "Command: " << run.command << "\n";
-  if (!run.diagnosis.headline.empty()) out << "Diagnosis: " << run.diagnosis.headline << "\n";
+  out << "Machine: " << T(run.machine.arch) << ", " << T(run.machine.cpu) << ", "
+      << T(run.machine.os) << " " << T(run.machine.kernel) << ", " << T(run.machine.libc) << "\n";
+  if (!run.command.empty()) out << "Command: " << T(run.command) << "\n";
+  if (!run.diagnosis.headline.empty()) out << "Diagnosis: " << T(run.diagnosis.headline) << "\n";
   for (const CellResult& c : run.cells) {
     char elapsed[32];
     std::snprintf(elapsed, sizeof elapsed, "%.0f ms", c.elapsed_ms);
     out << "\n"
-        << ResultCodeName(c.code) << ": " << c.checkpoint << " " << c.scenario << " "
-        << c.config.name << " (kernels " << c.config.kernels << ", threads " << c.config.threads
-        << ", isa " << c.config.isa << (c.isa_used.empty() ? "" : " -> " + c.isa_used) << ", math "
-        << c.config.math;
+        << ResultCodeName(c.code) << ": " << T(c.checkpoint) << " " << T(c.scenario) << " "
+        << T(c.config.name) << " (kernels " << T(c.config.kernels) << ", threads "
+        << c.config.threads << ", isa " << T(c.config.isa)
+        << (c.isa_used.empty() ? "" : " -> " + T(c.isa_used)) << ", math " << T(c.config.math);
     if (c.config.gemv_chunk_bytes > 0) out << ", gemv chunk " << c.config.gemv_chunk_bytes << " B";
     out << ") " << elapsed << "\n";
-    if (!c.message.empty()) out << "  " << c.message << "\n";
+    if (!c.message.empty()) out << "  " << T(c.message) << "\n";
     if (c.build) {
-      out << "  build: " << c.build->engine << " " << c.build->version << " " << c.build->revision
-          << (c.build->dirty ? " (dirty)" : "") << ", " << c.build->compiler << "\n";
+      out << "  build: " << T(c.build->engine) << " " << T(c.build->version) << " "
+          << T(c.build->revision) << (c.build->dirty ? " (dirty)" : "") << ", "
+          << T(c.build->compiler) << "\n";
     }
     if (c.math) {
-      out << "  math: " << c.math->profile << ": " << c.math->name << " " << c.math->version
-          << " fingerprint " << c.math->fingerprint << "\n";
+      out << "  math: " << T(c.math->profile) << ": " << T(c.math->name) << " "
+          << T(c.math->version) << " fingerprint " << T(c.math->fingerprint) << "\n";
     }
     if (with_steps) {
       for (const StepRecord& s : c.steps) {
         char line[160];
         std::snprintf(line, sizeof line,
                       "  %3d %-7s pos %4d in %6d -> %6d  fnv1a64 %s  xxh3_64 %s%s\n", s.index,
-                      s.kind.c_str(), s.position, s.input_token, s.token, Hex16(s.fnv1a64).c_str(),
+                      T(s.kind).c_str(), s.position, s.input_token, s.token, Hex16(s.fnv1a64).c_str(),
                       Hex16(s.xxh3_64).c_str(), (s.nan_count || s.inf_count) ? "  (NaN/Inf)" : "");
         out << line;
       }

@@ -91,8 +91,12 @@ void SetCommandLine(int argc, char** argv) {
   CommandLineStorage() = line;
 }
 
-std::unique_ptr<store::Store> OpenStore(const std::string& db_path) {
-  return std::make_unique<store::Store>(db_path.empty() ? GetPaths().db : db_path);
+std::string StorePath(const std::string& db_path) {
+  return db_path.empty() ? GetPaths().db : db_path;
+}
+
+std::unique_ptr<store::Store> OpenStore(const std::string& db_path, store::Access access) {
+  return std::make_unique<store::Store>(StorePath(db_path), access);
 }
 
 harness::RunResult LoadRunArgument(store::Store& store, const std::string& which) {

@@ -93,8 +93,13 @@ const std::string& CommandLine();
 std::string ShellQuote(const std::string& s);
 void SetCommandLine(int argc, char** argv);
 
+// Returns the path of the store named by `db_path` (empty: the default).
+std::string StorePath(const std::string& db_path);
+
 // Returns the store at `db_path` (empty: the default), created on first use.
-std::unique_ptr<store::Store> OpenStore(const std::string& db_path);
+// Commands that only read pass store::Access::kRead (store.h).
+std::unique_ptr<store::Store> OpenStore(const std::string& db_path,
+                                        store::Access access = store::Access::kReadWrite);
 
 // Returns the run named by `which` ("latest" or an id). Throws UsageError.
 harness::RunResult LoadRunArgument(store::Store& store, const std::string& which);

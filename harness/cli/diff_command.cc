@@ -16,7 +16,7 @@ struct DiffFlags {
 
 // Exits like diff(1): 0 identical, 1 different, 2 the runs could not be read.
 int Diff(const DiffFlags& flags) {
-  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const harness::RunResult a = LoadRunArgument(*store, flags.a);
   const harness::RunResult b = LoadRunArgument(*store, flags.b);
   const harness::report::RunDiff diff = harness::report::DiffRuns(a, b);

@@ -3,17 +3,19 @@
 // when everything agrees.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "harness/analysis/summary.h"
 #include "harness/analysis/verdict.h"
+#include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/option_checks.h"
 #include "harness/report/exporter.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
+#include "harness/report/report_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -35,24 +37,25 @@ struct GateFlags {
 void WriteReportFile(const harness::RunResult& run, const std::string& format,
                      const std::string& path) {
   if (path.empty()) return;
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UsageError("cannot write the report " + path);
   // Relative dump paths are the project root's, as `samebits report` reads them.
   harness::report::ReportOptions options;
   options.dump_base_dir = GetPaths().root;
-  harness::report::WriteReport(run, format, out, options);
-  out.close();
-  if (!out) throw UsageError("cannot write the report " + path);
+  std::ostringstream text;
+  harness::report::WriteReport(run, format, text, options);
+  harness::report::WriteFileAtomically(path, text.str());
 }
 
 int Gate(const GateFlags& flags) {
   const runner::MatrixRunOptions options = RunOptionsFor(flags.matrix);
-  std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
-  harness::RunResult run;
+  for (const std::string* report :
+       {&flags.report_html, &flags.report_md, &flags.report_json, &flags.report_junit}) {
+    harness::report::RefuseOutputOverStore(*report, StorePath(flags.matrix.db));
+  }
   const bool fresh = flags.run.empty();
+  // Checked before the matrix runs: a store that cannot take the run fails now.
+  std::unique_ptr<store::Store> store =
+      OpenStore(flags.matrix.db, fresh ? store::Access::kReadWrite : store::Access::kRead);
+  harness::RunResult run;
   std::vector<runner::Cell> selected;
   if (fresh) {
     selected = runner::SelectCells(options.selection);

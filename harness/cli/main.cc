@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "samebits: error: no subcommand given (see samebits --help)\n");
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "samebits: error: %s\n", e.what());
+    // An error may quote a file's or a child's text: shown escaped.
+    std::fprintf(stderr, "samebits: error: %s\n", samebits::harness::TerminalSafeLines(e.what()).c_str());
     return 2;
   }
 }

@@ -1,13 +1,13 @@
 // `samebits report RUN`: a stored run as Markdown, HTML, JSON or JUnit XML.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "harness/cli/commands.h"
 #include "harness/report/exporter.h"
+#include "harness/report/report_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -32,29 +32,12 @@ std::string ChooseFormat(const ReportFlags& flags) {
   return "md";
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so a
-// reader (a CI system collecting artifacts) never sees half a report.
-void WriteFileAtomically(const std::string& path, const std::string& text) {
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError("cannot write the report " + path + " (cannot create " + tmp + ")");
-    out << text;
-    out.close();
-    if (!out) throw UsageError("cannot write the report " + path + " (the write failed)");
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) throw UsageError("cannot write the report " + path + ": " + ec.message());
-}
-
 int Report(const ReportFlags& flags) {
   const std::string format = ChooseFormat(flags);
   // Checked before the store is opened, so a typo costs nothing.
   harness::report::MakeExporter(format);
-  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  harness::report::RefuseOutputOverStore(flags.output, StorePath(flags.db));
+  std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const harness::RunResult run = LoadRunArgument(*store, flags.run);
   harness::report::ReportOptions options;
   options.dump_base_dir = GetPaths().root;  // relative dump paths are the project's
@@ -63,7 +46,7 @@ int Report(const ReportFlags& flags) {
   if (flags.output.empty() || flags.output == "-") {
     std::cout << text.str() << std::flush;
   } else {
-    WriteFileAtomically(flags.output, text.str());
+    harness::report::WriteFileAtomically(flags.output, text.str());
     std::fprintf(stderr, "wrote %s\n", flags.output.c_str());
   }
   return 0;

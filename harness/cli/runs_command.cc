@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "harness/analysis/summary.h"
+#include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 
@@ -17,7 +18,7 @@ struct RunsFlags {
 };
 
 int ListRuns(const RunsFlags& flags) {
-  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const std::vector<store::RunSummary> runs = store->ListRuns(flags.limit);
   if (runs.empty()) {
     std::printf("no runs yet (make one with `samebits run`)\n");
@@ -30,13 +31,15 @@ int ListRuns(const RunsFlags& flags) {
       counts += (counts.empty() ? "" : ", ") + code + " " + std::to_string(n);
     std::printf("%6lld  %-20s  %-9s  %8.1f  %s\n", static_cast<long long>(r.id),
                 r.started_at.c_str(), r.status.c_str(), r.elapsed_ms / 1000.0, counts.c_str());
-    if (!r.headline.empty()) std::printf("        %s\n", r.headline.c_str());
+    if (!r.headline.empty()) {
+      std::printf("        %s\n", harness::TerminalSafe(r.headline).c_str());
+    }
   }
   return 0;
 }
 
 int ShowRun(const RunsFlags& flags) {
-  std::unique_ptr<store::Store> store = OpenStore(flags.db);
+  std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const harness::RunResult run = LoadRunArgument(*store, flags.run);
   std::printf("%s", harness::FormatRunDetails(run, flags.steps).c_str());
   return 0;

@@ -33,6 +33,14 @@ const StepRecord* FindStep(const CellResult& c, int index) {
   return nullptr;
 }
 
+// Returns whether two records of one step index are the same output: the
+// hashes and everything else the child said about the step.
+bool SameStep(const StepRecord& a, const StepRecord& b) {
+  return a.fnv1a64 == b.fnv1a64 && a.xxh3_64 == b.xxh3_64 && a.kind == b.kind &&
+         a.position == b.position && a.input_token == b.input_token && a.token == b.token &&
+         a.argmax == b.argmax && a.nan_count == b.nan_count && a.inf_count == b.inf_count;
+}
+
 CellDiff Compare(const CellResult& a, const CellResult& b) {
   CellDiff d = NewDiff(a, CellDiff::Status::kSame);
   d.code_a = a.code;
@@ -47,7 +55,7 @@ CellDiff Compare(const CellResult& a, const CellResult& b) {
   for (int i : indices) {
     const StepRecord* sa = FindStep(a, i);
     const StepRecord* sb = FindStep(b, i);
-    const bool same = sa && sb && sa->fnv1a64 == sb->fnv1a64 && sa->xxh3_64 == sb->xxh3_64;
+    const bool same = sa && sb && SameStep(*sa, *sb);
     if (same) continue;
     ++d.differing_steps;
     if (d.first_index < 0) {
@@ -56,7 +64,9 @@ CellDiff Compare(const CellResult& a, const CellResult& b) {
       if (sb) d.first_b = *sb;
     }
   }
-  d.status = d.differing_steps == 0 ? CellDiff::Status::kSame : CellDiff::Status::kDiffers;
+  d.code_differs = a.code != b.code;
+  d.status = d.differing_steps == 0 && !d.code_differs ? CellDiff::Status::kSame
+                                                       : CellDiff::Status::kDiffers;
   return d;
 }
 
@@ -65,19 +75,36 @@ std::string CodeName(const std::optional<ResultCode>& code) {
 }
 
 // Returns what differs at the first diverging step, for a person.
-std::string FirstDifference(const CellDiff& d) {
-  if (d.first_index < 0) return "";
+std::string FirstStepDifference(const CellDiff& d) {
   const StepRecord* s = d.first_a ? &*d.first_a : &*d.first_b;
   std::string text = "step " + std::to_string(d.first_index) + " (" + s->kind + ", position " +
                      std::to_string(s->position) + "): ";
   if (!d.first_a) return text + "only in B";
   if (!d.first_b) return text + "only in A";
-  text += "xxh3 " + Hex16(d.first_a->xxh3_64) + " vs " + Hex16(d.first_b->xxh3_64);
+  const StepRecord& a = *d.first_a;
+  const StepRecord& b = *d.first_b;
+  if (a.xxh3_64 != b.xxh3_64) {
+    text += "xxh3 " + Hex16(a.xxh3_64) + " vs " + Hex16(b.xxh3_64);
+  } else if (a.fnv1a64 != b.fnv1a64) {
+    text += "fnv1a64 " + Hex16(a.fnv1a64) + " vs " + Hex16(b.fnv1a64);
+  } else {
+    text += "same hashes, other step fields (kind, position, tokens, argmax or NaN/Inf counts)";
+  }
   if (d.first_a->token != d.first_b->token) {
     text +=
         ", token " + std::to_string(d.first_a->token) + " vs " + std::to_string(d.first_b->token);
   }
   return text;
+}
+
+// Returns what differs in a cell, for a person: the first diverging step,
+// then the result codes.
+std::string FirstDifference(const CellDiff& d) {
+  const std::string codes =
+      d.code_differs ? "result " + CodeName(d.code_a) + " vs " + CodeName(d.code_b) : "";
+  if (d.first_index < 0) return codes;
+  const std::string step = FirstStepDifference(d);
+  return codes.empty() ? step : step + "; " + codes;
 }
 
 void WriteSide(const char* label, const RunResult& r, std::ostream& out) {

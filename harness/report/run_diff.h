@@ -16,8 +16,9 @@ namespace samebits::harness::report {
 
 struct CellDiff {
   enum class Status : uint8_t {
-    kSame,     // every step in both, with equal hashes
-    kDiffers,  // some step's hashes differ, or one side has steps the other lacks
+    kSame,     // the same result code, and every step in both, equal in every field
+    kDiffers,  // the result codes differ, some step differs, or one side has
+               // steps the other lacks
     kOnlyInA,
     kOnlyInB,
   };
@@ -25,7 +26,10 @@ struct CellDiff {
   Status status = Status::kSame;
   std::optional<ResultCode> code_a, code_b;
   int steps_a = 0, steps_b = 0;
-  int differing_steps = 0;  // step indices whose hashes differ or that one side lacks
+  // The result codes differ (a PASS against a child that never sent `done`
+  // is a difference even when every step it sent agrees).
+  bool code_differs = false;
+  int differing_steps = 0;  // step indices that differ or that one side lacks
   // The first such step: its record on each side (absent on the side that
   // lacks it).
   int first_index = -1;
@@ -38,7 +42,8 @@ struct RunDiff {
   std::vector<CellDiff> cells;  // A's order, then cells only in B
   int same = 0, differs = 0, only_a = 0, only_b = 0;
 
-  // Returns true when every cell is in both runs with the same hashes.
+  // Returns true when every cell is in both runs with the same result code
+  // and the same steps.
   bool Identical() const { return differs == 0 && only_a == 0 && only_b == 0; }
 };
 

@@ -72,6 +72,7 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
 CellResult EmptyResult(const Cell& cell) {
   CellResult r;
   r.checkpoint = cell.checkpoint;
+  r.engine_checkpoint = EngineCheckpoint(cell);
   r.scenario = cell.scenario;
   r.config = cell.config;
   return r;
@@ -98,8 +99,12 @@ std::map<std::string, std::string> CellVariables(const Cell& cell) {
           {"OMP_NUM_THREADS", "1"}};
 }
 
-CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
-                      harness::MachineInfo* platform) {
+namespace {
+
+// Returns what the child's transcript and exit say (JudgeChild adds what
+// it left behind).
+CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
+                     harness::MachineInfo* platform) {
   CellResult r = EmptyResult(cell);
   r.exit_code = outcome.exit_code;
   r.signal = outcome.signal;
@@ -194,6 +199,30 @@ CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
   return r;
 }
 
+}  // namespace
+
+CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
+                      harness::MachineInfo* platform) {
+  CellResult r = JudgeExit(cell, outcome, platform);
+  std::string leftovers;
+  if (!outcome.left_running.empty()) {
+    leftovers = "left running after it ended (killed): ";
+    for (size_t i = 0; i < outcome.left_running.size(); ++i) {
+      leftovers += (i > 0 ? ", " : "") + outcome.left_running[i];
+    }
+  }
+  if (outcome.output_held_open) {
+    leftovers += leftovers.empty() ? "" : "; ";
+    leftovers += "its output was still held open by a process outside its tree";
+  }
+  if (leftovers.empty()) return r;
+  // A child that leaves processes behind breaks the cell's isolation: not a
+  // pass, whatever it printed.
+  if (r.code == ResultCode::kPass) r.code = ResultCode::kUnresolved;
+  r.message += (r.message.empty() ? "" : "; ") + leftovers;
+  return r;
+}
+
 CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::MachineInfo* platform) {
   if (!cell.supported) {
     CellResult r = EmptyResult(cell);
@@ -214,6 +243,11 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   // wrote none.
   if (result.code == ResultCode::kPass && !dump_file.empty() && DumpIsWhole(dump_file, result)) {
     result.dump_path = dump_file;
+  } else if (!dump_file.empty()) {
+    // A partial dump (a full disk, a crash, a timeout) is never read: it is
+    // not left behind either.
+    std::error_code ec;
+    std::filesystem::remove(dump_file, ec);
   }
   return result;
 }

@@ -1,49 +1,66 @@
-// Running one child (child.h) with Boost.Process (v1 API) plus the POSIX
-// calls Boost.Process does not offer: process groups and a reap-free exit
-// check.
+// Running one child (child.h) under a supervisor process of its own.
+//
+// The harness forks a small supervisor, which makes itself a child
+// subreaper (prctl(PR_SET_CHILD_SUBREAPER)) and forks the engine. Whatever
+// the engine starts and leaves behind, even in a session of its own
+// (setsid), becomes the supervisor's child when its parent dies: after the
+// engine exits, the supervisor kills and reaps every such process and
+// reports it, so nothing outlives the cell and nothing holds the output
+// pipes open. The harness reads both pipes and the supervisor's report with
+// poll() against the cell's deadline, so no wait (reads included) outlasts
+// the timeout by more than a short grace.
+//
+// The supervisor runs in a fork of a multithreaded process without exec:
+// it only makes system calls (no allocation, no locks, no stdio).
 #include "harness/runner/child.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <thread>
+#include <algorithm>
+#include <sstream>
 
 namespace samebits::runner {
 namespace {
 
-namespace bp = boost::process;
 using Clock = std::chrono::steady_clock;
 
-// Pipes are created without close-on-exec, so a child forked by another
-// thread at the same moment would inherit this child's pipe ends and hold
-// them open (our reader would then wait for that other child to exit).
-// Creating and marking the pipes and forking happen under one lock, and the
-// marks keep every pipe end out of every child except through dup2.
+// How long the harness waits, past the deadline (or past the supervisor's
+// end), for the supervisor's clean-up and the pipes' end before it stops
+// reading and kills the supervisor.
+constexpr auto kGrace = std::chrono::seconds(2);
+
+// Pipes are created close-on-exec, but the supervisor does not exec: a
+// supervisor forked by another thread at the same moment would hold this
+// child's pipe ends until it closes its inherited descriptors. Creating the
+// pipes, forking and closing the parent's write ends happen under one lock,
+// so no fork ever sees another cell's write end.
 std::mutex& SpawnMutex() {
   static std::mutex mutex;
   return mutex;
 }
 
-void MarkCloseOnExec(int fd) {
-  if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
-}
-
-// The process groups of the children running now, so that a harness
+// The process groups of the engines running now, so that a harness
 // interrupted by SIGINT or SIGTERM (Ctrl-C, a CI job's cancel) takes them
 // with it: they lead groups of their own, so the terminal's signal does
-// not reach them. Lock-free slots, because a signal handler may not lock.
+// not reach them (their supervisors then collect the rest). Lock-free
+// slots, because a signal handler may not lock.
 constexpr int kSlots = 1024;
 std::atomic<pid_t> g_running[kSlots];
 
@@ -83,60 +100,280 @@ void Untrack(int slot) {
   if (slot >= 0) g_running[slot].store(0);
 }
 
-// Reads `fd` to its end into `out` (up to `limit` bytes; the rest is read
-// and dropped).
-void DrainAll(bp::pipe& pipe, std::string* out, size_t limit, bool* truncated) {
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(pipe.native_source(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    const size_t room = limit > out->size() ? limit - out->size() : 0;
-    const size_t keep = std::min(room, static_cast<size_t>(n));
-    out->append(buffer, keep);
-    if (keep < static_cast<size_t>(n)) *truncated = true;
+// ---- The supervisor's side: system calls only. ----
+
+// A line of the supervisor's report, built on the stack.
+struct ReportLine {
+  char text[128];
+  size_t size = 0;
+  void Add(const char* s) {
+    while (*s != '\0' && size + 1 < sizeof text) text[size++] = *s++;
   }
+  void AddNumber(long long value) {
+    char digits[24];
+    int n = 0;
+    const bool negative = value < 0;
+    unsigned long long v = negative ? 0ULL - static_cast<unsigned long long>(value)
+                                    : static_cast<unsigned long long>(value);
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    if (negative) Add("-");
+    while (n > 0 && size + 1 < sizeof text) text[size++] = digits[--n];
+  }
+  void Send(int fd) {
+    text[size++] = '\n';
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::write(fd, text + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      done += static_cast<size_t>(n);
+    }
+  }
+};
+
+void SleepMicroseconds(long us) {
+  struct timespec t = {0, us * 1000};
+  ::nanosleep(&t, nullptr);
 }
 
-// Reads `fd` to its end, keeping the last `lines` lines (each cut to 4 KiB).
-void DrainTail(bp::pipe& pipe, std::string* out, size_t lines) {
-  std::deque<std::string> tail;
-  std::string current;
-  char buffer[65536];
-  constexpr size_t kMaxLine = 4096;
-  auto push = [&] {
-    tail.push_back(std::move(current));
-    current.clear();
-    while (tail.size() > lines) tail.pop_front();
-  };
+// Kills every child of this process (found in /proc by parent id) and
+// reports each one not reported before (`reported` holds up to `max` ids).
+// Returns the number of children found.
+int KillChildrenOf(pid_t self, int report_fd, pid_t* reported, int* reported_count, int max) {
+  const int proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc < 0) return 0;
+  int found = 0;
+  alignas(8) char entries[4096];
   for (;;) {
-    const ssize_t n = ::read(pipe.native_source(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
+    const long n = ::syscall(SYS_getdents64, proc, entries, sizeof entries);
     if (n <= 0) break;
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buffer[i] == '\n') {
-        push();
-      } else if (current.size() < kMaxLine) {
-        current += buffer[i];
+    for (long offset = 0; offset < n;) {
+      const auto* entry = reinterpret_cast<const struct dirent64*>(entries + offset);
+      offset += entry->d_reclen;
+      long long pid = 0;
+      const char* name = entry->d_name;
+      if (*name < '1' || *name > '9') continue;
+      for (; *name >= '0' && *name <= '9'; ++name) pid = pid * 10 + (*name - '0');
+      if (*name != '\0') continue;
+      char path[64] = "/proc/";
+      size_t p = 6;
+      for (const char* d = entry->d_name; *d != '\0' && p + 6 < sizeof path; ++d) path[p++] = *d;
+      ::memcpy(path + p, "/stat", 6);
+      const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      char stat[512];
+      const ssize_t got = ::read(fd, stat, sizeof stat - 1);
+      ::close(fd);
+      if (got <= 0) continue;
+      stat[got] = '\0';
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+      char* open_paren = ::strchr(stat, '(');
+      char* close_paren = ::strrchr(stat, ')');
+      if (open_paren == nullptr || close_paren == nullptr || close_paren[1] == '\0') continue;
+      const char* rest = close_paren + 2;  // the state letter
+      if (rest[0] == '\0' || rest[1] != ' ') continue;
+      long long ppid = 0;
+      for (const char* d = rest + 2; *d >= '0' && *d <= '9'; ++d) ppid = ppid * 10 + (*d - '0');
+      if (ppid != self) continue;
+      ++found;
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+      // A zombie had ended by itself; it is reaped, not reported.
+      if (rest[0] == 'Z' || rest[0] == 'X') continue;
+      bool seen = false;
+      for (int i = 0; i < *reported_count; ++i) seen = seen || reported[i] == pid;
+      if (seen || *reported_count >= max) continue;
+      reported[(*reported_count)++] = static_cast<pid_t>(pid);
+      *close_paren = '\0';
+      ReportLine line;
+      line.Add("left ");
+      line.AddNumber(pid);
+      line.Add(" ");
+      line.Add(open_paren + 1);
+      line.Send(report_fd);
+    }
+  }
+  ::close(proc);
+  return found;
+}
+
+struct SpawnPlan {
+  const char* program;
+  char* const* argv;
+  char* const* envp;
+  int out_write, err_write, report_write;
+};
+
+// The engine's side of the fork: its own process group, /dev/null as
+// stdin, the pipes as stdout and stderr, default signals, then exec. On
+// failure it reports errno and exits 127.
+[[noreturn]] void ExecEngine(const SpawnPlan& plan) {
+  ::setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  // Moved above 2 first, so the dup2s below cannot overwrite each other.
+  const int out = ::fcntl(plan.out_write, F_DUPFD_CLOEXEC, 3);
+  const int err = ::fcntl(plan.err_write, F_DUPFD_CLOEXEC, 3);
+  if (null_fd < 0 || out < 0 || err < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out, 1) < 0 ||
+      ::dup2(err, 2) < 0) {
+    ReportLine line;
+    line.Add("exec-error ");
+    line.AddNumber(errno);
+    line.Send(plan.report_write);
+    ::_exit(127);
+  }
+  // Nothing else of the harness reaches the engine.
+  ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+  ::execve(plan.program, plan.argv, plan.envp);
+  ReportLine line;
+  line.Add("exec-error ");
+  line.AddNumber(errno);
+  line.Send(plan.report_write);
+  ::_exit(127);
+}
+
+// The supervisor: forks the engine, reports its id and wait status, then
+// kills and reports whatever it left running, and exits.
+[[noreturn]] void Supervise(const SpawnPlan& plan) {
+  ::setpgid(0, 0);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+  ::signal(SIGPIPE, SIG_IGN);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  const pid_t engine = ::fork();
+  if (engine == 0) ExecEngine(plan);
+  // Only the engine holds the pipes' write ends now (and what it starts).
+  ::close(plan.out_write);
+  ::close(plan.err_write);
+  if (plan.report_write > 3) ::syscall(SYS_close_range, 3U, plan.report_write - 1U, 0U);
+  ::syscall(SYS_close_range, plan.report_write + 1U, ~0U, 0U);
+  if (engine < 0) {
+    ReportLine line;
+    line.Add("exec-error ");
+    line.AddNumber(errno);
+    line.Send(plan.report_write);
+    ::_exit(0);
+  }
+  ReportLine started;
+  started.Add("engine ");
+  started.AddNumber(engine);
+  started.Send(plan.report_write);
+  int status = 0;
+  while (::waitpid(engine, &status, 0) < 0 && errno == EINTR) {
+  }
+  ReportLine ended;
+  ended.Add("status ");
+  ended.AddNumber(status);
+  ended.Send(plan.report_write);
+  // Whatever is left: the engine's group, and every orphan it made, which
+  // the subreaper flag made ours. Repeats until no child is left, since
+  // killing a process orphans its own children to us.
+  const pid_t self = ::getpid();
+  pid_t reported[64];
+  int reported_count = 0;
+  for (;;) {
+    KillChildrenOf(self, plan.report_write, reported, &reported_count, 64);
+    ::kill(-engine, SIGKILL);
+    int ignored = 0;
+    pid_t reaped = 0;
+    while ((reaped = ::waitpid(-1, &ignored, WNOHANG)) > 0) {
+    }
+    if (reaped < 0 && errno == ECHILD) break;
+    SleepMicroseconds(1000);
+  }
+  ::_exit(0);
+}
+
+// ---- The harness's side. ----
+
+// Keeps the last `lines` lines of a stream (each cut to 4 KiB).
+class TailKeeper {
+ public:
+  explicit TailKeeper(size_t lines) : lines_(lines) {}
+  void Add(const char* data, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
+      if (data[i] == '\n') {
+        Push();
+      } else if (current_.size() < kMaxLine) {
+        current_ += data[i];
       }
     }
   }
-  if (!current.empty()) push();
-  out->clear();
-  for (const std::string& line : tail) {
-    *out += line;
-    *out += '\n';
+  std::string Finish() {
+    if (!current_.empty()) Push();
+    std::string out;
+    for (const std::string& line : tail_) out += line + '\n';
+    return out;
   }
-}
 
-// Returns true once `pid` has exited, without reaping it (WNOWAIT), so its
-// id and process group id stay reserved until we kill the group and reap.
-bool HasExited(pid_t pid) {
-  siginfo_t info{};
-  info.si_pid = 0;
-  const int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-  if (rc != 0) return errno == ECHILD;
-  return info.si_pid == pid;
+ private:
+  static constexpr size_t kMaxLine = 4096;
+  void Push() {
+    tail_.push_back(std::move(current_));
+    current_.clear();
+    while (tail_.size() > lines_) tail_.pop_front();
+  }
+  size_t lines_;
+  std::deque<std::string> tail_;
+  std::string current_;
+};
+
+// What the supervisor reported, parsed as it arrives.
+struct SupervisorReport {
+  std::string pending;  // an unfinished line
+  pid_t engine = 0;
+  bool has_status = false;
+  int status = 0;
+  int exec_errno = 0;
+  std::vector<std::string> left;
+
+  void Add(const char* data, size_t size) {
+    pending.append(data, size);
+    size_t end;
+    while ((end = pending.find('\n')) != std::string::npos) {
+      Parse(pending.substr(0, end));
+      pending.erase(0, end + 1);
+    }
+  }
+  void Parse(const std::string& line) {
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word == "engine") {
+      in >> engine;
+    } else if (word == "status") {
+      has_status = static_cast<bool>(in >> status);
+    } else if (word == "exec-error") {
+      in >> exec_errno;
+    } else if (word == "left") {
+      long long pid = 0;
+      in >> pid;
+      std::string name;
+      std::getline(in, name);
+      if (!name.empty() && name.front() == ' ') name.erase(0, 1);
+      left.push_back(name + " (pid " + std::to_string(pid) + ")");
+    }
+  }
+};
+
+// One pipe read by the poll loop.
+struct Source {
+  int fd = -1;
+  bool open() const { return fd >= 0; }
+  void Close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+// Returns the milliseconds from now to `t` for poll() (at least 0).
+int MillisecondsUntil(Clock::time_point t) {
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count();
+  return ms < 0 ? 0 : static_cast<int>(std::min<int64_t>(ms, 1 << 30));
 }
 
 }  // namespace
@@ -163,72 +400,143 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   ChildOutcome outcome;
   InstallInterruptHandlers();
   const Clock::time_point start = Clock::now();
-  std::optional<bp::pipe> out_pipe;
-  std::optional<bp::pipe> err_pipe;
-  bp::child child;
+
+  // Everything the forked processes need, made before the fork.
+  std::vector<std::string> env_strings;
+  for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
+  std::vector<char*> argv = {const_cast<char*>(spec.program.c_str())};
+  for (const std::string& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2], report_pipe[2];
+  pid_t supervisor = -1;
   {
     std::lock_guard<std::mutex> lock(SpawnMutex());
-    out_pipe.emplace();
-    err_pipe.emplace();
-    for (int fd : {out_pipe->native_source(), out_pipe->native_sink(), err_pipe->native_source(),
-                   err_pipe->native_sink()}) {
-      MarkCloseOnExec(fd);
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+      outcome.start_error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
+      return outcome;
     }
-    bp::environment env;
-    for (const auto& [name, value] : spec.env) env[name] = value;
-    std::error_code ec;
-    child = bp::child(
-        bp::exe = spec.program, bp::args = spec.args, bp::std_out > *out_pipe,
-        bp::std_err > *err_pipe, bp::std_in < bp::null, env,
-        // The child leads a process group of its own, so a timeout can kill
-        // everything it started (kill(-pid)), and a terminal's Ctrl-C
-        // reaches the harness, which then decides.
-        bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); }, ec);
-    if (ec) {
-      outcome.start_error = "cannot start " + spec.program + ": " + ec.message();
+    if (::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
+      outcome.start_error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
+      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+      return outcome;
+    }
+    const SpawnPlan plan{spec.program.c_str(), argv.data(), envp.data(), out_pipe[1], err_pipe[1],
+                         report_pipe[1]};
+    supervisor = ::fork();
+    if (supervisor == 0) Supervise(plan);
+    const int fork_errno = errno;
+    for (int fd : {out_pipe[1], err_pipe[1], report_pipe[1]}) ::close(fd);
+    if (supervisor < 0) {
+      for (int fd : {out_pipe[0], err_pipe[0], report_pipe[0]}) ::close(fd);
+      outcome.start_error = "cannot start " + spec.program + ": fork: " + ::strerror(fork_errno);
       return outcome;
     }
   }
-  outcome.started = true;
-  const pid_t pid = child.id();
-  const int slot = Track(pid);
-  // The write ends now belong to the child alone (Boost closed ours), so the
-  // readers see end-of-file when the child and its group are gone.
-  bool truncated = false;
-  std::thread out_reader(
-      [&] { DrainAll(*out_pipe, &outcome.stdout_text, spec.max_stdout_bytes, &truncated); });
-  std::thread err_reader(
-      [&] { DrainTail(*err_pipe, &outcome.stderr_tail, spec.stderr_tail_lines); });
 
+  Source out{out_pipe[0]}, err{err_pipe[0]}, report{report_pipe[0]};
+  SupervisorReport supervised;
+  TailKeeper tail(spec.stderr_tail_lines);
+  int slot = -1;
   const bool has_deadline = spec.timeout_seconds > 0;
   const Clock::time_point deadline =
       start + std::chrono::microseconds(static_cast<int64_t>(spec.timeout_seconds * 1e6));
-  auto pause = std::chrono::microseconds(200);
-  while (!HasExited(pid)) {
-    if (has_deadline && Clock::now() >= deadline) {
-      outcome.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
-      break;
+  // Past this point the harness stops waiting: set at the deadline, or when
+  // the supervisor is done but the pipes are still held open.
+  std::optional<Clock::time_point> give_up;
+  char buffer[65536];
+  while (out.open() || err.open() || report.open()) {
+    Clock::time_point wake = Clock::time_point::max();
+    if (has_deadline && !outcome.timed_out) wake = deadline;
+    if (give_up) wake = std::min(wake, *give_up);
+    if (!report.open() && !give_up) {
+      // The supervisor has killed all it could; what still holds a pipe
+      // lives outside its tree.
+      give_up = Clock::now() + kGrace;
+      wake = std::min(wake, *give_up);
     }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(10000));
+    struct pollfd fds[3];
+    Source* sources[3];
+    nfds_t count = 0;
+    for (Source* s : {&out, &err, &report}) {
+      if (!s->open()) continue;
+      fds[count] = {s->fd, POLLIN, 0};
+      sources[count++] = s;
+    }
+    const int timeout = wake == Clock::time_point::max() ? -1 : MillisecondsUntil(wake);
+    const int ready = ::poll(fds, count, timeout);
+    if (ready < 0 && errno != EINTR) break;
+    for (nfds_t i = 0; ready > 0 && i < count; ++i) {
+      if (fds[i].revents == 0) continue;
+      Source& s = *sources[i];
+      const ssize_t n = ::read(s.fd, buffer, sizeof buffer);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {
+        s.Close();
+        continue;
+      }
+      const size_t got = static_cast<size_t>(n);
+      if (&s == &out) {
+        const size_t room = spec.max_stdout_bytes > outcome.stdout_text.size()
+                                ? spec.max_stdout_bytes - outcome.stdout_text.size()
+                                : 0;
+        outcome.stdout_text.append(buffer, std::min(room, got));
+        if (got > room) outcome.stdout_truncated = true;
+      } else if (&s == &err) {
+        tail.Add(buffer, got);
+      } else {
+        supervised.Add(buffer, got);
+        if (supervised.engine > 0 && slot < 0 && !supervised.has_status) {
+          slot = Track(supervised.engine);
+        }
+        if (supervised.has_status) {
+          Untrack(slot);
+          slot = -1;
+        }
+      }
+    }
+    const Clock::time_point now = Clock::now();
+    if (has_deadline && !outcome.timed_out && now >= deadline) {
+      outcome.timed_out = true;
+      // The engine's group dies now; its supervisor then collects the rest.
+      if (supervised.engine > 0 && !supervised.has_status) {
+        ::kill(-supervised.engine, SIGKILL);
+        ::kill(supervised.engine, SIGKILL);
+      }
+      give_up = now + kGrace;
+    }
+    if (give_up && now >= *give_up) break;
   }
-  // The child is a zombie (or dying) and still reserves its id: anything it
-  // left in its group dies now, so no straggler holds the pipes open.
-  ::kill(-pid, SIGKILL);
   Untrack(slot);
-  std::error_code wait_ec;
-  child.wait(wait_ec);
-  const int status = child.native_exit_code();
-  if (WIFSIGNALED(status)) {
-    outcome.signal = WTERMSIG(status);
-  } else if (WIFEXITED(status)) {
-    outcome.exit_code = WEXITSTATUS(status);
+  // A pipe still open here is held by a process outside the supervisor's
+  // tree (one that made itself a subreaper, or got the descriptor passed).
+  outcome.output_held_open = out.open() || err.open();
+  if (report.open()) ::kill(supervisor, SIGKILL);  // stuck collecting: stop it
+  for (Source* s : {&out, &err, &report}) s->Close();
+  int supervisor_status = 0;
+  while (::waitpid(supervisor, &supervisor_status, 0) < 0 && errno == EINTR) {
   }
-  out_reader.join();
-  err_reader.join();
-  outcome.stdout_truncated = truncated;
+
+  if (supervised.exec_errno != 0) {
+    outcome.start_error =
+        "cannot start " + spec.program + ": " + ::strerror(supervised.exec_errno);
+    return outcome;
+  }
+  outcome.started = true;
+  if (supervised.has_status) {
+    if (WIFSIGNALED(supervised.status)) {
+      outcome.signal = WTERMSIG(supervised.status);
+    } else if (WIFEXITED(supervised.status)) {
+      outcome.exit_code = WEXITSTATUS(supervised.status);
+    }
+  } else {
+    outcome.signal = SIGKILL;  // killed before its supervisor could say how it ended
+  }
+  outcome.left_running = std::move(supervised.left);
+  outcome.stderr_tail = tail.Finish();
   outcome.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return outcome;
 }

@@ -1,7 +1,8 @@
 // Runs one child process the way the matrix needs it: an argv vector (never
 // a shell), an environment built explicitly, stdout and stderr read
-// concurrently (a chatty child cannot deadlock on a full pipe), a timeout
-// that kills the child's whole process group, and an outcome that says what
+// concurrently (a chatty child cannot deadlock on a full pipe), a deadline
+// that bounds every wait (the child's exit and every read), the collection
+// of whatever the child leaves running, and an outcome that says what
 // happened without ever throwing for anything the child did.
 #pragma once
 
@@ -34,11 +35,20 @@ struct ChildOutcome {
   bool stdout_truncated = false;
   std::string stderr_tail;  // the last `stderr_tail_lines` lines
   double elapsed_ms = 0;
+  // The processes the child left running when it ended ("sleep (pid 12)"),
+  // all killed since.
+  std::vector<std::string> left_running;
+  // The child's stdout or stderr was still held open by a process outside
+  // its tree when the harness stopped reading.
+  bool output_held_open = false;
 };
 
-// Returns what the child did. The child runs in a process group of its own;
-// on timeout the group is killed with SIGKILL, and after the child exits any
-// process it left in its group is killed too, so nothing outlives the cell.
+// Returns what the child did. The child runs in a process group of its own
+// under a supervisor that is a child subreaper (Linux): on timeout the group
+// is killed with SIGKILL, and after the child exits every process it left
+// behind (in its group or not, even in a new session) is killed and listed
+// in `left_running`, so nothing outlives the cell. No wait lasts more than
+// a two-second grace past `timeout_seconds`.
 ChildOutcome RunChild(const ChildSpec& spec);
 
 // Returns the names passed through by default.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -120,11 +121,14 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
   if (options.scenario_files.empty()) {
     throw std::invalid_argument("no scenario selected (the scenarios folder has no *.json files?)");
   }
-  std::set<std::string> names;
+  std::map<std::string, std::string> names;  // name -> the first file of that name
   for (const std::string& file : options.scenario_files) {
-    if (!names.insert(ScenarioName(file)).second) {
-      throw std::invalid_argument("two scenarios are named '" + ScenarioName(file) +
-                                  "'; scenario names (file stems) must be unique");
+    const auto [it, fresh] = names.emplace(ScenarioName(file), file);
+    if (!fresh) {
+      throw std::invalid_argument("two scenarios are named '" + it->first + "' (" + it->second +
+                                  " and " + file +
+                                  "); scenario names (file stems) must be unique, since "
+                                  "results and references are keyed by them");
     }
   }
   std::vector<Cell> cells;

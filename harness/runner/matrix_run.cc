@@ -98,6 +98,10 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
     return result;
   });
   progress.Finish();
+  // A dump folder in which no cell kept a whole dump does not outlive the
+  // run (remove() takes only an empty folder).
+  std::error_code ec;
+  if (!runner.dump_dir.empty()) fs::remove(runner.dump_dir, ec);
   run.elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return run;

@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
+#include "harness/analysis/terminal_text.h"
 #include "harness/runner/cell_runner.h"
 
 namespace samebits::runner {
@@ -84,8 +86,9 @@ bool RerunPairOnce(const RerunPair& pair, RunnerOptions options, const MatrixRun
     run_both();
   }
   if (!BothPass(rerun)) {
-    std::fprintf(stderr, "  the rerun failed: %s%s\n", rerun[0].message.c_str(),
-                 rerun[1].message.c_str());
+    std::fprintf(stderr, "  the rerun failed: %s%s\n",
+                 harness::TerminalSafe(rerun[0].message).c_str(),
+                 harness::TerminalSafe(rerun[1].message).c_str());
     return false;
   }
   return true;
@@ -157,6 +160,9 @@ RerunOutcome RerunDivergences(harness::RunResult& run, const MatrixRunOptions& r
       out.trace_differences[key] = *diff;
     }
   }
+  // A dump folder in which no rerun kept a dump does not outlive the gate.
+  std::error_code ec;
+  if (!options.dump_dir.empty()) std::filesystem::remove(options.dump_dir, ec);
   return out;
 }
 

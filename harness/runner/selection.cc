@@ -2,6 +2,7 @@
 #include "harness/runner/selection.h"
 
 #include <algorithm>
+#include <map>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -91,22 +92,36 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   const std::vector<std::string> isas = MachineIsas();
   const std::string arch = LocalMachine().arch;
   const std::optional<Suite> suite = SelectedSuite(s);
-  // Without a suite given, a checkpoint the default suite lists selects its
-  // pairs there (its scenarios live in scenarios/real, its file is found
-  // from the root), so the commands the gate prints for one pair work.
+  // A --checkpoint file is relative to the working folder, as for every
+  // command-line tool; cells are keyed by the file relative to the root
+  // (ResolveCheckpoint). Without a suite given, a checkpoint naming a file
+  // the default suite lists selects its pairs there (its scenarios live in
+  // scenarios/real), so the commands the gate prints for one pair work.
+  std::error_code ec;
+  const std::string working = fs::current_path(ec).string();
   std::vector<std::string> matrix_checkpoints, suite_checkpoints;
+  std::map<std::string, std::string> engine_specs;  // key -> the spec the engine gets
   for (const std::string& c : s.checkpoints) {
+    const ResolvedCheckpoint r = ResolveCheckpoint(c, working, s.root);
+    engine_specs[r.key] = r.engine_spec;
     const bool in_suite =
         !s.suite.empty() ||
-        (suite && std::any_of(suite->pairs.begin(), suite->pairs.end(),
-                              [&](const SuitePair& p) { return p.checkpoint == c; }));
-    (in_suite ? suite_checkpoints : matrix_checkpoints).push_back(c);
+        (suite && std::any_of(suite->pairs.begin(), suite->pairs.end(), [&](const SuitePair& p) {
+           return ResolveSuiteCheckpoint(*suite, p, s.root).key == r.key;
+         }));
+    (in_suite ? suite_checkpoints : matrix_checkpoints).push_back(r.key);
   }
   std::vector<Cell> cells;
   if (s.suite.empty() && (s.checkpoints.empty() || !matrix_checkpoints.empty())) {
     options.checkpoints = matrix_checkpoints;
     options.scenario_files = ScenarioFiles(s);
     cells = ExpandMatrix(options, isas, arch);
+    for (Cell& cell : cells) {
+      const auto it = engine_specs.find(cell.checkpoint);
+      if (it != engine_specs.end() && it->second != cell.checkpoint) {
+        cell.engine_checkpoint = it->second;
+      }
+    }
   }
   if (suite && (!s.suite.empty() || default_selection || !suite_checkpoints.empty())) {
     std::vector<Cell> more =
@@ -144,6 +159,7 @@ Cell CellForResult(const harness::CellResult& r, const Selection& selection,
   }
   Cell cell;
   cell.checkpoint = r.checkpoint;
+  if (r.engine_checkpoint != r.checkpoint) cell.engine_checkpoint = r.engine_checkpoint;
   cell.scenario = r.scenario;
   cell.scenario_file = (fs::path(ScenariosDir(selection)) / (r.scenario + ".json")).string();
   for (const std::string& s : selection.scenarios) {

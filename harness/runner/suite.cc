@@ -2,6 +2,7 @@
 #include "harness/runner/suite.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -73,21 +74,50 @@ Suite LoadSuite(const std::string& path) {
   return suite;
 }
 
-ResolvedCheckpoint ResolveCheckpoint(const std::string& spec, const std::string& root) {
+bool NamesFile(const std::string& spec) {
+  for (const char* p : kFilePrefixes) {
+    if (spec.starts_with(p)) return true;
+  }
+  // "synthetic:tiny", "fake:ok": a scheme (letters, digits, '_' or '-')
+  // before the first ':' and no '/' before it.
+  const size_t colon = spec.find(':');
+  if (colon == std::string::npos || colon == 0) return true;
+  return !std::all_of(spec.begin(), spec.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+ResolvedCheckpoint ResolveCheckpoint(const std::string& spec, const std::string& base_dir,
+                                     const std::string& root) {
   ResolvedCheckpoint out;
+  out.key = spec;
   out.engine_spec = spec;
-  if (spec.starts_with("synthetic:")) return out;
+  if (!NamesFile(spec)) return out;
   std::string prefix;
   for (const char* p : kFilePrefixes) {
     if (spec.starts_with(p)) prefix = p;
   }
+  std::error_code ec;
   const fs::path file(spec.substr(prefix.size()));
-  const fs::path resolved = file.is_absolute() ? file : (fs::path(root) / file).lexically_normal();
+  const fs::path resolved =
+      (file.is_absolute() ? file : fs::absolute(base_dir, ec) / file).lexically_normal();
   out.file = resolved.string();
   out.engine_spec = prefix + out.file;
-  std::error_code ec;
   out.exists = fs::exists(resolved, ec);
+  // One file, one key: relative to the root when the file lies in it or
+  // beside it (../shared), so the key does not depend on where the clone is.
+  const fs::path relative = resolved.lexically_relative(fs::absolute(root, ec).lexically_normal());
+  auto part = relative.begin();
+  const bool far = relative.empty() || (*part == ".." && ++part != relative.end() && *part == "..");
+  out.key = prefix + (far ? resolved : relative).string();
   return out;
+}
+
+ResolvedCheckpoint ResolveSuiteCheckpoint(const Suite& suite, const SuitePair& pair,
+                                          const std::string& root) {
+  std::error_code ec;
+  const fs::path dir = fs::absolute(fs::path(suite.file), ec).parent_path();
+  return ResolveCheckpoint(pair.checkpoint, dir.string(), root);
 }
 
 std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
@@ -95,10 +125,13 @@ std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
                               const std::vector<std::string>& scenarios, const std::string& root,
                               const std::vector<std::string>& available_isas,
                               const std::string& arch) {
+  std::vector<ResolvedCheckpoint> resolved;
+  for (const SuitePair& p : suite.pairs) resolved.push_back(ResolveSuiteCheckpoint(suite, p, root));
   auto known = [&](bool want_checkpoints) {
     std::set<std::string> names;
-    for (const SuitePair& p : suite.pairs) {
-      if (want_checkpoints) names.insert(p.checkpoint);
+    for (size_t i = 0; i < suite.pairs.size(); ++i) {
+      const SuitePair& p = suite.pairs[i];
+      if (want_checkpoints) names.insert(resolved[i].key);
       for (const std::string& f : p.scenario_files) {
         if (!want_checkpoints) names.insert(ScenarioName(f));
       }
@@ -110,8 +143,8 @@ std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
   std::set<std::string> wanted_scenarios;
   for (const std::string& s : scenarios) wanted_scenarios.insert(ScenarioName(s));
   for (const std::string& c : checkpoints) {
-    if (std::none_of(suite.pairs.begin(), suite.pairs.end(),
-                     [&](const SuitePair& p) { return p.checkpoint == c; })) {
+    if (std::none_of(resolved.begin(), resolved.end(),
+                     [&](const ResolvedCheckpoint& r) { return r.key == c; })) {
       throw std::invalid_argument("--checkpoint: the suite " + suite.file + " has no checkpoint " +
                                   c + " (it has: " + known(true) + ")");
     }
@@ -127,13 +160,15 @@ std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
     }
   }
   std::vector<Cell> cells;
-  for (const SuitePair& pair : suite.pairs) {
+  for (size_t i = 0; i < suite.pairs.size(); ++i) {
+    const SuitePair& pair = suite.pairs[i];
+    const ResolvedCheckpoint& checkpoint = resolved[i];
     if (!checkpoints.empty() &&
-        std::find(checkpoints.begin(), checkpoints.end(), pair.checkpoint) == checkpoints.end()) {
+        std::find(checkpoints.begin(), checkpoints.end(), checkpoint.key) == checkpoints.end()) {
       continue;
     }
     MatrixOptions one = options;
-    one.checkpoints = {pair.checkpoint};
+    one.checkpoints = {checkpoint.key};
     one.scenario_files.clear();
     for (const std::string& f : pair.scenario_files) {
       if (wanted_scenarios.empty() || wanted_scenarios.count(ScenarioName(f)) != 0) {
@@ -141,14 +176,13 @@ std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
       }
     }
     if (one.scenario_files.empty()) continue;
-    const ResolvedCheckpoint resolved = ResolveCheckpoint(pair.checkpoint, root);
     for (Cell& cell : ExpandMatrix(one, available_isas, arch)) {
-      cell.engine_checkpoint = resolved.engine_spec;
-      if (!resolved.exists && cell.supported) {
+      cell.engine_checkpoint = checkpoint.engine_spec;
+      if (!checkpoint.exists && cell.supported) {
         cell.supported = false;
-        cell.unsupported_reason = "the checkpoint file is missing: " + resolved.file +
+        cell.unsupported_reason = "the checkpoint file is missing: " + checkpoint.file +
                                   " (the suite's " + pair.checkpoint +
-                                  ", looked for relative to the project root " + root + ")";
+                                  ", looked for relative to the suite file " + suite.file + ")";
       }
       cells.push_back(std::move(cell));
     }

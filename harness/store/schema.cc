@@ -1,6 +1,8 @@
 // The store's migrations (schema.h, SCHEMA.md).
 #include "harness/store/schema.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "harness/store/sqlite.h"
@@ -138,6 +140,11 @@ CREATE TABLE bench_samples (
       R"sql(
 ALTER TABLE steps ADD COLUMN text TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 8: the checkpoint spec each cell's engine was given, its file
+      // absolute (the key in `checkpoint` is relative to the project root).
+      R"sql(
+ALTER TABLE cells ADD COLUMN engine_checkpoint TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }
@@ -160,11 +167,20 @@ int SchemaVersion(Connection& db) {
     }
     return 0;
   }
-  Statement version = db.Prepare("SELECT version FROM schema_version");
-  if (!version.Step()) {
-    throw StoreError("database " + db.path() + ": schema_version table is empty");
+  Statement version = db.Prepare("SELECT version, typeof(version) FROM schema_version");
+  const std::string damaged = "database " + db.path() + ": ";
+  const std::string untouched =
+      " (the file is not a samebits database or is damaged; it was left untouched)";
+  if (!version.Step()) throw StoreError(damaged + "its schema_version table is empty" + untouched);
+  if (version.Text(1) != "integer" || version.Int(0) < 0) {
+    throw StoreError(damaged + "its schema_version is '" + version.Text(0) +
+                     "', not a version number" + untouched);
   }
-  return static_cast<int>(version.Int(0));
+  const int64_t value = version.Int(0);
+  if (version.Step()) {
+    throw StoreError(damaged + "its schema_version table has more than one row" + untouched);
+  }
+  return static_cast<int>(std::min<int64_t>(value, 1 << 30));
 }
 
 void Migrate(Connection& db, int target) {

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -112,49 +113,90 @@ std::string Statement::Text(int column) const {
                      static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
-Connection::Connection(const std::string& path, bool create) : path_(path) {
+Connection::Connection(const std::string& path, OpenMode mode) : path_(path) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   if (exists) {
     std::string why;
+    if (std::filesystem::is_directory(path, ec)) {
+      throw StoreError("database " + path + ": is a folder, not a database file");
+    }
     if (!LooksLikeSqlite(path, &why)) throw StoreError("database " + path + ": " + why);
-  } else if (!create) {
+  } else if (mode != OpenMode::kCreate) {
     throw StoreError("database " + path + ": no such file");
   }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX;
-  if (create) flags |= SQLITE_OPEN_CREATE;
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = "database " + path + ": cannot open: " +
-                          (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+  const bool read_only = mode == OpenMode::kReadOnly;
+  int flags = SQLITE_OPEN_FULLMUTEX;
+  flags |= read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (mode == OpenMode::kCreate) flags |= SQLITE_OPEN_CREATE;
+  // Opens the path as a file name, or with `query` (URI parameters) as a
+  // URI made from the absolute path.
+  auto open = [&](const std::string& query) {
     sqlite3_close(db_);
     db_ = nullptr;
-    throw StoreError(message, rc);
-  }
-  // Waits up to 30 s for another process's lock before reporting busy;
-  // WithWriteTransaction retries beyond that.
-  sqlite3_busy_timeout(db_, 30000);
-  sqlite3_extended_result_codes(db_, 0);
-  try {
-    // Reading the schema first makes SQLite check the whole header before
-    // anything is written (journal mode, tables).
-    Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
-    for (int attempt = 0;; ++attempt) {
-      try {
-        Statement(db_, "PRAGMA journal_mode=WAL", path_).Step();
-        break;
-      } catch (const StoreError& e) {
-        if (!IsBusyError(e) || attempt >= 50) throw;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::string uri = query.empty() ? path : "file:";
+    const std::string absolute = std::filesystem::absolute(path, ec).string();
+    for (char c : query.empty() ? std::string() : absolute) {
+      if (c == '%' || c == '?' || c == '#') {
+        char escaped[4];
+        std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+        uri += escaped;
+      } else {
+        uri += c;
       }
     }
+    const int rc = sqlite3_open_v2((uri + query).c_str(), &db_,
+                                   query.empty() ? flags : flags | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) {
+      std::string message = "database " + path + ": cannot open: " +
+                            (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw StoreError(message, rc);
+    }
+    // Waits up to 30 s for another process's lock before reporting busy;
+    // WithWriteTransaction retries beyond that.
+    sqlite3_busy_timeout(db_, 30000);
+    sqlite3_extended_result_codes(db_, 0);
+  };
+  open("");
+  try {
+    // Reading the schema first makes SQLite check the whole header before
+    // anything is written.
+    try {
+      Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
+    } catch (const StoreError& e) {
+      // A WAL database in a folder this process cannot write has no -shm
+      // file to share: read it as an immutable file instead.
+      if (!read_only || e.sqlite_code() != SQLITE_CANTOPEN) throw;
+      open("?immutable=1");
+      Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
+    }
     Exec("PRAGMA foreign_keys=ON");
-    Exec("PRAGMA synchronous=NORMAL");
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+void Connection::PrepareForWriting() {
+  if (sqlite3_db_readonly(db_, "main") == 1) {
+    throw StoreError("database " + path_ +
+                     ": is read-only here, so no run could be saved; runs, show, report and "
+                     "diff can still read it",
+                     SQLITE_READONLY);
+  }
+  for (int attempt = 0;; ++attempt) {
+    try {
+      Statement(db_, "PRAGMA journal_mode=WAL", path_).Step();
+      break;
+    } catch (const StoreError& e) {
+      if (!IsBusyError(e) || attempt >= 50) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  Exec("PRAGMA synchronous=NORMAL");
 }
 
 Connection::~Connection() {

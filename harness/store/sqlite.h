@@ -54,16 +54,32 @@ class Statement {
   const std::string& path_;
 };
 
+// How a connection opens its file.
+enum class OpenMode {
+  kCreate,     // read and write; a missing file is created
+  kReadWrite,  // read and write; the file must exist
+  kReadOnly,   // read only; the file must exist and is never written
+};
+
 // One connection. Opening refuses, without writing to it, a file that is
-// not an SQLite database.
+// not an SQLite database; opening writes nothing at all (no journal mode:
+// see PrepareForWriting).
 class Connection {
  public:
-  // Opens (creating when `create` and it is missing) the database at `path`.
-  // Throws StoreError with a message a person can act on.
-  Connection(const std::string& path, bool create);
+  // Opens the database at `path`. Throws StoreError with a message a person
+  // can act on.
+  Connection(const std::string& path, OpenMode mode);
+  Connection(const std::string& path, bool create)
+      : Connection(path, create ? OpenMode::kCreate : OpenMode::kReadWrite) {}
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
+
+  // Makes the connection ready for writers that share the file: WAL
+  // journal mode (which changes the file's header), foreign keys, normal
+  // syncs. Call it only once the file is known to be ours. Throws
+  // StoreError when the file or its folder cannot be written.
+  void PrepareForWriting();
 
   // Runs one or more statements that return no rows.
   void Exec(std::string_view sql);

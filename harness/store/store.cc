@@ -127,16 +127,38 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
   }
 }
 
+// Throws StoreError when SQLite finds the database damaged (checked before
+// a run whose result would then fail to save).
+void CheckIntact(Connection& db) {
+  Statement check = db.Prepare("PRAGMA quick_check(1)");
+  if (check.Step() && check.Text(0) != "ok") {
+    throw StoreError("database " + db.path() + ": is damaged (" + check.Text(0) +
+                     "); it was left untouched");
+  }
+}
+
 }  // namespace
 
-Store::Store(const std::string& path) {
+Store::Store(const std::string& path, Access access) {
+  std::error_code ec;
+  if (access == Access::kRead && std::filesystem::exists(path, ec)) {
+    db_ = std::make_unique<Connection>(path, OpenMode::kReadOnly);
+    // Refuses a foreign or newer database; a current one is read as it is.
+    if (SchemaVersion(*db_) >= CurrentSchemaVersion()) {
+      Migrate(*db_);  // only checks: the store is not older than this build
+      return;
+    }
+    db_.reset();  // an empty or older store: made current by a writer below
+  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
-    std::error_code ec;
     std::filesystem::create_directories(parent, ec);
     if (ec) throw StoreError("database " + path + ": cannot create its folder: " + ec.message());
   }
-  db_ = std::make_unique<Connection>(path, /*create=*/true);
+  db_ = std::make_unique<Connection>(path, OpenMode::kCreate);
+  SchemaVersion(*db_);  // refuses another program's database before any write
+  CheckIntact(*db_);
+  db_->PrepareForWriting();
   Migrate(*db_);
 }
 
@@ -170,9 +192,8 @@ int64_t Store::InsertRun(const RunResult& run) {
     Statement insert_cell = db.Prepare(
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
-        "message, stderr_tail, elapsed_ms, dump_path, isa_used) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-        "?7, "
-        "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+        "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
         "argmax, nan_count, inf_count, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
@@ -236,7 +257,7 @@ int64_t Store::InsertRun(const RunResult& run) {
       insert_cell.Bind(14, static_cast<int64_t>(cell.exit_code));
       insert_cell.Bind(15, static_cast<int64_t>(cell.signal));
       insert_cell.Bind(16, cell.message).Bind(17, cell.stderr_tail).Bind(18, cell.elapsed_ms);
-      insert_cell.Bind(19, cell.dump_path).Bind(20, cell.isa_used);
+      insert_cell.Bind(19, cell.dump_path).Bind(20, cell.isa_used).Bind(21, cell.engine_checkpoint);
       insert_cell.Run();
       const int64_t cell_id = db.LastInsertId();
       for (const harness::StepRecord& st : cell.steps) {
@@ -297,7 +318,7 @@ RunResult Store::LoadRun(int64_t id) {
       "c.elapsed_ms, c.dump_path, "
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
       "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
-      "c.isa_used "
+      "c.isa_used, c.engine_checkpoint "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
@@ -346,6 +367,7 @@ RunResult Store::LoadRun(int64_t id) {
       cell.vocab_size = static_cast<int>(select_cells.Int(29));
     }
     cell.isa_used = select_cells.Text(30);
+    cell.engine_checkpoint = select_cells.Text(31);
     run.cells.push_back(std::move(cell));
   }
   Statement select_steps = db.Prepare(

@@ -29,12 +29,24 @@ struct RunSummary {
   std::map<std::string, int> counts;  // result code name -> cells
 };
 
+// What a command does with the store.
+enum class Access {
+  kReadWrite,  // saves runs: the store is created, upgraded, checked writable
+  kRead,       // only reads: the file is opened read-only when it is current
+};
+
 class Store {
  public:
   // Opens the database at `path`, creating it (and its folder) when missing
   // and bringing its schema up to date. Throws StoreError, leaving a file
-  // that is not a samebits database untouched.
-  explicit Store(const std::string& path);
+  // that is not a samebits database untouched (nothing is written, not even
+  // its journal mode, before the file is known to be a samebits store).
+  // With kReadWrite a store that cannot be written, or that is damaged, is
+  // refused here, before any work whose result could not be saved. With
+  // kRead a current store is opened read-only (a file one may read but not
+  // write can be read); an older one is upgraded first, which needs write
+  // access; a missing one is created empty.
+  explicit Store(const std::string& path, Access access = Access::kReadWrite);
 
   // Saves `run` (its `run_id` is ignored) in one transaction. Returns the
   // new run's id.

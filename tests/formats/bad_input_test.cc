@@ -193,6 +193,13 @@ TEST(BadGguf, MetadataLies) {
   ExpectError(TinyGguf({.omit_heads = true}), "'llama.attention.head_count' is missing");
 }
 
+// A NUL inside a string of the file used to end the message there (what()
+// stops at the first NUL); the string is quoted whole, escaped.
+TEST(BadGguf, AStringWithANulIsQuotedWhole) {
+  ExpectError(TinyGguf({.arch = std::string("gp\0t2\x1b", 6)}),
+              "architecture 'gp\\x00t2\\x1b' is not supported");
+}
+
 TEST(BadGguf, TensorLies) {
   ExpectError(TinyGguf({.q_type = 16}), "type IQ2_XXS, which is not supported");
   ExpectError(TinyGguf({.q_type = 10}), "type Q2_K, which is not supported");
@@ -204,7 +211,8 @@ TEST(BadGguf, TensorLies) {
   // Whole Q8_0 blocks inside the file pass the parser; the shape check follows.
   ExpectError(TinyGguf({.q_type = 8, .q_dim0 = 32}), "has shape [2, 32], but the configuration");
   ExpectError(TinyGguf({.q_type = 8, .q_dim0 = uint64_t{1} << 62}), "is too large");
-  ExpectError(TinyGguf({.q_type = 999}), "type 999");
+  ExpectError(TinyGguf({.q_type = 999}), "'blk.0.attn_q.weight' has type 999 (unknown), which");
+  ExpectError(TinyGguf({.q_type = 4}), "has type 4 (unknown), which");
   ExpectError(TinyGguf({.q_offset_extra = 4}), "not a multiple of the alignment");
   ExpectError(TinyGguf({.q_offset_extra = 1u << 20}), "extends past the end");
   ExpectError(TinyGguf({.q_dim0 = 3}), "has shape [2, 3], but the configuration implies [2, 2]");

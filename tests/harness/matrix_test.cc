@@ -108,6 +108,14 @@ TEST(Matrix, BadSelectionsAreErrors) {
   MatrixOptions duplicate = TwoScenarios();
   duplicate.scenario_files = {"/a/classic.json", "/b/classic.json"};
   EXPECT_THROW(ExpandMatrix(duplicate, {"scalar"}, "x86_64"), std::invalid_argument);
+  try {
+    ExpandMatrix(duplicate, {"scalar"}, "x86_64");
+  } catch (const std::invalid_argument& e) {
+    // Both files are named, so the user knows which two collide.
+    EXPECT_NE(std::string(e.what()).find("/a/classic.json and /b/classic.json"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Matrix, StartOrderRunsTheLongestCellsFirstAndKeepsEveryCell) {

@@ -177,6 +177,50 @@ TEST(Child, ArgumentsAreNeverInterpretedByAShell) {
   EXPECT_EQ(out.stdout_text, "$HOME a;b `x`\n");
 }
 
+// A process left in a new session holding the child's stdout used to keep
+// RunChild reading forever; it is killed when the child ends, and named.
+TEST(Child, AProcessLeftBehindIsKilledAndNamedAndTheReadEnds) {
+  ChildSpec spec;
+  spec.program = "/bin/sh";
+  spec.args = {"-c", "setsid sleep 999 & echo started"};
+  spec.env = ChildEnvironment({});
+  spec.timeout_seconds = 30;
+  const ChildOutcome out = RunChild(spec);
+  ASSERT_TRUE(out.started) << out.start_error;
+  EXPECT_FALSE(out.timed_out);
+  EXPECT_LT(out.elapsed_ms, 10000);
+  EXPECT_EQ(out.stdout_text, "started\n");
+  ASSERT_EQ(out.left_running.size(), 1u);
+  EXPECT_EQ(out.left_running[0].rfind("sleep (pid ", 0), 0u) << out.left_running[0];
+  const pid_t pid = static_cast<pid_t>(std::stol(out.left_running[0].substr(11)));
+  EXPECT_NE(::kill(pid, 0), 0) << "pid " << pid << " still runs";
+}
+
+// The deadline bounds the reads too: a child whose grandchild (in its own
+// session, so not in the child's group) holds stdout and sleeps, while the
+// child itself hangs.
+TEST(Child, TheDeadlineBoundsEveryWait) {
+  ChildSpec spec;
+  spec.program = "/bin/sh";
+  spec.args = {"-c", "setsid sleep 999 & sleep 999"};
+  spec.env = ChildEnvironment({});
+  spec.timeout_seconds = 0.5;
+  const ChildOutcome out = RunChild(spec);
+  EXPECT_TRUE(out.timed_out);
+  EXPECT_LT(out.elapsed_ms, 4000);
+  EXPECT_EQ(out.signal, SIGKILL);
+  EXPECT_FALSE(out.left_running.empty());
+}
+
+TEST(Child, AProgramThatCannotStartSaysWhy) {
+  ChildSpec spec;
+  spec.program = "/nonexistent/engine";
+  spec.env = ChildEnvironment({});
+  const ChildOutcome out = RunChild(spec);
+  EXPECT_FALSE(out.started);
+  EXPECT_NE(out.start_error.find("No such file"), std::string::npos) << out.start_error;
+}
+
 TEST(Scheduler, RunsEveryCellOnceInOrderWithParallelJobs) {
   std::vector<Cell> cells;
   for (int i = 0; i < 12; ++i) {

@@ -55,10 +55,7 @@ class StandinFaults : public ::testing::Test {
     return RunCommand(argv);
   }
 
-  harness::RunResult Latest() {
-    store::Store store(db_);
-    return store.LoadRun(store.LatestRunId());
-  }
+  harness::RunResult Latest() { return LatestRun(db_); }
 
   const harness::CellResult& Cell(const harness::RunResult& run, const std::string& config) {
     for (const harness::CellResult& c : run.cells) {

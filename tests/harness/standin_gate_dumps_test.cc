@@ -63,10 +63,7 @@ class StandinGateDumps : public ::testing::Test {
     return RunCommand(argv);
   }
 
-  harness::RunResult Latest() {
-    store::Store store(db_);
-    return store.LoadRun(store.LatestRunId());
-  }
+  harness::RunResult Latest() { return LatestRun(db_); }
 
   // Returns `samebits report <id> -f <format>` of the stored run.
   CommandResult StoredReport(int64_t id, const std::string& format) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "harness/store/store.h"
+
 namespace samebits::standin {
 
 namespace fs = std::filesystem;
@@ -57,6 +59,11 @@ std::string FaultyEngine(const fs::path& dir, const std::string& fault) {
   fs::remove(link, ec);
   fs::create_symlink(BinDir() + "/samebits-standin-engine", link);
   return link.string();
+}
+
+harness::RunResult LatestRun(const std::string& db) {
+  store::Store store(db);
+  return store.LoadRun(store.LatestRunId());
 }
 
 std::string WriteScenario(const fs::path& dir) {

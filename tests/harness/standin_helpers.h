@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/analysis/results.h"
+
 namespace samebits::standin {
 
 // Returns the folder holding the built programs (build/bin).
@@ -41,6 +43,9 @@ class TempDir {
 // symlink named samebits-standin-engine-<fault>, because the harness gives
 // children a clean environment (SAMEBITS_STANDIN_FAULT would not arrive).
 std::string FaultyEngine(const std::filesystem::path& dir, const std::string& fault);
+
+// Returns the newest run in the store at `db`.
+harness::RunResult LatestRun(const std::string& db);
 
 // Writes a scenario file for the stand-in under `dir`. Returns its path.
 std::string WriteScenario(const std::filesystem::path& dir);

@@ -380,6 +380,45 @@ TEST(Store, RefusesAnotherProgramsSqliteDatabase) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
+// A schema_version that is not a number used to read as 0, so the store
+// tried to create its tables again ("table schema_version already exists").
+TEST(Store, ANonNumericSchemaVersionIsCalledDamaged) {
+  TempDir dir;
+  const std::string path = dir.File("odd.db");
+  {
+    Store store(path);
+    store.connection().Exec("UPDATE schema_version SET version = 'four'");
+  }
+  for (const Access access : {Access::kReadWrite, Access::kRead}) {
+    try {
+      Store store(path, access);
+      FAIL() << "expected a refusal";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("its schema_version is 'four', not a version number"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Opening with Access::kRead writes nothing: not the journal mode of a
+// current store, not a byte of another program's database.
+TEST(Store, ReadAccessWritesNothing) {
+  TempDir dir;
+  const std::string path = dir.File("runs.db");
+  {
+    Store store(path);
+    store.SaveRun(SampleRun());
+  }
+  const std::string before = ReadFile(path);
+  {
+    Store store(path, Access::kRead);
+    EXPECT_EQ(store.ListRuns(10).size(), 1u);
+    EXPECT_THROW(store.SaveRun(SampleRun()), StoreError);
+  }
+  EXPECT_EQ(ReadFile(path), before);
+}
+
 TEST(Store, AWriterThatFailsMidRunLeavesNoRows) {
   TempDir dir;
   Store store(dir.File("db"));

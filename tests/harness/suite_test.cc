@@ -17,7 +17,7 @@ using harness::testing::WriteFile;
 class SuiteTest : public ::testing::Test {
  protected:
   SuiteTest() {
-    WriteFile(dir_.File("root/weights.gguf"), "x");
+    WriteFile(dir_.File("suite/weights.gguf"), "x");
     WriteFile(dir_.File("suite/a.json"), "{}\n");
     WriteFile(dir_.File("suite/b.json"), "{}\n");
     WriteFile(dir_.File("suite/suite.json"),
@@ -34,13 +34,15 @@ class SuiteTest : public ::testing::Test {
   MatrixOptions options_;
 };
 
-TEST_F(SuiteTest, CellsAreKeyedByTheSpecAsWrittenAndRunTheResolvedFile) {
+// A suite's file is relative to the suite file's folder; the cell's key is
+// the file relative to the project root, and the engine gets it absolute.
+TEST_F(SuiteTest, CellsAreKeyedRelativeToTheRootAndRunTheFileNextToTheSuite) {
   const std::vector<Cell> cells = Expand();
   ASSERT_EQ(cells.size(), 6u);  // (2 + 1 scenarios) x 2 configurations
-  EXPECT_EQ(cells[0].checkpoint, "gguf:weights.gguf");
+  EXPECT_EQ(cells[0].checkpoint, "gguf:../suite/weights.gguf");
   EXPECT_EQ(cells[0].scenario, "a");
   EXPECT_EQ(cells[0].config.name, "reference");
-  EXPECT_EQ(cells[0].engine_checkpoint, "gguf:" + dir_.File("root/weights.gguf"));
+  EXPECT_EQ(cells[0].engine_checkpoint, "gguf:" + dir_.File("suite/weights.gguf"));
   EXPECT_EQ(EngineArguments(cells[0], false)[2], cells[0].engine_checkpoint);
   EXPECT_TRUE(cells[0].supported);
   EXPECT_EQ(cells[2].scenario, "b");
@@ -49,7 +51,7 @@ TEST_F(SuiteTest, CellsAreKeyedByTheSpecAsWrittenAndRunTheResolvedFile) {
 TEST_F(SuiteTest, AMissingFileMakesItsCellsUnsupportedNamingTheFile) {
   const std::vector<Cell> cells = Expand();
   for (size_t i = 4; i < 6; ++i) {
-    EXPECT_EQ(cells[i].checkpoint, "llama2c:../gone/missing.bin");
+    EXPECT_EQ(cells[i].checkpoint, "llama2c:../gone/missing.bin");  // dir/gone from dir/root
     EXPECT_FALSE(cells[i].supported);
     EXPECT_NE(cells[i].unsupported_reason.find("missing.bin"), std::string::npos);
     EXPECT_NE(cells[i].unsupported_reason.find(dir_.File("gone/missing.bin")), std::string::npos)
@@ -58,7 +60,7 @@ TEST_F(SuiteTest, AMissingFileMakesItsCellsUnsupportedNamingTheFile) {
 }
 
 TEST_F(SuiteTest, CheckpointAndScenarioNarrowTheSuite) {
-  std::vector<Cell> cells = Expand({"gguf:weights.gguf"}, {"b"});
+  std::vector<Cell> cells = Expand({"gguf:../suite/weights.gguf"}, {"b"});
   ASSERT_EQ(cells.size(), 2u);
   EXPECT_EQ(cells[0].scenario, "b");
   cells = Expand({}, {"a"});
@@ -83,11 +85,36 @@ TEST_F(SuiteTest, MalformedSuitesAreRefusedNamingTheFile) {
 }
 
 TEST(ResolveCheckpoint, SyntheticNamesNoFileAndAbsolutePathsStay) {
-  EXPECT_EQ(ResolveCheckpoint("synthetic:tiny", "/r").engine_spec, "synthetic:tiny");
-  EXPECT_TRUE(ResolveCheckpoint("synthetic:tiny", "/r").file.empty());
-  EXPECT_EQ(ResolveCheckpoint("gguf:/abs/x.gguf", "/r").engine_spec, "gguf:/abs/x.gguf");
-  EXPECT_EQ(ResolveCheckpoint("../s/x.gguf", "/r/p").engine_spec, "/r/s/x.gguf");
-  EXPECT_FALSE(ResolveCheckpoint("../s/x.gguf", "/r/p").exists);
+  EXPECT_EQ(ResolveCheckpoint("synthetic:tiny", "/w", "/r").engine_spec, "synthetic:tiny");
+  EXPECT_EQ(ResolveCheckpoint("synthetic:tiny", "/w", "/r").key, "synthetic:tiny");
+  EXPECT_TRUE(ResolveCheckpoint("synthetic:tiny", "/w", "/r").file.empty());
+  EXPECT_EQ(ResolveCheckpoint("fake:ok", "/w", "/r").key, "fake:ok");
+  EXPECT_EQ(ResolveCheckpoint("gguf:/abs/x.gguf", "/w", "/r").engine_spec, "gguf:/abs/x.gguf");
+  EXPECT_EQ(ResolveCheckpoint("gguf:/abs/x.gguf", "/w", "/r/p").key, "gguf:/abs/x.gguf");
+  EXPECT_EQ(ResolveCheckpoint("../s/x.gguf", "/r/p", "/r").engine_spec, "/r/s/x.gguf");
+  EXPECT_FALSE(ResolveCheckpoint("../s/x.gguf", "/r/p", "/r").exists);
+}
+
+// One rule: a relative file is relative to the folder it is given from, and
+// one file has one key however it is named (the key of the default suite's
+// files stays "gguf:../shared/..." from any working folder).
+TEST(ResolveCheckpoint, OneFileHasOneKeyFromAnyFolder) {
+  const std::string key = "gguf:../shared/checkpoints/x.gguf";
+  EXPECT_EQ(ResolveCheckpoint("gguf:../shared/checkpoints/x.gguf", "/w/p", "/w/p").key, key);
+  EXPECT_EQ(ResolveCheckpoint("gguf:../../shared/checkpoints/x.gguf", "/w/p/build", "/w/p").key,
+            key);
+  EXPECT_EQ(
+      ResolveCheckpoint("gguf:../../../shared/checkpoints/x.gguf", "/w/p/scenarios/real", "/w/p")
+          .key,
+      key);
+  EXPECT_EQ(ResolveCheckpoint("gguf:/w/shared/checkpoints/x.gguf", "/elsewhere", "/w/p").key, key);
+  // The same words from another folder name another file, with another key.
+  const ResolvedCheckpoint other =
+      ResolveCheckpoint("gguf:../shared/checkpoints/x.gguf", "/w/p/build", "/w/p");
+  EXPECT_EQ(other.key, "gguf:shared/checkpoints/x.gguf");
+  EXPECT_EQ(other.engine_spec, "gguf:/w/p/shared/checkpoints/x.gguf");
+  // Far from the root: absolute.
+  EXPECT_EQ(ResolveCheckpoint("m.gguf", "/tmp/t", "/w/p").key, "/tmp/t/m.gguf");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -30,7 +31,9 @@ struct Result {
 // Runs the engine with `args` (already shell-quoted) and captures both streams.
 Result RunEngine(const std::string& args) {
   const std::string err_path = ::testing::TempDir() + "/engine_cli_stderr.txt." + std::to_string(getpid());
-  const std::string command = std::string("'") + SAMEBITS_BINARY_DIR + "/bin/samebits-engine' " +
+  // `timeout` bounds a regression that reads forever (/dev/zero) to a failure.
+  const std::string command = std::string("timeout -s KILL 60 '") + SAMEBITS_BINARY_DIR +
+                              "/bin/samebits-engine' " +
                               args + " 2>'" + err_path + "'";
   Result result;
   std::FILE* pipe = popen(command.c_str(), "r");
@@ -103,6 +106,7 @@ void ExpectUsageError(const std::string& args, const std::string& message) {
   const protocol::Transcript t = protocol::ReadTranscript(r.out);
   EXPECT_FALSE(t.ok) << args;
   ASSERT_TRUE(t.error.has_value()) << args << ": stdout was '" << r.out << "'";
+  EXPECT_FALSE(t.hello.has_value()) << args << ": refused only after hello";
   EXPECT_THAT(t.error->message, HasSubstr(message)) << args;
   EXPECT_THAT(r.err, HasSubstr(message)) << args;
 }
@@ -118,6 +122,61 @@ TEST(EngineCliTest, BadArgumentsExitWithTwoAndAnErrorRecord) {
   ExpectUsageError("run --scenario " + Scenario("classic"), "--checkpoint");
   ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --dump-logits /nonexistent/x",
                    "logit dump /nonexistent/x");
+}
+
+// A scenario path that is no regular file (a device that never ends, a
+// folder, a FIFO, nothing) is refused at once, with a reason, before hello.
+TEST(EngineCliTest, AScenarioThatIsNoRegularFileIsRefusedAtOnce) {
+  const std::string run = "run --checkpoint synthetic:tiny --scenario ";
+  ExpectUsageError(run + "/dev/zero", "scenario /dev/zero: is not a regular file");
+  ExpectUsageError(run + "/tmp", "scenario /tmp: is a folder, not a file");
+  ExpectUsageError(run + "''", "scenario '': no file named (the path is empty)");
+  const std::string fifo = ::testing::TempDir() + "/engine_cli_fifo." + std::to_string(getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ExpectUsageError(run + "'" + fifo + "'", "is not a regular file");
+  ::unlink(fifo.c_str());
+}
+
+// Returns the path of a scenario file holding `json` (a fresh temporary file).
+std::string ScenarioFile(const std::string& name, const std::string& json) {
+  const std::string path = ::testing::TempDir() + "/engine_cli_" + name + "." +
+                           std::to_string(getpid()) + ".json";
+  std::ofstream(path) << json;
+  return path;
+}
+
+// Values the parser used to let through, to fail after hello (a temperature
+// that overflows a float) or sample junk (one that underflows it), and keys
+// given twice, are refused before hello with the field named.
+TEST(EngineCliTest, ScenarioValuesAreCheckedBeforeHello) {
+  auto run_args = [](const std::string& file) {
+    return "run --checkpoint synthetic:tiny --scenario '" + file + "'";
+  };
+  const std::string head = R"({"name": "t", "prompt": {"tokens": [1, 2]}, )";
+  const std::string steps = R"("steps": [{"prefill": "prompt"}, {"decode": 2}]})";
+  auto sampler = [&](const std::string& fields) {
+    return head + R"("sampler": {"kind": "sample", "seed": 1, )" + fields + "}, " + steps;
+  };
+  const struct {
+    std::string name, json, message;
+  } cases[] = {
+      {"overflow", sampler(R"("temperature": 1e39)"), "'temperature' is 1e+39, outside the range"},
+      {"underflow", sampler(R"("temperature": 1e-40)"), "'temperature' is 1e-40, outside the range"},
+      {"zero_after_rounding", sampler(R"("temperature": 1e-50)"), "'temperature'"},
+      {"top_p_underflow", sampler(R"("top_p": 1e-46)"), "'top_p' is 1e-46, too small"},
+      {"duplicate_top", head + R"("name": "u", )" + steps, "the key 'name' is given twice"},
+      {"duplicate_nested", sampler(R"("seed": 2)"), "the key 'seed' is given twice"},
+  };
+  for (const auto& c : cases) {
+    const std::string file = ScenarioFile(c.name, c.json);
+    ExpectUsageError(run_args(file), c.message);
+    std::remove(file.c_str());
+  }
+  // Negative control: the same scenario with sane values runs.
+  const std::string good = ScenarioFile("good", sampler(R"("temperature": 0.7, "top_p": 0.9)"));
+  const Result r = RunEngine(run_args(good));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::remove(good.c_str());
 }
 
 TEST(EngineCliTest, AnUnavailableIsaIsRefused) {

@@ -29,7 +29,12 @@
 //                            fingerprint and hashes differ;
 //   code-and-libm-changed    both of the above at once;
 //   arch-aarch64             says it runs on aarch64, and the libm profile's
-//                            hashes differ (same fingerprints, same build).
+//                            hashes differ (same fingerprints, same build);
+//   wrong-fnv-at-3-threads   with --threads 3, step 3's fnv1a64 alone differs
+//                            (its xxh3_64 is right);
+//   terminal-escapes         `hello`, then stderr and an `error` record full
+//                            of terminal escape sequences, C1 controls and
+//                            invalid UTF-8, and exit 1.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -187,7 +192,7 @@ int main(int argc, char** argv) {
   const char* known[] = {"ok",      "crash",   "abort", "hang",
                          "garbage", "no-done", "error", "wrong-hash-at-3-threads",
                          "portable-changed", "libm-changed", "code-and-libm-changed",
-                         "arch-aarch64"};
+                         "arch-aarch64", "wrong-fnv-at-3-threads", "terminal-escapes"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -226,6 +231,13 @@ int main(int argc, char** argv) {
        ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + "}," +
        "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
        ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}}");
+  if (fault == "terminal-escapes") {
+    // Clear the screen, home the cursor, a C1 CSI, bytes that are not UTF-8,
+    // and a line that would pass for a summary.
+    std::fprintf(stderr, "\x1b[2J\x1b[H\xc2\x9b" "31m\xff\xfe stand-in\rRun 1: all PASS\n");
+    std::fflush(stderr);
+    Fail(1, "\x1b]0;owned\x07\x1b[2Jerror\nRun 1: 1 cells, PASS 1");
+  }
   if (fault == "hang") {
     std::fprintf(stderr, "stand-in: hanging after hello as requested\n");
     for (;;) pause();
@@ -250,6 +262,7 @@ int main(int argc, char** argv) {
     }
     if (fault == "garbage" && r == 1) Line("this is not JSON {\"type\":");
     const bool perturbed = fault == "wrong-hash-at-3-threads" && o.threads == 3 && r == 3;
+    const bool wrong_fnv = fault == "wrong-fnv-at-3-threads" && o.threads == 3 && r == 3;
     const std::vector<float> logits = Logits(o, r, perturbed, variant);
     const int position = r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0);
     const int token = ArgMax(logits);
@@ -275,7 +288,8 @@ int main(int argc, char** argv) {
     Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
          "\",\"position\":" + std::to_string(position) +
          ",\"input_token\":" + std::to_string(input) + ",\"token\":" + std::to_string(token) +
-         ",\"fnv1a64\":\"" + Hex(Fnv1a64(bytes.data(), bytes.size())) + "\",\"xxh3_64\":\"" +
+         ",\"fnv1a64\":\"" + Hex(Fnv1a64(bytes.data(), bytes.size()) ^ (wrong_fnv ? 1 : 0)) +
+         "\",\"xxh3_64\":\"" +
          Hex(XXH3_64bits(bytes.data(), bytes.size())) + "\",\"argmax\":" + std::to_string(token) +
          ",\"nan\":0,\"inf\":0}");
     input = token;

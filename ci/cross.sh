@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Other platforms on one machine: builds the engine for other compilers,
+# ISAs and architectures, runs each build as the engine the host's harness
+# drives (`samebits gate --engine WRAPPER`, through qemu-user for another
+# architecture), and gates every one against references/portable.txt. The
+# portable math profile promises the same bits on every platform, so every
+# cell of every platform must pass; a difference is a bug in the engine.
+#
+# Platforms (engine-only builds under build-cross/PLATFORM/):
+#   x86_64-gcc       g++ -march=native (every ISA this machine has)
+#   x86_64-clang     clang++, default x86-64 flags (runtime-dispatched kernels)
+#   x86_64-baseline  g++ -march=x86-64, also run with the scalar kernels alone
+#   aarch64          g++-aarch64-linux-gnu under qemu-aarch64 (NEON kernels)
+#   s390x            g++-s390x-linux-gnu under qemu-s390x (big-endian, scalar)
+#
+# It installs the Debian packages it needs (apt-get, by name). When they
+# cannot be installed it says so and exits 77 (skipped: nothing was
+# checked, which is not a pass); with --require that is exit 2 instead.
+# Exit codes: 0 every platform bit-identical, 1 a platform differs or its
+# children failed, 2 a build or set-up failed, 77 skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'EOF'
+Usage: ci/cross.sh [--quick] [--platforms NAME,...] [--out DIR] [--require] [-h]
+
+Cross-builds the engine and gates each build against references/portable.txt.
+
+  --quick             CI selection: the aarch64 platform only, on a reduced matrix
+                      (synthetic:tiny and synthetic:medium x every scenario, two real
+                      checkpoints, configurations reference and cpu-t2).
+  --platforms LIST    Comma-separated subset of: x86_64-gcc, x86_64-clang,
+                      x86_64-baseline, aarch64, s390x (default: all five).
+  --out DIR           Build and report folder (default build-cross).
+  --require           Fail (exit 2) instead of skipping (exit 77) when the cross
+                      packages cannot be installed.
+  -h, --help          This text.
+
+Writes DIR/report.md (one row per platform, then each platform's gate report)
+and DIR/PLATFORM.md, and prints the summary table.
+
+Cost: each platform builds the engine alone (about 2.5 CPU-minutes with g++).
+Under qemu the full selection (46 cells) takes about 2 CPU-minutes on aarch64
+and 6.5 on s390x; --quick's 20 aarch64 cells take well under one.
+
+Examples:
+  ci/cross.sh                          # all five platforms, full selection
+  ci/cross.sh --quick                  # what .ci/run runs
+  ci/cross.sh --platforms s390x        # the big-endian platform alone
+EOF
+}
+
+quick=0
+require=0
+out=build-cross
+platforms="x86_64-gcc,x86_64-clang,x86_64-baseline,aarch64,s390x"
+while (($#)); do
+  case "$1" in
+    --quick) quick=1; platforms=aarch64 ;;
+    --platforms) platforms="${2:?--platforms needs a list}"; shift ;;
+    --out) out="${2:?--out needs a folder}"; shift ;;
+    --require) require=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "ci/cross.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+IFS=, read -r -a selected <<<"$platforms"
+
+# The Debian packages each platform needs beyond the host build's.
+packages_for() {
+  case "$1" in
+    x86_64-gcc|x86_64-baseline) echo "" ;;
+    x86_64-clang) echo "clang" ;;
+    # PCRE2 (the BPE pre-tokenizers) is the one library the engine links
+    # that is not header-only: the target's own, through Debian multiarch.
+    aarch64) echo "g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64" ;;
+    s390x) echo "g++-s390x-linux-gnu qemu-user libpcre2-dev:s390x" ;;
+    *) echo "ci/cross.sh: unknown platform '$1' (see --help)" >&2; exit 2 ;;
+  esac
+}
+
+skip() {
+  echo "ci/cross.sh: SKIPPED, nothing was checked: $*" >&2
+  mkdir -p "$out"
+  printf '# Other platforms: SKIPPED\n\nNothing was checked: %s\n' "$*" >"$out/report.md"
+  if ((require)); then exit 2; fi
+  exit 77
+}
+
+needed=()
+for p in "${selected[@]}"; do
+  for pkg in $(packages_for "$p"); do needed+=("$pkg"); done
+done
+missing=()
+for pkg in "${needed[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "ci/cross.sh: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || skip "not root and no sudo to install ${missing[*]}"
+    sudo_cmd=(sudo -n)
+  fi
+  # A package for another architecture (NAME:ARCH) needs that architecture
+  # known to dpkg before apt-get update.
+  for pkg in "${missing[@]}"; do
+    if [[ $pkg == *:* ]] && ! dpkg --print-foreign-architectures | grep -qx "${pkg#*:}"; then
+      "${sudo_cmd[@]}" dpkg --add-architecture "${pkg#*:}" ||
+        skip "dpkg could not add the architecture ${pkg#*:}"
+    fi
+  done
+  # Another apt-get may hold the lock for a while on a shared machine.
+  "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq ||
+    skip "apt-get update failed, so ${missing[*]} cannot be installed"
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 \
+    install -y -qq --no-install-recommends "${missing[@]}" ||
+    skip "apt-get could not install ${missing[*]}"
+fi
+
+# The host's harness (and its own engine), built as ci/build.sh does.
+bash ci/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
+cmake --build build -j "$jobs" --target samebits samebits-engine >/dev/null
+
+# Per platform: configure flags, the command that runs the engine, the
+# configurations to gate, and a description for the report.
+cmake_args_for() {
+  case "$1" in
+    x86_64-gcc) echo "-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS=-march=native" ;;
+    x86_64-clang) echo "-DCMAKE_CXX_COMPILER=clang++" ;;
+    x86_64-baseline) echo "-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS=-march=x86-64" ;;
+    aarch64|s390x) echo "-DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-$1-linux-gnu.cmake" ;;
+  esac
+}
+emulator_for() {
+  case "$1" in
+    aarch64|s390x) echo "qemu-$1 -L /usr/$1-linux-gnu" ;;
+    *) echo "" ;;
+  esac
+}
+configs_for() {
+  case "$1" in
+    x86_64-baseline) echo "reference,cpu-t2,cpu-scalar" ;;
+    *) echo "reference,cpu-t2" ;;
+  esac
+}
+describe() {
+  case "$1" in
+    x86_64-gcc) echo "g++ -march=native; kernels: best of this CPU" ;;
+    x86_64-clang) echo "clang++; kernels: best of this CPU" ;;
+    x86_64-baseline) echo "g++ -march=x86-64; kernels: best of this CPU and scalar" ;;
+    aarch64) echo "aarch64-linux-gnu-g++ under qemu-aarch64; kernels: NEON" ;;
+    s390x) echo "s390x-linux-gnu-g++ under qemu-s390x (big-endian); kernels: scalar" ;;
+  esac
+}
+
+# The matrix: everything by default; --quick narrows it to what CI affords.
+selection=()
+if ((quick)); then
+  selection=(--checkpoint "synthetic:tiny,synthetic:medium,gguf:../shared/checkpoints/stories260K.gguf,gguf:../shared/checkpoints/tiny_moe_mixtral_bf16.gguf")
+fi
+
+# The readers and writers, byte for byte: each platform's engine loads these
+# checkpoints and writes them again (GGUF; safetensors for one), and every
+# file, with the weights hash `export` prints, must equal the host engine's.
+export_specs=(synthetic:tiny-bf16 synthetic:medium gguf:../shared/checkpoints/tiny_moe_mixtral_bf16.gguf
+              llama2c:../shared/checkpoints/stories260K.bin)
+# Writes $2/N.gguf for each export spec N (and $2/st/ in safetensors) with
+# the engine command "$1"; what it prints (the weights hash), minus the
+# folder, goes to $2/log.
+export_all() {
+  local run=$1 dest=$2 i=0
+  rm -rf "$dest" && mkdir -p "$dest"
+  for spec in "${export_specs[@]}"; do
+    $run export "$spec" "$dest/$i.gguf" 2>&1 | sed "s|$dest/||" >>"$dest/log" || return 1
+    i=$((i + 1))
+  done
+  $run export synthetic:tiny "$dest/st" 2>&1 | sed "s|$dest/||" >>"$dest/log" || return 1
+}
+host_files="$out/files/host"
+mkdir -p "$out"
+export_all build/bin/samebits-engine "$host_files"
+
+summary="$out/summary.md"
+{
+  echo "| Platform | Build | Gate | Cells passed | Cells failed | Exports equal host | Build s | Exports + gate s |"
+  echo "|---|---|---|---:|---:|---|---:|---:|"
+} >"$summary"
+overall=0
+for p in "${selected[@]}"; do
+  dir="$out/$p"
+  echo "ci/cross.sh: $p: building the engine ($(describe "$p"))" >&2
+  start=$(date +%s)
+  # shellcheck disable=SC2046
+  if ! cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSAMEBITS_ENGINE_ONLY=ON "${launcher[@]}" \
+       $(cmake_args_for "$p") >"$dir.configure.log" 2>&1 ||
+     ! cmake --build "$dir" -j "$jobs" --target samebits-engine >"$dir.build.log" 2>&1; then
+    echo "ci/cross.sh: $p: the build failed; see $dir.configure.log and $dir.build.log" >&2
+    tail -20 "$dir.build.log" >&2 || true
+    echo "| $p | $(describe "$p") | BUILD FAILED | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
+    overall=2
+    continue
+  fi
+  built=$(date +%s)
+  wrapper="$PWD/$dir/engine.sh"
+  engine="$PWD/$dir/bin/samebits-engine"
+  printf '#!/bin/sh\n# Runs the %s engine as the harness'"'"'s child.\nexec %s "%s" "$@"\n' \
+    "$p" "$(emulator_for "$p")" "$engine" >"$wrapper"
+  chmod +x "$wrapper"
+  files="same"
+  if ! export_all "$wrapper" "$out/files/$p" || ! diff -r "$host_files" "$out/files/$p" >"$out/$p.files.diff" 2>&1; then
+    files="**DIFFER** ($p.files.diff)"
+    overall=$((overall == 0 ? 1 : overall))
+  fi
+  echo "ci/cross.sh: $p: gating against references/portable.txt" >&2
+  rc=0
+  # Emulated children are slow: a generous timeout, and a store of their own
+  # so the host's run history stays the host's.
+  build/bin/samebits gate -q --engine "$wrapper" --math portable --config "$(configs_for "$p")" \
+    "${selection[@]}" --timeout 1800 --db "$out/$p.db" --report-md "$out/$p.md" \
+    >"$out/$p.gate.log" 2>&1 || rc=$?
+  done_at=$(date +%s)
+  passed=$(awk -F'|' '$2 ~ /^ PASS $/ {gsub(/ /, "", $3); print $3}' "$out/$p.md" 2>/dev/null)
+  failed=$(awk -F'|' '$2 ~ /^ (FAIL|XPASS|UNRESOLVED|TIMEOUT) $/ {gsub(/ /, "", $3); n += $3} END {print n + 0}' \
+    "$out/$p.md" 2>/dev/null)
+  case $rc in
+    0) verdict="bit-identical" ;;
+    1) verdict="**DIFFERS**"; overall=$((overall == 0 ? 1 : overall)) ;;
+    *) verdict="GATE ERROR ($rc)"; overall=2 ;;
+  esac
+  echo "| $p | $(describe "$p") | $verdict | ${passed:-0} | ${failed:-0} | $files | $((built - start)) | $((done_at - built)) |" >>"$summary"
+  tail -3 "$out/$p.gate.log" >&2
+done
+
+{
+  echo "# Other platforms: every build against references/portable.txt"
+  echo
+  cat "$summary"
+  echo
+  for p in "${selected[@]}"; do
+    [[ -f "$out/$p.md" ]] || continue
+    echo "## $p"
+    echo
+    sed 's/^## /### /' "$out/$p.md"
+    echo
+  done
+} >"$out/report.md"
+cat "$summary"
+echo "ci/cross.sh: report in $out/report.md" >&2
+exit "$overall"
