@@ -27,7 +27,7 @@ class SelectionTest : public ::testing::Test {
     WriteFile(dir_.File("scenarios/long.json"), "{}\n");
     WriteFile(dir_.File("scenarios/real/story.json"), "{}\n");
     WriteFile(dir_.File("scenarios/real/suite.json"),
-              R"({"pairs": [{"checkpoint": "gguf:w.gguf", "scenarios": ["story"]}]})");
+              R"({"pairs": [{"checkpoint": "gguf:../../w.gguf", "scenarios": ["story"]}]})");
     WriteFile(dir_.File("w.gguf"), "x");
     selection_.root = dir_.path();
     selection_.project_scenarios = dir_.File("scenarios");
@@ -52,14 +52,15 @@ TEST_F(SelectionTest, NoSelectionRunsTheSyntheticMatrixThenTheDefaultSuite) {
 }
 
 TEST_F(SelectionTest, ACheckpointTheDefaultSuiteListsSelectsItsPairs) {
-  selection_.checkpoints = {"gguf:w.gguf"};
+  // A --checkpoint path is relative to the working folder: give it whole.
+  selection_.checkpoints = {"gguf:" + dir_.File("w.gguf")};
   EXPECT_EQ(Labels(), std::vector<std::string>{"gguf:w.gguf story"});
   // A checkpoint the suite does not list runs the folder's matrix.
   selection_.checkpoints = {"synthetic:tiny"};
   selection_.scenarios = {"classic"};
   EXPECT_EQ(Labels(), std::vector<std::string>{"synthetic:tiny classic"});
   // Both: the matrix, then the suite's pairs.
-  selection_.checkpoints = {"synthetic:tiny", "gguf:w.gguf"};
+  selection_.checkpoints = {"synthetic:tiny", "gguf:" + dir_.File("w.gguf")};
   selection_.scenarios = {};
   EXPECT_EQ(Labels(), (std::vector<std::string>{"synthetic:tiny classic", "synthetic:tiny long",
                                                 "gguf:w.gguf story"}));
