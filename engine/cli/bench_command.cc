@@ -160,7 +160,8 @@ std::vector<Config> MakeConfigs(const model::ModelWeights& weights,
     c.record.label = "cpu " + std::to_string(n) + (n == 1 ? " thread" : " threads");
     c.threads = n;
     c.pool = std::make_unique<threads::ThreadPool>(n);
-    c.forward = model::MakeCpuForward(weights, math, *c.pool, options, CpuPassKernelTable(plan.isa));
+    c.forward =
+        model::MakeCpuForward(weights, math, *c.pool, options, CpuPassKernelTable(plan.isa));
     configs.push_back(std::move(c));
   }
   return configs;

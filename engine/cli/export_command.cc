@@ -80,9 +80,9 @@ CommandSpec SetupExport(CLI::App& app) {
       ->option_text(model::WeightTypeChoices())
       ->check([](const std::string& v) {
         model::WeightType t;
-        return model::ParseWeightType(v, &t) ? std::string()
-                                             : "unknown type '" + v + "' (use " +
-                                                   model::WeightTypeChoices() + ")";
+        return model::ParseWeightType(v, &t)
+                   ? std::string()
+                   : "unknown type '" + v + "' (use " + model::WeightTypeChoices() + ")";
       });
   sub->add_option("--shards", options->shards,
                   "Split a safetensors export into this many files with an index.")

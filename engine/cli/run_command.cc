@@ -144,8 +144,10 @@ int RunScenarioCommand(RunOptions options) {
 
   run::DriverSinks sinks;
   sinks.on_step = [&](const run::StepResult& s) {
-    protocol::Step step{s.index,   run::StepKindName(s.kind), s.position, s.input_token,
-                        s.token,   s.fnv1a64,                 s.xxh3_64,  s.argmax,
+    protocol::Step step{s.index,     run::StepKindName(s.kind),
+                        s.position,  s.input_token,
+                        s.token,     s.fnv1a64,
+                        s.xxh3_64,   s.argmax,
                         s.nan_count, s.inf_count};
     // The text of the chosen token, decoded after the token fed before it.
     if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
@@ -197,7 +199,7 @@ CommandSpec SetupRun(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   sub->add_option("--isa", options->isa,
                   "The instruction set of the kernel table both paths compute with (the "
-                   "reference uses its dot products); an ISA this machine lacks is refused "
+                  "reference uses its dot products); an ISA this machine lacks is refused "
                   "(default: auto, the fastest available).")
       ->option_text("auto|scalar|avx2|avx512|neon")
       ->check(CLI::IsMember({"auto", "scalar", "avx2", "avx512", "neon"}));

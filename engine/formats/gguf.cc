@@ -148,11 +148,11 @@ std::string SupportedTypeList() {
 
 std::string GgmlTypeName(uint32_t t) {
   static const char* const kNames[] = {
-      "F32",     "F16",    "Q4_0",    "Q4_1",  "",        "",       "Q5_0",  "Q5_1",
-      "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",   "Q6_K",  "Q8_K",
-      "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ2_S", "IQ4_XS",
-      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M",  "BF16",  "",
-      "", "", "TQ1_0",  "TQ2_0", "", "", "", "MXFP4"};
+      "F32",     "F16",    "Q4_0",    "Q4_1",  "",       "",      "Q5_0",  "Q5_1",
+      "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K",  "Q8_K",
+      "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+      "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M", "BF16",  "",
+      "",        "",       "TQ1_0",   "TQ2_0", "",       "",      "",      "MXFP4"};
   // An unknown number reads "has type 99 (unknown)", not "has type type 99".
   if (t < std::size(kNames) && *kNames[t] != '\0') return kNames[t];
   return std::to_string(t) + " (unknown)";
@@ -253,7 +253,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
       }
       t.ne.push_back(ne);
       elements =
-          CheckedMul(elements, ne, label, ("the element count of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
+          CheckedMul(elements, ne, label,
+                     ("the element count of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
     }
     t.ggml_type = r.U32("a tensor type");
     const uint64_t elem_size = GgmlTypeSize(t.ggml_type);
@@ -274,8 +275,8 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
                             static_cast<uint64_t>(quant->block_bytes), label,
                             ("the size of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
     } else {
-      t.nbytes =
-          CheckedMul(elements, elem_size, label, ("the size of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
+      t.nbytes = CheckedMul(elements, elem_size, label,
+                            ("the size of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
     }
     if (t.nbytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       r.Fail("tensor '" + t.name + "' is too large");

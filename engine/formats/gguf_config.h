@@ -18,10 +18,10 @@ inline constexpr const char* kSbRopeStyle = "samebits.rope.style";  // "interlea
 inline constexpr const char* kSbRopeDim =
     "samebits.rope.dimension_count";                     // raw `rope_dim` (0: head_dim)
 inline constexpr const char* kSbNorm = "samebits.norm";  // "rms" | "layer"
-inline constexpr const char* kSbQkNorm = "samebits.attention.qk_norm";  // bool
+inline constexpr const char* kSbQkNorm = "samebits.attention.qk_norm";    // bool
 inline constexpr const char* kSbQkvBias = "samebits.attention.qkv_bias";  // bool
-inline constexpr const char* kSbParallel = "samebits.parallel_block";   // bool
-inline constexpr const char* kSbLogitScale = "samebits.logit_scale";    // float32
+inline constexpr const char* kSbParallel = "samebits.parallel_block";     // bool
+inline constexpr const char* kSbLogitScale = "samebits.logit_scale";      // float32
 inline constexpr const char* kSbDenseFfn =
     "samebits.feed_forward_length";  // dense FFN beside experts
 inline constexpr const char* kSbRenorm = "samebits.expert_weights_norm";    // bool

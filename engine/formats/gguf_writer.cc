@@ -119,7 +119,7 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   kv.KvStr("general.architecture", arch);
   kv.KvStr("general.name", c.name);
   const model::TensorView& main = w.token_embedding;
-  kv.KvU32("general.file_type", main.quantized                     ? numerics::LayoutOf(main.quant_type).file_type
+  kv.KvU32("general.file_type", main.quantized ? numerics::LayoutOf(main.quant_type).file_type
                                 : main.dtype == model::DType::kF32 ? 0
                                 : main.dtype == model::DType::kF16 ? 1
                                                                    : 32);

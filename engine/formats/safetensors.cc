@@ -289,8 +289,9 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
       elements = CheckedMul(elements, d.get<uint64_t>(), label,
                             ("the size of tensor '" + EscapeControlBytes(name) + "'").c_str());
     }
-    const uint64_t nbytes = CheckedMul(elements, numerics::DTypeSize(t.dtype), label,
-                                       ("the size of tensor '" + EscapeControlBytes(name) + "'").c_str());
+    const uint64_t nbytes =
+        CheckedMul(elements, numerics::DTypeSize(t.dtype), label,
+                   ("the size of tensor '" + EscapeControlBytes(name) + "'").c_str());
     const json& offs = info["data_offsets"];
     if (!offs[0].is_number_unsigned() || !offs[1].is_number_unsigned())
       fail("has data_offsets that are not unsigned integers");

@@ -54,10 +54,9 @@ model::TensorView GatherExperts(const model::TensorSpec& spec, TensorTable& tabl
                             ShapeText(it->second.shape) + ", expected " + ShapeText(one));
     }
     if (it->second.quantized) {
-      throw CheckpointError(label + ": tensor '" + name + "' is " +
-                            numerics::LayoutOf(it->second.quant_type).name +
-                            "; quantized per-expert tensors are not supported (merge them into '" +
-                            spec.name + "')");
+      throw CheckpointError(
+          label + ": tensor '" + name + "' is " + numerics::LayoutOf(it->second.quant_type).name +
+          "; quantized per-expert tensors are not supported (merge them into '" + spec.name + "')");
     }
     if (!parts.empty() && it->second.dtype != parts[0]->dtype) {
       throw CheckpointError(label + ": tensor '" + name + "' is " +

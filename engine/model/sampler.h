@@ -38,7 +38,7 @@ int32_t Argmax(std::span<const float> logits);
 // Returns the token for step `step_index` of a run. Greedy ignores the step;
 // sampling draws a uniform from splitmix64(seed, step_index), so the choice
 // depends only on the logits, the configuration and the step.
-int32_t SampleToken(const SamplerConfig& config, std::span<const float> logits,
-                    uint64_t step_index, const numerics::MathLibrary& math);
+int32_t SampleToken(const SamplerConfig& config, std::span<const float> logits, uint64_t step_index,
+                    const numerics::MathLibrary& math);
 
 }  // namespace samebits::model

@@ -24,9 +24,9 @@
 #include <new>
 #include <stdexcept>
 
-#include "engine/numerics/splitmix.h"
 #include "engine/model/tensor_spec.h"
 #include "engine/numerics/half.h"
+#include "engine/numerics/splitmix.h"
 
 namespace samebits::model {
 namespace {

@@ -17,7 +17,9 @@ struct F16 {
 static_assert(sizeof(BF16) == 2 && sizeof(F16) == 2);
 
 // Returns the f32 with the same value (exact: BF16 is the top half of an f32).
-inline float ToFloat(BF16 h) { return std::bit_cast<float>(uint32_t{h.bits} << 16); }
+inline float ToFloat(BF16 h) {
+  return std::bit_cast<float>(uint32_t{h.bits} << 16);
+}
 
 // Returns the f32 with the same value (exact for every F16, subnormals,
 // infinities and NaNs included; a NaN keeps its payload's top bits).
@@ -37,7 +39,9 @@ inline float ToFloat(F16 h) {
   return std::bit_cast<float>(sign | (e << 23) | ((mant & 0x3ffu) << 13));
 }
 
-inline float ToFloat(float f) { return f; }
+inline float ToFloat(float f) {
+  return f;
+}
 
 // Returns `f` rounded to BF16, to nearest with ties to even; NaN stays a
 // quiet NaN with its sign.

@@ -127,9 +127,12 @@ bool ParseHex16(std::string_view text, uint64_t* out) {
   uint64_t value = 0;
   for (char c : text) {
     int digit;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      digit = c - 'a' + 10;
+    else
+      return false;
     value = (value << 4) | static_cast<uint64_t>(digit);
   }
   *out = value;

@@ -18,7 +18,9 @@ namespace {
 // pow): exp(y * log(x)) of the portable functions. It is not an accurate
 // pow, but it is the same on every platform, which is all a fingerprint
 // needs.
-float PortablePowForFingerprint(float x, float y) { return PortableExp(y * PortableLog(x)); }
+float PortablePowForFingerprint(float x, float y) {
+  return PortableExp(y * PortableLog(x));
+}
 
 // Returns the path of the shared object that defines the libm `expf` this
 // process calls, or "unknown".
@@ -36,15 +38,18 @@ std::string_view MathProfileName(MathProfile profile) {
 }
 
 bool ParseMathProfile(std::string_view name, MathProfile* out) {
-  if (name == "portable") *out = MathProfile::kPortable;
-  else if (name == "libm") *out = MathProfile::kLibm;
-  else return false;
+  if (name == "portable")
+    *out = MathProfile::kPortable;
+  else if (name == "libm")
+    *out = MathProfile::kLibm;
+  else
+    return false;
   return true;
 }
 
 const MathLibrary& GetMathLibrary(MathProfile profile) {
   static const MathLibrary portable = {MathProfile::kPortable, &PortableExp, &PortableLog,
-                                       &PortableSin, &PortableCos, &PortableTanh};
+                                       &PortableSin,           &PortableCos, &PortableTanh};
   static const MathLibrary libm = [] {
     const LibmFunctions& f = GetLibmFunctions();
     return MathLibrary{MathProfile::kLibm, f.exp, f.log, f.sin, f.cos, f.tanh};
@@ -63,9 +68,11 @@ MathLibraryIdentity IdentifyMathLibrary(MathProfile profile) {
                                std::string(kPortableMathVersion), Hex16(MathFingerprint(portable))};
   }
   const LibmFunctions& f = GetLibmFunctions();
-  const std::string fingerprint = Hex16(MathFingerprint({f.exp, f.log, f.sin, f.cos, f.tanh, f.pow}));
+  const std::string fingerprint =
+      Hex16(MathFingerprint({f.exp, f.log, f.sin, f.cos, f.tanh, f.pow}));
 #if defined(__GLIBC__)
-  return MathLibraryIdentity{profile_name, std::string("glibc"), std::string(gnu_get_libc_version()), fingerprint};
+  return MathLibraryIdentity{profile_name, std::string("glibc"),
+                             std::string(gnu_get_libc_version()), fingerprint};
 #else
   return MathLibraryIdentity{profile_name, std::string("unknown"), LibmPath(), fingerprint};
 #endif

@@ -30,7 +30,9 @@ struct MathLibrary {
 const MathLibrary& GetMathLibrary(MathProfile profile);
 
 // SiLU per clause C3: x / (1 + exp(-x)).
-inline float Silu(const MathLibrary& m, float x) { return x / (1.0f + m.exp(-x)); }
+inline float Silu(const MathLibrary& m, float x) {
+  return x / (1.0f + m.exp(-x));
+}
 
 // A description of the math library this process would use for a profile:
 // for `libm`, the C library's name and version (glibc's own version call

@@ -23,17 +23,22 @@ struct InputRng {
     return lo + (hi - lo) * unit;
   }
   // Returns a float with random bits below `limit_bits` (a positive float).
-  float Bits(uint32_t limit_bits) { return std::bit_cast<float>(static_cast<uint32_t>(Next() % limit_bits)); }
+  float Bits(uint32_t limit_bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(Next() % limit_bits));
+  }
 };
 
-float FromBits(uint32_t bits) { return std::bit_cast<float>(bits); }
+float FromBits(uint32_t bits) {
+  return std::bit_cast<float>(bits);
+}
 
 FingerprintInputs MakeInputs() {
   InputRng rng{SplitMix64Stream(kFingerprintSeed)};
   FingerprintInputs in;
   const float inf = FromBits(0x7f800000u);
   const float nan = FromBits(0x7fc00000u);
-  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, nan, FromBits(1u), FromBits(0x7f7fffffu)};
+  const float specials[] = {
+      0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, nan, FromBits(1u), FromBits(0x7f7fffffu)};
   for (float s : specials) {
     in.exp.push_back(s);
     in.log.push_back(s);
@@ -42,20 +47,20 @@ FingerprintInputs MakeInputs() {
   }
   for (int i = 0; i < kPerRange; ++i) {
     in.exp.push_back(rng.Uniform(-1.0f, 1.0f));
-    in.exp.push_back(rng.Uniform(-20.0f, 0.0f));      // softmax
-    in.exp.push_back(rng.Uniform(-104.0f, -87.0f));   // subnormal results
-    in.exp.push_back(rng.Uniform(80.0f, 89.0f));      // near overflow
-    in.log.push_back(rng.Uniform(0.5f, 2.0f));        // near 1
-    in.log.push_back(rng.Bits(0x00800000u));          // subnormals
-    in.log.push_back(rng.Bits(0x7f800000u));          // any positive float
-    in.log.push_back(rng.Uniform(1.0f, 100000.0f));   // RoPE bases
+    in.exp.push_back(rng.Uniform(-20.0f, 0.0f));     // softmax
+    in.exp.push_back(rng.Uniform(-104.0f, -87.0f));  // subnormal results
+    in.exp.push_back(rng.Uniform(80.0f, 89.0f));     // near overflow
+    in.log.push_back(rng.Uniform(0.5f, 2.0f));       // near 1
+    in.log.push_back(rng.Bits(0x00800000u));         // subnormals
+    in.log.push_back(rng.Bits(0x7f800000u));         // any positive float
+    in.log.push_back(rng.Uniform(1.0f, 100000.0f));  // RoPE bases
     in.sin_cos.push_back(rng.Uniform(-4.0f, 4.0f));
     in.sin_cos.push_back(rng.Uniform(-100000.0f, 100000.0f));  // RoPE angles
-    in.sin_cos.push_back(rng.Bits(0x4e800000u));      // |x| < 2^30
-    in.sin_cos.push_back(-rng.Bits(0x7f800000u));     // any finite magnitude
+    in.sin_cos.push_back(rng.Bits(0x4e800000u));               // |x| < 2^30
+    in.sin_cos.push_back(-rng.Bits(0x7f800000u));              // any finite magnitude
     in.tanh.push_back(rng.Uniform(-10.0f, 10.0f));
     in.tanh.push_back(rng.Uniform(-0.6f, 0.6f));
-    in.tanh.push_back(rng.Bits(0x3c000000u));          // tiny
+    in.tanh.push_back(rng.Bits(0x3c000000u));  // tiny
     in.pow_x.push_back(rng.Uniform(0.0f, 100.0f));
     in.pow_y.push_back(rng.Uniform(-8.0f, 8.0f));
     in.pow_x.push_back(rng.Uniform(0.5f, 2.0f));

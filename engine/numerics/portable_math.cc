@@ -26,10 +26,14 @@ namespace {
 // makes (0/0, inf - inf) has a different sign bit on x86 than on ARM. A NaN
 // argument is returned as `x + x` instead, which quiets it and keeps its
 // payload on both.
-float InvalidNan() { return std::bit_cast<float>(0x7fc00000u); }
+float InvalidNan() {
+  return std::bit_cast<float>(0x7fc00000u);
+}
 
 // Returns 2^k as a double for k in the normal range [-1022, 1023].
-double Pow2(int k) { return std::bit_cast<double>(static_cast<uint64_t>(k + 1023) << 52); }
+double Pow2(int k) {
+  return std::bit_cast<double>(static_cast<uint64_t>(k + 1023) << 52);
+}
 
 // Returns `v` rounded to the nearest integer (ties to even) as a double, for
 // |v| < 2^51: adding and subtracting 1.5 * 2^52 leaves no fraction bits.
@@ -223,7 +227,9 @@ Reduced Reduce(float x) {
   return ReducePayneHanek(x);
 }
 
-bool IsInf(float x) { return (std::bit_cast<uint32_t>(x) & 0x7fffffffu) == 0x7f800000u; }
+bool IsInf(float x) {
+  return (std::bit_cast<uint32_t>(x) & 0x7fffffffu) == 0x7f800000u;
+}
 
 }  // namespace
 
@@ -269,10 +275,18 @@ float PortableSin(float x) {
   const Reduced red = Reduce(x);
   double v;
   switch (red.quadrant) {
-    case 0: v = SinReduced(red.r); break;
-    case 1: v = CosReduced(red.r); break;
-    case 2: v = -SinReduced(red.r); break;
-    default: v = -CosReduced(red.r); break;
+    case 0:
+      v = SinReduced(red.r);
+      break;
+    case 1:
+      v = CosReduced(red.r);
+      break;
+    case 2:
+      v = -SinReduced(red.r);
+      break;
+    default:
+      v = -CosReduced(red.r);
+      break;
   }
   return static_cast<float>(v);
 }
@@ -283,10 +297,18 @@ float PortableCos(float x) {
   const Reduced red = Reduce(x);
   double v;
   switch (red.quadrant) {
-    case 0: v = CosReduced(red.r); break;
-    case 1: v = -SinReduced(red.r); break;
-    case 2: v = -CosReduced(red.r); break;
-    default: v = SinReduced(red.r); break;
+    case 0:
+      v = CosReduced(red.r);
+      break;
+    case 1:
+      v = -SinReduced(red.r);
+      break;
+    case 2:
+      v = -CosReduced(red.r);
+      break;
+    default:
+      v = SinReduced(red.r);
+      break;
   }
   return static_cast<float>(v);
 }

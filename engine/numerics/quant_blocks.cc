@@ -559,28 +559,44 @@ using QuantFn = void (*)(const float*, std::byte*);
 
 DequantFn DequantOf(QuantType t) {
   switch (t) {
-    case QuantType::kQ8_0: return DequantQ8_0;
-    case QuantType::kQ4_0: return DequantQ4_0;
-    case QuantType::kQ4_1: return DequantQ4_1;
-    case QuantType::kQ5_0: return DequantQ5_0;
-    case QuantType::kQ5_1: return DequantQ5_1;
-    case QuantType::kQ4_K: return DequantQ4_K;
-    case QuantType::kQ5_K: return DequantQ5_K;
-    case QuantType::kQ6_K: return DequantQ6_K;
+    case QuantType::kQ8_0:
+      return DequantQ8_0;
+    case QuantType::kQ4_0:
+      return DequantQ4_0;
+    case QuantType::kQ4_1:
+      return DequantQ4_1;
+    case QuantType::kQ5_0:
+      return DequantQ5_0;
+    case QuantType::kQ5_1:
+      return DequantQ5_1;
+    case QuantType::kQ4_K:
+      return DequantQ4_K;
+    case QuantType::kQ5_K:
+      return DequantQ5_K;
+    case QuantType::kQ6_K:
+      return DequantQ6_K;
   }
   return DequantQ8_0;
 }
 
 QuantFn QuantOf(QuantType t) {
   switch (t) {
-    case QuantType::kQ8_0: return QuantQ8_0;
-    case QuantType::kQ4_0: return QuantQ4_0;
-    case QuantType::kQ4_1: return QuantQ4_1;
-    case QuantType::kQ5_0: return QuantQ5_0;
-    case QuantType::kQ5_1: return QuantQ5_1;
-    case QuantType::kQ4_K: return QuantQ4_K;
-    case QuantType::kQ5_K: return QuantQ5_K;
-    case QuantType::kQ6_K: return QuantQ6_K;
+    case QuantType::kQ8_0:
+      return QuantQ8_0;
+    case QuantType::kQ4_0:
+      return QuantQ4_0;
+    case QuantType::kQ4_1:
+      return QuantQ4_1;
+    case QuantType::kQ5_0:
+      return QuantQ5_0;
+    case QuantType::kQ5_1:
+      return QuantQ5_1;
+    case QuantType::kQ4_K:
+      return QuantQ4_K;
+    case QuantType::kQ5_K:
+      return QuantQ5_K;
+    case QuantType::kQ6_K:
+      return QuantQ6_K;
   }
   return QuantQ8_0;
 }

@@ -20,12 +20,12 @@ enum class QuantType : uint8_t { kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ4_K, kQ5_K
 
 struct QuantLayout {
   QuantType type;
-  const char* name;     // ggml's spelling: "Q8_0", "Q4_K", ...
-  const char* id;       // the command-line spelling: "q8_0", "q4_k", ...
-  uint32_t ggml_type;   // the value in a GGUF tensor table
-  int block_elements;   // weights per block (32, or 256 for the k-quants)
-  int block_bytes;      // bytes per block
-  uint32_t file_type;   // llama.cpp's `general.file_type` for a file mostly of this type
+  const char* name;    // ggml's spelling: "Q8_0", "Q4_K", ...
+  const char* id;      // the command-line spelling: "q8_0", "q4_k", ...
+  uint32_t ggml_type;  // the value in a GGUF tensor table
+  int block_elements;  // weights per block (32, or 256 for the k-quants)
+  int block_bytes;     // bytes per block
+  uint32_t file_type;  // llama.cpp's `general.file_type` for a file mostly of this type
 };
 
 // Returns every supported type, in QuantType order.

@@ -23,7 +23,9 @@ constexpr uint64_t SplitMix64(uint64_t x) {
 
 // Returns output `i` (counting from 0) of the stream seeded with `seed`.
 // Counter based: it does not depend on how many outputs were drawn before.
-constexpr uint64_t SplitMix64At(uint64_t seed, uint64_t i) { return SplitMix64(seed + i * kSplitMix64Gamma); }
+constexpr uint64_t SplitMix64At(uint64_t seed, uint64_t i) {
+  return SplitMix64(seed + i * kSplitMix64Gamma);
+}
 
 // A sequential splitmix64 stream: Next() returns outputs 0, 1, 2, ... of the
 // stream seeded with `seed`.

@@ -32,10 +32,9 @@ struct PreparedScenario {
 
 // Returns `scenario` resolved for `config`: random sequences drawn for its
 // vocabulary, text tokenized with `vocabulary` (the prompt with BOS when
-// the vocabulary adds one, an extend chunk without), token ids checked against `vocab_size`, the length
-// checked against `max_seq_len`. Throws ScenarioError, e.g. for text when
-// `vocabulary` is null (the checkpoint has no tokenizer). `scenario` must
-// outlive the result.
+// the vocabulary adds one, an extend chunk without), token ids checked against `vocab_size`, the
+// length checked against `max_seq_len`. Throws ScenarioError, e.g. for text when `vocabulary` is
+// null (the checkpoint has no tokenizer). `scenario` must outlive the result.
 PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config,
                                  const formats::Vocabulary* vocabulary = nullptr);
 

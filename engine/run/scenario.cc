@@ -1,7 +1,7 @@
 #include "engine/run/scenario.h"
 
-#include <cmath>
 #include <cfloat>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -245,8 +245,7 @@ Scenario ParseScenario(std::string_view json_text, const std::string& file) {
   // silently) is an error, found while parsing.
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
-  const json::parser_callback_t no_duplicates = [&](int, json::parse_event_t event,
-                                                    json& parsed) {
+  const json::parser_callback_t no_duplicates = [&](int, json::parse_event_t event, json& parsed) {
     if (event == json::parse_event_t::object_start) open_objects.emplace_back();
     if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
     if (event == json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&

@@ -189,9 +189,12 @@ ThreadPool::~ThreadPool() {
   for (std::thread& worker : impl_->workers) worker.join();
 }
 
-int ThreadPool::size() const { return impl_->n_threads; }
+int ThreadPool::size() const {
+  return impl_->n_threads;
+}
 
-void ThreadPool::ParallelFor(int64_t n_tasks, const std::function<void(int64_t task, int thread)>& task) {
+void ThreadPool::ParallelFor(int64_t n_tasks,
+                             const std::function<void(int64_t task, int thread)>& task) {
   if (n_tasks <= 0) return;
   Impl& p = *impl_;
   // One task or one thread: run inline, without touching the workers.

@@ -24,8 +24,7 @@ struct PositionDifference {
 };
 
 // Returns the first shared position (in `a`'s order) whose hashes differ.
-std::optional<PositionDifference> FirstSharedDifference(const CellResult& a,
-                                                        const CellResult& b) {
+std::optional<PositionDifference> FirstSharedDifference(const CellResult& a, const CellResult& b) {
   std::map<int, const StepRecord*> by_position;
   for (const StepRecord& s : b.steps) by_position.emplace(s.position, &s);
   for (const StepRecord& s : a.steps) {
@@ -115,8 +114,8 @@ Diagnosis CheckEquivalences(RunResult& run, const std::vector<ScenarioEquivalenc
         configs[a.checkpoint].push_back(a.config.name);
         if (out.headline.empty()) {
           out.headline = "Scenarios declared equivalent give different bits: " + eq.a + " and " +
-                         eq.b + " first differ at position " + std::to_string(d->position) +
-                         " (" + a.checkpoint + ", " + a.config.name + ").";
+                         eq.b + " first differ at position " + std::to_string(d->position) + " (" +
+                         a.checkpoint + ", " + a.config.name + ").";
         }
       }
     }
@@ -125,12 +124,11 @@ Diagnosis CheckEquivalences(RunResult& run, const std::vector<ScenarioEquivalenc
       std::string list;
       for (size_t i = 0; i < names.size() && i < 4; ++i) list += (i ? ", " : "") + names[i];
       if (names.size() > 4) list += " and " + std::to_string(names.size() - 4) + " more";
-      out.details.push_back(eq.a + " and " + eq.b + " on " + checkpoint + ": " +
-                            std::to_string(names.size()) + " configurations (" + list +
-                            ") differ, first at position " +
-                            std::to_string(first[checkpoint].position) + ": " +
-                            first[checkpoint].detail +
-                            (eq.why.empty() ? "" : " (declared equivalent: " + eq.why + ")"));
+      out.details.push_back(
+          eq.a + " and " + eq.b + " on " + checkpoint + ": " + std::to_string(names.size()) +
+          " configurations (" + list + ") differ, first at position " +
+          std::to_string(first[checkpoint].position) + ": " + first[checkpoint].detail +
+          (eq.why.empty() ? "" : " (declared equivalent: " + eq.why + ")"));
     }
   }
   if (differing > 1 && !out.headline.empty()) {

@@ -192,9 +192,9 @@ void DescribeCodeChanged(Diagnosis& d, const AgreementGroup& g, const CellResult
       (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
   d.details.push_back("  " + BisectCommand(options) +
                       (ref.revision.empty() ? " --good <a revision that passed>" : std::string()));
-  d.details.push_back("If the change is intended, regenerate and commit the references: " +
-                      options.samebits + " reference generate" +
-                      (g.math == "portable" ? "" : " --math " + g.math));
+  d.details.push_back(
+      "If the change is intended, regenerate and commit the references: " + options.samebits +
+      " reference generate" + (g.math == "portable" ? "" : " --math " + g.math));
 }
 
 // Says, once, that this environment's math library rounds differently,
@@ -273,11 +273,11 @@ Diagnosis MissingReferences(const std::map<std::string, std::vector<std::string>
     const bool whole = options.references.find(key) == options.references.end();
     if (none.headline.empty()) {
       none.headline =
-          whole ? "No reference for this platform and math profile: " + file + " does not exist."
-                : file + " has no reference for " + pairs.front() +
-                      (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more"
-                                        : "") +
-                      ".";
+          whole
+              ? "No reference for this platform and math profile: " + file + " does not exist."
+              : file + " has no reference for " + pairs.front() +
+                    (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more" : "") +
+                    ".";
     }
     const std::string profile = key.substr(0, key.find('-'));
     none.details.push_back(

@@ -11,7 +11,8 @@ namespace samebits::harness {
 namespace {
 
 // Returns "3 checkpoints, 8 scenarios" (singular when one).
-std::string Spread(const std::set<std::string>& checkpoints, const std::set<std::string>& scenarios) {
+std::string Spread(const std::set<std::string>& checkpoints,
+                   const std::set<std::string>& scenarios) {
   auto count = [](size_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
   };
@@ -79,8 +80,8 @@ std::vector<std::string> RollUpDivergences(const std::vector<Divergence>& diverg
       line += "all first at " + Place(first) + "; the first, " + first.checkpoint + " " +
               first.scenario;
     } else {
-      line += "first at different places; the first, " + first.checkpoint + " " +
-              first.scenario + ", at " + Place(first);
+      line += "first at different places; the first, " + first.checkpoint + " " + first.scenario +
+              ", at " + Place(first);
     }
     if (!first.detail.empty()) line += ": " + first.detail;
     lines.push_back(line);

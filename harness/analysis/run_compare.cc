@@ -54,8 +54,7 @@ struct Cause {
 
 // The first cause (in kCompareCauses order) that explains why cells `x`
 // (of run `a`) and `y` (of run `b`) differ.
-Cause JudgeCause(const RunResult& a, const CellResult& x, const RunResult& b,
-                 const CellResult& y) {
+Cause JudgeCause(const RunResult& a, const CellResult& x, const RunResult& b, const CellResult& y) {
   if (x.build && y.build && x.build->revision != y.build->revision)
     return {CompareCause::kCode,
             "revision " + Short(x.build->revision) + " vs " + Short(y.build->revision)};
@@ -65,8 +64,7 @@ Cause JudgeCause(const RunResult& a, const CellResult& x, const RunResult& b,
   if (x.build && y.build &&
       (x.build->compiler != y.build->compiler || x.build->flags != y.build->flags))
     return {CompareCause::kCompiler, "compiler " + x.build->compiler + " [" + x.build->flags +
-                                         "] vs " + y.build->compiler + " [" + y.build->flags +
-                                         "]"};
+                                         "] vs " + y.build->compiler + " [" + y.build->flags + "]"};
   if (!x.isa_used.empty() && !y.isa_used.empty() && x.isa_used != y.isa_used)
     return {CompareCause::kIsa, "ISA " + x.isa_used + " vs " + y.isa_used};
   if (x.config.math != "portable" && x.math && y.math &&
@@ -83,8 +81,7 @@ std::string CellKey(const CellResult& c) {
 }
 
 // How the two runs differ as wholes, whether or not any cell does.
-std::vector<std::string> Context(const RunComparison& cmp, const RunResult& a,
-                                 const RunResult& b) {
+std::vector<std::string> Context(const RunComparison& cmp, const RunResult& a, const RunResult& b) {
   std::vector<std::string> out;
   const std::string A = cmp.label_a, B = cmp.label_b;
   const auto ra = Revisions(a), rb = Revisions(b);
@@ -92,10 +89,9 @@ std::vector<std::string> Context(const RunComparison& cmp, const RunResult& a,
                           : "The builds differ: revision " + Join(ra) + " (" + A + ") vs " +
                                 Join(rb) + " (" + B + ")") +
                 ".");
-  out.push_back((a.machine.arch == b.machine.arch
-                     ? "Same architecture: " + a.machine.arch
-                     : "Architectures: " + a.machine.arch + " (" + A + ") vs " +
-                           b.machine.arch + " (" + B + ")") +
+  out.push_back((a.machine.arch == b.machine.arch ? "Same architecture: " + a.machine.arch
+                                                  : "Architectures: " + a.machine.arch + " (" + A +
+                                                        ") vs " + b.machine.arch + " (" + B + ")") +
                 ".");
   const std::string pa = PortableFingerprint(a), pb = PortableFingerprint(b);
   if (pa != pb)
@@ -116,11 +112,10 @@ std::string Headline(const RunComparison& c) {
   const int compared = c.agree + c.differ;
   const std::string not_compared =
       c.not_compared == 0 ? "" : " (" + std::to_string(c.not_compared) + " not compared)";
-  if (compared == 0)
-    return "Nothing was compared: no cell ran on both sides" + not_compared + ".";
+  if (compared == 0) return "Nothing was compared: no cell ran on both sides" + not_compared + ".";
   if (c.differ == 0)
-    return "All " + std::to_string(compared) + " compared cells agree bit for bit" +
-           not_compared + ".";
+    return "All " + std::to_string(compared) + " compared cells agree bit for bit" + not_compared +
+           ".";
   std::string counts;
   const CompareCauseInfo* top = nullptr;
   for (size_t k = 0; k < kCompareCauses.size(); ++k) {
@@ -129,9 +124,8 @@ std::string Headline(const RunComparison& c) {
     counts += (counts.empty() ? "" : ", ") + std::string(kCompareCauses[k].name) + ": " +
               std::to_string(c.by_cause[k]);
   }
-  return std::to_string(c.differ) + " of " + std::to_string(compared) +
-         " compared cells differ" + not_compared + "; most likely because " + top->title +
-         " (" + counts + ").";
+  return std::to_string(c.differ) + " of " + std::to_string(compared) + " compared cells differ" +
+         not_compared + "; most likely because " + top->title + " (" + counts + ").";
 }
 
 }  // namespace
@@ -167,8 +161,7 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
       cc.b = y;
       if (!Ran(x) || !Ran(y)) {
         const CellResult& idle = Ran(x) ? y : x;
-        cc.reason = std::string(ResultCodeName(idle.code)) + " in " +
-                    (Ran(x) ? label_b : label_a) +
+        cc.reason = std::string(ResultCodeName(idle.code)) + " in " + (Ran(x) ? label_b : label_a) +
                     (idle.message.empty() ? "" : ": " + idle.message);
       } else if (auto d = FirstStepDifference(x.steps, y.steps)) {
         cc.outcome = CellOutcome::kDiffer;
@@ -196,12 +189,16 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
   }
   for (const CellComparison& cc : out.cells) {
     switch (cc.outcome) {
-      case CellOutcome::kAgree: ++out.agree; break;
+      case CellOutcome::kAgree:
+        ++out.agree;
+        break;
       case CellOutcome::kDiffer:
         ++out.differ;
         ++out.by_cause[static_cast<size_t>(cc.cause)];
         break;
-      case CellOutcome::kNotCompared: ++out.not_compared; break;
+      case CellOutcome::kNotCompared:
+        ++out.not_compared;
+        break;
     }
   }
   out.context = Context(out, a, b);
@@ -250,7 +247,9 @@ RunResult ComparisonAsRun(const RunComparison& cmp, const RunResult& a) {
       cell.dump_path.clear();
       cell.message.clear();
       switch (c.outcome) {
-        case CellOutcome::kAgree: cell.code = ResultCode::kPass; break;
+        case CellOutcome::kAgree:
+          cell.code = ResultCode::kPass;
+          break;
         case CellOutcome::kDiffer:
           cell.code = side == 0 ? ResultCode::kPass : ResultCode::kFail;
           if (side == 1) cell.message = DescribeCellDifference(c);

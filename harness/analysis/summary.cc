@@ -102,8 +102,9 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
         char line[160];
         std::snprintf(line, sizeof line,
                       "  %3d %-7s pos %4d in %6d -> %6d  fnv1a64 %s  xxh3_64 %s%s\n", s.index,
-                      T(s.kind).c_str(), s.position, s.input_token, s.token, Hex16(s.fnv1a64).c_str(),
-                      Hex16(s.xxh3_64).c_str(), (s.nan_count || s.inf_count) ? "  (NaN/Inf)" : "");
+                      T(s.kind).c_str(), s.position, s.input_token, s.token,
+                      Hex16(s.fnv1a64).c_str(), Hex16(s.xxh3_64).c_str(),
+                      (s.nan_count || s.inf_count) ? "  (NaN/Inf)" : "");
         out << line;
       }
     }

@@ -6,9 +6,9 @@
 namespace samebits::harness {
 
 int CountPassing(const RunResult& run) {
-  return static_cast<int>(std::count_if(run.cells.begin(), run.cells.end(), [](const CellResult& c) {
-    return c.code == ResultCode::kPass;
-  }));
+  return static_cast<int>(
+      std::count_if(run.cells.begin(), run.cells.end(),
+                    [](const CellResult& c) { return c.code == ResultCode::kPass; }));
 }
 
 Verdict RunVerdict(const RunResult& run) {

@@ -117,12 +117,11 @@ runner::BenchSide ResolveSide(const std::string& spec, const BenchFlags& flags) 
     build.repo = repo;
     build.build_command = flags.build;
     build.engine = flags.built_engine;
-    build.cache_dir = flags.cache_dir.empty()
-                          ? (fs::absolute(flags.db.empty() ? GetPaths().db : flags.db)
-                                 .parent_path() /
-                             "builds")
-                                .string()
-                          : flags.cache_dir;
+    build.cache_dir =
+        flags.cache_dir.empty()
+            ? (fs::absolute(flags.db.empty() ? GetPaths().db : flags.db).parent_path() / "builds")
+                  .string()
+            : flags.cache_dir;
     std::fprintf(stderr, "building %s ...\n", spec.c_str());
     const runner::RevisionBuild built = runner::BuildRevision(side.revision, build);
     if (!built.built) throw UsageError("revision " + spec + " " + built.message);

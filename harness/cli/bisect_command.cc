@@ -21,8 +21,8 @@
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/matrix_run.h"
-#include "harness/runner/selection.h"
 #include "harness/runner/revision_build.h"
+#include "harness/runner/selection.h"
 #include "harness/store/bisect_records.h"
 
 namespace samebits::cli {
@@ -44,10 +44,16 @@ struct BisectFlags {
 
 using CellKey = std::tuple<std::string, std::string, std::string>;  // checkpoint, scenario, config
 
-CellKey KeyOf(const harness::CellResult& c) { return {c.checkpoint, c.scenario, c.config.name}; }
-CellKey KeyOf(const runner::Cell& c) { return {c.checkpoint, c.scenario, c.config.name}; }
+CellKey KeyOf(const harness::CellResult& c) {
+  return {c.checkpoint, c.scenario, c.config.name};
+}
+CellKey KeyOf(const runner::Cell& c) {
+  return {c.checkpoint, c.scenario, c.config.name};
+}
 
-std::string Short(const std::string& commit) { return commit.substr(0, 12); }
+std::string Short(const std::string& commit) {
+  return commit.substr(0, 12);
+}
 
 // Returns the cells to run at every commit: the selection, narrowed (unless
 // --every-cell) to the cells that diverged in the newest stored run with
@@ -204,8 +210,8 @@ class Bisector {
     }
     for (const harness::CellResult& c : run.cells) {
       if (c.code == harness::ResultCode::kFail) {
-        return {BisectVerdict::kBad, c.checkpoint + " " + c.scenario + " " + c.config.name + " " +
-                                         c.message};
+        return {BisectVerdict::kBad,
+                c.checkpoint + " " + c.scenario + " " + c.config.name + " " + c.message};
       }
     }
     for (const harness::CellResult& c : run.cells) {
@@ -220,7 +226,6 @@ class Bisector {
     if (harness::CountPassing(run) == 0) return {BisectVerdict::kSkip, "no cell ran"};
     return {BisectVerdict::kGood, "agrees"};
   }
-
 
   const BisectFlags& flags_;
   store::Store& store_;
@@ -260,14 +265,16 @@ std::vector<std::string> FirstDivergences(const harness::RunResult& parent,
 
 int BisectMain(BisectFlags flags) {
   const auto start = std::chrono::steady_clock::now();
-  flags.repo = runner::RepositoryRoot(flags.repo.empty() ? fs::current_path().string() : flags.repo);
+  flags.repo =
+      runner::RepositoryRoot(flags.repo.empty() ? fs::current_path().string() : flags.repo);
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
   if (flags.cache_dir.empty()) {
     const std::string db = flags.matrix.db.empty() ? GetPaths().db : flags.matrix.db;
     flags.cache_dir = (fs::absolute(db).parent_path() / "builds").string();
   }
   if (fs::path(flags.engine).is_absolute()) {
-    throw UsageError("--engine must be relative to the worktree (such as build/bin/samebits-engine)");
+    throw UsageError(
+        "--engine must be relative to the worktree (such as build/bin/samebits-engine)");
   }
   std::string selection_origin, good_origin = "--good";
   const std::vector<runner::Cell> cells = BisectSelection(flags, *store, &selection_origin);
@@ -285,8 +292,8 @@ int BisectMain(BisectFlags flags) {
   std::printf("selection: %s\n", selection_origin.c_str());
   std::fflush(stdout);
 
-  const int64_t bisect_id =
-      store::StartBisect(*store, {runner::NowUtc(), flags.repo, good, bad, CommandLine(), "running"});
+  const int64_t bisect_id = store::StartBisect(
+      *store, {runner::NowUtc(), flags.repo, good, bad, CommandLine(), "running"});
   Bisector bisector(flags, *store, cells);
   bisector.set_bisect_id(bisect_id);
   auto fail = [&](const std::string& why) {
@@ -305,8 +312,7 @@ int BisectMain(BisectFlags flags) {
   const Judgement bad_end = bisector.Judge(bad, "bad-end");
   if (bad_end.verdict != BisectVerdict::kBad) {
     fail("the bad revision " + Short(bad) + " is not bad (" +
-         runner::BisectVerdictName(bad_end.verdict) + ": " + bad_end.note +
-         "); nothing to bisect");
+         runner::BisectVerdictName(bad_end.verdict) + ": " + bad_end.note + "); nothing to bisect");
   }
 
   int step_number = 0;
@@ -337,9 +343,10 @@ int BisectMain(BisectFlags flags) {
     for (const std::string& c : outcome.candidates) {
       list += "\n  " + Short(c) + " " + runner::Git(flags.repo, {"log", "-1", "--format=%s", c});
     }
-    std::printf("The first bad commit hides among commits that could not be judged; it is one "
-                "of:%s\n",
-                list.c_str());
+    std::printf(
+        "The first bad commit hides among commits that could not be judged; it is one "
+        "of:%s\n",
+        list.c_str());
     store::FinishBisect(*store, bisect_id, "ambiguous", "", "could be any of:" + list,
                         elapsed_s * 1000);
     return 1;
@@ -351,8 +358,7 @@ int BisectMain(BisectFlags flags) {
   // Four differing cells are enough to name the op, and traces are slow.
   const std::vector<runner::Cell> traced = bisector.DifferingCells(bad_end.run, 4);
   const Judgement traced_parent = bisector.Judge(parent, "parent-trace", /*trace=*/true, traced);
-  const Judgement traced_culprit =
-      bisector.Judge(culprit, "culprit-trace", /*trace=*/true, traced);
+  const Judgement traced_culprit = bisector.Judge(culprit, "culprit-trace", /*trace=*/true, traced);
   std::vector<std::string> where;
   if (traced_parent.run_id != 0 && traced_culprit.run_id != 0) {
     where = FirstDivergences(traced_parent.run, traced_culprit.run);
@@ -369,10 +375,10 @@ int BisectMain(BisectFlags flags) {
   for (std::string f; std::getline(file_lines, f);) report << " " << f;
   report << "\n";
   for (const std::string& w : where) report << "  " << w << "\n";
-  if (where.empty()) report << "  (the traced reruns of the culprit and its parent did not differ)\n";
-  report << "  " << outcome.steps.size() << " bisect steps, " << bisector.builds()
-         << " builds, " << static_cast<int>(total_s + 0.5) << " s; stored as bisect " << bisect_id
-         << "\n";
+  if (where.empty())
+    report << "  (the traced reruns of the culprit and its parent did not differ)\n";
+  report << "  " << outcome.steps.size() << " bisect steps, " << bisector.builds() << " builds, "
+         << static_cast<int>(total_s + 0.5) << " s; stored as bisect " << bisect_id << "\n";
   std::printf("%s", report.str().c_str());
   store::FinishBisect(*store, bisect_id, "found", culprit, report.str(), total_s * 1000);
   return 0;

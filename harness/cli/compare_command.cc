@@ -56,8 +56,8 @@ Side LoadSide(const std::string& which, const std::string& db) {
                      "`latest`)");
   std::unique_ptr<store::Store> store = OpenStore(db);
   harness::RunResult run = LoadRunArgument(*store, which);
-  const std::string label = "run " + std::to_string(run.run_id) +
-                            (db.empty() ? std::string() : " of " + DisplayPath(db));
+  const std::string label =
+      "run " + std::to_string(run.run_id) + (db.empty() ? std::string() : " of " + DisplayPath(db));
   return {std::move(run), label};
 }
 

@@ -7,15 +7,15 @@
 #include <sstream>
 
 #include "harness/analysis/summary.h"
-#include "harness/analysis/verdict.h"
 #include "harness/analysis/terminal_text.h"
+#include "harness/analysis/verdict.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/option_checks.h"
 #include "harness/report/exporter.h"
+#include "harness/report/report_file.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
-#include "harness/report/report_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -71,8 +71,8 @@ int Gate(const GateFlags& flags) {
     } catch (const runner::RunError&) {
     }
   }
-  runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected,
-                          flags.trace, flags.quiet, flags.rerun_budget_seconds);
+  runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected, flags.trace,
+                          flags.quiet, flags.rerun_budget_seconds);
   if (fresh) run.run_id = store->SaveRun(run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
   WriteReportFile(run, "html", flags.report_html);
@@ -102,10 +102,10 @@ CommandSpec Setup(CLI::App& app) {
   sub->add_option("--rerun-budget", flags->rerun_budget_seconds,
                   "The most time the gate spends rerunning diverging pairs with logit dumps (and "
                   "traces): one pair per diverging configuration first, then the others; the first "
-                  "pair always runs, and a pair begun within the budget finishes. The summary and the reports name the pairs "
+                  "pair always runs, and a pair begun within the budget finishes. The summary and "
+                  "the reports name the pairs "
                   "left out (default " +
-                      std::to_string(static_cast<int>(runner::kDefaultRerunBudgetSeconds)) +
-                      ").")
+                      std::to_string(static_cast<int>(runner::kDefaultRerunBudgetSeconds)) + ").")
       ->type_name("SECONDS")
       ->check(SecondsInRange(kMaxRerunBudgetSeconds));
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     // An error may quote a file's or a child's text: shown escaped.
-    std::fprintf(stderr, "samebits: error: %s\n", samebits::harness::TerminalSafeLines(e.what()).c_str());
+    std::fprintf(stderr, "samebits: error: %s\n",
+                 samebits::harness::TerminalSafeLines(e.what()).c_str());
     return 2;
   }
 }

@@ -108,8 +108,9 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   s.project_scenarios = paths.scenarios;
   options.engine_given = !flags.engine.empty();
   options.engine = options.engine_given ? flags.engine : paths.engine;
-  options.jobs =
-      flags.jobs > 0 ? flags.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.jobs = flags.jobs > 0
+                     ? flags.jobs
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.timeout_seconds = flags.timeout_seconds;
   options.dump_logits = flags.dump_logits;
   options.dump_parent =

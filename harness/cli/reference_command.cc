@@ -47,8 +47,8 @@ void WriteGroup(const std::string& dir, harness::ReferenceGroup& group, int64_t 
     }
   }
   harness::SaveReferenceGroup(dir, group);
-  std::printf("%s: wrote %zu outputs for %s (%s %s, fingerprint %s) from run %lld\n",
-              file.c_str(), group.lines.size(), group.key.c_str(), group.math.name.c_str(),
+  std::printf("%s: wrote %zu outputs for %s (%s %s, fingerprint %s) from run %lld\n", file.c_str(),
+              group.lines.size(), group.key.c_str(), group.math.name.c_str(),
               group.math.version.c_str(), group.math.fingerprint.c_str(),
               static_cast<long long>(run_id));
 }

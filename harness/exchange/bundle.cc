@@ -27,7 +27,9 @@ using nlohmann::json;
 constexpr size_t kMaxStringBytes = 1 << 20;
 
 json MathJson(const harness::MathLibraryInfo& m) {
-  return {{"profile", m.profile}, {"name", m.name}, {"version", m.version},
+  return {{"profile", m.profile},
+          {"name", m.name},
+          {"version", m.version},
           {"fingerprint", m.fingerprint}};
 }
 
@@ -82,11 +84,16 @@ json CellJson(const CellResult& c) {
 }
 
 json DivergenceJson(const harness::Divergence& d) {
-  return {{"checkpoint", d.checkpoint}, {"scenario", d.scenario},
-          {"config_a", d.config_a},     {"config_b", d.config_b},
-          {"step_index", d.step_index}, {"kind", d.kind},
-          {"position", d.position},     {"layer", d.layer ? json(*d.layer) : json(nullptr)},
-          {"op", d.op},                 {"detail", d.detail}};
+  return {{"checkpoint", d.checkpoint},
+          {"scenario", d.scenario},
+          {"config_a", d.config_a},
+          {"config_b", d.config_b},
+          {"step_index", d.step_index},
+          {"kind", d.kind},
+          {"position", d.position},
+          {"layer", d.layer ? json(*d.layer) : json(nullptr)},
+          {"op", d.op},
+          {"detail", d.detail}};
 }
 
 // The run's canonical JSON, without its content id. nlohmann's objects keep
@@ -153,7 +160,8 @@ class Reader {
     if (!v.is_number_integer()) Fail(Join(where, key), "expected an integer");
     // An unsigned value above INT64_MAX would wrap: check it as unsigned first.
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-      Fail(Join(where, key), "out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      Fail(Join(where, key),
+           "out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     const int64_t x = v.get<int64_t>();
     if (x < lo || x > hi)
       Fail(Join(where, key), std::to_string(x) + " out of range [" + std::to_string(lo) + ", " +
@@ -268,7 +276,8 @@ class Reader {
       const json& s = steps[i];
       harness::StepRecord st;
       st.index = Int(s, sw, "index", 0);
-      if (st.index != static_cast<int>(i)) Fail(Join(sw, "index"), "steps must be numbered 0, 1, 2, ...");
+      if (st.index != static_cast<int>(i))
+        Fail(Join(sw, "index"), "steps must be numbered 0, 1, 2, ...");
       st.kind = String(s, sw, "kind");
       if (st.kind != "prefill" && st.kind != "decode" && st.kind != "extend")
         Fail(Join(sw, "kind"), "expected prefill, decode or extend");
@@ -357,9 +366,8 @@ std::string FormatBundle(const std::vector<RunResult>& runs) {
     j["content_id"] = ContentIdOf(j);
     bundle_runs.push_back(std::move(j));
   }
-  const json bundle = {{"format", kBundleFormat},
-                       {"version", kBundleVersion},
-                       {"runs", std::move(bundle_runs)}};
+  const json bundle = {
+      {"format", kBundleFormat}, {"version", kBundleVersion}, {"runs", std::move(bundle_runs)}};
   return bundle.dump(1) + "\n";
 }
 
@@ -372,8 +380,7 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw BundleError(file + ": not a samebits bundle (not valid JSON, or truncated): " +
-                      e.what());
+    throw BundleError(file + ": not a samebits bundle (not valid JSON, or truncated): " + e.what());
   }
   const Reader r(file);
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBundleFormat)

@@ -70,8 +70,8 @@ std::string BenchTable(const store::BenchRecord& b) {
                 "median ms", "wall ms", "steps/s");
   out << line;
   for (const auto& r : Rows(b)) {
-    std::snprintf(line, sizeof line, "%-4s %-40s %5s %12s %12s %10s\n", r[0].c_str(),
-                  r[1].c_str(), r[2].c_str(), r[3].c_str(), r[4].c_str(), r[5].c_str());
+    std::snprintf(line, sizeof line, "%-4s %-40s %5s %12s %12s %10s\n", r[0].c_str(), r[1].c_str(),
+                  r[2].c_str(), r[3].c_str(), r[4].c_str(), r[5].c_str());
     out << line;
   }
   out << RatioLine(b) << "\n" << IdentityLine(b) << "\n";
@@ -99,19 +99,19 @@ std::string BenchSvg(const store::BenchRecord& b) {
   };
   const double height = kTop + 2 * kRowHeight + 30;
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\""
-      << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   for (int row = 0; row < 2; ++row) {
     const char side = row == 0 ? 'A' : 'B';
     const double y = kTop + kRowHeight * row + kRowHeight / 2;
     const char* color = row == 0 ? "#1f77b4" : "#d62728";
     svg << "<text x=\"4\" y=\"" << y + 4 << "\">" << side << "</text>\n";
-    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\"" << y
-        << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n";
+    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\"" << y << "\" y2=\""
+        << y << "\" stroke=\"#ddd\"/>\n";
     const double median = row == 0 ? b.summary.median_a_ms : b.summary.median_b_ms;
     if (median > 0) {
-      svg << "<line x1=\"" << x_of(median) << "\" x2=\"" << x_of(median) << "\" y1=\""
-          << y - 15 << "\" y2=\"" << y + 15 << "\" stroke=\"" << color
+      svg << "<line x1=\"" << x_of(median) << "\" x2=\"" << x_of(median) << "\" y1=\"" << y - 15
+          << "\" y2=\"" << y + 15 << "\" stroke=\"" << color
           << "\" stroke-width=\"2\"><title>median " << Fixed(median) << " ms</title></line>\n";
     }
     for (const runner::BenchSample& x : b.samples) {
@@ -128,8 +128,8 @@ std::string BenchSvg(const store::BenchRecord& b) {
       << "\" y2=\"" << axis_y << "\" stroke=\"#333\"/>\n";
   for (int tick = 0; tick <= 4; ++tick) {
     const double ms = low + (high - low) * tick / 4;
-    svg << "<text x=\"" << x_of(ms) << "\" y=\"" << axis_y + 18
-        << "\" text-anchor=\"middle\">" << Fixed(ms, 1) << " ms</text>\n";
+    svg << "<text x=\"" << x_of(ms) << "\" y=\"" << axis_y + 18 << "\" text-anchor=\"middle\">"
+        << Fixed(ms, 1) << " ms</text>\n";
   }
   svg << "</svg>";
   return svg.str();
@@ -144,8 +144,7 @@ void WriteBenchHtml(const store::BenchRecord& b, std::ostream& out) {
   out << "<h1>samebits bench</h1>\n<p>" << HtmlEscape(b.a.cell.checkpoint) << " "
       << HtmlEscape(b.a.cell.scenario) << "; " << HtmlEscape(b.started_at) << "; "
       << HtmlEscape(b.machine) << "</p>\n";
-  out << "<p>preflight: " << HtmlEscape(b.preflight) << (b.forced ? " (--force)" : "")
-      << "</p>\n";
+  out << "<p>preflight: " << HtmlEscape(b.preflight) << (b.forced ? " (--force)" : "") << "</p>\n";
   out << "<table><tr><th>side</th><th>engine</th><th>runs</th><th>median ms</th><th>wall "
          "ms</th><th>steps/s</th></tr>\n";
   for (const auto& r : Rows(b)) {

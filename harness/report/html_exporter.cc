@@ -138,10 +138,10 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
              !(r.first_divergence && *r.first_divergence == end)) {
         ++end;
       }
-      const std::string steps =
-          end - c == 1 ? DescribeStep(g.columns[c])
-                       : "steps " + std::to_string(g.columns[c].index) + " to " +
-                             std::to_string(g.columns[end - 1].index);
+      const std::string steps = end - c == 1
+                                    ? DescribeStep(g.columns[c])
+                                    : "steps " + std::to_string(g.columns[c].index) + " to " +
+                                          std::to_string(g.columns[end - 1].index);
       out << "<td";
       if (end - c > 1) out << " colspan=\"" << (end - c) << "\"";
       out << " class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")

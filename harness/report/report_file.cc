@@ -34,7 +34,8 @@ fs::path Resolve(const fs::path& path) {
 
 // Returns whether `a` and `b` are one existing file (hard links included).
 bool SameFile(const fs::path& a, const fs::path& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -47,10 +48,10 @@ void RefuseOutputOverStore(const std::string& output, const std::string& store_p
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     const fs::path store_file = Resolve(store_path + suffix);
     if (out == store_file || SameFile(out, store_file)) {
-      throw std::invalid_argument("refusing to write a report to " + output + ": it is the run store" +
-                                  (*suffix != '\0' ? std::string("'s ") + (suffix + 1) + " file"
-                                                   : std::string()) +
-                                  " (" + store_path + suffix + ")");
+      throw std::invalid_argument(
+          "refusing to write a report to " + output + ": it is the run store" +
+          (*suffix != '\0' ? std::string("'s ") + (suffix + 1) + " file" : std::string()) + " (" +
+          store_path + suffix + ")");
     }
   }
 }

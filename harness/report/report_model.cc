@@ -1,7 +1,5 @@
 #include "harness/report/report_model.h"
 
-#include "harness/analysis/verdict.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 #include <utility>
+
+#include "harness/analysis/verdict.h"
 
 namespace samebits::harness::report {
 namespace {

@@ -28,16 +28,16 @@ uint64_t UlpDistance(float a, float b);
 
 // How two rows of logits (one step, two configurations) differ.
 struct RowComparison {
-  int64_t differing = 0;           // elements whose bits differ
-  uint64_t max_ulp = 0;            // largest UlpDistance among them (may be kUlpNaNMismatch)
-  bool nan_mismatch = false;       // some element is NaN in one row and not the other
-  double max_abs_diff = 0;         // largest |a - b| over elements where both are finite
+  int64_t differing = 0;      // elements whose bits differ
+  uint64_t max_ulp = 0;       // largest UlpDistance among them (may be kUlpNaNMismatch)
+  bool nan_mismatch = false;  // some element is NaN in one row and not the other
+  double max_abs_diff = 0;    // largest |a - b| over elements where both are finite
   // The row's scale: the largest |value| over the finite elements of both
   // rows. It is the denominator of `max_rel_diff`, so that a large ULP count
   // on a logit near zero reads as the tiny difference it is at the row's
   // scale (an element-wise |a - b| / |a| would alarm there too).
   double row_max_abs = 0;
-  double max_rel_diff = 0;  // max_abs_diff / row_max_abs (0 when the scale is 0)
+  double max_rel_diff = 0;         // max_abs_diff / row_max_abs (0 when the scale is 0)
   int argmax_a = 0, argmax_b = 0;  // ties to the lower id; NaN never wins
 };
 

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 // Removes the session worktree however the bisect ends.
 class SessionWorktree {
  public:
-  SessionWorktree(std::string repo, std::string dir) : repo_(std::move(repo)), dir_(std::move(dir)) {}
+  SessionWorktree(std::string repo, std::string dir)
+      : repo_(std::move(repo)), dir_(std::move(dir)) {}
   ~SessionWorktree() {
     try {
       RunGit(dir_, {"bisect", "reset"});

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -33,7 +34,6 @@
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <algorithm>
 #include <sstream>
 
 namespace samebits::runner {
@@ -424,8 +424,8 @@ ChildOutcome RunChild(const ChildSpec& spec) {
       for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
       return outcome;
     }
-    const SpawnPlan plan{spec.program.c_str(), argv.data(), envp.data(), out_pipe[1], err_pipe[1],
-                         report_pipe[1]};
+    const SpawnPlan plan{spec.program.c_str(), argv.data(), envp.data(),
+                         out_pipe[1],          err_pipe[1], report_pipe[1]};
     supervisor = ::fork();
     if (supervisor == 0) Supervise(plan);
     const int fork_errno = errno;
@@ -521,8 +521,7 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   }
 
   if (supervised.exec_errno != 0) {
-    outcome.start_error =
-        "cannot start " + spec.program + ": " + ::strerror(supervised.exec_errno);
+    outcome.start_error = "cannot start " + spec.program + ": " + ::strerror(supervised.exec_errno);
     return outcome;
   }
   outcome.started = true;

@@ -18,9 +18,8 @@ const std::vector<std::string>& DefaultCheckpoints() {
   // covered by the real files of scenarios/real/suite.json, since
   // quantizing `medium` to a k-quant at every engine start costs seconds.
   static const std::vector<std::string> kCheckpoints = {
-      "synthetic:tiny",      "synthetic:medium",      "synthetic:wide",
-      "synthetic:tiny-q4_0", "synthetic:tiny-q4_1",   "synthetic:tiny-q5_0",
-      "synthetic:tiny-q5_1", "synthetic:medium-q8_0"};
+      "synthetic:tiny",      "synthetic:medium",    "synthetic:wide",      "synthetic:tiny-q4_0",
+      "synthetic:tiny-q4_1", "synthetic:tiny-q5_0", "synthetic:tiny-q5_1", "synthetic:medium-q8_0"};
   return kCheckpoints;
 }
 

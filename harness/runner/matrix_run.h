@@ -19,8 +19,8 @@ struct MatrixRunOptions {
   // The engine program; checked to be executable when a child is started
   // (EnginePath), so commands that start none do not need it.
   std::string engine;
-  bool engine_given = false;  // false: the default, next to samebits
-  int jobs = 1;               // children at once, >= 1
+  bool engine_given = false;     // false: the default, next to samebits
+  int jobs = 1;                  // children at once, >= 1
   double timeout_seconds = 120;  // per child: finite, > 0
   // With `dump_logits`, every child writes its raw logits into a new
   // folder under <dump_parent>/dumps (the database's folder).

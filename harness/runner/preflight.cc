@@ -102,10 +102,10 @@ PreflightVerdict AssessMachine(const MachineReadings& r, const PreflightLimits& 
     const double fraction =
         static_cast<double>(*r.mem_available_mib) / static_cast<double>(*r.mem_total_mib);
     if (fraction < limits.min_available_fraction) {
-      v.reasons.push_back(Format(
-          "only %.0f MiB of %.0f MiB memory available: the page cache cannot hold the "
-          "checkpoint. Close programs first.",
-          static_cast<double>(*r.mem_available_mib), static_cast<double>(*r.mem_total_mib)));
+      v.reasons.push_back(
+          Format("only %.0f MiB of %.0f MiB memory available: the page cache cannot hold the "
+                 "checkpoint. Close programs first.",
+                 static_cast<double>(*r.mem_available_mib), static_cast<double>(*r.mem_total_mib)));
     }
   }
   if (r.governor) {

@@ -69,9 +69,9 @@ void AdoptDumps(const RerunPair& pair, const harness::CellResult (&rerun)[2],
 }
 
 // Reruns one pair; returns false (having said why) when a rerun failed.
-bool RerunPairOnce(const RerunPair& pair, RunnerOptions options, const MatrixRunOptions& run_options,
-                   const std::vector<Cell>& selected, bool trace,
-                   harness::CellResult (&rerun)[2]) {
+bool RerunPairOnce(const RerunPair& pair, RunnerOptions options,
+                   const MatrixRunOptions& run_options, const std::vector<Cell>& selected,
+                   bool trace, harness::CellResult (&rerun)[2]) {
   if (!pair.dump) options.dump_dir.clear();
   auto run_both = [&] {
     for (int k = 0; k < 2; ++k) {
@@ -167,8 +167,8 @@ RerunOutcome RerunDivergences(harness::RunResult& run, const MatrixRunOptions& r
 }
 
 void JudgeWithReruns(harness::RunResult& run, harness::JudgeOptions judge,
-                     const MatrixRunOptions& options, const std::vector<Cell>& selected,
-                     bool trace, bool quiet, double budget_seconds) {
+                     const MatrixRunOptions& options, const std::vector<Cell>& selected, bool trace,
+                     bool quiet, double budget_seconds) {
   harness::Judge(run, judge);
   if (run.diagnosis.kind != harness::Diagnosis::Kind::kIdentityBroken) return;
   RerunOutcome outcome = RerunDivergences(run, options, selected, trace, budget_seconds, quiet);

@@ -35,11 +35,10 @@ struct RerunOutcome {
 // Reruns the diverging pairs of configurations of `run.diagnosis`: first
 // one pair per distinct (config_a, config_b), then the others, in the
 // diagnosis's order, until `budget_seconds` have passed (the first pair
-// always runs; a pair started within the budget runs to its end). With --trace when `trace` (to name
-// the first diverging layer and op), and with --dump-logits when either
-// cell of the pair has no dump yet. A rerun's dump becomes the cell's
-// `dump_path` only when the rerun printed the same outputs as the cell.
-// `selected` holds the cells the flags select now (CellForResult).
+// always runs; a pair started within the budget runs to its end). With --trace when `trace` (to
+// name the first diverging layer and op), and with --dump-logits when either cell of the pair has
+// no dump yet. A rerun's dump becomes the cell's `dump_path` only when the rerun printed the same
+// outputs as the cell. `selected` holds the cells the flags select now (CellForResult).
 RerunOutcome RerunDivergences(harness::RunResult& run, const MatrixRunOptions& options,
                               const std::vector<Cell>& selected, bool trace, double budget_seconds,
                               bool quiet);
@@ -49,8 +48,7 @@ RerunOutcome RerunDivergences(harness::RunResult& run, const MatrixRunOptions& o
 // what the traces showed. When the budget left pairs out, a detail line of
 // the diagnosis says how many and which.
 void JudgeWithReruns(harness::RunResult& run, harness::JudgeOptions judge,
-                     const MatrixRunOptions& options, const std::vector<Cell>& selected,
-                     bool trace, bool quiet,
-                     double budget_seconds = kDefaultRerunBudgetSeconds);
+                     const MatrixRunOptions& options, const std::vector<Cell>& selected, bool trace,
+                     bool quiet, double budget_seconds = kDefaultRerunBudgetSeconds);
 
 }  // namespace samebits::runner

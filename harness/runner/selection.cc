@@ -2,8 +2,8 @@
 #include "harness/runner/selection.h"
 
 #include <algorithm>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -62,9 +62,8 @@ std::vector<std::string> ScenarioFiles(const Selection& s) {
     if (it == all.end()) {
       std::string known;
       for (const std::string& f : all) known += (known.empty() ? "" : ", ") + ScenarioName(f);
-      throw RunError(
-          "--scenario: no scenario named '" + name + "' in " + dir +
-          (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
+      throw RunError("--scenario: no scenario named '" + name + "' in " + dir +
+                     (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
     }
     chosen.push_back(*it);
   }
@@ -124,10 +123,9 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
     }
   }
   if (suite && (!s.suite.empty() || default_selection || !suite_checkpoints.empty())) {
-    std::vector<Cell> more =
-        ExpandSuite(*suite, options, suite_checkpoints,
-                    default_selection ? std::vector<std::string>{} : s.scenarios, s.root, isas,
-                    arch);
+    std::vector<Cell> more = ExpandSuite(
+        *suite, options, suite_checkpoints,
+        default_selection ? std::vector<std::string>{} : s.scenarios, s.root, isas, arch);
     for (Cell& c : more) cells.push_back(std::move(c));
   }
   return cells;

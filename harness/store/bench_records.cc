@@ -42,7 +42,8 @@ int64_t SaveBench(Store& store, const BenchRecord& b) {
       sample.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, std::string(1, s.side));
       sample.Bind(4, int64_t{s.round}).Bind(5, int64_t{s.ok ? 1 : 0}).Bind(6, s.failure);
       sample.Bind(7, s.elapsed_ms).Bind(8, s.wall_ms).Bind(9, int64_t{s.steps});
-      sample.Bind(10, s.outputs.empty() ? std::string() : numerics::Hex16(s.outputs.back().xxh3_64));
+      sample.Bind(10,
+                  s.outputs.empty() ? std::string() : numerics::Hex16(s.outputs.back().xxh3_64));
       sample.Run();
     }
   });

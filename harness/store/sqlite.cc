@@ -183,8 +183,8 @@ Connection::Connection(const std::string& path, OpenMode mode) : path_(path) {
 void Connection::PrepareForWriting() {
   if (sqlite3_db_readonly(db_, "main") == 1) {
     throw StoreError("database " + path_ +
-                     ": is read-only here, so no run could be saved; runs, show, report and "
-                     "diff can still read it",
+                         ": is read-only here, so no run could be saved; runs, show, report and "
+                         "diff can still read it",
                      SQLITE_READONLY);
   }
   for (int attempt = 0;; ++attempt) {

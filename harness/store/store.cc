@@ -182,7 +182,8 @@ int64_t Store::InsertRun(const RunResult& run) {
         "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count, "
         "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
-    insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run))).Bind(5, static_cast<int64_t>(run.cells.size()));
+    insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run)))
+        .Bind(5, static_cast<int64_t>(run.cells.size()));
     insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
     insert_run.Bind(8, run.command);
     insert_run.Run();

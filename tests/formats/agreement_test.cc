@@ -48,8 +48,7 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   const model::ModelWeights w = LoadCheckpoint("gguf:" + Checkpoint(std::string(c.name) + ".gguf"));
   const int n_vocab = w.config.vocab_size;
   const std::string dump = c.dump != nullptr ? c.dump : c.name;
-  const auto ref_bytes =
-      testing::ReadBytes(Checkpoint("llamacpp-logits/" + dump + ".t1.seq.f32"));
+  const auto ref_bytes = testing::ReadBytes(Checkpoint("llamacpp-logits/" + dump + ".t1.seq.f32"));
   const std::vector<int32_t> tokens = testing::LlamaCppTokens(n_vocab);
   ASSERT_EQ(ref_bytes.size(), tokens.size() * n_vocab * sizeof(float));
   const auto ours = testing::ReferenceLogits(w, tokens);
@@ -77,9 +76,10 @@ TEST_P(LlamaCppAgreement, SequentialLogits) {
   }
   const double rel = max_abs_diff / max_abs_logit;
   std::ostringstream s;
-  s << c.name << (c.dump != nullptr ? " vs llama.cpp on " + dump : std::string()) << ": max abs diff " << max_abs_diff << ", max abs logit " << max_abs_logit
-    << ", relative " << rel << ", argmax equal " << argmax_equal << "/" << tokens.size()
-    << " (decisive positions " << decisive_equal << "/" << decisive << ")";
+  s << c.name << (c.dump != nullptr ? " vs llama.cpp on " + dump : std::string())
+    << ": max abs diff " << max_abs_diff << ", max abs logit " << max_abs_logit << ", relative "
+    << rel << ", argmax equal " << argmax_equal << "/" << tokens.size() << " (decisive positions "
+    << decisive_equal << "/" << decisive << ")";
   std::cout << "[agreement] " << s.str() << "\n";
   RecordProperty("max_abs_diff", std::to_string(max_abs_diff));
   RecordProperty("relative_diff", std::to_string(rel));
@@ -159,13 +159,12 @@ TEST(Llama2cAgreement, BinAndGgufGiveIdenticalLogits) {
 // The cpu pass must reproduce the reference bit for bit on real files too.
 TEST(CpuPassOnRealFiles, BitIdenticalToReference) {
   SKIP_WITHOUT_CHECKPOINTS();
-  for (const char* spec :
-       {"gguf:stories260K.gguf", "llama2c:stories260K.bin", "gguf:llama-2-tiny-random.gguf",
-        "gguf:tiny_dense_llama_f32.gguf", "gguf:tiny_dense_llama_bf16.gguf",
-        "gguf:tiny_moe_mixtral_f32.gguf", "gguf:tiny_moe_mixtral_bf16.gguf",
-        "gguf:small_dense_qwen3_f32.gguf", "gguf:small_dense_qwen3_q4_k_m.gguf",
-        "gguf:small_dense_qwen3_q8_0.gguf", "gguf:tiny_dense_qwen2_f32.gguf",
-        "gguf:tiny_dense_qwen2_bf16.gguf"}) {
+  for (const char* spec : {"gguf:stories260K.gguf", "llama2c:stories260K.bin",
+                           "gguf:llama-2-tiny-random.gguf", "gguf:tiny_dense_llama_f32.gguf",
+                           "gguf:tiny_dense_llama_bf16.gguf", "gguf:tiny_moe_mixtral_f32.gguf",
+                           "gguf:tiny_moe_mixtral_bf16.gguf", "gguf:small_dense_qwen3_f32.gguf",
+                           "gguf:small_dense_qwen3_q4_k_m.gguf", "gguf:small_dense_qwen3_q8_0.gguf",
+                           "gguf:tiny_dense_qwen2_f32.gguf", "gguf:tiny_dense_qwen2_bf16.gguf"}) {
     SCOPED_TRACE(spec);
     std::string s = spec;
     const auto colon = s.find(':');

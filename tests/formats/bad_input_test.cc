@@ -206,8 +206,9 @@ TEST(BadGguf, TensorLies) {
   // Quantized: rows must be whole blocks, and the blocks must be in the file.
   ExpectError(TinyGguf({.q_type = 2}),
               "has type Q4_0 but its rows hold 2 weights, not a multiple of the 32-weight block");
-  ExpectError(TinyGguf({.q_type = 12, .q_dim0 = 100}),
-              "has type Q4_K but its rows hold 100 weights, not a multiple of the 256-weight block");
+  ExpectError(
+      TinyGguf({.q_type = 12, .q_dim0 = 100}),
+      "has type Q4_K but its rows hold 100 weights, not a multiple of the 256-weight block");
   // Whole Q8_0 blocks inside the file pass the parser; the shape check follows.
   ExpectError(TinyGguf({.q_type = 8, .q_dim0 = 32}), "has shape [2, 32], but the configuration");
   ExpectError(TinyGguf({.q_type = 8, .q_dim0 = uint64_t{1} << 62}), "is too large");

@@ -17,8 +17,8 @@ namespace {
 TEST(QuantizedSafetensors, WrittenAsTheirF32Values) {
   model::WeightType type;
   ASSERT_TRUE(model::ParseWeightType("q8_0", &type));
-  const model::ModelWeights q = model::ConvertWeights(
-      model::MakeSyntheticWeights("tiny", model::DType::kF32), type, nullptr);
+  const model::ModelWeights q =
+      model::ConvertWeights(model::MakeSyntheticWeights("tiny", model::DType::kF32), type, nullptr);
   ASSERT_TRUE(q.layers[0].wq.quantized);
   const std::string dir = testing::ScratchDir("quantized_safetensors");
   WriteSafetensors(q, dir, 1);

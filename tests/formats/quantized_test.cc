@@ -101,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(SharedGguf, QuantizedTwin,
 // these formulas is exact in f32, see engine/numerics/README.md.)
 TEST(QuantizedTwinControl, OneUlpIsSeen) {
   SKIP_WITHOUT_CHECKPOINTS();
-  const model::ModelWeights q = LoadCheckpoint("gguf:" + Checkpoint("small_dense_qwen3_q4_k_m.gguf"));
+  const model::ModelWeights q =
+      LoadCheckpoint("gguf:" + Checkpoint("small_dense_qwen3_q4_k_m.gguf"));
   const model::ModelWeights f =
       LoadCheckpoint("gguf:" + Checkpoint("small_dense_qwen3_q4_k_m.deq-f32.gguf"));
   const model::TensorView& a = q.layers[0].wq;
@@ -134,7 +135,8 @@ class ExportMatchesLlamaQuantize : public ::testing::TestWithParam<const char*> 
 TEST_P(ExportMatchesLlamaQuantize, EveryTensorsBytes) {
   SKIP_WITHOUT_CHECKPOINTS();
   const std::string id = GetParam();
-  const model::ModelWeights f32 = LoadCheckpoint("gguf:" + Checkpoint("small_dense_qwen3_f32.gguf"));
+  const model::ModelWeights f32 =
+      LoadCheckpoint("gguf:" + Checkpoint("small_dense_qwen3_f32.gguf"));
   model::WeightType type;
   ASSERT_TRUE(model::ParseWeightType(id, &type));
   std::vector<std::string> notes;
@@ -156,8 +158,8 @@ TEST_P(ExportMatchesLlamaQuantize, EveryTensorsBytes) {
     ASSERT_NE(mine, nullptr);
     EXPECT_EQ(mine->ggml_type, theirs.ggml_type);
     EXPECT_EQ(mine->ne, theirs.ne);
-    const bool same =
-        TensorBytes(our_file, our_bytes, theirs.name) == TensorBytes(their_file, their_bytes, theirs.name);
+    const bool same = TensorBytes(our_file, our_bytes, theirs.name) ==
+                      TensorBytes(their_file, their_bytes, theirs.name);
     EXPECT_TRUE(same);
     equal += same;
     quantized += theirs.ggml_type != kGgmlF32;
@@ -192,7 +194,8 @@ class QuantizedRoundTrip : public ::testing::TestWithParam<numerics::QuantLayout
 TEST_P(QuantizedRoundTrip, ExportAndReload) {
   const numerics::QuantLayout& l = GetParam();
   const model::ModelWeights f32 = model::MakeSyntheticWeights("medium", model::DType::kF32);
-  const model::ModelWeights q = model::ConvertWeights(f32, model::WeightType{true, l.type}, nullptr);
+  const model::ModelWeights q =
+      model::ConvertWeights(f32, model::WeightType{true, l.type}, nullptr);
   EXPECT_EQ(model::HashWeights(q), model::HashWeights(model::ConvertWeights(
                                        f32, model::WeightType{true, l.type}, nullptr)));
   const std::string path = testing::ScratchDir(std::string("quant_") + l.id) + "/m.gguf";
@@ -216,8 +219,8 @@ TEST_P(QuantizedRoundTrip, ExportAndReload) {
     }
     max_rel = std::max(max_rel, std::sqrt(err / norm));
   });
-  std::cout << "[roundtrip] " << l.name << ": " << TypeCounts(back)
-            << ", worst relative rms error " << max_rel << "\n";
+  std::cout << "[roundtrip] " << l.name << ": " << TypeCounts(back) << ", worst relative rms error "
+            << max_rel << "\n";
   // 4-bit types keep about 10% relative error, 8-bit well under 1%.
   EXPECT_LT(max_rel, 0.15);
   EXPECT_TRUE(testing::SameBits(testing::ReferenceLogits(q, {1, 2, 3}),

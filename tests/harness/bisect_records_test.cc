@@ -61,8 +61,8 @@ TEST(BisectRecords, MigratesAVersionFourDatabaseKeepingItsRuns) {
   EXPECT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
   EXPECT_GE(CurrentSchemaVersion(), 5);
   EXPECT_EQ(store.LoadRun(1).diagnosis.headline, "cpu-t3 differs");
-  const int64_t id = StartBisect(store, {"2026-11-30T00:00:00Z", "/repo", "aaa", "bbb",
-                                         "samebits bisect", "running"});
+  const int64_t id = StartBisect(
+      store, {"2026-11-30T00:00:00Z", "/repo", "aaa", "bbb", "samebits bisect", "running"});
   EXPECT_GT(id, 0);
 }
 
@@ -83,7 +83,8 @@ TEST(BisectRecords, StepsRoundTripAndBisectRunsAreNotTheUsersGate) {
   const int64_t step_run = store.SaveRun(DivergingRun());
   AddBisectStep(store, bisect, {"c1", "t1", "bad-end", "bad", step_run, "differs"});
   AddBisectStep(store, bisect, {"c2", "t2", "step", "skip", 0, "does not build"});
-  const int64_t agreeing_step = store.SaveRun(AgreeingRun("2222222222222222222222222222222222222222"));
+  const int64_t agreeing_step =
+      store.SaveRun(AgreeingRun("2222222222222222222222222222222222222222"));
   AddBisectStep(store, bisect, {"c3", "t3", "step", "good", agreeing_step, "agrees"});
   FinishBisect(store, bisect, "found", "c1", "summary", 12.5);
 

@@ -170,8 +170,8 @@ class ScratchRepository {
   // a user does at a revision whose numbers are right.
   void BuildAndGenerateReferences() {
     Build();
-    const Shell refs = Sh(repo_, SamebitsProgram() + " reference generate -q" + EngineFlag() +
-                                     Flags());
+    const Shell refs =
+        Sh(repo_, SamebitsProgram() + " reference generate -q" + EngineFlag() + Flags());
     ASSERT_EQ(refs.exit_code, 0) << refs.output;
   }
 
@@ -245,19 +245,17 @@ TEST_P(BisectScratch, NamesTheCulpritAndItsFirstDivergingOpNeverABrokenBuild) {
   ASSERT_FALSE(bisect.empty()) << "the gate printed no bisect command:\n" << gate.output;
   // The printed command keeps the user's store and references.
   EXPECT_NE(bisect.find("--db " + tmp.File("store/samebits.db")), std::string::npos) << bisect;
-  EXPECT_NE(bisect.find("--references-dir " + tmp.File("references")), std::string::npos)
-      << bisect;
+  EXPECT_NE(bisect.find("--references-dir " + tmp.File("references")), std::string::npos) << bisect;
 
   const Shell result = Sh(scratch.repo(), bisect);
   ASSERT_EQ(result.exit_code, 0) << bisect << "\n" << result.output;
   const std::string culprit = scratch.commit(c.culprit);
   EXPECT_NE(result.output.find("The first bad commit: " + culprit), std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("changed files: numbers.cmake"), std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find(std::string(c.config) +
-                               ": first differs at step 0 (prefill, position 0)"),
-            std::string::npos)
+  EXPECT_NE(result.output.find("changed files: numbers.cmake"), std::string::npos) << result.output;
+  EXPECT_NE(
+      result.output.find(std::string(c.config) + ": first differs at step 0 (prefill, position 0)"),
+      std::string::npos)
       << result.output;
   EXPECT_NE(result.output.find("first diverging trace: position 0, layer 1, op ffn_down"),
             std::string::npos)
@@ -297,19 +295,28 @@ TEST_P(BisectScratch, NamesTheCulpritAndItsFirstDivergingOpNeverABrokenBuild) {
 using C = Change;
 INSTANTIATE_TEST_SUITE_P(
     Histories, BisectScratch,
-    ::testing::Values(
-        Case{"OrderBetweenBrokenBuilds",
-             {C::kNoise, C::kBreakBuild, C::kFixBuild, C::kReductionOrder, C::kBreakBuild,
-              C::kFixBuild, C::kNoise},
-             4, "reference", true},
-        Case{"OrderRightAfterTheGoodCommit", {C::kReductionOrder, C::kNoise, C::kNoise}, 1,
-             "reference", false},
-        Case{"OrderAtHeadAfterABrokenBuild",
-             {C::kNoise, C::kNoise, C::kBreakBuild, C::kFixBuild, C::kNoise, C::kReductionOrder},
-             6, "reference", true},
-        Case{"OnlyTwoThreadsBreak",
-             {C::kNoise, C::kBreakBuild, C::kFixBuild, C::kBreakThreads2, C::kNoise}, 4,
-             "cpu-t2", true}),
+    ::testing::Values(Case{"OrderBetweenBrokenBuilds",
+                           {C::kNoise, C::kBreakBuild, C::kFixBuild, C::kReductionOrder,
+                            C::kBreakBuild, C::kFixBuild, C::kNoise},
+                           4,
+                           "reference",
+                           true},
+                      Case{"OrderRightAfterTheGoodCommit",
+                           {C::kReductionOrder, C::kNoise, C::kNoise},
+                           1,
+                           "reference",
+                           false},
+                      Case{"OrderAtHeadAfterABrokenBuild",
+                           {C::kNoise, C::kNoise, C::kBreakBuild, C::kFixBuild, C::kNoise,
+                            C::kReductionOrder},
+                           6,
+                           "reference",
+                           true},
+                      Case{"OnlyTwoThreadsBreak",
+                           {C::kNoise, C::kBreakBuild, C::kFixBuild, C::kBreakThreads2, C::kNoise},
+                           4,
+                           "cpu-t2",
+                           true}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 // A history whose only change is a build break never names a culprit: the

@@ -111,7 +111,8 @@ TEST_F(BundleTest, RoundTripKeepsEveryHashAndImportIsIdempotent) {
       EXPECT_EQ(x.steps[k].token, y.steps[k].token);
     }
     ASSERT_EQ(x.traces.size(), y.traces.size());
-    for (size_t k = 0; k < x.traces.size(); ++k) EXPECT_EQ(x.traces[k].xxh3_64, y.traces[k].xxh3_64);
+    for (size_t k = 0; k < x.traces.size(); ++k)
+      EXPECT_EQ(x.traces[k].xxh3_64, y.traces[k].xxh3_64);
     EXPECT_EQ(x.math.has_value(), y.math.has_value());
     if (x.math) {
       EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);

@@ -84,11 +84,10 @@ class Sandbox {
       argv.push_back(command.substr(at, space - at));
       at = space + 1;
     }
-    const std::vector<std::string> common = {"-q",          "--engine",
-                                             FakeEngine(), "--checkpoint", "fake:ok",
-                                             "--scenario", "classic",     "--scenarios-dir",
-                                             dir_.File("scenarios"),       "--db",
-                                             db()};
+    const std::vector<std::string> common = {
+        "-q",         "--engine", FakeEngine(),      "--checkpoint",         "fake:ok",
+        "--scenario", "classic",  "--scenarios-dir", dir_.File("scenarios"), "--db",
+        db()};
     argv.insert(argv.end(), common.begin(), common.end());
     argv.insert(argv.end(), args.begin(), args.end());
     return RunSamebits(argv);
@@ -273,12 +272,18 @@ TEST(Cli, AnotherMathLibraryIsDiagnosedAsSuch) {
 TEST(Cli, NumericOptionsOutOfRangeAreRefusedAtParseTime) {
   Sandbox box;
   const std::vector<std::pair<std::string, std::vector<std::string>>> refused = {
-      {"--timeout", {"--timeout", "nan"}},  {"--timeout", {"--timeout", "inf"}},
-      {"--timeout", {"--timeout", "-inf"}}, {"--timeout", {"--timeout", "0"}},
-      {"--timeout", {"--timeout", "-5"}},   {"--timeout", {"--timeout", "1e300"}},
-      {"--timeout", {"--timeout", "5s"}},   {"--jobs", {"-j", "0"}},
-      {"--jobs", {"-j", "-3"}},             {"--jobs", {"-j", "100000"}},
-      {"--threads", {"--threads", "0"}},    {"--threads", {"--threads", "2,-1"}},
+      {"--timeout", {"--timeout", "nan"}},
+      {"--timeout", {"--timeout", "inf"}},
+      {"--timeout", {"--timeout", "-inf"}},
+      {"--timeout", {"--timeout", "0"}},
+      {"--timeout", {"--timeout", "-5"}},
+      {"--timeout", {"--timeout", "1e300"}},
+      {"--timeout", {"--timeout", "5s"}},
+      {"--jobs", {"-j", "0"}},
+      {"--jobs", {"-j", "-3"}},
+      {"--jobs", {"-j", "100000"}},
+      {"--threads", {"--threads", "0"}},
+      {"--threads", {"--threads", "2,-1"}},
   };
   const std::string refs = box.dir().File("references");
   for (const char* command : {"run", "gate"}) {

@@ -43,14 +43,14 @@ CellResult Cell(const std::string& scenario, const std::string& config,
 RunResult ExtendRun(uint64_t chunked_hash_at_12) {
   RunResult run;
   for (const char* config : {"cpu-t1", "cpu-t2"}) {
-    run.cells.push_back(Cell("extend-3", config,
-                             {Step(0, "prefill", 10, 0x10), Step(1, "extend", 11, 0x11),
-                              Step(2, "extend", 12, chunked_hash_at_12),
-                              Step(3, "extend", 13, 0x13)}));
-    run.cells.push_back(Cell("extend-1x3", config,
-                             {Step(0, "prefill", 10, 0x10), Step(1, "extend", 11, 0x11),
-                              Step(2, "extend", 12, 0x12), Step(3, "extend", 13, 0x13),
-                              Step(4, "decode", 14, 0x99)}));  // not shared: not compared
+    run.cells.push_back(
+        Cell("extend-3", config,
+             {Step(0, "prefill", 10, 0x10), Step(1, "extend", 11, 0x11),
+              Step(2, "extend", 12, chunked_hash_at_12), Step(3, "extend", 13, 0x13)}));
+    run.cells.push_back(Cell(
+        "extend-1x3", config,
+        {Step(0, "prefill", 10, 0x10), Step(1, "extend", 11, 0x11), Step(2, "extend", 12, 0x12),
+         Step(3, "extend", 13, 0x13), Step(4, "decode", 14, 0x99)}));  // not shared: not compared
   }
   return run;
 }

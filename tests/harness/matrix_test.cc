@@ -112,8 +112,7 @@ TEST(Matrix, BadSelectionsAreErrors) {
     ExpandMatrix(duplicate, {"scalar"}, "x86_64");
   } catch (const std::invalid_argument& e) {
     // Both files are named, so the user knows which two collide.
-    EXPECT_NE(std::string(e.what()).find("/a/classic.json and /b/classic.json"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("/a/classic.json and /b/classic.json"), std::string::npos)
         << e.what();
   }
 }

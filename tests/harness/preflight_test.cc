@@ -39,8 +39,7 @@ TEST(Preflight, EachBusyReadingRefusesWithAReasonThatSaysWhatToDo) {
       {"swap", [](MachineReadings& r) { r.swap_used_mib = 500; }, "500 MiB of swap in use"},
       {"memory", [](MachineReadings& r) { r.mem_available_mib = 1000; },
        "only 1000 MiB of 16000 MiB memory available"},
-      {"governor", [](MachineReadings& r) { r.governor = "powersave"; },
-       "governor is `powersave`"},
+      {"governor", [](MachineReadings& r) { r.governor = "powersave"; }, "governor is `powersave`"},
   };
   for (const Case& c : cases) {
     MachineReadings r = Quiet();

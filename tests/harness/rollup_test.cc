@@ -29,7 +29,8 @@ Divergence Div(const std::string& checkpoint, const std::string& scenario,
 TEST(RollUpDivergences, ManyOfOneConfigurationAreOneLine) {
   std::vector<Divergence> divs;
   for (const char* ckpt : {"synthetic:tiny", "synthetic:wide", "synthetic:gqa"}) {
-    for (const char* scen : {"classic", "window", "sampled"}) divs.push_back(Div(ckpt, scen, "cpu-avx2", 0));
+    for (const char* scen : {"classic", "window", "sampled"})
+      divs.push_back(Div(ckpt, scen, "cpu-avx2", 0));
   }
   const std::vector<std::string> lines = RollUpDivergences(divs);
   ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);

@@ -23,10 +23,22 @@ class StandinBench : public ::testing::Test {
 
   CommandResult Bench(const std::string& a, const std::string& b,
                       const std::vector<std::string>& more = {}) {
-    std::vector<std::string> argv = {BinDir() + "/samebits", "bench", a, b,
-                                     "--checkpoint", "synthetic:tiny", "--scenario", scenario_,
-                                     "--config", "cpu-t3", "--rounds", "2", "--force", "-q",
-                                     "--db", db_};
+    std::vector<std::string> argv = {BinDir() + "/samebits",
+                                     "bench",
+                                     a,
+                                     b,
+                                     "--checkpoint",
+                                     "synthetic:tiny",
+                                     "--scenario",
+                                     scenario_,
+                                     "--config",
+                                     "cpu-t3",
+                                     "--rounds",
+                                     "2",
+                                     "--force",
+                                     "-q",
+                                     "--db",
+                                     db_};
     argv.insert(argv.end(), more.begin(), more.end());
     return RunCommand(argv);
   }
@@ -83,10 +95,22 @@ TEST_F(StandinBench, ABThatChangesABitIsFlagged) {
 TEST_F(StandinBench, TheFaultyEngineAtTwoThreadsIsIdentical) {
   const std::string a = BinDir() + "/samebits-standin-engine";
   const std::string b = FaultyEngine(tmp_.path(), "wrong-hash-at-3-threads");
-  std::vector<std::string> argv = {BinDir() + "/samebits", "bench", a, b,
-                                   "--checkpoint", "synthetic:tiny", "--scenario", scenario_,
-                                   "--config", "cpu-t2", "--rounds", "2", "--force", "-q",
-                                   "--db", db_};
+  std::vector<std::string> argv = {BinDir() + "/samebits",
+                                   "bench",
+                                   a,
+                                   b,
+                                   "--checkpoint",
+                                   "synthetic:tiny",
+                                   "--scenario",
+                                   scenario_,
+                                   "--config",
+                                   "cpu-t2",
+                                   "--rounds",
+                                   "2",
+                                   "--force",
+                                   "-q",
+                                   "--db",
+                                   db_};
   const CommandResult r = RunCommand(argv);
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }

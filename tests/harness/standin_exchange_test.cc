@@ -24,8 +24,7 @@ class StandinExchange : public ::testing::Test {
   void RunAndExport(const std::string& fault, const std::string& db, const std::string& bundle) {
     const CommandResult run = m_.Matrix({"run"}, fault, db);
     ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.command << "\n" << run.output;
-    const CommandResult out =
-        m_.Samebits({"export", "-o", m_.Path(bundle), "--db", m_.Path(db)});
+    const CommandResult out = m_.Samebits({"export", "-o", m_.Path(bundle), "--db", m_.Path(db)});
     ASSERT_EQ(out.exit_code, 0) << out.output;
   }
 
@@ -36,9 +35,9 @@ TEST_F(StandinExchange, TwoMachinesCompareImportAndReport) {
   RunAndExport("ok", "x86.db", "x86.json");
   RunAndExport("arch-aarch64", "arm.db", "arm.json");
 
-  const CommandResult cmp = m_.Samebits({"compare", m_.Path("x86.json"), m_.Path("arm.json"),
-                                         "--report-md", m_.Path("cmp.md"), "--report-json",
-                                         m_.Path("cmp.json")});
+  const CommandResult cmp =
+      m_.Samebits({"compare", m_.Path("x86.json"), m_.Path("arm.json"), "--report-md",
+                   m_.Path("cmp.md"), "--report-json", m_.Path("cmp.json")});
   EXPECT_EQ(cmp.exit_code, 1) << cmp.output;
   EXPECT_NE(cmp.output.find("most likely because the architecture differs (architecture: 2)"),
             std::string::npos)
@@ -46,7 +45,8 @@ TEST_F(StandinExchange, TwoMachinesCompareImportAndReport) {
   EXPECT_NE(cmp.output.find("Architectures: x86_64"), std::string::npos) << cmp.output;
   const std::string md = harness::testing::ReadFile(m_.Path("cmp.md"));
   EXPECT_NE(md.find("the architecture differs"), std::string::npos) << md;
-  const nlohmann::json report = nlohmann::json::parse(harness::testing::ReadFile(m_.Path("cmp.json")));
+  const nlohmann::json report =
+      nlohmann::json::parse(harness::testing::ReadFile(m_.Path("cmp.json")));
   EXPECT_FALSE(report.empty());
 
   // The same comparison through the databases (their latest runs).
@@ -87,8 +87,8 @@ TEST_F(StandinExchange, ABadBundleIsRefusedAndTheStoreIsNotTouched) {
   std::string text = harness::testing::ReadFile(m_.Path("a.json"));
   harness::testing::WriteFile(m_.Path("cut.json"), text.substr(0, text.size() - 40));
   const std::string target = m_.Path("target.db");
-  const CommandResult imported = m_.Samebits({"import", m_.Path("a.json"), m_.Path("cut.json"),
-                                              "--db", target});
+  const CommandResult imported =
+      m_.Samebits({"import", m_.Path("a.json"), m_.Path("cut.json"), "--db", target});
   EXPECT_EQ(imported.exit_code, 2) << imported.output;
   EXPECT_NE(imported.output.find("cut.json"), std::string::npos) << imported.output;
   EXPECT_FALSE(std::filesystem::exists(target));

@@ -3,21 +3,19 @@
 // over the store, foreign and read-only stores, and `diff` on incomplete
 // runs. Each test drives the stand-in engine (tests/standins) or a shell
 // script wrapped around it.
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <unistd.h>
-
-#include <cstdlib>
 
 #include "harness/analysis/results.h"
 #include "harness/store/store.h"
@@ -58,12 +56,11 @@ class StandinHardening : public ::testing::Test {
                          const std::string& configs = "reference") {
     std::vector<std::string> argv = {BinDir() + "/samebits"};
     argv.insert(argv.end(), words.begin(), words.end());
-    for (const std::string& a : {std::string("--engine"), engine, std::string("--checkpoint"),
-                                 std::string("synthetic:tiny"), std::string("--scenario"),
-                                 scenario_, std::string("--config"), configs,
-                                 std::string("--timeout"), timeout, std::string("--db"), db_,
-                                 std::string("--references-dir"),
-                                 (dir_.path() / "references").string()}) {
+    for (const std::string& a :
+         {std::string("--engine"), engine, std::string("--checkpoint"),
+          std::string("synthetic:tiny"), std::string("--scenario"), scenario_,
+          std::string("--config"), configs, std::string("--timeout"), timeout, std::string("--db"),
+          db_, std::string("--references-dir"), (dir_.path() / "references").string()}) {
       argv.push_back(a);
     }
     argv.push_back("-q");
@@ -103,10 +100,10 @@ TEST_F(StandinHardening, AProcessLeftInANewSessionIsKilledAndNamed) {
   EXPECT_EQ(cell.code, ResultCode::kUnresolved) << cell.message;
   // Named by its command: `sleep`, or the wrapper's forked shell when the
   // collector caught it before its exec (a race under load).
-  const bool named = cell.message.find("left running after it ended (killed): sleep (pid ") !=
-                         std::string::npos ||
-                     cell.message.find("left running after it ended (killed): leaves-sleep.sh (pid ") !=
-                         std::string::npos;
+  const bool named =
+      cell.message.find("left running after it ended (killed): sleep (pid ") != std::string::npos ||
+      cell.message.find("left running after it ended (killed): leaves-sleep.sh (pid ") !=
+          std::string::npos;
   EXPECT_TRUE(named) << cell.message;
   const std::vector<pid_t> pids = MentionedPids(cell.message);
   ASSERT_EQ(pids.size(), 1u) << cell.message;
@@ -116,9 +113,9 @@ TEST_F(StandinHardening, AProcessLeftInANewSessionIsKilledAndNamed) {
 // The same process behind an engine that itself hangs: the gate ends at the
 // deadline (plus the grace), with a TIMEOUT naming the process.
 TEST_F(StandinHardening, AHangingEngineWithALeftoverEndsAtTheDeadline) {
-  const std::string engine = WrappedEngine(
-      "hangs.sh", "setsid sleep 999 &\nexec " + ShellQuote(FaultyEngine(dir_.path(), "hang")) +
-                      " \"$@\"");
+  const std::string engine =
+      WrappedEngine("hangs.sh", "setsid sleep 999 &\nexec " +
+                                    ShellQuote(FaultyEngine(dir_.path(), "hang")) + " \"$@\"");
   const auto start = std::chrono::steady_clock::now();
   const CommandResult r = Samebits({"gate"}, engine, "2");
   const double seconds =
@@ -139,7 +136,6 @@ TEST_F(StandinHardening, AWrapperThatLeavesNothingPasses) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(Latest().cells.at(0).code, ResultCode::kPass) << Latest().cells.at(0).message;
 }
-
 
 // Returns the number of runs in the store at `db`, or -1 when it cannot be
 // read as one.
@@ -166,13 +162,12 @@ TEST_F(StandinHardening, AReportIsNeverWrittenOverTheStore) {
   const fs::path sub = dir_.path() / "sub";
   fs::create_directories(sub);
   const std::vector<std::string> spellings = {
-      db_, db_ + "-wal", db_ + "-shm", link.string(), dangling.string(),
-      (sub / ".." / "runs.db").string()};
+      db_,           db_ + "-wal",      db_ + "-shm",
+      link.string(), dangling.string(), (sub / ".." / "runs.db").string()};
   for (const std::string& target : spellings) {
     const CommandResult gate = Samebits({"gate", "--report-md", target}, ok);
     EXPECT_EQ(gate.exit_code, 2) << target << "\n" << gate.output;
-    EXPECT_NE(gate.output.find("refusing to write a report to"), std::string::npos)
-        << gate.output;
+    EXPECT_NE(gate.output.find("refusing to write a report to"), std::string::npos) << gate.output;
     const CommandResult report =
         RunCommand({BinDir() + "/samebits", "report", "latest", "-o", target, "--db", db_});
     EXPECT_EQ(report.exit_code, 2) << target << "\n" << report.output;
@@ -183,12 +178,11 @@ TEST_F(StandinHardening, AReportIsNeverWrittenOverTheStore) {
   EXPECT_FALSE(fs::exists(db_ + "-journal"));
   // Negative control: a report next to the store is written.
   const std::string fine = (dir_.path() / "runs.db.md").string();
-  EXPECT_EQ(RunCommand({BinDir() + "/samebits", "report", "latest", "-o", fine, "--db", db_})
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      RunCommand({BinDir() + "/samebits", "report", "latest", "-o", fine, "--db", db_}).exit_code,
+      0);
   EXPECT_GT(fs::file_size(fine), 0u);
 }
-
 
 // Returns the bytes of `path` ("" when missing).
 std::string FileBytes(const fs::path& path) {
@@ -265,19 +259,20 @@ TEST_F(StandinHardening, AReadOnlyStoreCanBeReadButNotRunInto) {
       EXPECT_EQ(r.exit_code, 0) << r.command << "\n" << r.output;
       EXPECT_EQ(r.output.find("readonly"), std::string::npos) << r.output;
     }
-    const std::vector<std::string> run = {sb,   "run",     "--engine", ok,        "--checkpoint",
-                                          "synthetic:tiny", "--scenario", scenario_, "--config",
-                                          "reference", "--db", db_, "-q"};
+    const std::vector<std::string> run = {
+        sb,           "run",     "--engine", ok,          "--checkpoint", "synthetic:tiny",
+        "--scenario", scenario_, "--config", "reference", "--db",         db_,
+        "-q"};
     const CommandResult refused = RunCommand(run, Unprivileged());
     EXPECT_EQ(refused.exit_code, 2) << refused.output;
     EXPECT_NE(refused.output.find("is read-only here"), std::string::npos) << refused.output;
     EXPECT_EQ(refused.output.find("reference"), std::string::npos)
-        << "a cell ran before the refusal:\n" << refused.output;
+        << "a cell ran before the refusal:\n"
+        << refused.output;
   }
   ::chmod(dir_.path().c_str(), 0755);
   EXPECT_EQ(RunCount(db_), 2);
 }
-
 
 // `diff` called a PASS run and a run whose child never sent `done`
 // identical, because every step both sent agreed. The result codes count.
@@ -293,14 +288,13 @@ TEST_F(StandinHardening, DiffSeesARunWhoseChildNeverSentDone) {
   EXPECT_EQ(RunCommand({sb, "diff", "2", "2", "--db", db_}).exit_code, 0);
 }
 
-
 // When only fnv1a64 differed, the gate printed the two equal xxh3_64 values.
 // It prints the hash that differs.
 TEST_F(StandinHardening, TheGateNamesTheHashThatDiffers) {
   const std::string configs = "reference,cpu-t3";
-  ASSERT_EQ(Samebits({"reference", "generate"}, FaultyEngine(dir_.path(), "ok"), "20", configs)
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Samebits({"reference", "generate"}, FaultyEngine(dir_.path(), "ok"), "20", configs).exit_code,
+      0);
   const CommandResult r =
       Samebits({"gate"}, FaultyEngine(dir_.path(), "wrong-fnv-at-3-threads"), "20", configs);
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -316,13 +310,14 @@ TEST_F(StandinHardening, TheGateNamesTheHashThatDiffers) {
 TEST_F(StandinHardening, ChildBytesReachTheTerminalEscaped) {
   const std::string engine = FaultyEngine(dir_.path(), "terminal-escapes");
   const std::string sb = BinDir() + "/samebits";
-  const std::vector<CommandResult> outputs = {
-      Samebits({"run"}, engine), Samebits({"gate"}, engine),
-      RunCommand({sb, "show", "latest", "--db", db_}), RunCommand({sb, "runs", "--db", db_})};
+  const std::vector<CommandResult> outputs = {Samebits({"run"}, engine), Samebits({"gate"}, engine),
+                                              RunCommand({sb, "show", "latest", "--db", db_}),
+                                              RunCommand({sb, "runs", "--db", db_})};
   for (const CommandResult& r : outputs) {
     for (const unsigned char bad : {0x1b, 0x07, 0x9b, 0xff, 0xfe, static_cast<int>('\r')}) {
       EXPECT_EQ(r.output.find(static_cast<char>(bad)), std::string::npos)
-          << r.command << ": byte " << static_cast<int>(bad) << " in\n" << r.output;
+          << r.command << ": byte " << static_cast<int>(bad) << " in\n"
+          << r.output;
     }
     EXPECT_EQ(r.output.find("\nRun 1: 1 cells, PASS 1"), std::string::npos) << r.output;
   }
@@ -333,7 +328,6 @@ TEST_F(StandinHardening, ChildBytesReachTheTerminalEscaped) {
             std::string::npos)
       << outputs[2].output;
 }
-
 
 // Returns the regular files under `dir` (recursively).
 std::vector<std::string> FilesUnder(const fs::path& dir) {
@@ -358,7 +352,6 @@ TEST_F(StandinHardening, APartialLogitDumpIsNotLeftBehind) {
   EXPECT_EQ(Samebits({"run", "--dump-logits"}, FaultyEngine(dir_.path(), "ok")).exit_code, 0);
   EXPECT_EQ(FilesUnder(dumps).size(), 1u);
 }
-
 
 // A relative --checkpoint equal to one of the default suite's specs was
 // resolved against the project root, any other against the working folder:

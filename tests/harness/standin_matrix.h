@@ -24,17 +24,25 @@ class StandinMatrix {
                        const std::string& db = "runs.db") {
     std::vector<std::string> argv = {BinDir() + "/samebits"};
     argv.insert(argv.end(), words.begin(), words.end());
-    const std::vector<std::string> matrix = {
-        "--engine",           FaultyEngine(dir_.path(), fault),
-        "--checkpoint",       "synthetic:tiny",
-        "--scenario",         scenario_,
-        "--math",             "portable,libm",
-        "--config",           "cpu-t1,cpu-t2,cpu-t1-libm,cpu-t2-libm",
-        "--timeout",          "20",
-        "-j",                 "2",
-        "--db",               Path(db),
-        "--references-dir",   Path("references"),
-        "-q"};
+    const std::vector<std::string> matrix = {"--engine",
+                                             FaultyEngine(dir_.path(), fault),
+                                             "--checkpoint",
+                                             "synthetic:tiny",
+                                             "--scenario",
+                                             scenario_,
+                                             "--math",
+                                             "portable,libm",
+                                             "--config",
+                                             "cpu-t1,cpu-t2,cpu-t1-libm,cpu-t2-libm",
+                                             "--timeout",
+                                             "20",
+                                             "-j",
+                                             "2",
+                                             "--db",
+                                             Path(db),
+                                             "--references-dir",
+                                             Path("references"),
+                                             "-q"};
     argv.insert(argv.end(), matrix.begin(), matrix.end());
     return RunCommand(argv);
   }

@@ -13,8 +13,12 @@
 namespace samebits::numerics {
 namespace {
 
-uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
-float FromBits(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t Bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+float FromBits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
 // A binary format with `precision` significand bits (hidden bit included),
 // smallest normal exponent `emin` and largest exponent `emax`.

@@ -16,7 +16,9 @@ namespace {
 
 constexpr float kB = 16777216.0f;  // 2^24
 
-uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
+uint32_t Bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 // Returns the naive left-to-right sum, to show that it differs.
 float SequentialSum(const std::vector<float>& x) {

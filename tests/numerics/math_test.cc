@@ -16,7 +16,9 @@
 namespace samebits::numerics {
 namespace {
 
-uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
+uint32_t Bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 TEST(Math, ProfileNamesRoundTrip) {
   for (MathProfile p : {MathProfile::kPortable, MathProfile::kLibm}) {
@@ -114,7 +116,9 @@ TEST(Math, FingerprintInputsCoverEveryFunction) {
 // Test doubles for the fingerprint: portable functions, one of which is
 // perturbed by one ulp on exactly one input.
 float g_target = 0.0f;
-float Pow(float x, float y) { return PortableExp(y * PortableLog(x)); }
+float Pow(float x, float y) {
+  return PortableExp(y * PortableLog(x));
+}
 float ExpOff(float x) {
   const float r = PortableExp(x);
   return Bits(x) == Bits(g_target) ? std::nextafter(r, INFINITY) : r;
@@ -129,7 +133,8 @@ float PowOff(float x, float y) {
 }
 
 TEST(Math, FingerprintSeesASingleChangedResult) {
-  const FingerprintFunctions base{&PortableExp, &PortableLog, &PortableSin, &PortableCos, &PortableTanh, &Pow};
+  const FingerprintFunctions base{&PortableExp, &PortableLog,  &PortableSin,
+                                  &PortableCos, &PortableTanh, &Pow};
   const uint64_t reference = MathFingerprint(base);
   EXPECT_EQ(MathFingerprint(base), reference);
   const FingerprintInputs& in = GetFingerprintInputs();
@@ -159,7 +164,8 @@ TEST(Math, FingerprintSeesASingleChangedResult) {
 
 TEST(Math, FingerprintTreatsAllNansAlike) {
   // NaN sign and payload vary by CPU; the fingerprint must not.
-  const FingerprintFunctions base{&PortableExp, &PortableLog, &PortableSin, &PortableCos, &PortableTanh, &Pow};
+  const FingerprintFunctions base{&PortableExp, &PortableLog,  &PortableSin,
+                                  &PortableCos, &PortableTanh, &Pow};
   FingerprintFunctions f = base;
   f.log = [](float x) {
     const float r = PortableLog(x);

@@ -21,8 +21,12 @@
 namespace samebits::numerics {
 namespace {
 
-float FromBits(uint32_t bits) { return std::bit_cast<float>(bits); }
-uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
+float FromBits(uint32_t bits) {
+  return std::bit_cast<float>(bits);
+}
+uint32_t Bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 // Returns the float's position on a line where adjacent floats differ by 1
 // (-0 and +0 both map to 0), so that the distance is an ulp count.
@@ -87,10 +91,10 @@ Result Measure(const Sweep& s, const std::vector<float>& inputs) {
 
 void Report(const Sweep& s, const Result& r, const char* range) {
   std::cout << "[portable " << s.name << "] " << r.count << " inputs over " << range
-            << ": max error " << r.max_ulps << " ulp vs the rounded double reference at x = "
-            << std::hexfloat << r.worst_input << std::defaultfloat << " (" << r.worst_input
-            << "); max " << r.max_fraction << " ulp vs the unrounded double at x = "
-            << r.worst_fraction_input << "\n";
+            << ": max error " << r.max_ulps
+            << " ulp vs the rounded double reference at x = " << std::hexfloat << r.worst_input
+            << std::defaultfloat << " (" << r.worst_input << "); max " << r.max_fraction
+            << " ulp vs the unrounded double at x = " << r.worst_fraction_input << "\n";
   ::testing::Test::RecordProperty(s.name + "_max_ulp", std::to_string(r.max_ulps));
   ::testing::Test::RecordProperty(s.name + "_max_ulp_fraction", std::to_string(r.max_fraction));
 }
@@ -219,13 +223,16 @@ TEST(PortableMath, OutputsArePinnedAcrossPlatforms) {
                            {"tanh", &PortableTanh, "554d5015c2c74e9c"}};
   for (const Pinned& p : pinned) {
     std::vector<float> out;
-    for (uint64_t b = 0; b <= 0xffffffffull; b += 4093) out.push_back(p.fn(FromBits(static_cast<uint32_t>(b))));
+    for (uint64_t b = 0; b <= 0xffffffffull; b += 4093)
+      out.push_back(p.fn(FromBits(static_cast<uint32_t>(b))));
     EXPECT_EQ(Hex16(HashFloatsXxh3(out)), p.digest) << p.name;
   }
 }
 
 // Returns true when the two floats have identical bits.
-bool SameBits(float a, float b) { return Bits(a) == Bits(b); }
+bool SameBits(float a, float b) {
+  return Bits(a) == Bits(b);
+}
 
 TEST(PortableMath, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
@@ -237,7 +244,8 @@ TEST(PortableMath, SpecialValues) {
   EXPECT_TRUE(SameBits(PortableExp(inf), inf));
   EXPECT_TRUE(SameBits(PortableExp(-inf), 0.0f));
   EXPECT_TRUE(std::isnan(PortableExp(nan)));
-  EXPECT_TRUE(SameBits(PortableExp(0x1.62e42ep6f), std::nextafter(std::numeric_limits<float>::max(), 0.0f)) ||
+  EXPECT_TRUE(SameBits(PortableExp(0x1.62e42ep6f),
+                       std::nextafter(std::numeric_limits<float>::max(), 0.0f)) ||
               std::isfinite(PortableExp(0x1.62e42ep6f)));
   EXPECT_TRUE(SameBits(PortableExp(0x1.62e430p6f), inf));
   EXPECT_TRUE(SameBits(PortableExp(-110.0f), 0.0f));
@@ -267,8 +275,9 @@ TEST(PortableMath, SpecialValues) {
     EXPECT_TRUE(std::isnan(PortableSin(x)));
     EXPECT_TRUE(std::isnan(PortableCos(x)));
   }
-  EXPECT_TRUE(SameBits(PortableSin(std::numeric_limits<float>::max()),
-                       static_cast<float>(std::sin(static_cast<double>(std::numeric_limits<float>::max())))));
+  EXPECT_TRUE(SameBits(
+      PortableSin(std::numeric_limits<float>::max()),
+      static_cast<float>(std::sin(static_cast<double>(std::numeric_limits<float>::max())))));
   // tanh
   EXPECT_TRUE(SameBits(PortableTanh(0.0f), 0.0f));
   EXPECT_TRUE(SameBits(PortableTanh(-0.0f), -0.0f));

@@ -3,9 +3,9 @@
 // arguments exit with 2 and an `error` record.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -30,11 +30,11 @@ struct Result {
 
 // Runs the engine with `args` (already shell-quoted) and captures both streams.
 Result RunEngine(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/engine_cli_stderr.txt." + std::to_string(getpid());
+  const std::string err_path =
+      ::testing::TempDir() + "/engine_cli_stderr.txt." + std::to_string(getpid());
   // `timeout` bounds a regression that reads forever (/dev/zero) to a failure.
   const std::string command = std::string("timeout -s KILL 60 '") + SAMEBITS_BINARY_DIR +
-                              "/bin/samebits-engine' " +
-                              args + " 2>'" + err_path + "'";
+                              "/bin/samebits-engine' " + args + " 2>'" + err_path + "'";
   Result result;
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -88,7 +88,8 @@ TEST(EngineCliTest, TwoRunsAndBothKernelPathsPrintIdenticalSteps) {
 }
 
 TEST(EngineCliTest, TraceAndDumpAreWritten) {
-  const std::string dump = ::testing::TempDir() + "/engine_cli_dump.f32." + std::to_string(getpid());
+  const std::string dump =
+      ::testing::TempDir() + "/engine_cli_dump.f32." + std::to_string(getpid());
   const Result r = RunEngine("run --checkpoint synthetic:tiny --scenario " + Scenario("classic") +
                              " --trace --dump-logits '" + dump + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -139,8 +140,8 @@ TEST(EngineCliTest, AScenarioThatIsNoRegularFileIsRefusedAtOnce) {
 
 // Returns the path of a scenario file holding `json` (a fresh temporary file).
 std::string ScenarioFile(const std::string& name, const std::string& json) {
-  const std::string path = ::testing::TempDir() + "/engine_cli_" + name + "." +
-                           std::to_string(getpid()) + ".json";
+  const std::string path =
+      ::testing::TempDir() + "/engine_cli_" + name + "." + std::to_string(getpid()) + ".json";
   std::ofstream(path) << json;
   return path;
 }
@@ -161,7 +162,8 @@ TEST(EngineCliTest, ScenarioValuesAreCheckedBeforeHello) {
     std::string name, json, message;
   } cases[] = {
       {"overflow", sampler(R"("temperature": 1e39)"), "'temperature' is 1e+39, outside the range"},
-      {"underflow", sampler(R"("temperature": 1e-40)"), "'temperature' is 1e-40, outside the range"},
+      {"underflow", sampler(R"("temperature": 1e-40)"),
+       "'temperature' is 1e-40, outside the range"},
       {"zero_after_rounding", sampler(R"("temperature": 1e-50)"), "'temperature'"},
       {"top_p_underflow", sampler(R"("top_p": 1e-46)"), "'top_p' is 1e-46, too small"},
       {"duplicate_top", head + R"("name": "u", )" + steps, "the key 'name' is given twice"},
@@ -222,7 +224,8 @@ std::vector<std::byte> FileBytes(const std::string& path) {
 // 1-D tensors; token_embd and output are quantized, as in its files).
 TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
   const std::string dir = std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints/";
-  if (!std::ifstream(dir + "small_dense_qwen3_f32.gguf")) GTEST_SKIP() << "no checkpoints at " << dir;
+  if (!std::ifstream(dir + "small_dense_qwen3_f32.gguf"))
+    GTEST_SKIP() << "no checkpoints at " << dir;
   for (const std::string type : {"q8_0", "q6_k"}) {
     SCOPED_TRACE(type);
     const std::string out = ::testing::TempDir() + "/export_" + type + ".gguf";
@@ -248,8 +251,8 @@ TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
     }
     EXPECT_EQ(equal, static_cast<int>(b.tensors.size()));
   }
-  const Result bad = RunEngine("export synthetic:tiny '" + ::testing::TempDir() +
-                               "/x.gguf' --type q2_k");
+  const Result bad =
+      RunEngine("export synthetic:tiny '" + ::testing::TempDir() + "/x.gguf' --type q2_k");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("unknown type 'q2_k'"));
 }

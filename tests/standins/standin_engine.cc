@@ -189,10 +189,20 @@ int ArgMax(const std::vector<float>& v) {
 int main(int argc, char** argv) {
   const std::string fault = Fault(argv[0]);
   const Options o = Parse(argc, argv);
-  const char* known[] = {"ok",      "crash",   "abort", "hang",
-                         "garbage", "no-done", "error", "wrong-hash-at-3-threads",
-                         "portable-changed", "libm-changed", "code-and-libm-changed",
-                         "arch-aarch64", "wrong-fnv-at-3-threads", "terminal-escapes"};
+  const char* known[] = {"ok",
+                         "crash",
+                         "abort",
+                         "hang",
+                         "garbage",
+                         "no-done",
+                         "error",
+                         "wrong-hash-at-3-threads",
+                         "portable-changed",
+                         "libm-changed",
+                         "code-and-libm-changed",
+                         "arch-aarch64",
+                         "wrong-fnv-at-3-threads",
+                         "terminal-escapes"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -214,15 +224,15 @@ int main(int argc, char** argv) {
   std::string fingerprint = libm ? "1111222233334444" : "aaaabbbbccccdddd";
   if ((libm && libm_changed) || (!libm && portable_changed)) fingerprint.back() = 'f';
   // What makes this build's logits differ from the ok stand-in's.
-  const std::string variant = (libm && libm_changed)      ? "|other-libm"
+  const std::string variant = (libm && libm_changed)        ? "|other-libm"
                               : (!libm && portable_changed) ? "|changed-code"
                               : (libm && aarch64)           ? "|aarch64"
                                                             : "";
   Line(std::string("{\"type\":\"hello\",\"protocol\":1,") +
        "\"engine\":{\"name\":\"samebits-standin-engine\",\"version\":\"0.0.1\"}," +
        "\"build\":{\"revision\":\"0000000000000000000000000000000000000000\",\"dirty\":false," +
-       "\"compiler\":\"stand-in\",\"flags\":\"\"}," +
-       "\"platform\":{\"arch\":\"" + (aarch64 ? "aarch64" : "x86_64") + "\",\"isa_features\":[],\"os\":\"stand-in\"," +
+       "\"compiler\":\"stand-in\",\"flags\":\"\"}," + "\"platform\":{\"arch\":\"" +
+       (aarch64 ? "aarch64" : "x86_64") + "\",\"isa_features\":[],\"os\":\"stand-in\"," +
        "\"libc\":\"stand-in\",\"cpu\":\"stand-in\"}," + "\"math\":{\"profile\":" + Quote(o.math) +
        ",\"library\":\"samebits-standin\"," + "\"version\":\"1\",\"fingerprint\":\"" + fingerprint +
        "\"}," + "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) +
@@ -234,7 +244,9 @@ int main(int argc, char** argv) {
   if (fault == "terminal-escapes") {
     // Clear the screen, home the cursor, a C1 CSI, bytes that are not UTF-8,
     // and a line that would pass for a summary.
-    std::fprintf(stderr, "\x1b[2J\x1b[H\xc2\x9b" "31m\xff\xfe stand-in\rRun 1: all PASS\n");
+    std::fprintf(stderr,
+                 "\x1b[2J\x1b[H\xc2\x9b"
+                 "31m\xff\xfe stand-in\rRun 1: all PASS\n");
     std::fflush(stderr);
     Fail(1, "\x1b]0;owned\x07\x1b[2Jerror\nRun 1: 1 cells, PASS 1");
   }
@@ -289,9 +301,8 @@ int main(int argc, char** argv) {
          "\",\"position\":" + std::to_string(position) +
          ",\"input_token\":" + std::to_string(input) + ",\"token\":" + std::to_string(token) +
          ",\"fnv1a64\":\"" + Hex(Fnv1a64(bytes.data(), bytes.size()) ^ (wrong_fnv ? 1 : 0)) +
-         "\",\"xxh3_64\":\"" +
-         Hex(XXH3_64bits(bytes.data(), bytes.size())) + "\",\"argmax\":" + std::to_string(token) +
-         ",\"nan\":0,\"inf\":0}");
+         "\",\"xxh3_64\":\"" + Hex(XXH3_64bits(bytes.data(), bytes.size())) +
+         "\",\"argmax\":" + std::to_string(token) + ",\"nan\":0,\"inf\":0}");
     input = token;
   }
   if (dump) {

@@ -38,7 +38,8 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
       EXPECT_FALSE(bad_thread);
       int64_t total = 0;
       for (int64_t i = 0; i < n; ++i) {
-        ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1) << "task " << i << " of " << n << ", " << threads << " threads";
+        ASSERT_EQ(runs[static_cast<size_t>(i)].load(), 1)
+            << "task " << i << " of " << n << ", " << threads << " threads";
       }
       for (auto& c : per_thread) total += c.load();
       EXPECT_EQ(total, n);
@@ -49,7 +50,8 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
 TEST(ThreadPool, ResultsDoNotDependOnThePool) {
   // Each task writes one whole output; the buffer is identical for any size.
   std::vector<float> want(513);
-  for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<float>(i) * 0.25f + 1.0f / (1.0f + i);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] = static_cast<float>(i) * 0.25f + 1.0f / (1.0f + i);
   for (int threads = 1; threads <= 4; ++threads) {
     ThreadPool pool(threads);
     std::vector<float> got(want.size(), -1.0f);
@@ -77,7 +79,8 @@ TEST(ThreadPool, ExceptionsPropagateToTheCaller) {
       EXPECT_STREQ(e.what(), "all fail");
     }
     // A single task runs inline and still throws.
-    EXPECT_THROW(pool.ParallelFor(1, [](int64_t, int) { throw std::logic_error("one"); }), std::logic_error);
+    EXPECT_THROW(pool.ParallelFor(1, [](int64_t, int) { throw std::logic_error("one"); }),
+                 std::logic_error);
     // The pool stays usable after a failure.
     std::atomic<int64_t> sum{0};
     pool.ParallelFor(100, [&](int64_t task, int) { sum += task; });
@@ -93,9 +96,11 @@ TEST(ThreadPool, ManySmallDispatchesFinishQuickly) {
     std::atomic<int64_t> count{0};
     const auto start = std::chrono::steady_clock::now();
     for (int rep = 0; rep < 10000; ++rep) {
-      pool.ParallelFor(threads + rep % 3, [&](int64_t, int) { count.fetch_add(1, std::memory_order_relaxed); });
+      pool.ParallelFor(threads + rep % 3,
+                       [&](int64_t, int) { count.fetch_add(1, std::memory_order_relaxed); });
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     int64_t want = 0;
     for (int rep = 0; rep < 10000; ++rep) want += threads + rep % 3;
     EXPECT_EQ(count.load(), want);
@@ -119,7 +124,8 @@ TEST(ThreadPool, ManyDispatchesWithWorkersTakingPart) {
     });
     sums[static_cast<size_t>(rep)] = sum.load();
   }
-  for (int rep = 0; rep < 2000; ++rep) ASSERT_EQ(sums[static_cast<size_t>(rep)], rep * 800 + 28) << rep;
+  for (int rep = 0; rep < 2000; ++rep)
+    ASSERT_EQ(sums[static_cast<size_t>(rep)], rep * 800 + 28) << rep;
 }
 
 TEST(ThreadPool, AllThreadsRunConcurrently) {
@@ -168,8 +174,10 @@ TEST(ThreadPool, DefaultThreadCountReadsTheEnvironment) {
     setenv("SAMEBITS_THREADS", bad, 1);
     EXPECT_EQ(DefaultThreadCount(), cores) << "\"" << bad << "\"";
   }
-  if (saved) setenv("SAMEBITS_THREADS", saved_value.c_str(), 1);
-  else unsetenv("SAMEBITS_THREADS");
+  if (saved)
+    setenv("SAMEBITS_THREADS", saved_value.c_str(), 1);
+  else
+    unsetenv("SAMEBITS_THREADS");
 }
 
 }  // namespace
