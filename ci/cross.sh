@@ -208,8 +208,10 @@ for p in "${selected[@]}"; do
     continue
   fi
   built=$(date +%s)
-  wrapper="$PWD/$dir/engine.sh"
-  engine="$PWD/$dir/bin/samebits-engine"
+  # `dir` may be relative to the project (the default) or absolute (--out).
+  case $dir in /*) abs_dir=$dir ;; *) abs_dir=$PWD/$dir ;; esac
+  wrapper="$abs_dir/engine.sh"
+  engine="$abs_dir/bin/samebits-engine"
   printf '#!/bin/sh\n# Runs the %s engine as the harness'"'"'s child.\nexec %s "%s" "$@"\n' \
     "$p" "$(emulator_for "$p")" "$engine" >"$wrapper"
   chmod +x "$wrapper"
