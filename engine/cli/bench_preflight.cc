@@ -9,32 +9,19 @@
 #include <fstream>
 #include <thread>
 
+#include "engine/platform/machine.h"
+
 namespace samebits::cli {
-namespace {
-
-// Returns the busy and total jiffies of the "cpu" line of /proc/stat.
-bool ReadCpuTimes(uint64_t* busy, uint64_t* total) {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  uint64_t v[10] = {};
-  if (!(in >> cpu) || cpu != "cpu") return false;
-  for (uint64_t& x : v) in >> x;
-  *total = 0;
-  for (uint64_t x : v) *total += x;
-  *busy = *total - v[3] - v[4];  // idle and iowait
-  return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 MachineLoad MeasureMachineLoad() {
   MachineLoad p;
   p.cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   std::ifstream("/proc/loadavg") >> p.load1;
   uint64_t b0 = 0, t0 = 0, b1 = 0, t1 = 0;
-  if (ReadCpuTimes(&b0, &t0)) {
+  if (platform::ReadCpuTimes(&b0, &t0)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    if (ReadCpuTimes(&b1, &t1) && t1 > t0) p.busy_percent = 100.0 * (b1 - b0) / (t1 - t0);
+    if (platform::ReadCpuTimes(&b1, &t1) && t1 > t0) p.busy_percent = 100.0 * (b1 - b0) / (t1 - t0);
   }
   std::ifstream meminfo("/proc/meminfo");
   std::string key;

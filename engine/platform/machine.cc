@@ -79,4 +79,16 @@ Machine ThisMachine() {
   return m;
 }
 
+bool ReadCpuTimes(uint64_t* busy, uint64_t* total) {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  uint64_t v[10] = {};
+  if (!(in >> cpu) || cpu != "cpu") return false;
+  for (uint64_t& x : v) in >> x;
+  *total = 0;
+  for (uint64_t x : v) *total += x;
+  *busy = *total - v[3] - v[4];  // idle and iowait
+  return true;
+}
+
 }  // namespace samebits::platform

@@ -3,6 +3,7 @@
 // hello) both use: uname, the C library, the CPU model and its features.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,10 @@ struct Machine {
 // Returns this machine (uname, /proc/cpuinfo, the CPU probe). A field the
 // system does not answer is "unknown".
 Machine ThisMachine();
+
+// Reads the busy and total jiffies of the "cpu" line of /proc/stat (busy:
+// all but idle and iowait). Returns false where /proc/stat is unreadable.
+bool ReadCpuTimes(uint64_t* busy, uint64_t* total);
 
 // Returns the CPU model named by the text of a /proc/cpuinfo: "model name"
 // (x86), else "Model" or "Hardware" (Arm boards), else "CPU implementer" and

@@ -10,21 +10,10 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/platform/machine.h"
+
 namespace samebits::runner {
 namespace {
-
-// Returns the busy and total jiffies of the "cpu" line of /proc/stat.
-bool ReadCpuTimes(uint64_t* busy, uint64_t* total) {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  uint64_t v[10] = {};
-  if (!(in >> cpu) || cpu != "cpu") return false;
-  for (uint64_t& x : v) in >> x;
-  *total = 0;
-  for (uint64_t x : v) *total += x;
-  *busy = *total - v[3] - v[4];  // idle and iowait
-  return true;
-}
 
 std::string Format(const char* format, double a, double b = 0, double c = 0) {
   char line[512];
@@ -40,9 +29,9 @@ MachineReadings ReadMachine() {
   double load = 0;
   if (std::ifstream("/proc/loadavg") >> load) r.load1 = load;
   uint64_t b0 = 0, t0 = 0, b1 = 0, t1 = 0;
-  if (ReadCpuTimes(&b0, &t0)) {
+  if (platform::ReadCpuTimes(&b0, &t0)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    if (ReadCpuTimes(&b1, &t1) && t1 > t0) {
+    if (platform::ReadCpuTimes(&b1, &t1) && t1 > t0) {
       r.busy_percent = 100.0 * static_cast<double>(b1 - b0) / static_cast<double>(t1 - t0);
     }
   }
