@@ -124,6 +124,16 @@ Hello ParseHello(const json& j) {
   h.config.gemv_chunk_bytes =
       GetInt(config, "gemv_chunk_bytes", "hello.config", 0, std::numeric_limits<int64_t>::max());
   h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
+  if (config.contains("batch")) {
+    h.config.batch = GetInt32(config, "batch", "hello.config", 1);
+    h.config.batch_seed = static_cast<uint64_t>(GetInt(
+        config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
+    h.config.batch_schedule = GetString(config, "batch_schedule", "hello.config");
+    if (h.config.batch_schedule != "together" && h.config.batch_schedule != "staggered") {
+      Fail("hello.config", "field 'batch_schedule' must be \"together\" or \"staggered\", not '" +
+                               h.config.batch_schedule + "'");
+    }
+  }
   const json& checkpoint = GetObject(j, "checkpoint", "hello");
   h.checkpoint.spec = GetString(checkpoint, "spec", "hello.checkpoint");
   h.checkpoint.weights_xxh3 = GetString(checkpoint, "weights_xxh3", "hello.checkpoint");
@@ -148,6 +158,18 @@ Step ParseStep(const json& j) {
   s.nan = GetInt32(j, "nan", "step", 0);
   s.inf = GetInt32(j, "inf", "step", 0);
   if (j.contains("text")) s.text = GetString(j, "text", "step");
+  if (j.contains("batch")) {
+    const json& batch = GetObject(j, "batch", "step");
+    BatchPlace place;
+    place.sequences = GetInt32(batch, "sequences", "step.batch", 1);
+    place.rows = GetInt32(batch, "rows", "step.batch", place.sequences);
+    place.slot = GetInt32(batch, "slot", "step.batch", 0);
+    place.row = GetInt32(batch, "row", "step.batch", 0);
+    if (place.slot >= place.sequences || place.row >= place.rows) {
+      Fail("step.batch", "'slot' must be below 'sequences' and 'row' below 'rows'");
+    }
+    s.batch = place;
+  }
   return s;
 }
 
@@ -210,6 +232,11 @@ std::string ToJsonLine(const Hello& h) {
                  {"isa", h.config.isa},
                  {"gemv_chunk_bytes", h.config.gemv_chunk_bytes},
                  {"math", h.config.math}};
+  if (h.config.batch > 1) {
+    j["config"]["batch"] = h.config.batch;
+    j["config"]["batch_seed"] = h.config.batch_seed;
+    j["config"]["batch_schedule"] = h.config.batch_schedule;
+  }
   j["checkpoint"] = {{"spec", h.checkpoint.spec},
                      {"weights_xxh3", h.checkpoint.weights_xxh3},
                      {"vocab_size", h.checkpoint.vocab_size}};
@@ -230,6 +257,12 @@ std::string ToJsonLine(const Step& s) {
   j["nan"] = s.nan;
   j["inf"] = s.inf;
   if (s.text) j["text"] = *s.text;
+  if (s.batch) {
+    j["batch"] = {{"sequences", s.batch->sequences},
+                  {"rows", s.batch->rows},
+                  {"slot", s.batch->slot},
+                  {"row", s.batch->row}};
+  }
   return Dump(j);
 }
 

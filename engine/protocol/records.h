@@ -65,6 +65,12 @@ struct RunConfig {
   std::string isa;  // the ISA actually used: "scalar", "avx2", ...
   int64_t gemv_chunk_bytes = 0;
   std::string math;  // "portable" or "libm"
+  // Batch invariance (--batch): the scenario's sequence decoded beside
+  // batch - 1 companion sequences. Written only when batch > 1; an engine
+  // that leaves them out ran alone (batch 1).
+  int batch = 1;
+  uint64_t batch_seed = 0;
+  std::string batch_schedule = "together";  // "together" or "staggered"
   bool operator==(const RunConfig&) const = default;
 };
 
@@ -86,6 +92,18 @@ struct Hello {
   bool operator==(const Hello&) const = default;
 };
 
+// The forward call of a batched run that computed one output row:
+// `sequences` sequences (the scenario's and its companions) fed `rows`
+// token rows together; the scenario's sequence was the `slot`-th of them
+// (0-based, in row order) and this output row was row `row` of the call.
+struct BatchPlace {
+  int sequences = 1;
+  int rows = 1;
+  int slot = 0;
+  int row = 0;
+  bool operator==(const BatchPlace&) const = default;
+};
+
 struct Step {
   int index = 0;
   std::string kind;  // "prefill", "decode" or "extend"
@@ -100,6 +118,9 @@ struct Step {
   // The decoded text of `token`, when the checkpoint has a vocabulary
   // (optional: older engines and checkpoints without one leave it out).
   std::optional<std::string> text;
+  // Where this row sat in the batched forward call that computed it
+  // (present only in runs with batch > 1).
+  std::optional<BatchPlace> batch;
   bool operator==(const Step&) const = default;
 };
 

@@ -217,5 +217,27 @@ TEST(RecordsTest, StepTextIsOptionalAndRoundTrips) {
   EXPECT_THROW(ParseRecord(bad), ProtocolError);
 }
 
+TEST(RecordsTest, BatchFieldsAreOptionalAndRoundTrip) {
+  // Unbatched runs write none of them, so their records are as before.
+  Hello h = SampleHello();
+  EXPECT_EQ(ToJsonLine(h).find("batch"), std::string::npos);
+  h.config.batch = 8;
+  h.config.batch_seed = 12345;
+  h.config.batch_schedule = "staggered";
+  EXPECT_EQ(RoundTrip(h), h);
+  std::string bad = ToJsonLine(h);
+  bad.replace(bad.find("staggered"), 9, "sometimes");
+  EXPECT_THAT([&] { ParseRecord(bad); },
+              ::testing::ThrowsMessage<ProtocolError>(HasSubstr("batch_schedule")));
+
+  Step s{3, "decode", 9, 2, 3, 4, 5, 3, 0, 0};
+  EXPECT_EQ(ToJsonLine(s).find("batch"), std::string::npos);
+  s.batch = BatchPlace{4, 11, 2, 7};
+  EXPECT_EQ(RoundTrip(s), s);
+  std::string outside = ToJsonLine(s);
+  outside.replace(outside.find("\"slot\":2"), 8, "\"slot\":4");
+  EXPECT_THROW(ParseRecord(outside), ProtocolError);
+}
+
 }  // namespace
 }  // namespace samebits::protocol
