@@ -90,7 +90,6 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_setzero_ps();
   }
-  constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(typename L::T));
   if constexpr (BlockLoader<L>) {
     BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
   } else {
@@ -100,7 +99,7 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
         if constexpr (kPrefetch) {
-          _mm_prefetch(reinterpret_cast<const char*>(w + j * k + c + kAhead), _MM_HINT_T0);
+          PrefetchNextBlock(w + (j + RJ) * k + c);
         }
         wv[j] = L::Full(w + j * k + c);
       }

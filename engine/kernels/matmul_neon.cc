@@ -198,13 +198,12 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
   if constexpr (BlockLoader<L>) {
     BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
   } else {
-    constexpr int64_t kAhead = kPrefetchBytes / static_cast<int64_t>(sizeof(T));
     int64_t c = 0;
     for (; c + 16 <= k; c += 16) {
       V16 wv[RJ];
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) __builtin_prefetch(w + j * k + c + kAhead, 0, 3);
+        if constexpr (kPrefetch) PrefetchNextBlock(w + (j + RJ) * k + c);
         wv[j] = L::Full(w + j * k + c);
       }
 #pragma GCC unroll 16
