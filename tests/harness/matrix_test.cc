@@ -48,13 +48,13 @@ TEST(Matrix, SecondMathProfileSuffixesNames) {
 TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
   const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
   ASSERT_EQ(cells.size(), DefaultCheckpoints().size() * 2u * 9u);
-  ASSERT_EQ(DefaultCheckpoints().size(), 8u);  // tiny, medium, wide and 5 quantized variants
+  ASSERT_EQ(DefaultCheckpoints().size(), 11u);  // tiny, medium, wide and 8 quantized variants
   EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
   EXPECT_EQ(cells[0].scenario, "classic");
   EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");
   EXPECT_EQ(cells[0].config.name, "reference");
   EXPECT_EQ(cells[9].scenario, "long");
-  EXPECT_EQ(cells.back().checkpoint, "synthetic:medium-q8_0");
+  EXPECT_EQ(cells.back().checkpoint, "synthetic:medium-q6_k");
 }
 
 TEST(Matrix, MissingIsasAreUnsupportedNotDropped) {
