@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
+#include <vector>
 
 #include "engine/model/forward.h"
 #include "engine/numerics/math.h"
@@ -42,11 +44,31 @@ void WriteBytes(const std::string& path, const std::vector<std::byte>& bytes) {
   ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
 
+namespace {
+
+// The scratch folders this test process made, removed when it exits, so
+// that runs of the suite leave nothing behind in the temporary folder.
+class ScratchFolders {
+ public:
+  ~ScratchFolders() {
+    std::error_code ignored;
+    for (const auto& dir : dirs_) std::filesystem::remove_all(dir, ignored);
+  }
+  void Add(const std::filesystem::path& dir) { dirs_.push_back(dir); }
+
+ private:
+  std::vector<std::filesystem::path> dirs_;
+};
+
+}  // namespace
+
 std::string ScratchDir(const std::string& name) {
+  static ScratchFolders made;
   const auto dir = std::filesystem::temp_directory_path() /
                    ("samebits-formats-" + std::to_string(::getpid()) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  made.Add(dir);
   return dir.string();
 }
 

@@ -122,6 +122,8 @@ TEST(TokenizeCliTest, BadFilesAreUsageErrorsNamingTheFile) {
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_THAT(none.err, HasSubstr("has no vocabulary this engine can tokenize with"));
   EXPECT_THAT(none.err, HasSubstr("'no_vocab'"));
+  std::filesystem::remove(garbage);
+  std::filesystem::remove(no_vocab);
 }
 
 TEST(TokenizeCliTest, DecodeRefusesWordsThatAreNoIds) {
