@@ -4,11 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -16,38 +13,15 @@
 #include "engine/formats/gguf.h"
 #include "engine/kernels/kernels.h"
 #include "engine/protocol/records.h"
+#include "tests/support/engine_process.h"
 
 namespace samebits {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs the engine with `args` (already shell-quoted) and captures both streams.
-Result RunEngine(const std::string& args) {
-  const std::string err_path =
-      ::testing::TempDir() + "/engine_cli_stderr.txt." + std::to_string(getpid());
-  // `timeout` bounds a regression that reads forever (/dev/zero) to a failure.
-  const std::string command = std::string("timeout -s KILL 60 '") + SAMEBITS_BINARY_DIR +
-                              "/bin/samebits-engine' " + args + " 2>'" + err_path + "'";
-  Result result;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-  return result;
-}
+using Result = testing::EngineResult;
+using testing::RunEngine;
 
 std::string Scenario(const std::string& name) {
   return std::string("'") + SAMEBITS_SOURCE_DIR + "/scenarios/" + name + ".json'";

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "engine/formats/vocabulary_file.h"
-#include "tests/tokenizer/engine_process_helpers.h"
+#include "tests/support/engine_process.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
 namespace samebits::testing {

@@ -11,7 +11,7 @@
 #include "engine/protocol/records.h"
 #include "engine/run/driver.h"
 #include "engine/run/scenario.h"
-#include "tests/tokenizer/engine_process_helpers.h"
+#include "tests/support/engine_process.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
 namespace samebits::testing {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/tokenizer/engine_process_helpers.h"
+#include "tests/support/engine_process.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
 namespace samebits::testing {
