@@ -170,8 +170,9 @@ int RunScenarioCommand(RunOptions options) {
                         s.nan_count, s.inf_count};
     // The text of the chosen token, decoded after the token fed before it.
     if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
-    if (s.batch) step.batch = protocol::BatchPlace{s.batch->sequences, s.batch->rows,
-                                                   s.batch->slot, s.batch->row};
+    if (s.batch)
+      step.batch =
+          protocol::BatchPlace{s.batch->sequences, s.batch->rows, s.batch->slot, s.batch->row};
     writer.Write(step);
     if (dump) dump->WriteRow(s.logits);
   };

@@ -28,7 +28,9 @@ KernelTable Reversed(Isa isa) {
 
 // The split point of a row of k weights: half of k, rounded down to whole
 // quantization blocks (`unit` weights each).
-int64_t SplitPoint(int64_t k, int64_t unit) { return k / unit / 2 * unit; }
+int64_t SplitPoint(int64_t k, int64_t unit) {
+  return k / unit / 2 * unit;
+}
 
 // Split-K products on the base table of ISA `kIsa`: each output is the
 // table's dot of the first half of k plus that of the second half. The two

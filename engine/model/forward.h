@@ -126,6 +126,12 @@ class Forward {
 
   // Returns per-op timings as text (empty unless profiling was requested).
   virtual std::string ProfileReport() const { return {}; }
+
+  // Returns the weight bytes the matrix work read since the pass was made:
+  // over every matrix unit run, its weight rows times their bytes (a fused
+  // unit's two matrices both count; attention and the KV cache do not). 0
+  // when the pass does not count (the reference).
+  virtual int64_t MatrixBytesRead() const { return 0; }
 };
 
 // Returns the reference pass for `weights` (which must outlive it). Its dot

@@ -11,11 +11,12 @@
 // once for all rows) and the experts' grouping; the per-row steps use each
 // row's own position, and attention runs per sequence against its own KV
 // cache. Since every unit computes whole outputs (C2), a row's bits never
-// depend on the other rows of the call. Matrix work is queued as units (cpu_work.h: GEMV row chunks for
-// one row, GEMM tiles for several) and run by `Flush`, one pool dispatch per
-// flush, together with any queued attention units (one per head and block of
-// query rows). A parallel block queues its FFN beside attention, so it needs
-// three dispatches where the sequential block needs five:
+// depend on the other rows of the call. Matrix work is queued as units
+// (cpu_work.h: GEMV row chunks for one row, GEMM tiles for several) and run
+// by `Flush`, one pool dispatch per flush, together with any queued
+// attention units (one per sequence, head and block of query rows). A
+// parallel block queues its FFN beside attention, so it needs three
+// dispatches where the sequential block needs five:
 //   sequential: [q|k|v] -> [attention] -> [o_proj] -> [router or FFN gate/up]
 //               -> [experts' gate/up] -> [FFN down]
 //   parallel:   [q|k|v + router or FFN gate/up] -> [attention + experts'
@@ -41,6 +42,7 @@
 #include "engine/model/cpu_activations.h"
 #include "engine/model/cpu_call_rows.h"
 #include "engine/model/cpu_ops.h"
+#include "engine/model/cpu_trace_buffer.h"
 #include "engine/model/cpu_work.h"
 #include "engine/model/forward.h"
 #include "engine/model/profile.h"
@@ -63,17 +65,6 @@ struct LayerParams {
   cpu::NormParams attn_norm, ffn_norm;
   std::vector<float> q_norm, k_norm;
   std::vector<float> q_bias, k_bias, v_bias;  // with qkv_bias
-};
-
-// A trace record held until the end of a call, so that the records leave in
-// the reference's order (by position, then layer and op) whatever the
-// batching, each to its own sequence's sink.
-struct PendingRecord {
-  int sequence;
-  int layer;
-  const char* op;
-  int position;
-  std::vector<float> data;
 };
 
 // The attention queued for the next flush: layer `layer` for every row of
@@ -130,7 +121,7 @@ class CpuForward final : public Forward {
     mat_kt_ = fed > 1 ? &multi_sequence_kt_ : &kt_;
     kind_ = KindOf(rows_);
     if (profiler_) profiler_->CountPass(kind_, n);
-    pending_.clear();
+    trace_.Clear();
     tasks_.clear();  // nothing left over from a call that threw
     attention_ = AttentionWork{};
     Reserve();
@@ -146,6 +137,8 @@ class CpuForward final : public Forward {
   std::string ProfileReport() const override {
     return profiler_ ? profiler_->Report() : std::string();
   }
+
+  int64_t MatrixBytesRead() const override { return matrix_bytes_read_; }
 
  private:
   // One layer over the call's `n` rows (rows_ holds each one's sequence and
@@ -383,6 +376,11 @@ class CpuForward final : public Forward {
     ProfileScope scope(profiler_.get(), kind_, op);
     const int64_t n_mat = static_cast<int64_t>(tasks_.size());
     const int64_t n_attn = attention_.queued ? attention_unit0_.back() : 0;
+    for (const MatTask& t : tasks_) {
+      const int64_t rows = t.r1 - t.r0;
+      matrix_bytes_read_ +=
+          rows * (t.w.row_bytes() + (t.w2.data != nullptr ? t.w2.row_bytes() : 0));
+    }
     const auto unit = [&](int64_t i, int thread) {
       if (i < n_mat) {
         cpu::RunMatTask(*mat_kt_, math_, tasks_[i]);
@@ -629,27 +627,14 @@ class CpuForward final : public Forward {
       const int t = call_rows != nullptr ? call_rows[i] : i;
       const int seq = rows_.sequence[t];
       if (rows_.sequences[seq].trace == nullptr) continue;
-      const float* row = data + static_cast<ptrdiff_t>(i) * width;
-      pending_.push_back(PendingRecord{seq, layer, op, rows_.position[t],
-                                       std::vector<float>(row, row + width)});
+      trace_.Add(seq, layer, op, rows_.position[t], data + static_cast<ptrdiff_t>(i) * width,
+                 width);
     }
   }
 
-  // Sends the held trace records to their sequences' sinks in the
-  // reference's order: by position, and within a position in the order they
-  // were made (layer, then op).
+  // Sends the held trace records to their sequences' sinks (cpu_trace_buffer.h).
   void FlushTrace() {
-    if (!rows_.any_trace) return;
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [](const PendingRecord& a, const PendingRecord& b) {
-                       return a.sequence != b.sequence ? a.sequence < b.sequence
-                                                       : a.position < b.position;
-                     });
-    for (const PendingRecord& r : pending_) {
-      rows_.sequences[r.sequence].trace->Record(r.layer, r.op, r.position, r.data.data(),
-                                                static_cast<int64_t>(r.data.size()));
-    }
-    pending_.clear();
+    if (rows_.any_trace) trace_.Flush(rows_.sequences);
   }
 
   const ModelWeights& w_;
@@ -676,14 +661,15 @@ class CpuForward final : public Forward {
 
   cpu::CallRows rows_;  // the current call's rows: sequence, position, token
   cpu::Activations a_;
-  std::vector<float> head_logits_;  // (outputs, vocab) a batch's logits before the split
-  std::vector<float> scores_;   // (threads, scores_stride_): attention scratch
-  int64_t scores_stride_ = 0;   // positions reached by the current call
-  std::vector<MatTask> tasks_;  // matrix units queued for the next Flush
-  AttentionWork attention_;     // attention queued for the next Flush
+  std::vector<float> head_logits_;        // (outputs, vocab) a batch's logits before the split
+  std::vector<float> scores_;             // (threads, scores_stride_): attention scratch
+  int64_t scores_stride_ = 0;             // positions reached by the current call
+  std::vector<MatTask> tasks_;            // matrix units queued for the next Flush
+  AttentionWork attention_;               // attention queued for the next Flush
   std::vector<int64_t> attention_unit0_;  // (sequences + 1) first attention unit of each
+  int64_t matrix_bytes_read_ = 0;         // MatrixBytesRead
 
-  std::vector<PendingRecord> pending_;
+  cpu::TraceBuffer trace_;  // the current call's trace records
 };
 
 }  // namespace

@@ -95,9 +95,9 @@ RunSummary RunBatchedScenario(const PreparedScenario& prepared, const model::Mod
   for (int c = 0; c < static_cast<int>(plan.size()); ++c) {
     const ScenarioCall& call = plan[c];
     const int32_t token = last_token;
-    const std::span<const int32_t> tokens =
-        call.kind == ScenarioStep::Kind::kDecode ? std::span<const int32_t>(&token, 1)
-                                                 : call.tokens;
+    const std::span<const int32_t> tokens = call.kind == ScenarioStep::Kind::kDecode
+                                                ? std::span<const int32_t>(&token, 1)
+                                                : call.tokens;
     members.assign(1, -1);
     for (const CompanionPlan& companion : companions) {
       if (!companion.Active(c)) continue;
@@ -150,8 +150,8 @@ RunSummary RunBatchedScenario(const PreparedScenario& prepared, const model::Mod
       step.token = model::SampleToken(scenario.sampler, step.logits,
                                       static_cast<uint64_t>(step.index), math);
       if (options.batch > 1) {
-        step.batch = BatchPlace{static_cast<int>(batch.size()), rows, slot,
-                                row0 + static_cast<int>(t)};
+        step.batch =
+            BatchPlace{static_cast<int>(batch.size()), rows, slot, row0 + static_cast<int>(t)};
       }
       last_token = step.token;
       sinks.on_step(step);
@@ -168,8 +168,8 @@ RunSummary RunBatchedScenario(const PreparedScenario& prepared, const model::Mod
       const CompanionPlan& companion = companions[members[m]];
       LiveCompanion& comp = *live[companion.id];
       if (sinks.on_companion) {
-        sinks.on_companion(CompanionCall{companion.id, CompanionTokens(companion, comp, c),
-                                         comp.logits});
+        sinks.on_companion(
+            CompanionCall{companion.id, CompanionTokens(companion, comp, c), comp.logits});
       }
       comp.next = model::Argmax(comp.logits);
       if (c == companion.join + companion.decodes) live[companion.id].reset();

@@ -6,6 +6,8 @@
 // seeds and both schedules, and on a real checkpoint; the companions give
 // the logits of their own solo runs. A negative control (a split reduction
 // in batched calls only) shows the comparison can fail.
+#include "engine/run/batch_driver.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -21,7 +23,6 @@
 #include "engine/kernels/kernels.h"
 #include "engine/kernels/test_only_table.h"
 #include "engine/model/forward.h"
-#include "engine/run/batch_driver.h"
 #include "engine/threads/thread_pool.h"
 
 namespace samebits::run {
@@ -64,7 +65,8 @@ Recorded Drive(const model::ModelWeights& w, model::Forward& forward, const Scen
     calls.tokens.emplace_back(c.tokens.begin(), c.tokens.end());
     calls.logits.emplace_back(c.logits.begin(), c.logits.end());
   };
-  const RunSummary summary = RunBatchedScenario(prepared, w.config, forward, Math(), options, sinks);
+  const RunSummary summary =
+      RunBatchedScenario(prepared, w.config, forward, Math(), options, sinks);
   EXPECT_EQ(summary.steps, prepared.total_steps);
   return out;
 }
@@ -82,8 +84,7 @@ std::string FirstDifference(const Recorded& a, const Recorded& b) {
   if (a.traces.size() != b.traces.size()) return "different trace record counts";
   for (size_t i = 0; i < a.traces.size(); ++i) {
     const TraceResult &x = a.traces[i], &y = b.traces[i];
-    if (x.position != y.position || x.layer != y.layer || x.op != y.op ||
-        x.xxh3_64 != y.xxh3_64) {
+    if (x.position != y.position || x.layer != y.layer || x.op != y.op || x.xxh3_64 != y.xxh3_64) {
       return "trace record " + std::to_string(i) + " (" + x.op + " at position " +
              std::to_string(x.position) + ") differs";
     }
