@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cli/bench_batch.h"
 #include "engine/cli/bench_output.h"
 #include "engine/cli/bench_preflight.h"
 #include "engine/cli/bench_schedule.h"
@@ -37,6 +38,7 @@
 #include "engine/numerics/hash.h"
 #include "engine/numerics/math.h"
 #include "engine/protocol/platform.h"
+#include "engine/run/batch_companions.h"
 #include "engine/run/scenario.h"
 #include "engine/threads/thread_pool.h"
 
@@ -53,7 +55,10 @@ uint64_t HashLogits(const std::vector<float>& logits) {
   return numerics::HashFloatsFnv1a(std::span<const float>(logits.data(), logits.size()));
 }
 
-std::vector<int> ParseThreadList(const std::string& text) {
+// Returns the distinct counts of `text` ("1,2,4"), each in [1, max]; a bad
+// one is a usage error naming `flag` and `what` a count is.
+std::vector<int> ParseCountList(const std::string& text, const std::string& flag,
+                                const std::string& what, int max) {
   std::vector<int> out;
   std::stringstream in(text);
   std::string item;
@@ -66,12 +71,13 @@ std::vector<int> ParseThreadList(const std::string& text) {
     } catch (const std::exception&) {
       n = 0;
     }
-    if (n < 1 || n > 1024) {
-      throw UsageError("--threads-list: '" + item + "' is not a thread count in 1..1024");
+    if (n < 1 || n > max) {
+      throw UsageError(flag + ": '" + item + "' is not a " + what + " in 1.." +
+                       std::to_string(max));
     }
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   }
-  if (out.empty()) throw UsageError("--threads-list: give at least one thread count, e.g. 1,2");
+  if (out.empty()) throw UsageError(flag + ": give at least one " + what + ", e.g. 1,2");
   return out;
 }
 
@@ -82,6 +88,7 @@ struct BenchOptions {
   int prompt = 128;
   int repeats = 5;
   std::string threads_list;
+  std::string batch_list;
   int reference_decode_steps = 2;
   int reference_repeats = 1;
   bool no_reference = false;
@@ -105,6 +112,7 @@ struct BenchPlan {
   numerics::MathProfile math_profile = numerics::MathProfile::kPortable;
   kernels::Isa isa = kernels::Isa::kScalar;
   std::vector<int> thread_counts;
+  std::vector<int> batches;   // --batch-list (empty: the usual decode and prefill timing)
   int reference_repeats = 0;  // runs the reference makes (0: no reference)
 };
 
@@ -124,7 +132,11 @@ BenchPlan PlanBench(BenchOptions& options) {
     const int all = threads::DefaultThreadCount();
     if (all != 1) plan.thread_counts.push_back(all);
   } else {
-    plan.thread_counts = ParseThreadList(options.threads_list);
+    plan.thread_counts =
+        ParseCountList(options.threads_list, "--threads-list", "thread count", 1024);
+  }
+  if (!options.batch_list.empty()) {
+    plan.batches = ParseCountList(options.batch_list, "--batch-list", "batch size", run::kMaxBatch);
   }
   if (ProfileRequestedByEnvironment()) options.profile = true;
   plan.reference_repeats =
@@ -280,6 +292,17 @@ int RunBench(BenchOptions options) {
   model::CpuOptions cpu_options;
   cpu_options.isa = plan.isa;
   if (options.gemv_chunk_bytes > 0) cpu_options.gemv_chunk_bytes = options.gemv_chunk_bytes;
+  if (!plan.batches.empty()) {
+    BatchBenchShape shape;
+    shape.batches = plan.batches;
+    shape.threads = max_threads;
+    shape.context = options.context;
+    shape.decode_steps = options.decode_steps;
+    shape.repeats = options.repeats;
+    const kernels::KernelTable& kt = CpuPassKernelTable(plan.isa);
+    return RunBatchBench(weights, math, cpu_options, kt,
+                         CpuPassMultiSequenceKernelTable(plan.isa, kt), shape);
+  }
   std::vector<Config> configs = MakeConfigs(weights, math, plan, cpu_options);
   const Config& fastest = configs.back();
   const DecodeContext context = MakeDecodeContext(mc, options, *fastest.forward);
@@ -348,6 +371,13 @@ CommandSpec SetupBench(CLI::App& app) {
   sub->add_option("--threads-list", options->threads_list,
                   "Thread counts of the cpu pass to compare, comma-separated (default: 1 and "
                   "one per core).")
+      ->option_text("N,N,...");
+  sub->add_option("--batch-list", options->batch_list,
+                  "Instead of the usual tables, time batched decoding on the cpu pass (the "
+                  "largest --threads-list count): each batch size decodes that many sequences "
+                  "per forward call, each after its own context; prints aggregate tokens/s, "
+                  "the weight bytes read per step and GB/s per batch size, interleaved, and "
+                  "checks that the first sequence's logits are the same at every size.")
       ->option_text("N,N,...");
   sub->add_option("--reference-decode-steps", options->reference_decode_steps,
                   "Decode steps per run of the slow reference pass (default: 2).")

@@ -57,4 +57,15 @@ const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa) {
   return kernels::TestOnlyReversedAttentionTable(isa);
 }
 
+const kernels::KernelTable& CpuPassMultiSequenceKernelTable(kernels::Isa isa,
+                                                            const kernels::KernelTable& single) {
+  const char* value = std::getenv("SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE");
+  if (value == nullptr || std::string_view(value) != "1") return single;
+  std::fprintf(stderr,
+               "samebits: SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE=1: the cpu pass splits the "
+               "matrix reductions of batched calls and their logits WILL differ; unset it "
+               "outside the tests\n");
+  return kernels::TestOnlySplitReductionTable(isa);
+}
+
 }  // namespace samebits::cli

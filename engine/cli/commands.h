@@ -87,4 +87,13 @@ bool ProfileRequestedByEnvironment();
 // must run the real program); a warning on stderr says so.
 const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa);
 
+// Returns the kernel table the cpu pass's matrix units use in calls holding
+// rows of several sequences (`run --batch`): `single` (the table above), or,
+// when the environment sets SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE=1, the
+// test-only table whose reduction is split across k (the batch-invariance
+// negative control: unbatched calls stay exact, batched ones differ); a
+// warning on stderr says so.
+const kernels::KernelTable& CpuPassMultiSequenceKernelTable(kernels::Isa isa,
+                                                            const kernels::KernelTable& single);
+
 }  // namespace samebits::cli

@@ -16,7 +16,7 @@
 #include "engine/numerics/math.h"
 #include "engine/protocol/platform.h"
 #include "engine/protocol/records.h"
-#include "engine/run/driver.h"
+#include "engine/run/batch_driver.h"
 #include "engine/run/logit_dump.h"
 #include "engine/run/scenario.h"
 #include "engine/threads/thread_pool.h"
@@ -44,6 +44,9 @@ struct RunOptions {
   std::string dump_path;
   bool trace = false;
   bool profile = false;
+  int batch = 1;
+  uint64_t batch_seed = 1;
+  std::string batch_schedule = "together";
 };
 
 int RunScenarioCommand(RunOptions options) {
@@ -71,6 +74,17 @@ int RunScenarioCommand(RunOptions options) {
                        "(available: " +
                        AvailableIsaList() + ")");
     }
+  }
+  run::BatchOptions batch;
+  batch.batch = options.batch;
+  batch.seed = options.batch_seed;
+  if (batch.batch < 1 || batch.batch > run::kMaxBatch) {
+    throw UsageError("--batch " + std::to_string(batch.batch) + " is outside [1, " +
+                     std::to_string(run::kMaxBatch) + "]");
+  }
+  if (!run::ParseBatchSchedule(options.batch_schedule, &batch.schedule)) {
+    throw UsageError("unknown batch schedule '" + options.batch_schedule +
+                     "' (use together or staggered)");
   }
   const int threads = options.threads.value_or(threads::DefaultThreadCount());
   const unsigned cores = std::thread::hardware_concurrency();
@@ -101,6 +115,9 @@ int RunScenarioCommand(RunOptions options) {
   config.scenario = scenario.name;
   config.kernels = model::KernelPathName(path);
   config.math = std::string(numerics::MathProfileName(math_profile));
+  config.batch = batch.batch;
+  config.batch_seed = batch.seed;
+  config.batch_schedule = run::BatchScheduleName(batch.schedule);
   std::unique_ptr<threads::ThreadPool> pool;
   std::unique_ptr<model::Forward> forward;
   if (path == model::KernelPath::kReference) {
@@ -119,7 +136,9 @@ int RunScenarioCommand(RunOptions options) {
     config.isa = kernels::IsaName(isa);
     config.gemv_chunk_bytes = cpu_options.gemv_chunk_bytes;
     pool = std::make_unique<threads::ThreadPool>(threads);
-    forward = model::MakeCpuForward(weights, math, *pool, cpu_options, CpuPassKernelTable(isa));
+    const kernels::KernelTable& kt = CpuPassKernelTable(isa);
+    forward = model::MakeCpuForward(weights, math, *pool, cpu_options, kt,
+                                    CpuPassMultiSequenceKernelTable(isa, kt));
   }
   std::optional<run::LogitDumpWriter> dump;
   if (!options.dump_path.empty()) {
@@ -151,6 +170,9 @@ int RunScenarioCommand(RunOptions options) {
                         s.nan_count, s.inf_count};
     // The text of the chosen token, decoded after the token fed before it.
     if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
+    if (s.batch)
+      step.batch =
+          protocol::BatchPlace{s.batch->sequences, s.batch->rows, s.batch->slot, s.batch->row};
     writer.Write(step);
     if (dump) dump->WriteRow(s.logits);
   };
@@ -160,7 +182,8 @@ int RunScenarioCommand(RunOptions options) {
     };
   }
   const auto start = std::chrono::steady_clock::now();
-  const run::RunSummary summary = run::RunScenario(prepared, weights.config, *forward, math, sinks);
+  const run::RunSummary summary =
+      run::RunBatchedScenario(prepared, weights.config, *forward, math, batch, sinks);
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (dump) dump->Close();
@@ -220,6 +243,24 @@ CommandSpec SetupRun(CLI::App& app) {
   sub->add_flag("--trace", options->trace,
                 "Print a `trace` record with the XXH3-64 of every op's output for every "
                 "position.");
+  sub->add_option("--batch", options->batch,
+                  "Run the scenario's sequence beside N - 1 companion sequences (seeded random "
+                  "prompts, greedy decoding) in the same forward calls; the records report the "
+                  "scenario's sequence only, and its hashes must equal those of --batch 1 "
+                  "(default: 1, alone).")
+      ->option_text("N")
+      ->check(CLI::Range(1, run::kMaxBatch));
+  sub->add_option("--batch-seed", options->batch_seed,
+                  "Seed of the companions' prompts, lengths, joining calls and row orders "
+                  "(default: 1).")
+      ->option_text("S");
+  sub->add_option("--batch-schedule", options->batch_schedule,
+                  "together: every companion prefills with the scenario's prefill and decodes to "
+                  "its end; staggered: companions join and leave at different calls, as "
+                  "continuous batching does, and the row order is reshuffled every call "
+                  "(default: together).")
+      ->option_text("together|staggered")
+      ->check(CLI::IsMember({"together", "staggered"}));
   sub->add_flag("--profile", options->profile,
                 "Time every op of the cpu path and print the report on stderr at the end "
                 "(SAMEBITS_PROFILE=1 does the same).");

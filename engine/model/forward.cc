@@ -43,6 +43,26 @@ void CheckRunInputs(const ModelWeights& weights, const InferenceState& state,
   }
 }
 
+void CheckBatchInputs(const ModelWeights& weights, std::span<const SequenceCall> calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const std::string where = "batch call " + std::to_string(i) + ": ";
+    if (calls[i].state == nullptr || calls[i].logits == nullptr) {
+      throw std::invalid_argument(where + "needs a state and a logits vector");
+    }
+    try {
+      CheckRunInputs(weights, *calls[i].state, calls[i].tokens);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + e.what());
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (calls[j].state == calls[i].state) {
+        throw std::invalid_argument(where + "feeds the same state as call " + std::to_string(j) +
+                                    " (one sequence may appear once per batch)");
+      }
+    }
+  }
+}
+
 const char* KernelPathName(KernelPath path) {
   switch (path) {
     case KernelPath::kReference:

@@ -84,20 +84,54 @@ struct CpuOptions {
   bool profile = false;
 };
 
+// One sequence's part of a batched forward call (Forward::RunBatch): feed
+// `tokens` into `*state` at positions state->n_past ..., write its logits
+// (the last position, or every position when `all_positions`) to `*logits`
+// (resized) and, when `trace` is set, its activation trace to `trace`.
+struct SequenceCall {
+  InferenceState* state = nullptr;
+  std::span<const int32_t> tokens;
+  bool all_positions = false;
+  std::vector<float>* logits = nullptr;
+  TraceSink* trace = nullptr;
+};
+
+// Checks a batch for RunBatch: every call has a state and a logits vector,
+// passes CheckRunInputs, and no state appears twice. Throws
+// std::invalid_argument naming the call (its index in the batch).
+void CheckBatchInputs(const ModelWeights& weights, std::span<const SequenceCall> calls);
+
 class Forward {
  public:
   virtual ~Forward() = default;
 
+  // Feeds every call's tokens into its own state, as one forward call over
+  // the rows of all of them (the cpu pass: each weight matrix read once for
+  // all rows), and writes each call's logits and trace. Each sequence's
+  // results are those of Run alone, bit for bit (clause 7 of the contract):
+  // the other rows of the batch change no bit of them. Throws
+  // std::invalid_argument as CheckBatchInputs does; nothing is fed then.
+  virtual void RunBatch(std::span<const SequenceCall> calls) = 0;
+
   // Feeds `tokens` at positions state.n_past ... and advances the state.
   // Writes `vocab_size` logits per output row to `logits` (resized): the
-  // last position only, or every position when `all_positions`.
-  // Throws std::invalid_argument for a bad token id or a context longer
-  // than `max_seq_len`.
-  virtual void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
-                   std::vector<float>& logits, TraceSink* trace) = 0;
+  // last position only, or every position when `all_positions`: RunBatch
+  // of one call. Throws std::invalid_argument for a bad token id or a
+  // context longer than `max_seq_len`.
+  void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
+           std::vector<float>& logits, TraceSink* trace) {
+    const SequenceCall call{&state, tokens, all_positions, &logits, trace};
+    RunBatch(std::span<const SequenceCall>(&call, 1));
+  }
 
   // Returns per-op timings as text (empty unless profiling was requested).
   virtual std::string ProfileReport() const { return {}; }
+
+  // Returns the weight bytes the matrix work read since the pass was made:
+  // over every matrix unit run, its weight rows times their bytes (a fused
+  // unit's two matrices both count; attention and the KV cache do not). 0
+  // when the pass does not count (the reference).
+  virtual int64_t MatrixBytesRead() const { return 0; }
 };
 
 // Returns the reference pass for `weights` (which must outlive it). Its dot
@@ -122,5 +156,16 @@ std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
                                         const numerics::MathLibrary& math,
                                         threads::ThreadPool& pool, const CpuOptions& options,
                                         const kernels::KernelTable& kt);
+
+// As above, but the matrix units of a call holding rows of more than one
+// sequence run on `multi_sequence_kt`. In production both tables are the
+// same; the batch-invariance negative control passes a test-only table
+// whose reduction is split (engine/kernels/test_only_table.h), so only
+// batched calls change. Both must outlive the pass.
+std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
+                                        const numerics::MathLibrary& math,
+                                        threads::ThreadPool& pool, const CpuOptions& options,
+                                        const kernels::KernelTable& kt,
+                                        const kernels::KernelTable& multi_sequence_kt);
 
 }  // namespace samebits::model

@@ -5,12 +5,18 @@
 // split outputs (weight rows, tiles, heads, experts), never a reduction.
 //
 // One routine, `Layer`, runs a layer over the call's token rows (one for
-// decode, the chunk for prefill and extend); its body is the reference's
-// step list. Matrix work is queued as units (cpu_work.h: GEMV row chunks for
-// one row, GEMM tiles for several) and run by `Flush`, one pool dispatch per
-// flush, together with any queued attention units (one per head and block of
-// query rows). A parallel block queues its FFN beside attention, so it needs
-// three dispatches where the sequential block needs five:
+// decode, the chunk for prefill and extend; with a batch, the rows of every
+// sequence one after another, cpu_call_rows.h); its body is the reference's
+// step list. A batch shares the matrix units (each weight matrix is read
+// once for all rows) and the experts' grouping; the per-row steps use each
+// row's own position, and attention runs per sequence against its own KV
+// cache. Since every unit computes whole outputs (C2), a row's bits never
+// depend on the other rows of the call. Matrix work is queued as units
+// (cpu_work.h: GEMV row chunks for one row, GEMM tiles for several) and run
+// by `Flush`, one pool dispatch per flush, together with any queued
+// attention units (one per sequence, head and block of query rows). A
+// parallel block queues its FFN beside attention, so it needs three
+// dispatches where the sequential block needs five:
 //   sequential: [q|k|v] -> [attention] -> [o_proj] -> [router or FFN gate/up]
 //               -> [experts' gate/up] -> [FFN down]
 //   parallel:   [q|k|v + router or FFN gate/up] -> [attention + experts'
@@ -34,7 +40,9 @@
 #include <vector>
 
 #include "engine/model/cpu_activations.h"
+#include "engine/model/cpu_call_rows.h"
 #include "engine/model/cpu_ops.h"
+#include "engine/model/cpu_trace_buffer.h"
 #include "engine/model/cpu_work.h"
 #include "engine/model/forward.h"
 #include "engine/model/profile.h"
@@ -59,31 +67,24 @@ struct LayerParams {
   std::vector<float> q_bias, k_bias, v_bias;  // with qkv_bias
 };
 
-// A trace record held until the end of a call, so that the records leave in
-// the reference's order (by position, then layer and op) whatever the
-// batching.
-struct PendingRecord {
-  int layer;
-  const char* op;
-  int position;
-  std::vector<float> data;
-};
-
-// The attention queued for the next flush: layer `layer` for the call's
-// `rows` rows at positions n_past ..., one unit per (head, block of rows).
+// The attention queued for the next flush: layer `layer` for every row of
+// the call, one unit per (sequence, head, block of the sequence's rows).
 struct AttentionWork {
-  const InferenceState* state = nullptr;  // null: none queued
+  bool queued = false;
   int layer = 0;
-  int n_past = 0;
-  int rows = 0;
-  int blocks = 0;
 };
 
 class CpuForward final : public Forward {
  public:
   CpuForward(const ModelWeights& w, const numerics::MathLibrary& math, threads::ThreadPool& pool,
-             const CpuOptions& options, const kernels::KernelTable& kt)
-      : w_(w), c_(w.config), math_(math), pool_(pool), kt_(kt) {
+             const CpuOptions& options, const kernels::KernelTable& kt,
+             const kernels::KernelTable& multi_sequence_kt)
+      : w_(w),
+        c_(w.config),
+        math_(math),
+        pool_(pool),
+        kt_(kt),
+        multi_sequence_kt_(multi_sequence_kt) {
     const auto problems = c_.Validate();
     if (!problems.empty()) throw std::invalid_argument(problems.front());
     if (static_cast<int>(w_.layers.size()) != c_.n_layers()) {
@@ -107,25 +108,29 @@ class CpuForward final : public Forward {
     LoadParams();
   }
 
-  void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
-           std::vector<float>& logits, TraceSink* trace) override {
-    CheckRunInputs(w_, state, tokens);
-    const int n = static_cast<int>(tokens.size());
-    logits.resize(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * c_.vocab_size);
+  void RunBatch(std::span<const SequenceCall> calls) override {
+    CheckBatchInputs(w_, calls);
+    rows_.Assign(calls);
+    int fed = 0;  // sequences with rows in this call
+    for (const cpu::CallSequence& s : rows_.sequences) {
+      s.logits->resize(static_cast<size_t>(s.outputs) * c_.vocab_size);
+      fed += s.rows > 0 ? 1 : 0;
+    }
+    const int n = rows_.n;
     if (n == 0) return;
-    const int n_past = state.n_past;
-    kind_ = n_past == 0 ? PassKind::kPrefill : (n == 1 ? PassKind::kDecode : PassKind::kExtend);
+    mat_kt_ = fed > 1 ? &multi_sequence_kt_ : &kt_;
+    kind_ = KindOf(rows_);
     if (profiler_) profiler_->CountPass(kind_, n);
-    trace_ = trace;
-    pending_.clear();
+    trace_.Clear();
     tasks_.clear();  // nothing left over from a call that threw
     attention_ = AttentionWork{};
-    Reserve(state, n_past, n);
+    Reserve();
+    PlanAttention();
 
-    Embed(tokens, n_past);
-    for (int l = 0; l < c_.n_layers(); ++l) Layer(state, l, n_past, n);
-    Head(n_past, n, all_positions, logits);
-    state.n_past += n;
+    Embed();
+    for (int l = 0; l < c_.n_layers(); ++l) Layer(l, n);
+    Head();
+    for (const cpu::CallSequence& s : rows_.sequences) s.state->n_past += s.rows;
     FlushTrace();
   }
 
@@ -133,11 +138,13 @@ class CpuForward final : public Forward {
     return profiler_ ? profiler_->Report() : std::string();
   }
 
+  int64_t MatrixBytesRead() const override { return matrix_bytes_read_; }
+
  private:
-  // One layer over the call's `n` rows at positions n_past ...: the steps of
-  // forward_reference.cc's Layer, in its order, with a parallel block's FFN
-  // queued beside its attention.
-  void Layer(InferenceState& state, int l, int n_past, int n) {
+  // One layer over the call's `n` rows (rows_ holds each one's sequence and
+  // position): the steps of forward_reference.cc's Layer, in its order, with
+  // a parallel block's FFN queued beside its attention.
+  void Layer(int l, int n) {
     const LayerParams& p = params_[l];
     const bool moe = c_.layers[l].moe;
     const bool parallel = c_.parallel_block;
@@ -145,7 +152,7 @@ class CpuForward final : public Forward {
 
     // Attention norm: xn = norm(x)                              (n, d_model)
     NormRows(p.attn_norm, a.x.data(), a.xn.data(), n);
-    TraceRows(l, "attn_norm", n_past, n, a.xn.data(), d_);
+    TraceRows(l, "attn_norm", a.xn.data(), d_);
 
     // Projections: q = Wq xn, k = Wk xn, v = Wv xn   (n, q_dim), (n, kv_dim) x 2
     QueueMat(a.xn.data(), n, p.wq, a.q.data(), q_dim_);
@@ -155,34 +162,34 @@ class CpuForward final : public Forward {
     Flush(parallel ? ProfileOp::kQkvFfnIn : ProfileOp::kQkv);
 
     // q/k norm per head, RoPE, then append k, v to the cache    (n, kv_dim)
-    QkRopeAppend(state, l, n_past, n);
-    TraceRows(l, "q", n_past, n, a.q.data(), q_dim_);
-    TraceRows(l, "k", n_past, n, a.k.data(), kv_dim_);
-    TraceRows(l, "v", n_past, n, a.v.data(), kv_dim_);
+    QkRopeAppend(l, n);
+    TraceRows(l, "q", a.q.data(), q_dim_);
+    TraceRows(l, "k", a.k.data(), kv_dim_);
+    TraceRows(l, "v", a.v.data(), kv_dim_);
 
     // Attention per head and query row (GQA, causal + window)   (n, q_dim)
     if (parallel && moe) {
       Route(n, a.xn.data());
       QueueExpertsIn(l, n, a.xn.data());
     }
-    QueueAttention(state, l, n_past, n);
+    attention_ = AttentionWork{true, l};
     Flush(parallel && moe ? ProfileOp::kAttentionFfnIn : ProfileOp::kAttention);
-    TraceRows(l, "attn", n_past, n, a.attn.data(), q_dim_);
+    TraceRows(l, "attn", a.attn.data(), q_dim_);
 
     // Output projection: attn_out = Wo attn                     (n, d_model)
     QueueMat(a.attn.data(), n, p.wo, a.proj.data(), d_);
     if (parallel) QueueFfnOut(l, n);
     Flush(parallel ? ProfileOp::kOProjFfnOut : ProfileOp::kOProj);
-    TraceRows(l, "attn_out", n_past, n, a.proj.data(), d_);
+    TraceRows(l, "attn_out", a.proj.data(), d_);
 
     // Residual: x = x + attn_out
     Residual(n, a.proj.data());
-    TraceRows(l, "attn_residual", n_past, n, a.x.data(), d_);
+    TraceRows(l, "attn_residual", a.x.data(), d_);
 
     // FFN (sequential block): fn = norm(x), then the experts or dense SwiGLU
     if (!parallel) {
       NormRows(p.ffn_norm, a.x.data(), a.fn.data(), n);
-      TraceRows(l, "ffn_norm", n_past, n, a.fn.data(), d_);
+      TraceRows(l, "ffn_norm", a.fn.data(), d_);
       QueueFfnIn(l, n, a.fn.data());
       Flush(moe ? ProfileOp::kRouter : ProfileOp::kFfn);
       if (moe) {
@@ -194,14 +201,14 @@ class CpuForward final : public Forward {
       Flush(ProfileOp::kFfn);
     }
     if (moe) {
-      TraceRows(l, "router", n_past, n, a.probs.data(), c_.n_experts);
+      TraceRows(l, "router", a.probs.data(), c_.n_experts);
       CombineExperts(n);  // ffn = rank-ordered fma combine + shared expert
     }
-    TraceRows(l, "ffn", n_past, n, a.ffn.data(), d_);
+    TraceRows(l, "ffn", a.ffn.data(), d_);
 
     // Residual: x = x + ffn
     Residual(n, a.ffn.data());
-    TraceRows(l, "ffn_residual", n_past, n, a.x.data(), d_);
+    TraceRows(l, "ffn_residual", a.x.data(), d_);
   }
 
   // Resolves every layer's matrices and norm weights once (names the
@@ -250,18 +257,36 @@ class CpuForward final : public Forward {
     output_ = cpu::MatrixOf(w_.output_projection(), c_.vocab_size, d, "output");
   }
 
-  // Sizes the activations for `n` rows, the attention scratch for the
-  // positions this call reaches, and every layer's KV cache for them. Sizes
-  // follow the need only: a checkpoint claiming a context of 2^31 - 1
-  // positions reserves nothing for the positions a run does not reach.
-  void Reserve(InferenceState& state, int n_past, int n) {
-    const int64_t positions = int64_t{n_past} + n;
+  // Returns the profiler's name for a call: prefill when every sequence
+  // starts empty, decode when each feeds one row, else extend.
+  static PassKind KindOf(const cpu::CallRows& rows) {
+    bool all_empty = true, all_single = true;
+    for (const cpu::CallSequence& s : rows.sequences) {
+      all_empty = all_empty && s.n_past == 0;
+      all_single = all_single && s.rows == 1;
+    }
+    return all_empty ? PassKind::kPrefill : (all_single ? PassKind::kDecode : PassKind::kExtend);
+  }
+
+  // Sizes the activations for the call's rows, the attention scratch for
+  // the positions it reaches, and every layer's KV cache of each sequence
+  // for its own. Sizes follow the need only: a checkpoint claiming a context
+  // of 2^31 - 1 positions reserves nothing for the positions a run does
+  // not reach.
+  void Reserve() {
+    const int64_t positions = rows_.positions_reached;
     try {
-      a_.Reserve(c_, n);
+      a_.Reserve(c_, rows_.n);
+      if (rows_.sequences.size() > 1) {
+        const size_t outputs = rows_.output_rows.size() * static_cast<size_t>(c_.vocab_size);
+        if (head_logits_.size() < outputs) head_logits_.resize(outputs);
+      }
       scores_stride_ = positions;
       const size_t scores = static_cast<size_t>(pool_.size()) * static_cast<size_t>(positions);
       if (scores_.size() < scores) scores_.resize(scores);
-      GrowCaches(state, positions);
+      for (const cpu::CallSequence& s : rows_.sequences) {
+        GrowCaches(*s.state, int64_t{s.n_past} + s.rows);
+      }
     } catch (const std::bad_alloc&) {
       const double mib = 2.0 * c_.n_layers() * static_cast<double>(positions) * kv_dim_ *
                          sizeof(float) / (1024.0 * 1024.0);
@@ -288,18 +313,22 @@ class CpuForward final : public Forward {
     }
   }
 
-  // Embedding x[t] = E[token t] (n, d_model), and the RoPE angles of the
-  // call's positions, once per position (n, rot_dim / 2).
-  void Embed(std::span<const int32_t> tokens, int n_past) {
-    const int n = static_cast<int>(tokens.size());
+  // Embedding x[t] = E[token t] (n, d_model), and the RoPE angles of each
+  // row's position, once per position (n, rot_dim / 2).
+  void Embed() {
     {
       ProfileScope scope(profiler_.get(), kind_, ProfileOp::kEmbed);
-      for (int t = 0; t < n; ++t) {
-        w_.token_embedding.ReadF32(int64_t{tokens[t]} * d_, d_, a_.x.data() + t * d_);
+      for (int t = 0; t < rows_.n; ++t) {
+        w_.token_embedding.ReadF32(int64_t{rows_.tokens[t]} * d_, d_,
+                                   a_.x.data() + static_cast<size_t>(t) * d_);
       }
-      if (any_rope_) rope_.Fill(n_past, n, math_, a_.cos.data(), a_.sin.data());
+      for (const cpu::CallSequence& s : rows_.sequences) {
+        if (!any_rope_) break;
+        const size_t at = static_cast<size_t>(s.row0) * rope_.half();
+        rope_.Fill(s.n_past, s.rows, math_, a_.cos.data() + at, a_.sin.data() + at);
+      }
     }
-    TraceRows(-1, "embed", n_past, n, a_.x.data(), d_);
+    TraceRows(-1, "embed", a_.x.data(), d_);
   }
 
   // Queues y = W x for `m` rows of x (width w.cols) into y (width `ldy`).
@@ -329,9 +358,15 @@ class CpuForward final : public Forward {
     }
   }
 
-  // Queues layer `l`'s attention for the call's rows.
-  void QueueAttention(const InferenceState& state, int l, int n_past, int n) {
-    attention_ = AttentionWork{&state, l, n_past, n, (n + row_block_ - 1) / row_block_};
+  // Numbers the call's attention units: sequence s owns units
+  // [attention_unit0_[s], attention_unit0_[s + 1]), one per head and block
+  // of its rows.
+  void PlanAttention() {
+    attention_unit0_.assign(1, 0);
+    for (const cpu::CallSequence& s : rows_.sequences) {
+      const int64_t blocks = (s.rows + row_block_ - 1) / row_block_;
+      attention_unit0_.push_back(attention_unit0_.back() + int64_t{c_.n_heads} * blocks);
+    }
   }
 
   // Runs everything queued in one pool dispatch (matrix units first: they
@@ -340,11 +375,15 @@ class CpuForward final : public Forward {
   void Flush(ProfileOp op) {
     ProfileScope scope(profiler_.get(), kind_, op);
     const int64_t n_mat = static_cast<int64_t>(tasks_.size());
-    const int64_t n_attn =
-        attention_.state != nullptr ? int64_t{c_.n_heads} * attention_.blocks : 0;
+    const int64_t n_attn = attention_.queued ? attention_unit0_.back() : 0;
+    for (const MatTask& t : tasks_) {
+      const int64_t rows = t.r1 - t.r0;
+      matrix_bytes_read_ +=
+          rows * (t.w.row_bytes() + (t.w2.data != nullptr ? t.w2.row_bytes() : 0));
+    }
     const auto unit = [&](int64_t i, int thread) {
       if (i < n_mat) {
-        cpu::RunMatTask(kt_, math_, tasks_[i]);
+        cpu::RunMatTask(*mat_kt_, math_, tasks_[i]);
       } else {
         AttendUnit(i - n_mat, thread);
       }
@@ -370,20 +409,25 @@ class CpuForward final : public Forward {
     pool_.ParallelFor(n, std::ref(unit));
   }
 
-  // C3: y[t] = norm(x[t]) for rows [0, n) of d_model.
-  void NormRows(const cpu::NormParams& norm, const float* x, float* y, int n) {
+  // C3: y[t] = norm(x[t]) for rows [0, n) of d_model; with `x_rows`, row t
+  // of y is the norm of row x_rows[t] of x.
+  void NormRows(const cpu::NormParams& norm, const float* x, float* y, int n,
+                const int* x_rows = nullptr) {
     ProfileScope scope(profiler_.get(), kind_, ProfileOp::kNorms);
     ForRows(n, [&](int t) {
-      const size_t at = static_cast<size_t>(t) * d_;
-      cpu::NormRow(c_.norm, kt_, x + at, norm, d_, c_.norm_eps, y + at);
+      const size_t from = static_cast<size_t>(x_rows != nullptr ? x_rows[t] : t) * d_;
+      cpu::NormRow(c_.norm, kt_, x + from, norm, d_, c_.norm_eps, y + static_cast<size_t>(t) * d_);
     });
   }
 
-  // q/k/v biases, q/k norm and RoPE of rows [0, n) (positions n_past ...), then their K
-  // and V appended to layer `l`'s cache.
-  void QkRopeAppend(InferenceState& state, int l, int n_past, int n) {
+  // q/k/v biases, q/k norm and RoPE of rows [0, n) (each at its own
+  // position), then their K and V appended to layer `l`'s cache of their
+  // own sequence.
+  void QkRopeAppend(int l, int n) {
     ProfileScope scope(profiler_.get(), kind_, ProfileOp::kRopeKv);
-    ForRows(n, [&](int t) { QkRopeAppendRow(state, l, t, n_past + t); });
+    ForRows(n, [&](int t) {
+      QkRopeAppendRow(*rows_.sequences[rows_.sequence[t]].state, l, t, rows_.position[t]);
+    });
   }
 
   void QkRopeAppendRow(InferenceState& state, int l, int t, int pos) {
@@ -416,15 +460,21 @@ class CpuForward final : public Forward {
                 sizeof(float) * kv_dim_);
   }
 
-  // One queued attention unit: head `unit / blocks`, query rows of block
-  // `unit % blocks`.
+  // One queued attention unit: the sequence whose units hold `unit`, then
+  // within them head `u / blocks` and that sequence's query rows of block
+  // `u % blocks`.
   void AttendUnit(int64_t unit, int thread) {
-    const AttentionWork& w = attention_;
-    const int h = static_cast<int>(unit / w.blocks);
-    const int b = static_cast<int>(unit % w.blocks);
-    const int end = std::min(w.rows, (b + 1) * row_block_);
-    for (int t = b * row_block_; t < end; ++t)
-      AttendRow(*w.state, w.layer, h, t, w.n_past + t, thread);
+    const auto after = std::upper_bound(attention_unit0_.begin(), attention_unit0_.end(), unit);
+    const size_t seq = static_cast<size_t>(after - attention_unit0_.begin()) - 1;
+    const cpu::CallSequence& s = rows_.sequences[seq];
+    const int64_t u = unit - attention_unit0_[seq];
+    const int blocks = (s.rows + row_block_ - 1) / row_block_;
+    const int h = static_cast<int>(u / blocks);
+    const int b = static_cast<int>(u % blocks);
+    const int end = s.row0 + std::min(s.rows, (b + 1) * row_block_);
+    for (int t = s.row0 + b * row_block_; t < end; ++t) {
+      AttendRow(*s.state, attention_.layer, h, t, rows_.position[t], thread);
+    }
   }
 
   // C5: attention of head `h` for query row `t` at position `pos`.
@@ -540,46 +590,51 @@ class CpuForward final : public Forward {
     for (size_t i = 0; i < total; ++i) x[i] = x[i] + y[i];
   }
 
-  // Output norm and projection of the output rows: every row, or the last.
-  void Head(int n_past, int n, bool all_positions, std::vector<float>& logits) {
-    const int first = all_positions ? 0 : n - 1;
-    const int rows = n - first;
-    NormRows(output_norm_, a_.x.data() + static_cast<size_t>(first) * d_, a_.out_norm.data(), rows);
-    TraceRows(-1, "output_norm", n_past + first, rows, a_.out_norm.data(), d_);
-    const int V = c_.vocab_size;
-    QueueMat(a_.out_norm.data(), rows, output_, logits.data(), V);
+  // Output norm and projection of the output rows (each sequence's every
+  // row, or its last), in one matrix pass; then each sequence's rows go to
+  // its own logits (a single sequence's straight away).
+  void Head() {
+    const std::vector<int>& out = rows_.output_rows;
+    const int rows = static_cast<int>(out.size());
+    if (rows == 0) return;
+    NormRows(output_norm_, a_.x.data(), a_.out_norm.data(), rows, out.data());
+    TraceRows(-1, "output_norm", a_.out_norm.data(), d_, out.data(), rows);
+    const size_t V = static_cast<size_t>(c_.vocab_size);
+    const bool single = rows_.sequences.size() == 1;
+    float* logits = single ? rows_.sequences[0].logits->data() : head_logits_.data();
+    QueueMat(a_.out_norm.data(), rows, output_, logits, static_cast<int64_t>(V));
     Flush(ProfileOp::kHead);
     if (c_.logit_scale != 1.0f) {
       const float s = c_.logit_scale;
-      for (float& v : logits) v = v * s;
+      for (size_t i = 0; i < static_cast<size_t>(rows) * V; ++i) logits[i] = logits[i] * s;
     }
-    TraceRows(-1, "logits", n_past + first, rows, logits.data(), V);
-  }
-
-  // Records `rows` rows of `data` (`width` values each) for positions
-  // first_pos, first_pos + 1, ..., when a trace was requested.
-  void TraceRows(int layer, const char* op, int first_pos, int rows, const float* data,
-                 int64_t width) {
-    if (trace_ == nullptr) return;
-    for (int t = 0; t < rows; ++t) {
-      const float* row = data + static_cast<ptrdiff_t>(t) * width;
-      pending_.push_back(
-          PendingRecord{layer, op, first_pos + t, std::vector<float>(row, row + width)});
+    TraceRows(-1, "logits", logits, static_cast<int64_t>(V), out.data(), rows);
+    if (single) return;
+    for (const cpu::CallSequence& s : rows_.sequences) {
+      std::copy_n(logits + static_cast<size_t>(s.out0) * V, static_cast<size_t>(s.outputs) * V,
+                  s.logits->data());
     }
   }
 
-  // Sends the held trace records in the reference's order: by position,
-  // and within a position in the order they were made (layer, then op).
+  // Records one op's output for the rows of the call whose sequence is
+  // traced: `data` holds `width` values per row, for every call row, or,
+  // with `call_rows`, for the `rows` call rows it lists.
+  void TraceRows(int layer, const char* op, const float* data, int64_t width,
+                 const int* call_rows = nullptr, int rows = 0) {
+    if (!rows_.any_trace) return;
+    const int n = call_rows != nullptr ? rows : rows_.n;
+    for (int i = 0; i < n; ++i) {
+      const int t = call_rows != nullptr ? call_rows[i] : i;
+      const int seq = rows_.sequence[t];
+      if (rows_.sequences[seq].trace == nullptr) continue;
+      trace_.Add(seq, layer, op, rows_.position[t], data + static_cast<ptrdiff_t>(i) * width,
+                 width);
+    }
+  }
+
+  // Sends the held trace records to their sequences' sinks (cpu_trace_buffer.h).
   void FlushTrace() {
-    if (trace_ == nullptr) return;
-    std::stable_sort(
-        pending_.begin(), pending_.end(),
-        [](const PendingRecord& a, const PendingRecord& b) { return a.position < b.position; });
-    for (const PendingRecord& r : pending_) {
-      trace_->Record(r.layer, r.op, r.position, r.data.data(), static_cast<int64_t>(r.data.size()));
-    }
-    pending_.clear();
-    trace_ = nullptr;
+    if (rows_.any_trace) trace_.Flush(rows_.sequences);
   }
 
   const ModelWeights& w_;
@@ -587,6 +642,10 @@ class CpuForward final : public Forward {
   const numerics::MathLibrary& math_;
   threads::ThreadPool& pool_;
   const kernels::KernelTable& kt_;  // every ISA-specific loop
+  // The matrix units' table in calls of several sequences (kt_ but in the
+  // batch-invariance negative control), and the one the current call uses.
+  const kernels::KernelTable& multi_sequence_kt_;
+  const kernels::KernelTable* mat_kt_ = &kt_;
   cpu::Cutting cut_;
   int row_block_ = 16;
   std::unique_ptr<Profiler> profiler_;
@@ -600,14 +659,17 @@ class CpuForward final : public Forward {
   cpu::NormParams output_norm_;
   Matrix output_;
 
+  cpu::CallRows rows_;  // the current call's rows: sequence, position, token
   cpu::Activations a_;
-  std::vector<float> scores_;   // (threads, scores_stride_): attention scratch
-  int64_t scores_stride_ = 0;   // positions reached by the current call
-  std::vector<MatTask> tasks_;  // matrix units queued for the next Flush
-  AttentionWork attention_;     // attention queued for the next Flush
+  std::vector<float> head_logits_;        // (outputs, vocab) a batch's logits before the split
+  std::vector<float> scores_;             // (threads, scores_stride_): attention scratch
+  int64_t scores_stride_ = 0;             // positions reached by the current call
+  std::vector<MatTask> tasks_;            // matrix units queued for the next Flush
+  AttentionWork attention_;               // attention queued for the next Flush
+  std::vector<int64_t> attention_unit0_;  // (sequences + 1) first attention unit of each
+  int64_t matrix_bytes_read_ = 0;         // MatrixBytesRead
 
-  TraceSink* trace_ = nullptr;
-  std::vector<PendingRecord> pending_;
+  cpu::TraceBuffer trace_;  // the current call's trace records
 };
 
 }  // namespace
@@ -625,8 +687,16 @@ std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
 std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
                                         const numerics::MathLibrary& math,
                                         threads::ThreadPool& pool, const CpuOptions& options,
+                                        const kernels::KernelTable& kt,
+                                        const kernels::KernelTable& multi_sequence_kt) {
+  return std::make_unique<CpuForward>(weights, math, pool, options, kt, multi_sequence_kt);
+}
+
+std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
+                                        const numerics::MathLibrary& math,
+                                        threads::ThreadPool& pool, const CpuOptions& options,
                                         const kernels::KernelTable& kt) {
-  return std::make_unique<CpuForward>(weights, math, pool, options, kt);
+  return std::make_unique<CpuForward>(weights, math, pool, options, kt, kt);
 }
 
 }  // namespace samebits::model

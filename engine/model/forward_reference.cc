@@ -46,9 +46,17 @@ class ReferenceForward final : public Forward {
     }
   }
 
-  void Run(InferenceState& state, std::span<const int32_t> tokens, bool all_positions, Vec& logits,
-           TraceSink* trace) override {
-    CheckRunInputs(w_, state, tokens);
+  // The contract for a batch: the calls one after another, each alone.
+  void RunBatch(std::span<const SequenceCall> calls) override {
+    CheckBatchInputs(w_, calls);
+    for (const SequenceCall& call : calls) {
+      RunOne(*call.state, call.tokens, call.all_positions, *call.logits, call.trace);
+    }
+  }
+
+ private:
+  void RunOne(InferenceState& state, std::span<const int32_t> tokens, bool all_positions,
+              Vec& logits, TraceSink* trace) const {
     const int n = static_cast<int>(tokens.size());
     logits.assign(static_cast<size_t>(all_positions ? n : (n > 0 ? 1 : 0)) * c_.vocab_size, 0.0f);
     for (int t = 0; t < n; ++t) {
@@ -61,7 +69,6 @@ class ReferenceForward final : public Forward {
     }
   }
 
- private:
   void Record(TraceSink* trace, int layer, const char* op, int pos, const Vec& v) const {
     if (trace != nullptr) trace->Record(layer, op, pos, v.data(), static_cast<int64_t>(v.size()));
   }

@@ -6,8 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "engine/model/sampler.h"
-#include "engine/numerics/hash.h"
+#include "engine/run/batch_driver.h"
 
 namespace samebits::run {
 namespace {
@@ -80,20 +79,6 @@ std::vector<int32_t> Resolve(const TokenSource& source, const model::ModelConfig
                       " has no vocabulary; use 'tokens' or 'random' instead");
 }
 
-// Buffers trace records of one forward call, hashed as they arrive.
-class HashingTraceSink : public model::TraceSink {
- public:
-  void Record(int layer, const char* op, int position, const float* data, int64_t n) override {
-    records_.push_back(TraceResult{
-        position, layer, op,
-        numerics::HashActivationsXxh3(std::span<const float>(data, static_cast<size_t>(n)))});
-  }
-  std::vector<TraceResult>& records() { return records_; }
-
- private:
-  std::vector<TraceResult> records_;
-};
-
 }  // namespace
 
 PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config,
@@ -138,71 +123,7 @@ PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelCon
 RunSummary RunScenario(const PreparedScenario& prepared, const model::ModelConfig& config,
                        model::Forward& forward, const numerics::MathLibrary& math,
                        const DriverSinks& sinks) {
-  const Scenario& scenario = *prepared.scenario;
-  const size_t vocab = static_cast<size_t>(config.vocab_size);
-  model::InferenceState state = model::MakeState(config);
-  HashingTraceSink trace_sink;
-  model::TraceSink* trace = sinks.on_trace ? &trace_sink : nullptr;
-  std::vector<float> logits;
-  RunSummary summary;
-  int32_t last_token = 0;  // the token chosen at the latest output row
-
-  // Feeds `tokens` and reports its output rows (every row or the last).
-  const auto feed = [&](ScenarioStep::Kind kind, std::span<const int32_t> tokens,
-                        bool all_positions) {
-    const int first_position = state.n_past;
-    forward.Run(state, tokens, all_positions, logits, trace);
-    const size_t rows = all_positions ? tokens.size() : 1;
-    if (logits.size() != rows * vocab) {
-      throw std::logic_error("forward pass returned " + std::to_string(logits.size()) +
-                             " logits for " + std::to_string(rows) + " rows of " +
-                             std::to_string(vocab));
-    }
-    for (size_t r = 0; r < rows; ++r) {
-      const size_t t = all_positions ? r : tokens.size() - 1;
-      StepResult step;
-      step.index = static_cast<int>(summary.steps);
-      step.kind = kind;
-      step.position = first_position + static_cast<int>(t);
-      step.input_token = tokens[t];
-      step.logits = std::span<const float>(logits).subspan(r * vocab, vocab);
-      const numerics::LogitHashes hashes = numerics::HashLogits(step.logits);
-      step.fnv1a64 = hashes.fnv1a64;
-      step.xxh3_64 = hashes.xxh3_64;
-      step.nan_count = hashes.nan_count;
-      step.inf_count = hashes.inf_count;
-      step.argmax = model::Argmax(step.logits);
-      step.token = model::SampleToken(scenario.sampler, step.logits,
-                                      static_cast<uint64_t>(step.index), math);
-      last_token = step.token;
-      sinks.on_step(step);
-      ++summary.steps;
-    }
-    summary.positions += static_cast<int64_t>(tokens.size());
-    if (trace != nullptr) {
-      for (const TraceResult& record : trace_sink.records()) sinks.on_trace(record);
-      trace_sink.records().clear();
-    }
-  };
-
-  for (size_t i = 0; i < scenario.steps.size(); ++i) {
-    const ScenarioStep& step = scenario.steps[i];
-    switch (step.kind) {
-      case ScenarioStep::Kind::kPrefill:
-        feed(step.kind, prepared.prompt, step.all_positions);
-        break;
-      case ScenarioStep::Kind::kDecode:
-        for (int d = 0; d < step.decode_count; ++d) {
-          const int32_t token = last_token;
-          feed(step.kind, std::span<const int32_t>(&token, 1), false);
-        }
-        break;
-      case ScenarioStep::Kind::kExtend:
-        feed(step.kind, prepared.chunks[i], step.all_positions);
-        break;
-    }
-  }
-  return summary;
+  return RunBatchedScenario(prepared, config, forward, math, BatchOptions{}, sinks);
 }
 
 }  // namespace samebits::run

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,16 @@ struct PreparedScenario {
 PreparedScenario PrepareScenario(const Scenario& scenario, const model::ModelConfig& config,
                                  const formats::Vocabulary* vocabulary = nullptr);
 
+// Where an output row sat in a batched forward call (protocol::BatchPlace):
+// the call fed `sequences` sequences in `rows` token rows; the scenario's
+// sequence was the `slot`-th in row order and this was row `row`.
+struct BatchPlace {
+  int sequences = 1;
+  int rows = 1;
+  int slot = 0;
+  int row = 0;
+};
+
 // One output row. `logits` is valid only during the callback.
 struct StepResult {
   int index = 0;
@@ -50,6 +61,15 @@ struct StepResult {
   int32_t argmax = 0;
   int nan_count = 0;
   int inf_count = 0;
+  std::span<const float> logits;
+  std::optional<BatchPlace> batch;  // set in batched runs (batch > 1) only
+};
+
+// One forward call of a companion sequence in a batched run: the tokens it
+// fed and the logits of its output row (valid only during the callback).
+struct CompanionCall {
+  int companion = 0;  // CompanionPlan::id
+  std::span<const int32_t> tokens;
   std::span<const float> logits;
 };
 
@@ -68,6 +88,9 @@ struct DriverSinks {
   // after the steps of the pass that computed it. When empty, no trace is
   // collected at all (tracing costs a hash per op and row).
   std::function<void(const TraceResult&)> on_trace;
+  // When set, called after every forward call for each companion sequence
+  // of a batched run (tests replay companions alone with it).
+  std::function<void(const CompanionCall&)> on_companion;
 };
 
 struct RunSummary {
@@ -75,9 +98,10 @@ struct RunSummary {
   int64_t positions = 0;
 };
 
-// Runs `prepared` through `forward` from a fresh state. Decode steps feed the
-// token chosen at the previous output row. Returns the counts. Exceptions
-// from the forward pass propagate.
+// Runs `prepared` through `forward` from a fresh state, alone (batch 1;
+// batch_driver.h runs it beside companions). Decode steps feed the token
+// chosen at the previous output row. Returns the counts. Exceptions from
+// the forward pass propagate.
 RunSummary RunScenario(const PreparedScenario& prepared, const model::ModelConfig& config,
                        model::Forward& forward, const numerics::MathLibrary& math,
                        const DriverSinks& sinks);

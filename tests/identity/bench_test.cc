@@ -2,7 +2,8 @@
 // reports its figures and an identity line per comparison, exits 0 when the
 // configurations agree, and exits 1 with "identical: no" when one of them
 // computes in a forbidden order (the test-only switch), so its own check is
-// shown able to fail.
+// shown able to fail. With --batch-list it reports batched decoding, and a
+// split reduction in batched calls (the other test-only switch) fails it.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -19,12 +20,18 @@ struct Output {
   std::string text;
 };
 
-// Runs the bench with `env` set and returns its exit code and stdout.
-Output RunBench(const std::string& env) {
+const std::string kTablesArgs =
+    "--context 9 --prompt 10 --decode-steps 3 --repeats 2 --reference-repeats 2 --threads-list 1,2 "
+    "--profile";
+
+// Runs the bench on synthetic:tiny with `args` and `env` set and returns
+// its exit code and stdout.
+Output RunBench(const std::string& env, const std::string& args = kTablesArgs) {
   const std::string command =
-      "env -u SAMEBITS_TEST_ONLY_BREAK_IDENTITY -u SAMEBITS_PROFILE " + env + " " + kEngine +
-      " bench --checkpoint synthetic:tiny --context 9 --prompt 10 --decode-steps 3 --repeats 2 "
-      "--reference-repeats 2 --threads-list 1,2 --bandwidth-mib 0 --profile 2>/dev/null";
+      "env -u SAMEBITS_TEST_ONLY_BREAK_IDENTITY -u SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE "
+      "-u SAMEBITS_PROFILE " +
+      env + " " + kEngine + " bench --checkpoint synthetic:tiny --bandwidth-mib 0 " + args +
+      " 2>/dev/null";
   Output out;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return out;
@@ -60,6 +67,24 @@ TEST(Bench, NegativeControlBrokenOrderFailsTheBench) {
   const Output out = RunBench("SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1");
   EXPECT_EQ(out.exit_code, 1) << out.text;
   EXPECT_GE(Count(out.text, "identical: no"), 1) << out.text;
+}
+
+const std::string kBatchArgs =
+    "--batch-list 1,4,8 --threads-list 2 --context 9 --decode-steps 3 --repeats 2";
+
+TEST(Bench, BatchListReportsEveryBatchSizeAndIdentity) {
+  const Output out = RunBench("", kBatchArgs);
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  for (const char* part : {"batched decode (cpu 2 threads", "tokens/s", "weights MB/step", "GB/s",
+                           "identical at every batch size"}) {
+    EXPECT_NE(out.text.find(part), std::string::npos) << part << "\n" << out.text;
+  }
+}
+
+TEST(Bench, NegativeControlSplitReductionFailsTheBatchBench) {
+  const Output out = RunBench("SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE=1", kBatchArgs);
+  EXPECT_EQ(out.exit_code, 1) << out.text;
+  EXPECT_NE(out.text.find("DIFFER at batch 4"), std::string::npos) << out.text;
 }
 
 }  // namespace

@@ -93,6 +93,10 @@ TEST(EngineCliTest, BadArgumentsExitWithTwoAndAnErrorRecord) {
                    "scenario /nonexistent.json: cannot open");
   ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --kernels fast", "--kernels");
   ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --threads 0", "--threads");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --batch 0", "--batch");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --batch 65", "--batch");
+  ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --batch-schedule x",
+                   "--batch-schedule");
   ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --bogus", "--bogus");
   ExpectUsageError("run --scenario " + Scenario("classic"), "--checkpoint");
   ExpectUsageError("run --checkpoint synthetic:tiny" + classic + " --dump-logits /nonexistent/x",
