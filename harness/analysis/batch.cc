@@ -32,8 +32,8 @@ std::string StepBatchPlace(const CellResult& cell, int index) {
 }
 
 std::string DivergenceBatchPlace(const CellResult& a, const CellResult& b, int index) {
-  const std::string in_a = StepBatchPlace(a, index);
-  const std::string in_b = StepBatchPlace(b, index);
+  std::string in_a = StepBatchPlace(a, index);
+  std::string in_b = StepBatchPlace(b, index);
   if (in_a.empty()) return in_b;
   if (in_b.empty()) return in_a;
   return a.config.name + ": " + in_a + "; " + b.config.name + ": " + in_b;

@@ -322,10 +322,12 @@ Diagnosis MissingReferences(const std::map<std::string, std::vector<std::string>
                     ".";
     }
     const std::string profile = key.substr(0, key.find('-'));
-    none.details.push_back(
+    std::string advice =
         "Make one from a run where every configuration agrees, then review and commit it: " +
-        options.samebits + " reference generate" +
-        (profile == "portable" ? "" : " --math " + profile) + "  (writes " + file + ")");
+        options.samebits + " reference generate";
+    if (profile != "portable") advice += " --math " + profile;
+    advice += "  (writes " + file + ")";
+    none.details.push_back(std::move(advice));
   }
   return none;
 }

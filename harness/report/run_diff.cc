@@ -104,7 +104,7 @@ std::string FirstStepDifference(const CellDiff& d) {
 // Returns what differs in a cell, for a person: the first diverging step,
 // then the result codes.
 std::string FirstDifference(const CellDiff& d) {
-  const std::string codes =
+  std::string codes =
       d.code_differs ? "result " + CodeName(d.code_a) + " vs " + CodeName(d.code_b) : "";
   if (d.first_index < 0) return codes;
   const std::string step = FirstStepDifference(d);

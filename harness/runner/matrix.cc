@@ -111,13 +111,13 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
         chosen = ParseBatchedName(name, all);
       }
       if (!chosen) {
-        std::string known;
-        for (const harness::Configuration& c : all) known += (known.empty() ? "" : ", ") + c.name;
-        throw std::invalid_argument(
-            "--config: unknown configuration '" + name +
-            "'; with these --threads and --math the configurations are: " + known +
+        std::string message = "--config: unknown configuration '" + name +
+                              "'; with these --threads and --math the configurations are: ";
+        for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
+        message +=
             "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>] "
-            "(cpu-t2-b4, cpu-t3-b8-staggered)");
+            "(cpu-t2-b4, cpu-t3-b8-staggered)";
+        throw std::invalid_argument(message);
       }
       if (std::none_of(configs.begin(), configs.end(),
                        [&](const harness::Configuration& c) { return c.name == name; })) {

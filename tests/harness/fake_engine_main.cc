@@ -74,12 +74,14 @@ int main(int argc, char** argv) {
   const std::string checkpoint = Arg(argc, argv, "--checkpoint", "fake:ok");
   const std::string scenario = BaseName(Arg(argc, argv, "--scenario", "classic.json"));
   const std::string kernels = Arg(argc, argv, "--kernels", "cpu");
-  int threads = std::atoi(Arg(argc, argv, "--threads", "1").c_str());
+  int threads =
+      static_cast<int>(std::strtol(Arg(argc, argv, "--threads", "1").c_str(), nullptr, 10));
   std::string isa = Arg(argc, argv, "--isa", "auto");
   if (isa == "auto") isa = "scalar";
   const std::string math = Arg(argc, argv, "--math", "portable");
   const std::string chunk = Arg(argc, argv, "--gemv-chunk-bytes", "262144");
-  const int batch = std::atoi(Arg(argc, argv, "--batch", "1").c_str());
+  const int batch =
+      static_cast<int>(std::strtol(Arg(argc, argv, "--batch", "1").c_str(), nullptr, 10));
   const std::string batch_config =
       batch > 1
           ? ",\"batch\":" + std::to_string(batch) +

@@ -11,6 +11,7 @@ namespace {
 
 std::vector<std::string> Names(const std::vector<harness::Configuration>& configs) {
   std::vector<std::string> out;
+  out.reserve(configs.size());
   for (const auto& c : configs) out.push_back(c.name);
   return out;
 }

@@ -133,11 +133,11 @@ Options Parse(int argc, char** argv) {
     else if (a == "--kernels")
       o.kernels = value();
     else if (a == "--threads")
-      o.threads = std::atoi(value().c_str());
+      o.threads = static_cast<int>(std::strtol(value().c_str(), nullptr, 10));
     else if (a == "--isa")
       o.isa = value();
     else if (a == "--gemv-chunk-bytes")
-      o.gemv_chunk_bytes = std::atoll(value().c_str());
+      o.gemv_chunk_bytes = std::strtoll(value().c_str(), nullptr, 10);
     else if (a == "--math")
       o.math = value();
     else if (a == "--dump-logits")
@@ -145,9 +145,9 @@ Options Parse(int argc, char** argv) {
     else if (a == "--trace")
       o.trace = true;
     else if (a == "--batch")
-      o.batch = std::atoi(value().c_str());
+      o.batch = static_cast<int>(std::strtol(value().c_str(), nullptr, 10));
     else if (a == "--batch-seed")
-      o.batch_seed = std::atoll(value().c_str());
+      o.batch_seed = std::strtoll(value().c_str(), nullptr, 10);
     else if (a == "--batch-schedule")
       o.batch_schedule = value();
     else
@@ -344,7 +344,7 @@ int main(int argc, char** argv) {
       }
     }
     // The hashes are over the logits' bits, as the protocol says.
-    std::vector<unsigned char> bytes(kVocab * 4);
+    std::vector<unsigned char> bytes(static_cast<size_t>(kVocab) * 4);
     for (int i = 0; i < kVocab; ++i) {
       const uint32_t b = std::bit_cast<uint32_t>(logits[i]);
       for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<unsigned char>(b >> (8 * k));
