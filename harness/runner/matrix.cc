@@ -71,6 +71,20 @@ std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>
       c.isa = isa;
       add(c);
     }
+    // Batch invariance: the scenario's sequence beside 3 companions that
+    // start together, at the second thread count, and beside 7 that join
+    // and leave, at the most threads, so batching meets varied row sharing.
+    std::vector<int> counts = threads;
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    harness::Configuration together;
+    together.name = "cpu-t" + std::to_string(counts.size() > 1 ? counts[1] : counts[0]);
+    together.threads = counts.size() > 1 ? counts[1] : counts[0];
+    add(Batched(together, 4, 1, "together"));
+    harness::Configuration staggered;
+    staggered.name = "cpu-t" + std::to_string(max_threads);
+    staggered.threads = max_threads;
+    add(Batched(staggered, 8, 1, "staggered"));
   }
   return out;
 }
