@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
+#include <tuple>
 
+#include "harness/analysis/batch.h"
 #include "harness/analysis/compare.h"
 #include "harness/analysis/rollup.h"
 #include "harness/analysis/verdict.h"
@@ -54,17 +56,22 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
     }
     if (!placed) it->classes.push_back({i});
   }
+  // The baseline: the class of the reference kernels, else of the most
+  // unbatched configurations (a batched one is judged against batch 1, not
+  // the other way round, however many batches agree), else the largest.
   for (AgreementGroup& g : groups) {
+    auto rank = [&](size_t k) {
+      const std::vector<size_t>& cls = g.classes[k];
+      const bool has_reference = std::any_of(cls.begin(), cls.end(), [&](size_t i) {
+        return run.cells[i].config.kernels == "reference";
+      });
+      const auto unbatched = std::count_if(
+          cls.begin(), cls.end(), [&](size_t i) { return !IsBatched(run.cells[i].config); });
+      return std::make_tuple(has_reference, unbatched, cls.size());
+    };
     size_t best = 0;
-    for (size_t k = 0; k < g.classes.size(); ++k) {
-      const bool has_reference =
-          std::any_of(g.classes[k].begin(), g.classes[k].end(),
-                      [&](size_t i) { return run.cells[i].config.kernels == "reference"; });
-      if (has_reference) {
-        best = k;
-        break;
-      }
-      if (g.classes[k].size() > g.classes[best].size()) best = k;
+    for (size_t k = 1; k < g.classes.size(); ++k) {
+      if (rank(k) > rank(best)) best = k;
     }
     std::rotate(g.classes.begin(), g.classes.begin() + static_cast<std::ptrdiff_t>(best),
                 g.classes.begin() + static_cast<std::ptrdiff_t>(best) + 1);
@@ -89,6 +96,7 @@ std::string DescribeDivergence(const Divergence& d) {
   out << d.checkpoint << " " << d.scenario << ": " << d.config_a << " and " << d.config_b
       << " first differ at step " << d.step_index << " (" << d.kind << ", position " << d.position
       << ")";
+  if (!d.batch_place.empty()) out << " — " << d.batch_place;
   if (!d.detail.empty()) out << ": " << d.detail;
   if (d.layer) {
     out << "; first diverging trace: layer " << *d.layer << ", op " << d.op;
@@ -99,12 +107,14 @@ std::string DescribeDivergence(const Divergence& d) {
 namespace {
 
 Divergence MakeDivergence(const AgreementGroup& g, const std::string& config_a,
-                          const std::string& config_b, const StepDifference& d) {
+                          const std::string& config_b, const StepDifference& d,
+                          std::string batch_place) {
   Divergence div;
   div.checkpoint = g.checkpoint;
   div.scenario = g.scenario;
   div.config_a = config_a;
   div.config_b = config_b;
+  div.batch_place = std::move(batch_place);
   div.step_index = d.index;
   div.kind = d.kind;
   div.position = d.position;
@@ -112,9 +122,11 @@ Divergence MakeDivergence(const AgreementGroup& g, const std::string& config_a,
   return div;
 }
 
-std::string DifferenceText(const std::string& from, const StepDifference& d) {
+std::string DifferenceText(const std::string& from, const StepDifference& d,
+                           const std::string& batch_place) {
   return "differs from " + from + " at step " + std::to_string(d.index) + " (" + d.kind +
-         ", position " + std::to_string(d.position) + "): " + d.detail;
+         ", position " + std::to_string(d.position) + ")" +
+         (batch_place.empty() ? "" : " — " + batch_place) + ": " + d.detail;
 }
 
 Diagnosis OfKind(Diagnosis::Kind kind) {
@@ -137,18 +149,37 @@ void ResetJudgement(RunResult& run) {
 // Within each group: every cell outside the baseline class becomes FAIL,
 // with one divergence each (and the trace's first diverging layer and op
 // when the gate traced the pair).
-Diagnosis CompareWithinGroups(RunResult& run, const std::vector<AgreementGroup>& groups,
-                              const JudgeOptions& options) {
+struct GroupFindings {
   Diagnosis identity = OfKind(Diagnosis::Kind::kIdentityBroken);
+  // Batched cells that differ in groups where every unbatched one agrees.
+  Diagnosis batch = OfKind(Diagnosis::Kind::kBatchVariance);
+};
+
+// Returns whether every unbatched cell of `g` is in its baseline class.
+bool UnbatchedAgree(const RunResult& run, const AgreementGroup& g) {
+  for (size_t k = 1; k < g.classes.size(); ++k) {
+    for (size_t i : g.classes[k]) {
+      if (!IsBatched(run.cells[i].config)) return false;
+    }
+  }
+  return std::any_of(g.classes.front().begin(), g.classes.front().end(),
+                     [&](size_t i) { return !IsBatched(run.cells[i].config); });
+}
+
+GroupFindings CompareWithinGroups(RunResult& run, const std::vector<AgreementGroup>& groups,
+                                  const JudgeOptions& options) {
+  GroupFindings out;
   for (const AgreementGroup& g : groups) {
     const CellResult& base = run.cells[g.baseline()];
+    Diagnosis& target = UnbatchedAgree(run, g) ? out.batch : out.identity;
     for (size_t k = 1; k < g.classes.size(); ++k) {
       for (size_t i : g.classes[k]) {
         CellResult& c = run.cells[i];
         const StepDifference d = *FirstStepDifference(base.steps, c.steps);
+        const std::string place = DivergenceBatchPlace(base, c, d.index);
         c.code = ResultCode::kFail;
-        c.message = DifferenceText(base.config.name, d);
-        Divergence div = MakeDivergence(g, base.config.name, c.config.name, d);
+        c.message = DifferenceText(base.config.name, d, place);
+        Divergence div = MakeDivergence(g, base.config.name, c.config.name, d, place);
         auto traced = options.trace_differences.find(
             TraceKey(g.checkpoint, g.scenario, div.config_a, div.config_b));
         if (traced != options.trace_differences.end()) {
@@ -158,20 +189,30 @@ Diagnosis CompareWithinGroups(RunResult& run, const std::vector<AgreementGroup>&
           c.message += "; first diverging trace: layer " + std::to_string(t.layer) + ", op " +
                        t.op + " at position " + std::to_string(t.position) + " (" + t.detail + ")";
         }
-        identity.divergences.push_back(div);
+        target.divergences.push_back(div);
       }
     }
   }
-  if (identity.divergences.empty()) return identity;
-  identity.headline =
-      "The identity is broken in this build: configurations disagree with each other (" +
-      std::to_string(identity.divergences.size()) + " of them differ from their baseline).";
-  if (!options.traced) {
-    identity.details.push_back(
-        "Rerun the gate with --trace to name the first diverging layer and op.");
+  auto advise = [&](Diagnosis& d) {
+    if (!options.traced) {
+      d.details.push_back("Rerun the gate with --trace to name the first diverging layer and op.");
+    }
+    d.details.push_back("Find the commit that broke it: " + BisectCommand(options));
+  };
+  if (!out.identity.divergences.empty()) {
+    out.identity.headline =
+        "The identity is broken in this build: configurations disagree with each other (" +
+        std::to_string(out.identity.divergences.size()) + " of them differ from their baseline).";
+    advise(out.identity);
   }
-  identity.details.push_back("Find the commit that broke it: " + BisectCommand(options));
-  return identity;
+  if (!out.batch.divergences.empty()) {
+    out.batch.headline =
+        "The cpu pass is not batch-invariant: rows of other sequences change this sequence's "
+        "numbers (every unbatched configuration agrees; " +
+        std::to_string(out.batch.divergences.size()) + " batched ones differ from batch 1).";
+    advise(out.batch);
+  }
+  return out;
 }
 
 // Says, once, that the code changed the numbers, with the `samebits bisect`
@@ -243,7 +284,7 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
       if (c.code == ResultCode::kFail) continue;
       if (auto d = FirstStepDifference(AsReferenceSteps(c.steps), expected)) {
         c.code = ResultCode::kFail;
-        c.message = DifferenceText(file, *d);
+        c.message = DifferenceText(file, *d, StepBatchPlace(c, d->index));
       }
     }
     const CellResult& base = run.cells[g.baseline()];
@@ -254,7 +295,8 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
     const bool code_changed =
         g.math == "portable" || (base.math && SameLibrary(*base.math, ref.math));
     Diagnosis& target = code_changed ? out.code_changed : out.math_differs;
-    target.divergences.push_back(MakeDivergence(g, base.config.name, file, *d));
+    target.divergences.push_back(
+        MakeDivergence(g, base.config.name, file, *d, StepBatchPlace(base, d->index)));
     if (code_changed) {
       DescribeCodeChanged(target, g, base, ref, file, options);
     } else {
@@ -280,10 +322,12 @@ Diagnosis MissingReferences(const std::map<std::string, std::vector<std::string>
                     ".";
     }
     const std::string profile = key.substr(0, key.find('-'));
-    none.details.push_back(
+    std::string advice =
         "Make one from a run where every configuration agrees, then review and commit it: " +
-        options.samebits + " reference generate" +
-        (profile == "portable" ? "" : " --math " + profile) + "  (writes " + file + ")");
+        options.samebits + " reference generate";
+    if (profile != "portable") advice += " --math " + profile;
+    advice += "  (writes " + file + ")";
+    none.details.push_back(std::move(advice));
   }
   return none;
 }
@@ -348,10 +392,11 @@ JudgeOptions LoadJudgeOptions(const RunResult& run, const std::string& dir) {
 void Judge(RunResult& run, const JudgeOptions& options) {
   ResetJudgement(run);
   const std::vector<AgreementGroup> groups = GroupCells(run);
-  Diagnosis identity = CompareWithinGroups(run, groups, options);
+  GroupFindings within = CompareWithinGroups(run, groups, options);
   ReferenceFindings references = CompareWithReferences(run, groups, options);
   std::vector<Diagnosis> found;
-  found.push_back(std::move(identity));
+  found.push_back(std::move(within.identity));
+  found.push_back(std::move(within.batch));
   found.push_back(std::move(references.math_differs));
   found.push_back(std::move(references.code_changed));
   found.push_back(MissingReferences(references.missing, options));

@@ -46,6 +46,18 @@ const ResultCodeInfo& CodeInfo(ResultCode code);
 const char* ResultCodeName(ResultCode code);  // "PASS", "FAIL", ...
 bool IsFailure(ResultCode code);
 
+// Where a batched run's output row sat in the forward call that computed
+// it (the protocol's step `batch`, PROTOCOL.md): `sequences` sequences fed
+// `rows` token rows; the scenario's sequence was the `slot`-th (0-based, in
+// row order) and this row was row `row`. It takes no part in any hash.
+struct BatchPlace {
+  int sequences = 1;
+  int rows = 1;
+  int slot = 0;
+  int row = 0;
+  bool operator==(const BatchPlace&) const = default;
+};
+
 // One output row of a child (a protocol `step` record).
 struct StepRecord {
   int index = 0;
@@ -58,7 +70,8 @@ struct StepRecord {
   int argmax = 0;
   int nan_count = 0;
   int inf_count = 0;
-  std::string text;  // the decoded text of `token` ("" when the engine gave none)
+  std::string text;                 // the decoded text of `token` ("" when the engine gave none)
+  std::optional<BatchPlace> batch;  // only in batched runs; not compared
 };
 
 // One activation-trace record (with --trace).
@@ -77,6 +90,13 @@ struct Configuration {
   std::string isa = "auto";
   int64_t gemv_chunk_bytes = 0;  // 0: the engine's default
   std::string math = "portable";
+  // Batch invariance (`-bN` in the name, batch.h): the scenario's sequence
+  // decoded beside batch - 1 companion sequences drawn from `batch_seed`,
+  // joining together or staggered. Batch 1 runs alone (the engine is not
+  // given the batch flags at all).
+  int batch = 1;
+  uint64_t batch_seed = 1;
+  std::string batch_schedule = "together";  // "together" or "staggered"
 };
 
 struct MathLibraryInfo {
@@ -134,6 +154,10 @@ struct Divergence {
   // What differs at that step, for a person ("token 17 vs 18", "xxh3_64 ...
   // vs ...", "5 steps vs 9").
   std::string detail;
+  // For a batched configuration: its batch and where the scenario's
+  // sequence sat at that step ("batch 8 staggered, slot 3 of 6 sequences,
+  // row 9 of 14"; DescribeBatchPlace); empty when neither side is batched.
+  std::string batch_place;
 };
 
 struct Diagnosis {
@@ -146,6 +170,7 @@ struct Diagnosis {
     kNoReference,         // no reference group for this platform and profile
     kChildFailures,       // children crashed, hung or lied
     kScenariosDiffer,     // scenarios declared equivalent give different bits (equivalence.h)
+    kBatchVariance,       // the unbatched configurations agree; only batched ones differ
   };
   Kind kind = Kind::kAllAgree;
   std::string headline;              // one sentence for a person
@@ -167,15 +192,19 @@ struct DiagnosisKindInfo {
 // Every diagnosis kind, most severe first. A code change ranks above a
 // different math library: when both show, the code change is the one to fix
 // (and it may explain the libm profile's differences too).
-inline constexpr std::array<DiagnosisKindInfo, 7> kDiagnosisKinds = {{
+// A batch variance is an identity break confined to one axis (the other
+// sequences of a batch), so it follows a general identity break, which may
+// explain it, and leads everything else.
+inline constexpr std::array<DiagnosisKindInfo, 8> kDiagnosisKinds = {{
     {Diagnosis::Kind::kIdentityBroken, "identity-broken", "Identity broken", 0},
+    {Diagnosis::Kind::kBatchVariance, "batch-variance", "Not batch-invariant", 1},
     // Chunking changed a row's bits: an identity break across scenarios.
-    {Diagnosis::Kind::kScenariosDiffer, "scenarios-differ", "Equivalent scenarios differ", 1},
-    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 2},
-    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 3},
-    {Diagnosis::Kind::kNoReference, "no-reference", "No reference", 4},
-    {Diagnosis::Kind::kChildFailures, "child-failures", "Children failed", 5},
-    {Diagnosis::Kind::kAllAgree, "all-agree", "All configurations agree", 6},
+    {Diagnosis::Kind::kScenariosDiffer, "scenarios-differ", "Equivalent scenarios differ", 2},
+    {Diagnosis::Kind::kCodeChanged, "code-changed", "Code changed the numbers", 3},
+    {Diagnosis::Kind::kMathLibraryDiffers, "math-library-differs", "Math library differs", 4},
+    {Diagnosis::Kind::kNoReference, "no-reference", "No reference", 5},
+    {Diagnosis::Kind::kChildFailures, "child-failures", "Children failed", 6},
+    {Diagnosis::Kind::kAllAgree, "all-agree", "All configurations agree", 7},
 }};
 
 // Returns the kind's row of kDiagnosisKinds.

@@ -21,10 +21,13 @@ std::string Spread(const std::set<std::string>& checkpoints,
 }
 
 // Where a divergence first differs, without the checkpoint and scenario:
-// "step 0 (prefill, position 0), layer 0 op q".
+// "step 0 (prefill, position 0), layer 0 op q", with a batched
+// configuration's place ("step 5 (decode, position 17) — batch 8
+// staggered, slot 3 of 6 sequences, row 9 of 14").
 std::string Place(const Divergence& d) {
   std::string out = "step " + std::to_string(d.step_index) + " (" + d.kind + ", position " +
                     std::to_string(d.position) + ")";
+  if (!d.batch_place.empty()) out += " — " + d.batch_place;
   if (d.layer) out += ", layer " + std::to_string(*d.layer) + " op " + d.op;
   return out;
 }

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "harness/analysis/batch.h"
+
 namespace samebits::harness {
 namespace {
 
@@ -166,6 +168,9 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
       } else if (auto d = FirstStepDifference(x.steps, y.steps)) {
         cc.outcome = CellOutcome::kDiffer;
         cc.step = *d;
+        const std::string place_a = StepBatchPlace(x, d->index);
+        const std::string place_b = StepBatchPlace(y, d->index);
+        cc.batch_place = PlaceInRuns(place_a, place_b);
         if (!x.traces.empty() && !y.traces.empty())
           cc.trace = FirstTraceDifference(x.traces, y.traces);
         const Cause cause = JudgeCause(a, x, b, y);
@@ -210,7 +215,9 @@ std::string DescribeCellDifference(const CellComparison& c) {
   std::ostringstream s;
   s << c.checkpoint << " " << c.scenario << " " << c.config << ": " << CauseInfo(c.cause).name
     << " (" << c.cause_detail << "); first differs at step " << c.step->index << " ("
-    << c.step->kind << ", position " << c.step->position << "): " << c.step->detail;
+    << c.step->kind << ", position " << c.step->position << ")";
+  if (!c.batch_place.empty()) s << " \u2014 " << c.batch_place;
+  s << ": " << c.step->detail;
   if (c.trace) {
     s << "; first diverging trace: layer " << c.trace->layer << ", op " << c.trace->op
       << " at position " << c.trace->position;
@@ -283,6 +290,7 @@ RunResult ComparisonAsRun(const RunComparison& cmp, const RunResult& a) {
     div.kind = c.step->kind;
     div.position = c.step->position;
     div.detail = c.step->detail + "; " + CauseInfo(c.cause).name + ": " + c.cause_detail;
+    div.batch_place = c.batch_place;
     if (c.trace) {
       div.layer = c.trace->layer;
       div.op = c.trace->op;

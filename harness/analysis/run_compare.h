@@ -72,6 +72,10 @@ struct CellComparison {
   std::optional<TraceDifference> trace;  // when both sides stored traces
   CompareCause cause = CompareCause::kUnexplained;
   std::string cause_detail;  // "revision 1234567 vs 89abcde"
+  // For a batched configuration: its batch and where the scenario's
+  // sequence sat at the differing step (batch.h), once when both sides say
+  // the same, else "A: ...; B: ..."; empty when unbatched.
+  std::string batch_place;
 };
 
 struct RunComparison {

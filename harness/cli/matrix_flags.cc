@@ -49,7 +49,11 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
       ->type_name("DIR");
   sub->add_option("--config", flags->configs,
                   "Runs only these configurations (comma-separated names such as reference, "
-                  "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them).")
+                  "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them). Any cpu "
+                  "configuration may be batched by adding -bN[-staggered][-seedS] before its "
+                  "math suffix: cpu-t2-b4 decodes the scenario beside 3 companion sequences, "
+                  "cpu-t3-b8-staggered beside 7 that join and leave at different steps "
+                  "(harness/README.md, Configurations).")
       ->type_name("NAME,...")
       ->delimiter(',');
   sub->add_option("--threads", flags->threads,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/numerics/hash.h"
+#include "harness/analysis/batch.h"
 
 namespace samebits::exchange {
 namespace {
@@ -41,16 +42,23 @@ json BuildJson(const harness::BuildInfo& b) {
 json CellJson(const CellResult& c) {
   json steps = json::array();
   for (const harness::StepRecord& s : c.steps) {
-    steps.push_back({{"index", s.index},
-                     {"kind", s.kind},
-                     {"position", s.position},
-                     {"input_token", s.input_token},
-                     {"token", s.token},
-                     {"fnv1a64", numerics::Hex16(s.fnv1a64)},
-                     {"xxh3_64", numerics::Hex16(s.xxh3_64)},
-                     {"argmax", s.argmax},
-                     {"nan", s.nan_count},
-                     {"inf", s.inf_count}});
+    json step = {{"index", s.index},
+                 {"kind", s.kind},
+                 {"position", s.position},
+                 {"input_token", s.input_token},
+                 {"token", s.token},
+                 {"fnv1a64", numerics::Hex16(s.fnv1a64)},
+                 {"xxh3_64", numerics::Hex16(s.xxh3_64)},
+                 {"argmax", s.argmax},
+                 {"nan", s.nan_count},
+                 {"inf", s.inf_count}};
+    if (s.batch) {
+      step["batch"] = {{"sequences", s.batch->sequences},
+                       {"rows", s.batch->rows},
+                       {"slot", s.batch->slot},
+                       {"row", s.batch->row}};
+    }
+    steps.push_back(std::move(step));
   }
   json traces = json::array();
   for (const harness::TraceRecord& t : c.traces) {
@@ -59,15 +67,20 @@ json CellJson(const CellResult& c) {
                       {"op", t.op},
                       {"xxh3_64", numerics::Hex16(t.xxh3_64)}});
   }
+  json config = {{"name", c.config.name},
+                 {"kernels", c.config.kernels},
+                 {"threads", c.config.threads},
+                 {"isa", c.config.isa},
+                 {"gemv_chunk_bytes", c.config.gemv_chunk_bytes},
+                 {"math", c.config.math}};
+  if (harness::IsBatched(c.config)) {
+    config["batch"] = c.config.batch;
+    config["batch_seed"] = c.config.batch_seed;
+    config["batch_schedule"] = c.config.batch_schedule;
+  }
   return {{"checkpoint", c.checkpoint},
           {"scenario", c.scenario},
-          {"config",
-           {{"name", c.config.name},
-            {"kernels", c.config.kernels},
-            {"threads", c.config.threads},
-            {"isa", c.config.isa},
-            {"gemv_chunk_bytes", c.config.gemv_chunk_bytes},
-            {"math", c.config.math}}},
+          {"config", std::move(config)},
           {"code", harness::ResultCodeName(c.code)},
           {"exit_code", c.exit_code},
           {"signal", c.signal},
@@ -84,16 +97,32 @@ json CellJson(const CellResult& c) {
 }
 
 json DivergenceJson(const harness::Divergence& d) {
-  return {{"checkpoint", d.checkpoint},
-          {"scenario", d.scenario},
-          {"config_a", d.config_a},
-          {"config_b", d.config_b},
-          {"step_index", d.step_index},
-          {"kind", d.kind},
-          {"position", d.position},
-          {"layer", d.layer ? json(*d.layer) : json(nullptr)},
-          {"op", d.op},
-          {"detail", d.detail}};
+  json j = {{"checkpoint", d.checkpoint},
+            {"scenario", d.scenario},
+            {"config_a", d.config_a},
+            {"config_b", d.config_b},
+            {"step_index", d.step_index},
+            {"kind", d.kind},
+            {"position", d.position},
+            {"layer", d.layer ? json(*d.layer) : json(nullptr)},
+            {"op", d.op},
+            {"detail", d.detail}};
+  if (!d.batch_place.empty()) j["batch_place"] = d.batch_place;
+  return j;
+}
+
+// Returns whether `run` holds anything only version 2 carries (batch.h).
+bool HasBatchFields(const RunResult& run) {
+  for (const CellResult& c : run.cells) {
+    if (harness::IsBatched(c.config)) return true;
+    for (const harness::StepRecord& s : c.steps) {
+      if (s.batch) return true;
+    }
+  }
+  for (const harness::Divergence& d : run.diagnosis.divergences) {
+    if (!d.batch_place.empty()) return true;
+  }
+  return false;
 }
 
 // The run's canonical JSON, without its content id. nlohmann's objects keep
@@ -251,6 +280,14 @@ class Reader {
     c.config.gemv_chunk_bytes =
         Integer(config, cw, "gemv_chunk_bytes", 0, std::numeric_limits<int64_t>::max());
     c.config.math = String(config, cw, "math");
+    if (config.contains("batch")) {
+      c.config.batch = Int(config, cw, "batch", 2);
+      c.config.batch_seed = static_cast<uint64_t>(
+          Integer(config, cw, "batch_seed", 0, std::numeric_limits<int64_t>::max()));
+      c.config.batch_schedule = String(config, cw, "batch_schedule");
+      if (c.config.batch_schedule != "together" && c.config.batch_schedule != "staggered")
+        Fail(Join(cw, "batch_schedule"), "expected together or staggered");
+    }
     const std::string code = String(j, where, "code");
     if (!harness::ParseResultCode(code, &c.code))
       Fail(Join(where, "code"), "unknown result code \"" + code + "\"");
@@ -289,6 +326,18 @@ class Reader {
       st.argmax = Int(s, sw, "argmax", 0);
       st.nan_count = Int(s, sw, "nan", 0);
       st.inf_count = Int(s, sw, "inf", 0);
+      if (s.contains("batch")) {
+        const json& b = Field(s, sw, "batch");
+        const std::string bw = Join(sw, "batch");
+        harness::BatchPlace place;
+        place.sequences = Int(b, bw, "sequences", 1);
+        place.rows = Int(b, bw, "rows", 1);
+        place.slot = Int(b, bw, "slot", 0);
+        place.row = Int(b, bw, "row", 0);
+        if (place.slot >= place.sequences || place.row >= place.rows)
+          Fail(bw, "slot must be below sequences and row below rows");
+        st.batch = place;
+      }
       c.steps.push_back(std::move(st));
     }
     const json& traces = Array(j, where, "traces");
@@ -316,6 +365,7 @@ class Reader {
     if (!Field(j, where, "layer").is_null()) d.layer = Int(j, where, "layer", -1);
     d.op = String(j, where, "op");
     d.detail = String(j, where, "detail");
+    if (j.contains("batch_place")) d.batch_place = String(j, where, "batch_place");
     return d;
   }
 
@@ -361,13 +411,15 @@ std::string ContentId(const RunResult& run) {
 
 std::string FormatBundle(const std::vector<RunResult>& runs) {
   json bundle_runs = json::array();
+  int version = kOldestBundleVersion;
   for (const RunResult& run : runs) {
     json j = RunJson(run);
     j["content_id"] = ContentIdOf(j);
     bundle_runs.push_back(std::move(j));
+    if (HasBatchFields(run)) version = kBundleVersion;
   }
   const json bundle = {
-      {"format", kBundleFormat}, {"version", kBundleVersion}, {"runs", std::move(bundle_runs)}};
+      {"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
   return bundle.dump(1) + "\n";
 }
 
@@ -387,9 +439,10 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
     throw BundleError(file + ": not a samebits bundle (\"format\" is not \"" +
                       std::string(kBundleFormat) + "\")");
   const int64_t version = r.Integer(doc, "", "version", 0, std::numeric_limits<int>::max());
-  if (version != kBundleVersion) {
+  if (version < kOldestBundleVersion || version > kBundleVersion) {
     throw BundleError(file + ": bundle version " + std::to_string(version) +
-                      " is not supported (this samebits reads version " +
+                      " is not supported (this samebits reads versions " +
+                      std::to_string(kOldestBundleVersion) + " to " +
                       std::to_string(kBundleVersion) +
                       (version > kBundleVersion ? "; it comes from a newer samebits)" : ")"));
   }

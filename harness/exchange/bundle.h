@@ -37,7 +37,13 @@ class BundleError : public std::runtime_error {
 };
 
 inline constexpr const char* kBundleFormat = "samebits-bundle";
-inline constexpr int kBundleVersion = 1;
+// Version 2 adds batched configurations: a config's `batch`,
+// `batch_seed` and `batch_schedule`, a step's `batch` place and a
+// divergence's `batch_place`, each present only when batched. A bundle
+// without them is written as version 1, which older samebits read; both
+// versions are read.
+inline constexpr int kBundleVersion = 2;
+inline constexpr int kOldestBundleVersion = 1;
 // Bundles larger than this are refused before they are parsed.
 inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;
 

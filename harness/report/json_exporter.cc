@@ -21,13 +21,21 @@ std::string Text(const std::string& s) {
   return SanitizeUtf8(s);
 }
 
+// The batch fields appear only on batched configurations (batch > 1), as
+// in the protocol's hello, so unbatched reports read as before.
 Json ToJson(const Configuration& c) {
-  return Json{{"name", Text(c.name)},
-              {"kernels", Text(c.kernels)},
-              {"threads", c.threads},
-              {"isa", Text(c.isa)},
-              {"gemv_chunk_bytes", c.gemv_chunk_bytes},
-              {"math", Text(c.math)}};
+  Json j{{"name", Text(c.name)},
+         {"kernels", Text(c.kernels)},
+         {"threads", c.threads},
+         {"isa", Text(c.isa)},
+         {"gemv_chunk_bytes", c.gemv_chunk_bytes},
+         {"math", Text(c.math)}};
+  if (c.batch > 1) {
+    j["batch"] = c.batch;
+    j["batch_seed"] = c.batch_seed;
+    j["batch_schedule"] = Text(c.batch_schedule);
+  }
+  return j;
 }
 
 Json ToJson(const MathLibraryInfo& m) {
@@ -55,6 +63,12 @@ Json ToJson(const StepRecord& s) {
          {"nan", s.nan_count},
          {"inf", s.inf_count}};
   if (!s.text.empty()) j["text"] = Text(s.text);  // only when the engine decoded the token
+  if (s.batch) {                                  // only in batched runs
+    j["batch"] = Json{{"sequences", s.batch->sequences},
+                      {"rows", s.batch->rows},
+                      {"slot", s.batch->slot},
+                      {"row", s.batch->row}};
+  }
   return j;
 }
 
@@ -76,6 +90,7 @@ Json ToJson(const Divergence& d) {
   j["layer"] = d.layer ? Json(*d.layer) : Json(nullptr);
   j["op"] = Text(d.op);
   j["detail"] = Text(d.detail);
+  if (!d.batch_place.empty()) j["batch_place"] = Text(d.batch_place);  // a batched side
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "harness/analysis/batch.h"
 #include "harness/analysis/verdict.h"
 
 namespace samebits::harness::report {
@@ -229,6 +230,7 @@ std::string DivergencePlace(const Divergence& d) {
   if (!d.kind.empty()) {
     text += " (" + d.kind + ", position " + std::to_string(d.position) + ")";
   }
+  if (!d.batch_place.empty()) text += " — " + d.batch_place;
   if (d.layer) text += ", layer " + std::to_string(*d.layer);
   if (!d.op.empty()) text += ", op " + d.op;
   if (!d.detail.empty()) text += ": " + d.detail;
@@ -239,7 +241,9 @@ std::string FirstDivergenceText(const RunResult& run, const CellGroup& group,
                                 const ConfigRow& row) {
   if (row.first_divergence) {
     const CellResult& base = *group.rows[group.base_row].cell;
-    return DescribeStep(group.columns[*row.first_divergence]) + " vs " + base.config.name;
+    const StepColumn& column = group.columns[*row.first_divergence];
+    const std::string place = DivergenceBatchPlace(base, *row.cell, column.index);
+    return DescribeStep(column) + (place.empty() ? "" : " — " + place) + " vs " + base.config.name;
   }
   for (const Divergence& d : run.diagnosis.divergences) {
     if (d.checkpoint != group.checkpoint || d.scenario != group.scenario) continue;

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "harness/analysis/batch.h"
 #include "harness/report/escape.h"
 #include "harness/report/report_model.h"
 
@@ -62,6 +63,8 @@ CellDiff Compare(const CellResult& a, const CellResult& b) {
       d.first_index = i;
       if (sa) d.first_a = *sa;
       if (sb) d.first_b = *sb;
+      d.batch_place = PlaceInRuns(DescribeBatchPlace(a.config, sa ? sa->batch : std::nullopt),
+                                  DescribeBatchPlace(b.config, sb ? sb->batch : std::nullopt));
     }
   }
   d.code_differs = a.code != b.code;
@@ -78,7 +81,8 @@ std::string CodeName(const std::optional<ResultCode>& code) {
 std::string FirstStepDifference(const CellDiff& d) {
   const StepRecord* s = d.first_a ? &*d.first_a : &*d.first_b;
   std::string text = "step " + std::to_string(d.first_index) + " (" + s->kind + ", position " +
-                     std::to_string(s->position) + "): ";
+                     std::to_string(s->position) + ")" +
+                     (d.batch_place.empty() ? "" : " \u2014 " + d.batch_place) + ": ";
   if (!d.first_a) return text + "only in B";
   if (!d.first_b) return text + "only in A";
   const StepRecord& a = *d.first_a;
@@ -100,7 +104,7 @@ std::string FirstStepDifference(const CellDiff& d) {
 // Returns what differs in a cell, for a person: the first diverging step,
 // then the result codes.
 std::string FirstDifference(const CellDiff& d) {
-  const std::string codes =
+  std::string codes =
       d.code_differs ? "result " + CodeName(d.code_a) + " vs " + CodeName(d.code_b) : "";
   if (d.first_index < 0) return codes;
   const std::string step = FirstStepDifference(d);

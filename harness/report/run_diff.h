@@ -34,6 +34,9 @@ struct CellDiff {
   // lacks it).
   int first_index = -1;
   std::optional<StepRecord> first_a, first_b;
+  // For a batched configuration: its batch and the scenario's sequence's
+  // place at that step (harness/analysis/batch.h PlaceInRuns); else empty.
+  std::string batch_place;
   std::string math_a, math_b;  // math-library fingerprints, when known
 };
 

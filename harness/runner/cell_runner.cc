@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "engine/protocol/records.h"
+#include "harness/analysis/batch.h"
 
 namespace samebits::runner {
 namespace {
@@ -64,6 +65,33 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
   }
   std::string text = why.str();
   if (!text.empty()) text.pop_back();
+  return text;
+}
+
+// Returns why the hello's batch differs from the one asked for, or "" when
+// it matches. An engine that ignored --batch (one older than it) ran the
+// sequence alone, and its hashes would pass for batch-invariant ones.
+std::string BatchMismatch(const Cell& cell, const protocol::Hello& hello) {
+  const harness::Configuration& want = cell.config;
+  const protocol::RunConfig& got = hello.config;
+  if (want.batch > 1 && got.batch <= 1) {
+    return "the engine did not run batched: its hello reports batch " + std::to_string(got.batch) +
+           " (asked " + harness::DescribeBatch(want) +
+           "); an engine without --batch cannot check batch invariance";
+  }
+  std::ostringstream why;
+  if (got.batch != want.batch) why << "batch " << got.batch << " (asked " << want.batch << ") ";
+  if (want.batch > 1 && got.batch_seed != want.batch_seed) {
+    why << "batch seed " << got.batch_seed << " (asked " << want.batch_seed << ") ";
+  }
+  if (want.batch > 1 && got.batch_schedule != want.batch_schedule) {
+    why << "batch schedule " << got.batch_schedule << " (asked " << want.batch_schedule << ") ";
+  }
+  std::string text = why.str();
+  if (!text.empty()) {
+    text.pop_back();
+    text = "the engine ran another batch than asked: " + text;
+  }
   return text;
 }
 
@@ -130,6 +158,9 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
     st.nan_count = s.nan;
     st.inf_count = s.inf;
     st.text = s.text.value_or("");
+    if (s.batch)
+      st.batch =
+          harness::BatchPlace{s.batch->sequences, s.batch->rows, s.batch->slot, s.batch->row};
     r.steps.push_back(std::move(st));
   }
   for (const protocol::Trace& tr : t.traces) {
@@ -181,6 +212,12 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
   if (outcome.exit_code != 0) {
     r.message = "exited with code " + std::to_string(outcome.exit_code);
     if (!t.ok) r.message += "; " + t.failure;
+    const std::string said = (t.error ? t.error->message : "") + outcome.stderr_tail;
+    if (cell.config.batch > 1 && said.find("--batch") != std::string::npos) {
+      r.message +=
+          "; the engine did not run batched: it refused --batch (an engine older than "
+          "batched runs?)";
+    }
     return r;
   }
   if (outcome.stdout_truncated) {
@@ -193,6 +230,10 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
   }
   if (const std::string mismatch = ConfigMismatch(cell, *t.hello); !mismatch.empty()) {
     r.message = "the engine ran another configuration than asked: " + mismatch;
+    return r;
+  }
+  if (const std::string mismatch = BatchMismatch(cell, *t.hello); !mismatch.empty()) {
+    r.message = mismatch;
     return r;
   }
   r.code = ResultCode::kPass;

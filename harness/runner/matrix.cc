@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "engine/numerics/hash.h"
+#include "harness/runner/batched_name.h"
 
 namespace samebits::runner {
 
@@ -72,6 +74,20 @@ std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>
       c.isa = isa;
       add(c);
     }
+    // Batch invariance: the scenario's sequence beside 3 companions that
+    // start together, at the second thread count, and beside 7 that join
+    // and leave, at the most threads, so batching meets varied row sharing.
+    std::vector<int> counts = threads;
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    harness::Configuration together;
+    together.name = "cpu-t" + std::to_string(counts.size() > 1 ? counts[1] : counts[0]);
+    together.threads = counts.size() > 1 ? counts[1] : counts[0];
+    add(Batched(together, 4, 1, "together"));
+    harness::Configuration staggered;
+    staggered.name = "cpu-t" + std::to_string(max_threads);
+    staggered.threads = max_threads;
+    add(Batched(staggered, 8, 1, "staggered"));
   }
   return out;
 }
@@ -105,16 +121,24 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
     for (const std::string& name : options.configs) {
       auto it = std::find_if(all.begin(), all.end(),
                              [&](const harness::Configuration& c) { return c.name == name; });
-      if (it == all.end()) {
-        std::string known;
-        for (const harness::Configuration& c : all) known += (known.empty() ? "" : ", ") + c.name;
-        throw std::invalid_argument(
-            "--config: unknown configuration '" + name +
-            "'; with these --threads and --math the configurations are: " + known);
+      std::optional<harness::Configuration> chosen;
+      if (it != all.end()) {
+        chosen = *it;
+      } else {
+        chosen = ParseBatchedName(name, all);
+      }
+      if (!chosen) {
+        std::string message = "--config: unknown configuration '" + name +
+                              "'; with these --threads and --math the configurations are: ";
+        for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
+        message +=
+            "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>] "
+            "(cpu-t2-b4, cpu-t3-b8-staggered)";
+        throw std::invalid_argument(message);
       }
       if (std::none_of(configs.begin(), configs.end(),
                        [&](const harness::Configuration& c) { return c.name == name; })) {
-        configs.push_back(*it);
+        configs.push_back(*chosen);
       }
     }
   }
@@ -162,6 +186,9 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
     if (c.checkpoint.find("wide") != std::string::npos) size = 16;
     double speed = 1;
     if (c.config.kernels == "reference" || c.config.isa == "scalar") speed = 6;
+    // A batched child also decodes its companions (each step reads the
+    // weights once, so it costs less than a child per sequence).
+    if (c.config.batch > 1) speed *= 1 + c.config.batch / 4.0;
     return c.supported ? size * speed : 0.0;
   };
   std::vector<size_t> order(cells.size());
@@ -194,6 +221,12 @@ std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
   if (c.gemv_chunk_bytes > 0) {
     args.push_back("--gemv-chunk-bytes");
     args.push_back(std::to_string(c.gemv_chunk_bytes));
+  }
+  // Only a batched configuration names a batch, so an unbatched command
+  // line is what it always was (and an engine without --batch still runs it).
+  if (c.batch > 1) {
+    args.insert(args.end(), {"--batch", std::to_string(c.batch), "--batch-seed",
+                             std::to_string(c.batch_seed), "--batch-schedule", c.batch_schedule});
   }
   if (trace) args.push_back("--trace");
   if (!dump_file.empty()) {

@@ -43,8 +43,10 @@ struct Cell {
 
 // Returns the configurations for `threads` and `math` profiles, in matrix
 // order: reference; cpu-t1, cpu-t2, ...; cpu-tMAX-chunk8k; cpu-scalar,
-// cpu-avx2, cpu-avx512, cpu-neon. A profile other than portable suffixes
-// every name ("cpu-t2-libm").
+// cpu-avx2, cpu-avx512, cpu-neon; the batched cpu-tN-b4 (N the second
+// thread count, or the only one) and cpu-tMAX-b8-staggered
+// (batched_name.h). A profile other than portable suffixes every name
+// ("cpu-t2-libm", "cpu-t2-b4-libm").
 std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>& threads,
                                                           const std::vector<std::string>& math,
                                                           int64_t small_chunk_bytes);

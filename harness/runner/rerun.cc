@@ -170,7 +170,12 @@ void JudgeWithReruns(harness::RunResult& run, harness::JudgeOptions judge,
                      const MatrixRunOptions& options, const std::vector<Cell>& selected, bool trace,
                      bool quiet, double budget_seconds) {
   harness::Judge(run, judge);
-  if (run.diagnosis.kind != harness::Diagnosis::Kind::kIdentityBroken) return;
+  // Configurations that disagree (in general, or only batched ones) are
+  // rerun with traces and dumps; other findings have nothing to pair.
+  if (run.diagnosis.kind != harness::Diagnosis::Kind::kIdentityBroken &&
+      run.diagnosis.kind != harness::Diagnosis::Kind::kBatchVariance) {
+    return;
+  }
   RerunOutcome outcome = RerunDivergences(run, options, selected, trace, budget_seconds, quiet);
   if (trace) {
     judge.trace_differences = std::move(outcome.trace_differences);

@@ -145,6 +145,20 @@ ALTER TABLE steps ADD COLUMN text TEXT NOT NULL DEFAULT '';
       R"sql(
 ALTER TABLE cells ADD COLUMN engine_checkpoint TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 9: batched configurations (the scenario's sequence decoded
+      // beside companions): each cell's batch, each step's place in its
+      // batched forward call (NULL when unbatched), and where in the batch a
+      // divergence first showed.
+      R"sql(
+ALTER TABLE cells ADD COLUMN batch INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE cells ADD COLUMN batch_seed INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE cells ADD COLUMN batch_schedule TEXT NOT NULL DEFAULT 'together';
+ALTER TABLE steps ADD COLUMN batch_sequences INTEGER;
+ALTER TABLE steps ADD COLUMN batch_rows INTEGER;
+ALTER TABLE steps ADD COLUMN batch_slot INTEGER;
+ALTER TABLE steps ADD COLUMN batch_row INTEGER;
+ALTER TABLE divergences ADD COLUMN batch_place TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -83,8 +83,8 @@ void SaveDiagnosis(Connection& db, int64_t run_id, const Diagnosis& diagnosis) {
   }
   Statement insert_divergence = db.Prepare(
       "INSERT INTO divergences (run_id, seq, checkpoint, scenario, config_a, config_b, "
-      "step_index, kind, position, layer, op, detail) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+      "step_index, kind, position, layer, op, detail, batch_place) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   seq = 0;
   for (const harness::Divergence& d : diagnosis.divergences) {
     insert_divergence.Bind(1, run_id).Bind(2, seq++).Bind(3, d.checkpoint).Bind(4, d.scenario);
@@ -96,7 +96,7 @@ void SaveDiagnosis(Connection& db, int64_t run_id, const Diagnosis& diagnosis) {
     } else {
       insert_divergence.BindNull(10);
     }
-    insert_divergence.Bind(11, d.op).Bind(12, d.detail);
+    insert_divergence.Bind(11, d.op).Bind(12, d.detail).Bind(13, d.batch_place);
     insert_divergence.Run();
   }
 }
@@ -109,7 +109,7 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
   while (select_details.Step()) diagnosis.details.push_back(select_details.Text(0));
   Statement select_divergences = db.Prepare(
       "SELECT checkpoint, scenario, config_a, config_b, step_index, kind, position, layer, op, "
-      "detail FROM divergences WHERE run_id = ?1 ORDER BY seq");
+      "detail, batch_place FROM divergences WHERE run_id = ?1 ORDER BY seq");
   select_divergences.Bind(1, run_id);
   while (select_divergences.Step()) {
     harness::Divergence d;
@@ -123,6 +123,7 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
     if (!select_divergences.IsNull(7)) d.layer = static_cast<int>(select_divergences.Int(7));
     d.op = select_divergences.Text(8);
     d.detail = select_divergences.Text(9);
+    d.batch_place = select_divergences.Text(10);
     diagnosis.divergences.push_back(std::move(d));
   }
 }
@@ -193,12 +194,13 @@ int64_t Store::InsertRun(const RunResult& run) {
     Statement insert_cell = db.Prepare(
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
-        "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint) VALUES (?1, ?2, "
-        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+        "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint, batch, "
+        "batch_seed, batch_schedule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+        "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
-        "argmax, nan_count, inf_count, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-        "?12)");
+        "argmax, nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
     Statement insert_trace = db.Prepare(
         "INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -259,6 +261,9 @@ int64_t Store::InsertRun(const RunResult& run) {
       insert_cell.Bind(15, static_cast<int64_t>(cell.signal));
       insert_cell.Bind(16, cell.message).Bind(17, cell.stderr_tail).Bind(18, cell.elapsed_ms);
       insert_cell.Bind(19, cell.dump_path).Bind(20, cell.isa_used).Bind(21, cell.engine_checkpoint);
+      insert_cell.Bind(22, static_cast<int64_t>(c.batch))
+          .Bind(23, static_cast<int64_t>(c.batch_seed))
+          .Bind(24, c.batch_schedule);
       insert_cell.Run();
       const int64_t cell_id = db.LastInsertId();
       for (const harness::StepRecord& st : cell.steps) {
@@ -271,6 +276,14 @@ int64_t Store::InsertRun(const RunResult& run) {
         insert_step.Bind(10, static_cast<int64_t>(st.nan_count));
         insert_step.Bind(11, static_cast<int64_t>(st.inf_count));
         insert_step.Bind(12, st.text);
+        if (st.batch) {
+          insert_step.Bind(13, static_cast<int64_t>(st.batch->sequences));
+          insert_step.Bind(14, static_cast<int64_t>(st.batch->rows));
+          insert_step.Bind(15, static_cast<int64_t>(st.batch->slot));
+          insert_step.Bind(16, static_cast<int64_t>(st.batch->row));
+        } else {
+          for (int column = 13; column <= 16; ++column) insert_step.BindNull(column);
+        }
         insert_step.Run();
       }
       int64_t seq = 0;
@@ -319,7 +332,7 @@ RunResult Store::LoadRun(int64_t id) {
       "c.elapsed_ms, c.dump_path, "
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
       "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
-      "c.isa_used, c.engine_checkpoint "
+      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
@@ -369,11 +382,15 @@ RunResult Store::LoadRun(int64_t id) {
     }
     cell.isa_used = select_cells.Text(30);
     cell.engine_checkpoint = select_cells.Text(31);
+    cell.config.batch = static_cast<int>(select_cells.Int(32));
+    cell.config.batch_seed = static_cast<uint64_t>(select_cells.Int(33));
+    cell.config.batch_schedule = select_cells.Text(34);
     run.cells.push_back(std::move(cell));
   }
   Statement select_steps = db.Prepare(
       "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, nan_count, "
-      "inf_count, text FROM steps WHERE cell_id = ?1 ORDER BY idx");
+      "inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row FROM steps "
+      "WHERE cell_id = ?1 ORDER BY idx");
   Statement select_traces =
       db.Prepare("SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
   for (size_t i = 0; i < cell_ids.size(); ++i) {
@@ -391,6 +408,11 @@ RunResult Store::LoadRun(int64_t id) {
       st.nan_count = static_cast<int>(select_steps.Int(8));
       st.inf_count = static_cast<int>(select_steps.Int(9));
       st.text = select_steps.Text(10);
+      if (!select_steps.IsNull(11)) {
+        st.batch = harness::BatchPlace{
+            static_cast<int>(select_steps.Int(11)), static_cast<int>(select_steps.Int(12)),
+            static_cast<int>(select_steps.Int(13)), static_cast<int>(select_steps.Int(14))};
+      }
       run.cells[i].steps.push_back(std::move(st));
     }
     select_steps.Reset();

@@ -163,9 +163,48 @@ TEST_F(BundleTest, OtherVersionIsRefused) {
   std::string text = harness::testing::ReadFile(bundle());
   const size_t at = text.find("\"version\": 1");
   ASSERT_NE(at, std::string::npos) << text.substr(0, 200);
-  text.replace(at, 12, "\"version\": 2");
-  harness::testing::WriteFile(dir_.File("v2.json"), text);
-  ExpectRefused(dir_.File("v2.json"), "bundle version 2 is not supported");
+  text.replace(at, 12, "\"version\": 3");
+  harness::testing::WriteFile(dir_.File("v3.json"), text);
+  ExpectRefused(dir_.File("v3.json"), "bundle version 3 is not supported");
+}
+
+// A batched run needs version 2 and comes back whole; a bundle without
+// batches stays version 1, which older samebits read.
+TEST_F(BundleTest, BatchedRunsTravelAsVersionTwo) {
+  RunResult batched = original_;
+  batched.started_at = "2026-11-30T14:00:00Z";
+  harness::CellResult& c = batched.cells[1];
+  c.config.name = "cpu-t1-b8-staggered-seed3-libm";
+  c.config.batch = 8;
+  c.config.batch_seed = 3;
+  c.config.batch_schedule = "staggered";
+  for (harness::StepRecord& st : c.steps) st.batch = harness::BatchPlace{5, 9, 2, 4};
+  batched.diagnosis.divergences[0].batch_place = "batch 8 staggered, seed 3, slot 2 of 5";
+  const std::string file = dir_.File("batched.json");
+  WriteBundle({batched}, file);
+  EXPECT_NE(harness::testing::ReadFile(file).find("\"version\": 2"), std::string::npos);
+  EXPECT_NE(harness::testing::ReadFile(bundle()).find("\"version\": 1"), std::string::npos);
+  const std::vector<RunResult> back = ReadBundle(file);
+  ASSERT_EQ(back.size(), 1u);
+  const harness::CellResult& y = back[0].cells[1];
+  EXPECT_EQ(y.config.batch, 8);
+  EXPECT_EQ(y.config.batch_seed, 3u);
+  EXPECT_EQ(y.config.batch_schedule, "staggered");
+  for (const harness::StepRecord& st : y.steps)
+    EXPECT_EQ(st.batch, (harness::BatchPlace{5, 9, 2, 4}));
+  for (const harness::StepRecord& st : back[0].cells[0].steps) EXPECT_FALSE(st.batch);
+  EXPECT_EQ(back[0].diagnosis.divergences[0].batch_place, "batch 8 staggered, seed 3, slot 2 of 5");
+  EXPECT_EQ(ContentId(back[0]), ContentId(batched));
+  // The batch is part of the content: the same run unbatched is another run.
+  EXPECT_NE(ContentId(batched), ContentId(original_));
+
+  // A place outside its call is refused, naming the field.
+  std::string text = harness::testing::ReadFile(file);
+  const size_t at = text.find("\"slot\": 2");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 10, "\"slot\": 7");
+  harness::testing::WriteFile(dir_.File("outside.json"), text);
+  ExpectRefused(dir_.File("outside.json"), "runs[0].cells[1].steps[0].batch: slot must be below");
 }
 
 TEST_F(BundleTest, BadFieldsAreNamed) {

@@ -19,7 +19,9 @@
 //   fake:nonexistent   an error record "no such synthetic checkpoint", exit 2
 //   fake:libm-other    well-behaved; with --math libm reports another libm
 //                      and other hashes
-// Any other spec behaves like fake:ok.
+// Any other spec behaves like fake:ok. With --batch N (N > 1) it echoes
+// the batch in hello.config, as a batching engine does; its hashes never
+// depend on it.
 #include <signal.h>
 #include <unistd.h>
 
@@ -72,11 +74,20 @@ int main(int argc, char** argv) {
   const std::string checkpoint = Arg(argc, argv, "--checkpoint", "fake:ok");
   const std::string scenario = BaseName(Arg(argc, argv, "--scenario", "classic.json"));
   const std::string kernels = Arg(argc, argv, "--kernels", "cpu");
-  int threads = std::atoi(Arg(argc, argv, "--threads", "1").c_str());
+  int threads =
+      static_cast<int>(std::strtol(Arg(argc, argv, "--threads", "1").c_str(), nullptr, 10));
   std::string isa = Arg(argc, argv, "--isa", "auto");
   if (isa == "auto") isa = "scalar";
   const std::string math = Arg(argc, argv, "--math", "portable");
   const std::string chunk = Arg(argc, argv, "--gemv-chunk-bytes", "262144");
+  const int batch =
+      static_cast<int>(std::strtol(Arg(argc, argv, "--batch", "1").c_str(), nullptr, 10));
+  const std::string batch_config =
+      batch > 1
+          ? ",\"batch\":" + std::to_string(batch) +
+                ",\"batch_seed\":" + Arg(argc, argv, "--batch-seed", "1") +
+                ",\"batch_schedule\":\"" + Arg(argc, argv, "--batch-schedule", "together") + "\""
+          : "";
   const std::string mode = checkpoint.rfind("fake:", 0) == 0 ? checkpoint.substr(5) : "ok";
 
   if (mode == "unsupported") {
@@ -110,11 +121,11 @@ int main(int argc, char** argv) {
       R"("build":{"revision":"0123456789abcdef0123456789abcdef01234567","dirty":false,"compiler":"fake 1","flags":"-O0"},)"
       R"("platform":{"arch":"x86_64","isa_features":["avx2"],"os":"Linux","kernel":"6.1.0","libc":"glibc 2.36","cpu":"Fake CPU"},)"
       R"("math":{"profile":"%s","library":"%s","version":"%s","fingerprint":"%s"},)"
-      R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"},)"
+      R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"%s},)"
       R"("checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
       math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(), checkpoint.c_str(),
       scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(), chunk.c_str(), math.c_str(),
-      checkpoint.c_str());
+      batch_config.c_str(), checkpoint.c_str());
   Line(hello);
   if (mode == "hang") {
     for (;;) pause();

@@ -355,5 +355,73 @@ TEST(Judge, ACodeChangeLeadsAMathLibraryDifference) {
   EXPECT_EQ(again.diagnosis.kind, Diagnosis::Kind::kMathLibraryDiffers) << AllText(again.diagnosis);
 }
 
+// Returns `cell` as the batched configuration `name` (batch `n`,
+// `schedule`), every step in slot 1 of n sequences.
+CellResult AsBatched(CellResult cell, const std::string& name, int n, const std::string& schedule) {
+  cell.config.name = name;
+  cell.config.batch = n;
+  cell.config.batch_schedule = schedule;
+  for (StepRecord& s : cell.steps) s.batch = BatchPlace{n, n + 2, 1, s.index % (n + 2)};
+  return cell;
+}
+
+// The unbatched configurations agree; a batched one differs: batch variance,
+// named with its batch and where the sequence sat.
+TEST(Judge, OnlyBatchedDifferencesAreBatchVariance) {
+  RunResult run = AgreeingRun();
+  const ReferenceGroup refs = MatchingReferences(run);
+  run.cells.push_back(AsBatched(run.cells[1], "cpu-t1-b4", 4, "together"));
+  run.cells.push_back(AsBatched(run.cells[2], "cpu-t3-b8-staggered", 8, "staggered"));
+  run.cells.back().steps[2].xxh3_64 ^= 1;
+  Judge(run, WithReferences(refs));
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kBatchVariance) << text;
+  EXPECT_FALSE(GatePasses(run));
+  EXPECT_NE(text.find("The cpu pass is not batch-invariant: rows of other sequences change this "
+                      "sequence's numbers"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("step 2 (decode, position 12) \u2014 batch 8 staggered, slot 1 of 8 "
+                      "sequences, row 2 of 10"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(run.cells.back().code, ResultCode::kFail);
+  EXPECT_NE(run.cells.back().message.find("batch 8 staggered, slot 1 of 8 sequences"),
+            std::string::npos)
+      << run.cells.back().message;
+  EXPECT_EQ(run.cells[run.cells.size() - 2].code, ResultCode::kPass);
+  ASSERT_EQ(run.diagnosis.divergences.size(), 1u);
+  EXPECT_EQ(run.diagnosis.divergences[0].batch_place,
+            "batch 8 staggered, slot 1 of 8 sequences, row 2 of 10");
+}
+
+// Negative control: when an unbatched configuration differs as well, the
+// identity is broken, and it leads.
+TEST(Judge, AnUnbatchedDifferenceIsAnIdentityBreakNotBatchVariance) {
+  RunResult run = AgreeingRun();
+  const ReferenceGroup refs = MatchingReferences(run);
+  run.cells.push_back(AsBatched(run.cells[1], "cpu-t1-b4", 4, "together"));
+  run.cells.back().steps[1].xxh3_64 ^= 1;
+  run.cells[2].steps[3].xxh3_64 ^= 1;  // cpu-t3 of classic, unbatched
+  Judge(run, WithReferences(refs));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken) << AllText(run.diagnosis);
+}
+
+// However many batched configurations agree with each other, batch 1 is
+// the baseline they are judged against.
+TEST(Judge, BatchedConfigurationsAreJudgedAgainstBatchOne) {
+  RunResult run;
+  run.machine.arch = "x86_64";
+  run.cells.push_back(MakeCell("synthetic:tiny", "classic", "cpu-t1", 7));
+  for (const char* name : {"cpu-t1-b4", "cpu-t1-b8", "cpu-t1-b16"}) {
+    run.cells.push_back(
+        AsBatched(MakeCell("synthetic:tiny", "classic", "cpu-t1", 9), name, 4, "together"));
+  }
+  Judge(run, JudgeOptions{});
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kBatchVariance) << AllText(run.diagnosis);
+  EXPECT_EQ(run.cells[0].code, ResultCode::kPass);
+  for (size_t i = 1; i < run.cells.size(); ++i) EXPECT_EQ(run.cells[i].code, ResultCode::kFail);
+}
+
 }  // namespace
 }  // namespace samebits::harness

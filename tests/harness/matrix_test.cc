@@ -11,6 +11,7 @@ namespace {
 
 std::vector<std::string> Names(const std::vector<harness::Configuration>& configs) {
   std::vector<std::string> out;
+  out.reserve(configs.size());
   for (const auto& c : configs) out.push_back(c.name);
   return out;
 }
@@ -25,7 +26,8 @@ TEST(Matrix, DefaultConfigurationsInOrder) {
   const auto configs = DefaultConfigurations({1, 2, 3}, {"portable"}, 8192);
   EXPECT_EQ(Names(configs),
             (std::vector<std::string>{"reference", "cpu-t1", "cpu-t2", "cpu-t3", "cpu-t3-chunk8k",
-                                      "cpu-scalar", "cpu-avx2", "cpu-avx512", "cpu-neon"}));
+                                      "cpu-scalar", "cpu-avx2", "cpu-avx512", "cpu-neon",
+                                      "cpu-t2-b4", "cpu-t3-b8-staggered"}));
   EXPECT_EQ(configs[0].kernels, "reference");
   EXPECT_EQ(configs[3].threads, 3);
   EXPECT_EQ(configs[4].gemv_chunk_bytes, 8192);
@@ -33,27 +35,42 @@ TEST(Matrix, DefaultConfigurationsInOrder) {
   EXPECT_EQ(configs[6].isa, "avx2");
   EXPECT_EQ(configs[1].isa, "auto");
   for (const auto& c : configs) EXPECT_EQ(c.math, "portable");
+  // Batch invariance: batch 4 together at the second thread count, batch 8
+  // staggered at the most; every other configuration runs alone.
+  EXPECT_EQ(configs[9].threads, 2);
+  EXPECT_EQ(configs[9].batch, 4);
+  EXPECT_EQ(configs[9].batch_schedule, "together");
+  EXPECT_EQ(configs[10].threads, 3);
+  EXPECT_EQ(configs[10].batch, 8);
+  EXPECT_EQ(configs[10].batch_schedule, "staggered");
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(configs[i].batch, 1) << configs[i].name;
 }
 
 TEST(Matrix, SecondMathProfileSuffixesNames) {
   const auto configs = DefaultConfigurations({2}, {"portable", "libm"}, 8192);
-  ASSERT_EQ(configs.size(), 14u);  // 7 per profile: reference, cpu-t2, its chunked twin, 4 ISAs
+  // 9 per profile: reference, cpu-t2, its chunked twin, 4 ISAs, 2 batches
+  ASSERT_EQ(configs.size(), 18u);
   EXPECT_EQ(configs[0].name, "reference");
-  EXPECT_EQ(configs[7].name, "reference-libm");
-  EXPECT_EQ(configs[7].math, "libm");
-  EXPECT_EQ(configs[8].name, "cpu-t2-libm");
-  EXPECT_EQ(configs[9].name, "cpu-t2-chunk8k-libm");
+  EXPECT_EQ(configs[7].name, "cpu-t2-b4");
+  EXPECT_EQ(configs[8].name, "cpu-t2-b8-staggered");
+  EXPECT_EQ(configs[9].name, "reference-libm");
+  EXPECT_EQ(configs[9].math, "libm");
+  EXPECT_EQ(configs[10].name, "cpu-t2-libm");
+  EXPECT_EQ(configs[11].name, "cpu-t2-chunk8k-libm");
+  EXPECT_EQ(configs[16].name, "cpu-t2-b4-libm");
+  EXPECT_EQ(configs[16].math, "libm");
+  EXPECT_EQ(configs[17].name, "cpu-t2-b8-staggered-libm");
 }
 
 TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
   const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
-  ASSERT_EQ(cells.size(), DefaultCheckpoints().size() * 2u * 9u);
+  ASSERT_EQ(cells.size(), DefaultCheckpoints().size() * 2u * 11u);
   ASSERT_EQ(DefaultCheckpoints().size(), 11u);  // tiny, medium, wide and 8 quantized variants
   EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
   EXPECT_EQ(cells[0].scenario, "classic");
   EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");
   EXPECT_EQ(cells[0].config.name, "reference");
-  EXPECT_EQ(cells[9].scenario, "long");
+  EXPECT_EQ(cells[11].scenario, "long");
   EXPECT_EQ(cells.back().checkpoint, "synthetic:medium-q6_k");
 }
 

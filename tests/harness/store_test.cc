@@ -319,6 +319,71 @@ TEST(Store, MigratesAVersionThreeDatabaseKeepingItsRows) {
   EXPECT_EQ(Count(store.connection(), "diagnosis_details"), 0);
 }
 
+// A version-8 store (before batched configurations) reads its cells as
+// unbatched and its steps without places, and keeps new batched runs whole.
+TEST(Store, MigratesAVersionEightDatabaseAndKeepsBatches) {
+  TempDir dir;
+  const std::string path = dir.File("v8.db");
+  {
+    Connection db(path, true);
+    Migrate(db, 8);
+    ASSERT_EQ(SchemaVersion(db), 8);
+    db.Exec(
+        "INSERT INTO scenarios (id, name) VALUES (1, 'classic');"
+        "INSERT INTO runs (id, started_at, elapsed_ms, machine_id, status, cell_count, "
+        "diagnosis_kind, diagnosis_headline, command) VALUES (1, '2026-11-29T00:00:00Z', 5, "
+        "NULL, 'PASS', 1, 'all-agree', 'agree', 'samebits gate');"
+        "INSERT INTO cells (id, run_id, checkpoint, checkpoint_id, scenario_id, config_name, "
+        "kernels, threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, "
+        "exit_code, signal, message, stderr_tail, elapsed_ms, dump_path, isa_used, "
+        "engine_checkpoint) VALUES (1, 1, 'synthetic:tiny', NULL, 1, 'cpu-t2', 'cpu', 2, 'auto', "
+        "0, 'portable', NULL, NULL, 'PASS', 0, 0, '', '', 3, '', 'avx2', 'synthetic:tiny');"
+        "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
+        "argmax, nan_count, inf_count, text) VALUES (1, 0, 'prefill', 5, 1, 2, "
+        "'0000000000000001', '0000000000000002', 2, 0, 0, '');");
+    EXPECT_THROW(db.Exec("SELECT batch FROM cells"), StoreError);
+  }
+  Store store(path);
+  EXPECT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
+  const RunResult old = store.LoadRun(1);
+  ASSERT_EQ(old.cells.size(), 1u);
+  EXPECT_EQ(old.cells[0].config.batch, 1);
+  EXPECT_EQ(old.cells[0].config.batch_seed, 1u);
+  EXPECT_EQ(old.cells[0].config.batch_schedule, "together");
+  ASSERT_EQ(old.cells[0].steps.size(), 1u);
+  EXPECT_FALSE(old.cells[0].steps[0].batch);
+
+  RunResult run = SampleRun();
+  CellResult& batched = run.cells[0];
+  batched.config.name = "cpu-t3-b8-staggered-seed5";
+  batched.config.batch = 8;
+  batched.config.batch_seed = 5;
+  batched.config.batch_schedule = "staggered";
+  for (harness::StepRecord& st : batched.steps) {
+    st.batch = harness::BatchPlace{6, 14, 3, st.index};
+  }
+  harness::Divergence d;
+  d.checkpoint = batched.checkpoint;
+  d.scenario = batched.scenario;
+  d.config_a = "cpu-t1";
+  d.config_b = batched.config.name;
+  d.batch_place = "batch 8 staggered, seed 5, slot 3 of 6 sequences, row 1 of 14";
+  run.diagnosis.divergences = {d};
+  const RunResult loaded = store.LoadRun(store.SaveRun(run));
+  const CellResult& back = loaded.cells[0];
+  EXPECT_EQ(back.config.batch, 8);
+  EXPECT_EQ(back.config.batch_seed, 5u);
+  EXPECT_EQ(back.config.batch_schedule, "staggered");
+  ASSERT_EQ(back.steps.size(), batched.steps.size());
+  for (size_t i = 0; i < back.steps.size(); ++i)
+    EXPECT_EQ(back.steps[i].batch, batched.steps[i].batch);
+  // Negative control: the unbatched cell beside it has no places.
+  for (const harness::StepRecord& st : loaded.cells[1].steps) EXPECT_FALSE(st.batch);
+  EXPECT_EQ(loaded.cells[1].config.batch, 1);
+  ASSERT_EQ(loaded.diagnosis.divergences.size(), 1u);
+  EXPECT_EQ(loaded.diagnosis.divergences[0].batch_place, d.batch_place);
+}
+
 TEST(Store, RefusesADatabaseFromANewerSamebits) {
   TempDir dir;
   const std::string path = dir.File("new.db");

@@ -34,7 +34,20 @@
 //                            (its xxh3_64 is right);
 //   terminal-escapes         `hello`, then stderr and an `error` record full
 //                            of terminal escape sequences, C1 controls and
-//                            invalid UTF-8, and exit 1.
+//                            invalid UTF-8, and exit 1;
+//   ignore-batch             accepts --batch but runs alone, as an engine
+//                            older than batched runs would: its hello
+//                            reports batch 1 and its steps no place;
+//   batch-variant            with --batch above 1, step 3's hashes differ
+//                            (a kernel whose reduction is split across the
+//                            batch's rows); unbatched runs are correct.
+//
+// With --batch N (N > 1), --batch-seed S and --batch-schedule X it echoes
+// them in hello.config and gives every step a made-up but valid place
+// (`together`: the sequence in slot 0 of N; `staggered`: companions come
+// and go, so the slot, the sequence count and the rows change from step to
+// step). The hashes do not depend on the batch: batched runs agree with
+// unbatched ones unless a fault says otherwise.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -60,6 +73,9 @@ struct Options {
   int threads = 1;
   long long gemv_chunk_bytes = 0;
   bool trace = false;
+  int batch = 1;
+  long long batch_seed = 1;
+  std::string batch_schedule = "together";
 };
 
 // Writes one protocol line and flushes it, so a crash after it loses nothing.
@@ -117,23 +133,32 @@ Options Parse(int argc, char** argv) {
     else if (a == "--kernels")
       o.kernels = value();
     else if (a == "--threads")
-      o.threads = std::atoi(value().c_str());
+      o.threads = static_cast<int>(std::strtol(value().c_str(), nullptr, 10));
     else if (a == "--isa")
       o.isa = value();
     else if (a == "--gemv-chunk-bytes")
-      o.gemv_chunk_bytes = std::atoll(value().c_str());
+      o.gemv_chunk_bytes = std::strtoll(value().c_str(), nullptr, 10);
     else if (a == "--math")
       o.math = value();
     else if (a == "--dump-logits")
       o.dump_logits = value();
     else if (a == "--trace")
       o.trace = true;
+    else if (a == "--batch")
+      o.batch = static_cast<int>(std::strtol(value().c_str(), nullptr, 10));
+    else if (a == "--batch-seed")
+      o.batch_seed = std::strtoll(value().c_str(), nullptr, 10);
+    else if (a == "--batch-schedule")
+      o.batch_schedule = value();
     else
       Fail(2, "unknown option " + a);
   }
   if (o.checkpoint.empty() || o.scenario.empty())
     Fail(2, "--checkpoint and --scenario are required");
   if (o.threads < 1) Fail(2, "--threads must be at least 1");
+  if (o.batch < 1) Fail(2, "--batch must be at least 1");
+  if (o.batch_schedule != "together" && o.batch_schedule != "staggered")
+    Fail(2, "--batch-schedule must be together or staggered");
   return o;
 }
 
@@ -184,11 +209,37 @@ int ArgMax(const std::vector<float>& v) {
   return best;
 }
 
+// Returns the step's place in its batched forward call as a JSON member
+// (`,"batch":{...}`), or "" when the run is unbatched.
+std::string BatchPlaceJson(const Options& o, int row) {
+  if (o.batch <= 1) return "";
+  int sequences = o.batch, slot = 0, rows = o.batch, at = 0;
+  if (o.batch_schedule == "staggered") {
+    // Companions join and leave: between 2 and N sequences, the scenario's
+    // sequence somewhere among them, some feeding two rows.
+    const long long turn = row + o.batch_seed;
+    sequences = 2 + static_cast<int>(turn % (o.batch - 1));
+    slot = static_cast<int>((turn * 3) % sequences);
+    rows = sequences + static_cast<int>(turn % 3);
+    at = slot + (rows > sequences && slot > 0 ? 1 : 0);
+  }
+  return ",\"batch\":{\"sequences\":" + std::to_string(sequences) +
+         ",\"rows\":" + std::to_string(rows) + ",\"slot\":" + std::to_string(slot) +
+         ",\"row\":" + std::to_string(at) + "}";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string fault = Fault(argv[0]);
-  const Options o = Parse(argc, argv);
+  Options o = Parse(argc, argv);
+  // An engine that ignored --batch ran the sequence alone.
+  if (fault == "ignore-batch") o.batch = 1;
+  const std::string batch_config = o.batch > 1
+                                       ? ",\"batch\":" + std::to_string(o.batch) +
+                                             ",\"batch_seed\":" + std::to_string(o.batch_seed) +
+                                             ",\"batch_schedule\":" + Quote(o.batch_schedule)
+                                       : "";
   const char* known[] = {"ok",
                          "crash",
                          "abort",
@@ -202,7 +253,9 @@ int main(int argc, char** argv) {
                          "code-and-libm-changed",
                          "arch-aarch64",
                          "wrong-fnv-at-3-threads",
-                         "terminal-escapes"};
+                         "terminal-escapes",
+                         "ignore-batch",
+                         "batch-variant"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -238,7 +291,7 @@ int main(int argc, char** argv) {
        "\"}," + "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) +
        ",\"scenario\":" + Quote(BaseName(o.scenario)) + ",\"kernels\":" + Quote(o.kernels) +
        ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
-       ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + "}," +
+       ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + batch_config + "}," +
        "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
        ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}}");
   if (fault == "terminal-escapes") {
@@ -273,7 +326,8 @@ int main(int argc, char** argv) {
       raise(SIGSEGV);
     }
     if (fault == "garbage" && r == 1) Line("this is not JSON {\"type\":");
-    const bool perturbed = fault == "wrong-hash-at-3-threads" && o.threads == 3 && r == 3;
+    const bool perturbed = (fault == "wrong-hash-at-3-threads" && o.threads == 3 && r == 3) ||
+                           (fault == "batch-variant" && o.batch > 1 && r == 3);
     const bool wrong_fnv = fault == "wrong-fnv-at-3-threads" && o.threads == 3 && r == 3;
     const std::vector<float> logits = Logits(o, r, perturbed, variant);
     const int position = r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0);
@@ -290,7 +344,7 @@ int main(int argc, char** argv) {
       }
     }
     // The hashes are over the logits' bits, as the protocol says.
-    std::vector<unsigned char> bytes(kVocab * 4);
+    std::vector<unsigned char> bytes(static_cast<size_t>(kVocab) * 4);
     for (int i = 0; i < kVocab; ++i) {
       const uint32_t b = std::bit_cast<uint32_t>(logits[i]);
       for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<unsigned char>(b >> (8 * k));
@@ -298,11 +352,11 @@ int main(int argc, char** argv) {
     if (dump)
       dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
     Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
-         "\",\"position\":" + std::to_string(position) +
-         ",\"input_token\":" + std::to_string(input) + ",\"token\":" + std::to_string(token) +
-         ",\"fnv1a64\":\"" + Hex(Fnv1a64(bytes.data(), bytes.size()) ^ (wrong_fnv ? 1 : 0)) +
-         "\",\"xxh3_64\":\"" + Hex(XXH3_64bits(bytes.data(), bytes.size())) +
-         "\",\"argmax\":" + std::to_string(token) + ",\"nan\":0,\"inf\":0}");
+         "\",\"position\":" + std::to_string(position) + ",\"input_token\":" +
+         std::to_string(input) + ",\"token\":" + std::to_string(token) + ",\"fnv1a64\":\"" +
+         Hex(Fnv1a64(bytes.data(), bytes.size()) ^ (wrong_fnv ? 1 : 0)) + "\",\"xxh3_64\":\"" +
+         Hex(XXH3_64bits(bytes.data(), bytes.size())) + "\",\"argmax\":" + std::to_string(token) +
+         ",\"nan\":0,\"inf\":0" + BatchPlaceJson(o, r) + "}");
     input = token;
   }
   if (dump) {
