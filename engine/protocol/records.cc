@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <limits>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "engine/numerics/hash.h"
 
@@ -127,8 +127,8 @@ Hello ParseHello(const json& j) {
   h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
   if (config.contains("batch")) {
     h.config.batch = GetInt32(config, "batch", "hello.config", 1);
-    h.config.batch_seed = static_cast<uint64_t>(GetInt(
-        config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
+    h.config.batch_seed = static_cast<uint64_t>(
+        GetInt(config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
     h.config.batch_schedule = GetString(config, "batch_schedule", "hello.config");
     if (h.config.batch_schedule != "together" && h.config.batch_schedule != "staggered") {
       Fail("hello.config", "field 'batch_schedule' must be \"together\" or \"staggered\", not '" +
@@ -199,12 +199,13 @@ Done ParseDone(const json& j) {
   for (const char* f : phase_fields) present += j.contains(f) ? 1 : 0;
   if (present == 0) return d;
   if (present != 4) {
-    Fail("done", "fields 'prefill_ms', 'prefill_tokens', 'decode_ms' and 'decode_tokens' come "
-                 "together or not at all");
+    Fail("done",
+         "fields 'prefill_ms', 'prefill_tokens', 'decode_ms' and 'decode_tokens' come "
+         "together or not at all");
   }
   PhaseTimes p;
-  for (const auto& [name, value] : {std::pair{"prefill_ms", &p.prefill_ms},
-                                    std::pair{"decode_ms", &p.decode_ms}}) {
+  for (const auto& [name, value] :
+       {std::pair{"prefill_ms", &p.prefill_ms}, std::pair{"decode_ms", &p.decode_ms}}) {
     const json& ms = j[name];
     if (!ms.is_number() || !(ms.get<double>() >= 0.0) || !std::isfinite(ms.get<double>())) {
       Fail("done", std::string("field '") + name + "' must be a finite non-negative number");

@@ -64,10 +64,11 @@ std::string PhaseLine(const char* name, const runner::PhaseSummary& p) {
     return Fixed(ms_per_token, 4) + " ms/token (" +
            (ms_per_token > 0 ? Fixed(1000.0 / ms_per_token, 1) : std::string("-")) + " tokens/s)";
   };
-  std::string line = std::string(name) + " (" + std::to_string(p.tokens) +
-                     " tokens per run): A " + side(p.median_a_ms_per_token) + ", B " +
-                     side(p.median_b_ms_per_token) + "; B/A " + Fixed(p.ratio.ratio, 3);
-  if (p.ratio.low) line += " [95% CI " + Fixed(*p.ratio.low, 3) + ", " + Fixed(*p.ratio.high, 3) + "]";
+  std::string line = std::string(name) + " (" + std::to_string(p.tokens) + " tokens per run): A " +
+                     side(p.median_a_ms_per_token) + ", B " + side(p.median_b_ms_per_token) +
+                     "; B/A " + Fixed(p.ratio.ratio, 3);
+  if (p.ratio.low)
+    line += " [95% CI " + Fixed(*p.ratio.low, 3) + ", " + Fixed(*p.ratio.high, 3) + "]";
   return line + " (" + std::to_string(p.ratio.pairs) + " pairs)";
 }
 
@@ -82,7 +83,8 @@ std::vector<std::string> PhaseLines(const store::BenchRecord& b) {
     } else {
       lines.push_back(std::string(name) +
                       ": split unknown (a run's `done` record has no prefill_ms/decode_ms, or "
-                      "the scenario has no " + name + " step)");
+                      "the scenario has no " +
+                      name + " step)");
     }
   }
   return lines;
@@ -139,7 +141,9 @@ double SvgPanel(std::ostringstream& svg, double top, const std::string& title,
   const double span = std::max(high - low, high * 0.01 + 1e-9);
   low -= span * 0.05;
   high += span * 0.05;
-  auto x_of = [&](double t) { return kLeft + (t - low) / (high - low) * (kWidth - kLeft - kRight); };
+  auto x_of = [&](double t) {
+    return kLeft + (t - low) / (high - low) * (kWidth - kLeft - kRight);
+  };
   svg << "<text x=\"4\" y=\"" << top + 13 << "\" font-weight=\"bold\">" << HtmlEscape(title)
       << "</text>\n";
   const double rows_top = top + kTitle;
@@ -197,19 +201,21 @@ std::string BenchSvg(const store::BenchRecord& b) {
       [](const runner::BenchSample& x) { return std::optional<double>(x.elapsed_ms); },
       b.summary.median_a_ms, b.summary.median_b_ms, "ms");
   // The phases only when known, so an older engine's plot is the whole alone.
-  if (b.summary.prefill.known) {
-    height += SvgPanel(body, height, "prefill (per token)", b.samples,
-                       PerToken(&protocol::PhaseTimes::prefill_ms,
-                                &protocol::PhaseTimes::prefill_tokens),
-                       b.summary.prefill.median_a_ms_per_token,
-                       b.summary.prefill.median_b_ms_per_token, "ms/token");
-  }
-  if (b.summary.decode.known) {
-    height += SvgPanel(body, height, "decode (per token)", b.samples,
-                       PerToken(&protocol::PhaseTimes::decode_ms,
-                                &protocol::PhaseTimes::decode_tokens),
-                       b.summary.decode.median_a_ms_per_token,
-                       b.summary.decode.median_b_ms_per_token, "ms/token");
+  struct Phase {
+    const char* title;
+    const runner::PhaseSummary* summary;
+    double protocol::PhaseTimes::*ms;
+    int64_t protocol::PhaseTimes::*tokens;
+  };
+  for (const Phase& p :
+       {Phase{"prefill (per token)", &b.summary.prefill, &protocol::PhaseTimes::prefill_ms,
+              &protocol::PhaseTimes::prefill_tokens},
+        Phase{"decode (per token)", &b.summary.decode, &protocol::PhaseTimes::decode_ms,
+              &protocol::PhaseTimes::decode_tokens}}) {
+    if (!p.summary->known) continue;
+    height +=
+        SvgPanel(body, height, p.title, b.samples, PerToken(p.ms, p.tokens),
+                 p.summary->median_a_ms_per_token, p.summary->median_b_ms_per_token, "ms/token");
   }
   if (height <= 10) {
     return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"></svg>";

@@ -155,7 +155,8 @@ BenchSummary SummarizeBench(const std::vector<BenchSample>& samples) {
     s.identity_detail = "a side never ran to completion, so identity was not checked";
   }
   const PairedTimes done = PairTimes(samples, [](const BenchSample& x) { return x.elapsed_ms; });
-  const PairedTimes wall = PairTimes(samples, [](const BenchSample& x) { return x.wall_ms; }, false);
+  const PairedTimes wall = PairTimes(
+      samples, [](const BenchSample& x) { return x.wall_ms; }, false);
   s.median_a_ms = done.median_a;
   s.median_b_ms = done.median_b;
   s.median_a_wall_ms = wall.median_a;

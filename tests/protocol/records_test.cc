@@ -77,12 +77,11 @@ TEST(RecordsTest, DonePhaseSplitIsOptionalAndWhole) {
   const Done old = std::get<Done>(ParseRecord("{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1}"));
   EXPECT_FALSE(old.phases.has_value());
   EXPECT_EQ(ToJsonLine(old).find("prefill"), std::string::npos);
-  for (const char* bad :
-       {"{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":1}",
-        "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":-1,"
-        "\"prefill_tokens\":1,\"decode_ms\":1,\"decode_tokens\":1}",
-        "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":1,"
-        "\"prefill_tokens\":\"x\",\"decode_ms\":1,\"decode_tokens\":1}"}) {
+  for (const char* bad : {"{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":1}",
+                          "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":-1,"
+                          "\"prefill_tokens\":1,\"decode_ms\":1,\"decode_tokens\":1}",
+                          "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":1,"
+                          "\"prefill_tokens\":\"x\",\"decode_ms\":1,\"decode_tokens\":1}"}) {
     try {
       ParseRecord(bad);
       ADD_FAILURE() << "accepted " << bad;
