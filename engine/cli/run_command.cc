@@ -161,8 +161,23 @@ int RunScenarioCommand(RunOptions options) {
   protocol::RecordWriter writer(stdout);
   writer.Write(hello);
 
+  // Phase timing for `done`: the time from the end of the previous row's
+  // record to this row is its forward pass (zero for the later rows of one
+  // chunk), credited to decode for decode rows and to prefill for prefill
+  // and extend rows; writing the records is left out of both.
+  protocol::PhaseTimes phases;
+  auto phase_mark = std::chrono::steady_clock::now();
   run::DriverSinks sinks;
   sinks.on_step = [&](const run::StepResult& s) {
+    const double forward_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - phase_mark)
+            .count();
+    if (s.kind == run::ScenarioStep::Kind::kDecode) {
+      phases.decode_ms += forward_ms;
+      ++phases.decode_tokens;
+    } else {
+      phases.prefill_ms += forward_ms;
+    }
     protocol::Step step{s.index,     run::StepKindName(s.kind),
                         s.position,  s.input_token,
                         s.token,     s.fnv1a64,
@@ -175,6 +190,7 @@ int RunScenarioCommand(RunOptions options) {
           protocol::BatchPlace{s.batch->sequences, s.batch->rows, s.batch->slot, s.batch->row};
     writer.Write(step);
     if (dump) dump->WriteRow(s.logits);
+    phase_mark = std::chrono::steady_clock::now();
   };
   if (options.trace) {
     sinks.on_trace = [&](const run::TraceResult& t) {
@@ -182,12 +198,14 @@ int RunScenarioCommand(RunOptions options) {
     };
   }
   const auto start = std::chrono::steady_clock::now();
+  phase_mark = start;
   const run::RunSummary summary =
       run::RunBatchedScenario(prepared, weights.config, *forward, math, batch, sinks);
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (dump) dump->Close();
-  writer.Write(protocol::Done{summary.steps, elapsed_ms});
+  phases.prefill_tokens = summary.positions - phases.decode_tokens;
+  writer.Write(protocol::Done{summary.steps, elapsed_ms, phases});
   if (options.profile) {
     const std::string report = forward->ProfileReport();
     std::fprintf(

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "engine/numerics/hash.h"
 
@@ -126,8 +127,8 @@ Hello ParseHello(const json& j) {
   h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
   if (config.contains("batch")) {
     h.config.batch = GetInt32(config, "batch", "hello.config", 1);
-    h.config.batch_seed = static_cast<uint64_t>(GetInt(
-        config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
+    h.config.batch_seed = static_cast<uint64_t>(
+        GetInt(config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
     h.config.batch_schedule = GetString(config, "batch_schedule", "hello.config");
     if (h.config.batch_schedule != "together" && h.config.batch_schedule != "staggered") {
       Fail("hello.config", "field 'batch_schedule' must be \"together\" or \"staggered\", not '" +
@@ -192,6 +193,28 @@ Done ParseDone(const json& j) {
   if (!(d.elapsed_ms >= 0.0) || !std::isfinite(d.elapsed_ms)) {
     Fail("done", "field 'elapsed_ms' must be a finite non-negative number");
   }
+  // The phase split is optional, but all four fields or none.
+  const char* phase_fields[] = {"prefill_ms", "prefill_tokens", "decode_ms", "decode_tokens"};
+  int present = 0;
+  for (const char* f : phase_fields) present += j.contains(f) ? 1 : 0;
+  if (present == 0) return d;
+  if (present != 4) {
+    Fail("done",
+         "fields 'prefill_ms', 'prefill_tokens', 'decode_ms' and 'decode_tokens' come "
+         "together or not at all");
+  }
+  PhaseTimes p;
+  for (const auto& [name, value] :
+       {std::pair{"prefill_ms", &p.prefill_ms}, std::pair{"decode_ms", &p.decode_ms}}) {
+    const json& ms = j[name];
+    if (!ms.is_number() || !(ms.get<double>() >= 0.0) || !std::isfinite(ms.get<double>())) {
+      Fail("done", std::string("field '") + name + "' must be a finite non-negative number");
+    }
+    *value = ms.get<double>();
+  }
+  p.prefill_tokens = GetInt(j, "prefill_tokens", "done", 0, std::numeric_limits<int64_t>::max());
+  p.decode_tokens = GetInt(j, "decode_tokens", "done", 0, std::numeric_limits<int64_t>::max());
+  d.phases = p;
   return d;
 }
 
@@ -281,6 +304,12 @@ std::string ToJsonLine(const Done& d) {
   j["type"] = "done";
   j["steps"] = d.steps;
   j["elapsed_ms"] = d.elapsed_ms;
+  if (d.phases) {
+    j["prefill_ms"] = d.phases->prefill_ms;
+    j["prefill_tokens"] = d.phases->prefill_tokens;
+    j["decode_ms"] = d.phases->decode_ms;
+    j["decode_tokens"] = d.phases->decode_tokens;
+  }
   return Dump(j);
 }
 

@@ -132,9 +132,22 @@ struct Trace {
   bool operator==(const Trace&) const = default;
 };
 
+// How `done.elapsed_ms` splits between the two phases of a run: the chunked
+// feeds (prefill and extend) and the single-token decode steps. Optional in
+// the protocol: an engine that does not time phases leaves it out, and a
+// reader then knows the split is unknown.
+struct PhaseTimes {
+  double prefill_ms = 0;
+  int64_t prefill_tokens = 0;  // positions fed by prefill and extend steps
+  double decode_ms = 0;
+  int64_t decode_tokens = 0;  // decode steps
+  bool operator==(const PhaseTimes&) const = default;
+};
+
 struct Done {
   int64_t steps = 0;
   double elapsed_ms = 0;
+  std::optional<PhaseTimes> phases;
   bool operator==(const Done&) const = default;
 };
 

@@ -31,6 +31,13 @@ std::optional<PositionDifference> FirstSharedDifference(const CellResult& a, con
     auto it = by_position.find(s.position);
     if (it == by_position.end()) continue;
     const StepRecord& t = *it->second;
+    // Rows at one position are only comparable when the same token was fed
+    // there; a declaration that feeds different ones is itself wrong.
+    if (s.input_token != t.input_token) {
+      return PositionDifference{s.position, "fed token " + std::to_string(s.input_token) + " vs " +
+                                                std::to_string(t.input_token) +
+                                                ": the scenarios do not feed the same tokens"};
+    }
     if (s.xxh3_64 != t.xxh3_64 || s.fnv1a64 != t.fnv1a64) {
       return PositionDifference{s.position, "xxh3_64 " + numerics::Hex16(s.xxh3_64) + " (" +
                                                 s.kind + ") vs " + numerics::Hex16(t.xxh3_64) +

@@ -1,6 +1,8 @@
-// The HTML report of `samebits bench A B`: the summary table, token
-// identity, and an SVG plot of every timed run (one row of dots per side,
-// warm-up runs hollow) with both medians marked.
+// The HTML report of `samebits bench A B`: the summary table with the
+// prefill/decode split (per token, when the engine's `done` reports it),
+// token identity, and an SVG plot of every timed run (one row of dots per
+// side, warm-up runs hollow) with both medians marked: one panel for the
+// whole run and one per known phase.
 #pragma once
 
 #include <ostream>

@@ -31,9 +31,72 @@ BenchSample RunOnce(const BenchSide& side, char name, int round, const BenchOpti
   }
   const protocol::Transcript t = protocol::ReadTranscript(outcome.stdout_text);
   s.elapsed_ms = t.done ? t.done->elapsed_ms : outcome.elapsed_ms;
+  if (t.done) s.phases = t.done->phases;
   s.ok = s.elapsed_ms > 0;
   if (!s.ok) s.failure = "the engine reported no elapsed time";
   return s;
+}
+
+// The counted runs' medians per side and their paired ratio B/A for the
+// time `value` gives. Within a round the runs are A B B A: the first A
+// pairs with the first B, the second B with the second A (neighbours in
+// time).
+struct PairedTimes {
+  double median_a = 0, median_b = 0;
+  harness::PairedRatio ratio;
+};
+
+PairedTimes PairTimes(const std::vector<BenchSample>& samples,
+                      const std::function<double(const BenchSample&)>& value,
+                      bool with_ratio = true) {
+  PairedTimes out;
+  std::vector<double> a, b, pending_a, pending_b;
+  std::vector<std::pair<double, double>> pairs;
+  int current_round = -2;
+  for (const BenchSample& x : samples) {
+    if (!x.ok || x.round < 0) continue;
+    if (x.round != current_round) {
+      current_round = x.round;
+      pending_a.clear();
+      pending_b.clear();
+    }
+    const double v = value(x);
+    (x.side == 'A' ? a : b).push_back(v);
+    (x.side == 'A' ? pending_a : pending_b).push_back(v);
+    if (!pending_a.empty() && !pending_b.empty()) {
+      pairs.push_back({pending_a.front(), pending_b.front()});
+      pending_a.erase(pending_a.begin());
+      pending_b.erase(pending_b.begin());
+    }
+  }
+  if (!a.empty()) out.median_a = harness::Median(a);
+  if (!b.empty()) out.median_b = harness::Median(b);
+  if (with_ratio) out.ratio = harness::PairedRatioOf(pairs);
+  return out;
+}
+
+// The per-token summary of one phase, when every counted run reported it.
+PhaseSummary SummarizePhase(const std::vector<BenchSample>& samples,
+                            double protocol::PhaseTimes::*ms,
+                            int64_t protocol::PhaseTimes::*tokens) {
+  PhaseSummary out;
+  bool any = false;
+  for (const BenchSample& x : samples) {
+    if (!x.ok || x.round < 0) continue;
+    // A phase with no time (a run too short for the clock) has no ratio.
+    if (!x.phases || (*x.phases).*tokens <= 0 || !((*x.phases).*ms > 0)) return out;
+    if (!any) out.tokens = (*x.phases).*tokens;
+    any = true;
+  }
+  if (!any) return out;
+  const PairedTimes t = PairTimes(samples, [&](const BenchSample& x) {
+    return (*x.phases).*ms / static_cast<double>((*x.phases).*tokens);
+  });
+  out.known = true;
+  out.median_a_ms_per_token = t.median_a;
+  out.median_b_ms_per_token = t.median_b;
+  out.ratio = t.ratio;
+  return out;
 }
 
 }  // namespace
@@ -61,12 +124,6 @@ std::vector<BenchSample> RunBench(const BenchSide& a, const BenchSide& b,
 
 BenchSummary SummarizeBench(const std::vector<BenchSample>& samples) {
   BenchSummary s;
-  std::vector<double> a_ms, b_ms, a_wall, b_wall;
-  std::vector<std::pair<double, double>> pairs;
-  // Within a round the runs are A B B A: the first A pairs with the first
-  // B, the second B with the second A (neighbours in time).
-  std::vector<double> pending_a, pending_b;
-  int current_round = -2;
   const BenchSample* first_a = nullptr;
   const BenchSample* first_b = nullptr;
   for (const BenchSample& x : samples) {
@@ -85,20 +142,6 @@ BenchSummary SummarizeBench(const std::vector<BenchSample>& samples) {
                             std::to_string(d->index) + ": " + d->detail;
       }
     }
-    if (x.round < 0) continue;
-    if (x.round != current_round) {
-      current_round = x.round;
-      pending_a.clear();
-      pending_b.clear();
-    }
-    (x.side == 'A' ? a_ms : b_ms).push_back(x.elapsed_ms);
-    (x.side == 'A' ? a_wall : b_wall).push_back(x.wall_ms);
-    (x.side == 'A' ? pending_a : pending_b).push_back(x.elapsed_ms);
-    if (!pending_a.empty() && !pending_b.empty()) {
-      pairs.push_back({pending_a.front(), pending_b.front()});
-      pending_a.erase(pending_a.begin());
-      pending_b.erase(pending_b.begin());
-    }
   }
   if (first_a != nullptr && first_b != nullptr) {
     if (auto d = harness::FirstStepDifference(first_a->outputs, first_b->outputs)) {
@@ -111,11 +154,18 @@ BenchSummary SummarizeBench(const std::vector<BenchSample>& samples) {
     s.identical = false;
     s.identity_detail = "a side never ran to completion, so identity was not checked";
   }
-  if (!a_ms.empty()) s.median_a_ms = harness::Median(a_ms);
-  if (!b_ms.empty()) s.median_b_ms = harness::Median(b_ms);
-  if (!a_wall.empty()) s.median_a_wall_ms = harness::Median(a_wall);
-  if (!b_wall.empty()) s.median_b_wall_ms = harness::Median(b_wall);
-  s.ratio = harness::PairedRatioOf(pairs);
+  const PairedTimes done = PairTimes(samples, [](const BenchSample& x) { return x.elapsed_ms; });
+  const PairedTimes wall = PairTimes(
+      samples, [](const BenchSample& x) { return x.wall_ms; }, false);
+  s.median_a_ms = done.median_a;
+  s.median_b_ms = done.median_b;
+  s.median_a_wall_ms = wall.median_a;
+  s.median_b_wall_ms = wall.median_b;
+  s.ratio = done.ratio;
+  s.prefill = SummarizePhase(samples, &protocol::PhaseTimes::prefill_ms,
+                             &protocol::PhaseTimes::prefill_tokens);
+  s.decode = SummarizePhase(samples, &protocol::PhaseTimes::decode_ms,
+                            &protocol::PhaseTimes::decode_tokens);
   return s;
 }
 

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/protocol/records.h"
 #include "harness/analysis/bench_statistics.h"
 #include "harness/analysis/results.h"
 #include "harness/runner/matrix.h"
@@ -37,13 +39,27 @@ struct BenchSample {
   double elapsed_ms = 0;  // the `done` record's: the forward passes only
   double wall_ms = 0;     // the child's wall time, loading included
   int steps = 0;          // output rows
+  // The `done` record's split of elapsed_ms into prefill and decode; absent
+  // when the engine does not report it (not kept in the store).
+  std::optional<protocol::PhaseTimes> phases;
   std::vector<harness::StepRecord> outputs;
+};
+
+// One phase of the runs (prefill or decode), per token.
+struct PhaseSummary {
+  // Whether every counted run of both sides reported the split and fed the
+  // phase at least one token; when not, the other fields are zero.
+  bool known = false;
+  int64_t tokens = 0;  // per run (A's; the same scenario on both sides)
+  double median_a_ms_per_token = 0, median_b_ms_per_token = 0;
+  harness::PairedRatio ratio;  // B/A of the per-token times, paired as the whole
 };
 
 struct BenchSummary {
   double median_a_ms = 0, median_b_ms = 0;
   double median_a_wall_ms = 0, median_b_wall_ms = 0;
   harness::PairedRatio ratio;  // B/A of the `done` times, paired per round
+  PhaseSummary prefill, decode;
   bool all_ran = true;
   // Token identity over the same runs: A's runs agree with each other, B's
   // with each other, and B with A.

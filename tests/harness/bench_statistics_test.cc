@@ -109,5 +109,51 @@ TEST(BenchSummary, ASideThatDiffersFromItselfIsNotRepeatable) {
   EXPECT_TRUE(s.b_repeatable);
 }
 
+// Per-token phase times: A's prefill 1 ms/token and decode 2 ms/token in
+// every run; B's prefill half as long, its decode the same. So the prefill
+// ratio is 0.5 and the decode ratio 1, whatever the whole runs' ratio.
+runner::BenchSample PhasedSample(char side, int round) {
+  runner::BenchSample s = Sample(side, round, 20, 1);
+  protocol::PhaseTimes p;
+  p.prefill_tokens = 12;
+  p.prefill_ms = side == 'A' ? 12 : 6;
+  p.decode_tokens = 4;
+  p.decode_ms = 8;
+  s.phases = p;
+  return s;
+}
+
+TEST(BenchSummary, PrefillAndDecodeArePairedPerToken) {
+  std::vector<runner::BenchSample> samples;
+  for (int round = 0; round < 2; ++round) {
+    for (char side : {'A', 'B', 'B', 'A'}) samples.push_back(PhasedSample(side, round));
+  }
+  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  ASSERT_TRUE(s.prefill.known);
+  ASSERT_TRUE(s.decode.known);
+  EXPECT_EQ(s.prefill.tokens, 12);
+  EXPECT_EQ(s.decode.tokens, 4);
+  EXPECT_EQ(s.prefill.median_a_ms_per_token, 1);
+  EXPECT_EQ(s.prefill.median_b_ms_per_token, 0.5);
+  EXPECT_EQ(s.decode.median_a_ms_per_token, 2);
+  EXPECT_EQ(s.decode.median_b_ms_per_token, 2);
+  EXPECT_EQ(s.prefill.ratio.pairs, 4);
+  EXPECT_NEAR(s.prefill.ratio.ratio, 0.5, 1e-12);
+  EXPECT_NEAR(s.decode.ratio.ratio, 1.0, 1e-12);
+  ASSERT_TRUE(s.decode.ratio.low.has_value());
+}
+
+// One run without the split (an older engine) makes the split unknown
+// rather than a summary of the runs that had it.
+TEST(BenchSummary, ARunWithoutTheSplitMakesItUnknown) {
+  std::vector<runner::BenchSample> samples;
+  for (char side : {'A', 'B', 'B', 'A'}) samples.push_back(PhasedSample(side, 0));
+  samples[2].phases.reset();
+  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  EXPECT_FALSE(s.prefill.known);
+  EXPECT_FALSE(s.decode.known);
+  EXPECT_EQ(s.ratio.pairs, 2);  // the whole runs are summarized as before
+}
+
 }  // namespace
 }  // namespace samebits::harness

@@ -88,6 +88,23 @@ TEST(CheckEquivalences, ScenariosThatDifferFailNamingBothAndThePosition) {
   EXPECT_EQ(failed, 2);
 }
 
+// A declaration whose scenarios feed different tokens at a shared position
+// compares rows that need not agree: it fails, naming the fed tokens, even
+// where the hashes happen to be equal.
+TEST(CheckEquivalences, ADifferentFedTokenAtASharedPositionFails) {
+  RunResult run = ExtendRun(0x12);
+  for (CellResult& c : run.cells) {
+    for (StepRecord& s : c.steps) s.input_token = s.position;
+    if (c.scenario == "extend-1x3") c.steps[1].input_token = 99;  // position 11
+  }
+  const Diagnosis d = CheckEquivalences(run, kDeclared);
+  EXPECT_NE(d.headline.find("first differ at position 11"), std::string::npos) << d.headline;
+  ASSERT_EQ(d.details.size(), 1u);
+  EXPECT_NE(d.details[0].find("fed token 11 vs 99: the scenarios do not feed the same tokens"),
+            std::string::npos)
+      << d.details[0];
+}
+
 TEST(CheckEquivalences, TheGateDiagnosisLeadsWithItsOwnKind) {
   RunResult run = ExtendRun(0x77);
   run.machine.arch = "x86_64";

@@ -52,10 +52,11 @@ TEST(RealSuite, GateOnTheRealCheckpointsMatchesTheCommittedReferences) {
   ASSERT_TRUE(WIFEXITED(status)) << command << "\n" << output;
   EXPECT_EQ(WEXITSTATUS(status), 0) << command << "\n" << output;
   // Every pair ran and passed: a missing file would be UNSUPPORTED, which
-  // does not fail a gate. The suite holds 36 pairs (18 checkpoints).
+  // does not fail a gate. The suite holds 42 pairs (18 checkpoints; two of
+  // them also run the three chunk-* equivalence scenarios).
   store::Store store(dir.File("runs.db"));
   const RunResult run = store.LoadRun(store.LatestRunId());
-  EXPECT_EQ(run.cells.size(), 36u * 2u);
+  EXPECT_EQ(run.cells.size(), 42u * 2u);
   for (const CellResult& c : run.cells) {
     EXPECT_EQ(c.code, ResultCode::kPass)
         << c.checkpoint << " " << c.scenario << " " << c.config.name << ": " << c.message;

@@ -71,6 +71,30 @@ TEST_F(StandinBench, TwoEnginesThatAgreeAreIdenticalAndStored) {
   page << in.rdbuf();
   EXPECT_NE(page.str().find("<svg"), std::string::npos);
   EXPECT_NE(page.str().find("<table>"), std::string::npos);
+  // The stand-in's `done` has no prefill/decode split: said, not guessed.
+  EXPECT_NE(r.output.find("prefill: split unknown"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("decode: split unknown"), std::string::npos) << r.output;
+  EXPECT_EQ(page.str().find("prefill (per token)"), std::string::npos);
+}
+
+// The real engine reports the split in `done`: the table gives each phase
+// per token with its ratio, and the plot gets a panel per phase. (Only the
+// presence is checked; the machine is shared, so no speed is asserted.)
+TEST_F(StandinBench, TheRealEnginesPhasesAreReportedAndPlotted) {
+  const std::string html = (tmp_.path() / "bench.html").string();
+  const CommandResult r = RunCommand(
+      {BinDir() + "/samebits", "bench", "cpu-t1", "cpu-t2", "--checkpoint", "synthetic:tiny",
+       "--scenario", std::string(SAMEBITS_SOURCE_DIR) + "/scenarios/chunk-extend-6.json",
+       "--rounds", "2", "--force", "-q", "--db", db_, "--report-html", html});
+  ASSERT_EQ(r.exit_code, 0) << r.command << "\n" << r.output;
+  EXPECT_NE(r.output.find("prefill (12 tokens per run): A "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("decode (4 tokens per run): A "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ms/token"), std::string::npos) << r.output;
+  std::ifstream in(html);
+  std::stringstream page;
+  page << in.rdbuf();
+  EXPECT_NE(page.str().find("prefill (per token)"), std::string::npos);
+  EXPECT_NE(page.str().find("decode (per token)"), std::string::npos);
 }
 
 TEST_F(StandinBench, ABThatChangesABitIsFlagged) {

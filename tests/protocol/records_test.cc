@@ -64,6 +64,33 @@ TEST(RecordsTest, TraceDoneAndErrorRoundTrip) {
   EXPECT_EQ(RoundTrip(e), e);
 }
 
+// The optional phase split: written and read back when present, absent
+// (an older engine) reads as no split, and a partial or negative split is
+// refused naming the record.
+TEST(RecordsTest, DonePhaseSplitIsOptionalAndWhole) {
+  const Done d{9, 12.5, PhaseTimes{8.0, 19, 4.25, 6}};
+  EXPECT_EQ(RoundTrip(d), d);
+  EXPECT_NE(ToJsonLine(d).find("\"prefill_ms\":8.0,\"prefill_tokens\":19,\"decode_ms\":4.25,"
+                               "\"decode_tokens\":6"),
+            std::string::npos)
+      << ToJsonLine(d);
+  const Done old = std::get<Done>(ParseRecord("{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1}"));
+  EXPECT_FALSE(old.phases.has_value());
+  EXPECT_EQ(ToJsonLine(old).find("prefill"), std::string::npos);
+  for (const char* bad : {"{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":1}",
+                          "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":-1,"
+                          "\"prefill_tokens\":1,\"decode_ms\":1,\"decode_tokens\":1}",
+                          "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"prefill_ms\":1,"
+                          "\"prefill_tokens\":\"x\",\"decode_ms\":1,\"decode_tokens\":1}"}) {
+    try {
+      ParseRecord(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("done"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RecordsTest, InvalidUtf8InAMessageStillMakesALine) {
   const Error e{std::string("bad byte \xff here")};
   const std::string line = ToJsonLine(e);
