@@ -17,8 +17,8 @@ namespace samebits::harness::report {
 struct CellDiff {
   enum class Status : uint8_t {
     kSame,     // the same result code, and every step in both, equal in every field
-    kDiffers,  // the result codes differ, some step differs, or one side has
-               // steps the other lacks
+    kDiffers,  // the result codes differ, some step differs, one side has
+               // steps the other lacks, or the scenario files differ
     kOnlyInA,
     kOnlyInB,
   };
@@ -35,6 +35,9 @@ struct CellDiff {
   int first_index = -1;
   std::optional<StepRecord> first_a, first_b;
   std::string math_a, math_b;  // math-library fingerprints, when known
+  // Non-empty when the two sides ran different scenario files under one
+  // name (ScenarioContentMismatch): a difference whatever the steps say.
+  std::string scenario_mismatch;
 };
 
 struct RunDiff {

@@ -145,6 +145,13 @@ ALTER TABLE steps ADD COLUMN text TEXT NOT NULL DEFAULT '';
       R"sql(
 ALTER TABLE cells ADD COLUMN engine_checkpoint TEXT NOT NULL DEFAULT '';
 )sql",
+      // Next version (9 on its own; 10 after the batch fields' version 9, in
+      // either order: it touches no column of theirs): the XXH3-64 of each
+      // cell's scenario file, so two scenarios with one name are told apart
+      // ('' for cells stored before).
+      R"sql(
+ALTER TABLE cells ADD COLUMN scenario_xxh3 TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

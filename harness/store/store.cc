@@ -193,8 +193,9 @@ int64_t Store::InsertRun(const RunResult& run) {
     Statement insert_cell = db.Prepare(
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
-        "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint) VALUES (?1, ?2, "
-        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+        "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint, scenario_xxh3) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+        "?19, ?20, ?21, ?22)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
         "argmax, nan_count, inf_count, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
@@ -259,6 +260,7 @@ int64_t Store::InsertRun(const RunResult& run) {
       insert_cell.Bind(15, static_cast<int64_t>(cell.signal));
       insert_cell.Bind(16, cell.message).Bind(17, cell.stderr_tail).Bind(18, cell.elapsed_ms);
       insert_cell.Bind(19, cell.dump_path).Bind(20, cell.isa_used).Bind(21, cell.engine_checkpoint);
+      insert_cell.Bind(22, cell.scenario_xxh3);
       insert_cell.Run();
       const int64_t cell_id = db.LastInsertId();
       for (const harness::StepRecord& st : cell.steps) {
@@ -319,7 +321,7 @@ RunResult Store::LoadRun(int64_t id) {
       "c.elapsed_ms, c.dump_path, "
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
       "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
-      "c.isa_used, c.engine_checkpoint "
+      "c.isa_used, c.engine_checkpoint, c.scenario_xxh3 "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
@@ -369,6 +371,7 @@ RunResult Store::LoadRun(int64_t id) {
     }
     cell.isa_used = select_cells.Text(30);
     cell.engine_checkpoint = select_cells.Text(31);
+    cell.scenario_xxh3 = select_cells.Text(32);
     run.cells.push_back(std::move(cell));
   }
   Statement select_steps = db.Prepare(
