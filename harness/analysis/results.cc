@@ -49,4 +49,11 @@ bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
   return false;
 }
 
+std::string ScenarioContentMismatch(const CellResult& a, const CellResult& b) {
+  if (a.scenario_xxh3.empty() || b.scenario_xxh3.empty() || a.scenario_xxh3 == b.scenario_xxh3)
+    return "";
+  return "scenario '" + a.scenario + "' is not the same file on both sides: content xxh3 " +
+         a.scenario_xxh3 + " vs " + b.scenario_xxh3;
+}
+
 }  // namespace samebits::harness

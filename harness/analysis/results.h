@@ -123,6 +123,10 @@ struct CellResult {
   // it says exactly which file a result is for.
   std::string engine_checkpoint;
   std::string scenario;
+  // The XXH3-64 of the scenario file's bytes (16 hex; empty when unknown,
+  // as in runs stored before it was recorded): two scenarios with one name
+  // are told apart by it.
+  std::string scenario_xxh3;
   Configuration config;
   ResultCode code = ResultCode::kUnresolved;
   int exit_code = 0;
@@ -219,6 +223,12 @@ bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out);
 
 // Returns true and sets `*out` for a name ResultCodeName returns ("PASS", ...).
 bool ParseResultCode(const std::string& name, ResultCode* out);
+
+// Returns why cells `a` and `b`, one scenario by name, ran different
+// scenario files ("scenario 'classic' is not the same file on both sides:
+// content xxh3 ... vs ..."), or "" when they ran the same one or either
+// side's content is unknown.
+std::string ScenarioContentMismatch(const CellResult& a, const CellResult& b);
 
 struct RunResult {
   int64_t run_id = 0;

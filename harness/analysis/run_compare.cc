@@ -161,7 +161,9 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
     } else {
       const CellResult& y = *it->second;
       cc.b = y;
-      if (!Ran(x) || !Ran(y)) {
+      if (const std::string other = ScenarioContentMismatch(x, y); !other.empty()) {
+        cc.reason = other + " (two different scenarios under one name)";
+      } else if (!Ran(x) || !Ran(y)) {
         const CellResult& idle = Ran(x) ? y : x;
         cc.reason = std::string(ResultCodeName(idle.code)) + " in " + (Ran(x) ? label_b : label_a) +
                     (idle.message.empty() ? "" : ": " + idle.message);

@@ -92,6 +92,7 @@ json CellJson(const CellResult& c) {
           {"weights_xxh3", c.weights_xxh3},
           {"vocab_size", c.vocab_size},
           {"isa_used", c.isa_used},
+          {"scenario_xxh3", c.scenario_xxh3},
           {"steps", std::move(steps)},
           {"traces", std::move(traces)}};
 }
@@ -307,6 +308,11 @@ class Reader {
     if (c.weights_xxh3.empty() && c.vocab_size != 0)
       Fail(Join(where, "vocab_size"), "must be 0 when weights_xxh3 is empty");
     c.isa_used = String(j, where, "isa_used");
+    // Absent from bundles written before it was recorded: unknown.
+    if (j.contains("scenario_xxh3")) {
+      c.scenario_xxh3 = String(j, where, "scenario_xxh3");
+      if (!c.scenario_xxh3.empty()) Hash(j, where, "scenario_xxh3");
+    }
     const json& steps = Array(j, where, "steps");
     for (size_t i = 0; i < steps.size(); ++i) {
       const std::string sw = Join(where, "steps") + Index(i);

@@ -68,8 +68,10 @@ CellDiff Compare(const CellResult& a, const CellResult& b) {
     }
   }
   d.code_differs = a.code != b.code;
-  d.status = d.differing_steps == 0 && !d.code_differs ? CellDiff::Status::kSame
-                                                       : CellDiff::Status::kDiffers;
+  d.scenario_mismatch = ScenarioContentMismatch(a, b);
+  d.status = d.differing_steps == 0 && !d.code_differs && d.scenario_mismatch.empty()
+                 ? CellDiff::Status::kSame
+                 : CellDiff::Status::kDiffers;
   return d;
 }
 
@@ -104,11 +106,13 @@ std::string FirstStepDifference(const CellDiff& d) {
 // Returns what differs in a cell, for a person: the first diverging step,
 // then the result codes.
 std::string FirstDifference(const CellDiff& d) {
-  std::string codes =
-      d.code_differs ? "result " + CodeName(d.code_a) + " vs " + CodeName(d.code_b) : "";
-  if (d.first_index < 0) return codes;
-  const std::string step = FirstStepDifference(d);
-  return codes.empty() ? step : step + "; " + codes;
+  std::string text = d.scenario_mismatch;
+  const auto add = [&text](const std::string& part) {
+    if (!part.empty()) text += (text.empty() ? "" : "; ") + part;
+  };
+  if (d.first_index >= 0) add(FirstStepDifference(d));
+  if (d.code_differs) add("result " + CodeName(d.code_a) + " vs " + CodeName(d.code_b));
+  return text;
 }
 
 void WriteSide(const char* label, const RunResult& r, std::ostream& out) {

@@ -17,8 +17,8 @@ namespace samebits::harness::report {
 struct CellDiff {
   enum class Status : uint8_t {
     kSame,     // the same result code, and every step in both, equal in every field
-    kDiffers,  // the result codes differ, some step differs, or one side has
-               // steps the other lacks
+    kDiffers,  // the result codes differ, some step differs, one side has
+               // steps the other lacks, or the scenario files differ
     kOnlyInA,
     kOnlyInB,
   };
@@ -38,6 +38,9 @@ struct CellDiff {
   // place at that step (harness/analysis/batch.h PlaceInRuns); else empty.
   std::string batch_place;
   std::string math_a, math_b;  // math-library fingerprints, when known
+  // Non-empty when the two sides ran different scenario files under one
+  // name (ScenarioContentMismatch): a difference whatever the steps say.
+  std::string scenario_mismatch;
 };
 
 struct RunDiff {

@@ -102,6 +102,7 @@ CellResult EmptyResult(const Cell& cell) {
   r.checkpoint = cell.checkpoint;
   r.engine_checkpoint = EngineCheckpoint(cell);
   r.scenario = cell.scenario;
+  r.scenario_xxh3 = cell.scenario_xxh3;
   r.config = cell.config;
   return r;
 }

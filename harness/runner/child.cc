@@ -379,8 +379,11 @@ int MillisecondsUntil(Clock::time_point t) {
 }  // namespace
 
 const std::vector<std::string>& DefaultPassthrough() {
-  static const std::vector<std::string> kNames = {"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "TMPDIR",
-                                                  "HOME"};
+  // The sanitizer options reach a sanitized engine too (ci/sanitize.sh), so
+  // its reports are written where the script looks for them.
+  static const std::vector<std::string> kNames = {
+      "PATH",         "LD_PRELOAD",    "LD_LIBRARY_PATH", "TMPDIR",      "HOME",
+      "ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS",    "LSAN_OPTIONS"};
   return kNames;
 }
 

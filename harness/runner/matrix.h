@@ -36,6 +36,7 @@ struct Cell {
   std::string engine_checkpoint;
   std::string scenario;       // the scenario's name (its file's stem)
   std::string scenario_file;  // the path handed to the engine
+  std::string scenario_xxh3;  // its bytes' XXH3-64, 16 hex (scenario_identity.h)
   harness::Configuration config;
   bool supported = true;
   std::string unsupported_reason;  // when not supported

@@ -10,6 +10,7 @@
 #include "harness/analysis/equivalence.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/run_error.h"
+#include "harness/runner/scenario_identity.h"
 #include "harness/runner/suite.h"
 
 namespace samebits::runner {
@@ -128,6 +129,7 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
         default_selection ? std::vector<std::string>{} : s.scenarios, s.root, isas, arch);
     for (Cell& c : more) cells.push_back(std::move(c));
   }
+  IdentifyScenarios(cells);
   return cells;
 }
 
@@ -163,6 +165,7 @@ Cell CellForResult(const harness::CellResult& r, const Selection& selection,
   for (const std::string& s : selection.scenarios) {
     if (ScenarioName(s) == r.scenario && fs::is_regular_file(s)) cell.scenario_file = s;
   }
+  cell.scenario_xxh3 = ScenarioContentHash(cell.scenario_file);
   cell.config = r.config;
   return cell;
 }

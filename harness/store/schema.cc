@@ -159,6 +159,11 @@ ALTER TABLE steps ADD COLUMN batch_slot INTEGER;
 ALTER TABLE steps ADD COLUMN batch_row INTEGER;
 ALTER TABLE divergences ADD COLUMN batch_place TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 10: the XXH3-64 of each cell's scenario file, so two
+      // scenarios with one name are told apart ('' for cells stored before).
+      R"sql(
+ALTER TABLE cells ADD COLUMN scenario_xxh3 TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -195,8 +195,8 @@ int64_t Store::InsertRun(const RunResult& run) {
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
         "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint, batch, "
-        "batch_seed, batch_schedule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-        "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)");
+        "batch_seed, batch_schedule, scenario_xxh3) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+        "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
         "argmax, nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row) "
@@ -263,7 +263,8 @@ int64_t Store::InsertRun(const RunResult& run) {
       insert_cell.Bind(19, cell.dump_path).Bind(20, cell.isa_used).Bind(21, cell.engine_checkpoint);
       insert_cell.Bind(22, static_cast<int64_t>(c.batch))
           .Bind(23, static_cast<int64_t>(c.batch_seed))
-          .Bind(24, c.batch_schedule);
+          .Bind(24, c.batch_schedule)
+          .Bind(25, cell.scenario_xxh3);
       insert_cell.Run();
       const int64_t cell_id = db.LastInsertId();
       for (const harness::StepRecord& st : cell.steps) {
@@ -332,7 +333,8 @@ RunResult Store::LoadRun(int64_t id) {
       "c.elapsed_ms, c.dump_path, "
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
       "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
-      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule "
+      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
+      "c.scenario_xxh3 "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
@@ -385,6 +387,7 @@ RunResult Store::LoadRun(int64_t id) {
     cell.config.batch = static_cast<int>(select_cells.Int(32));
     cell.config.batch_seed = static_cast<uint64_t>(select_cells.Int(33));
     cell.config.batch_schedule = select_cells.Text(34);
+    cell.scenario_xxh3 = select_cells.Text(35);
     run.cells.push_back(std::move(cell));
   }
   Statement select_steps = db.Prepare(

@@ -30,6 +30,7 @@ RunResult SampleRun() {
   run.cells.push_back(MakeCell("synthetic:tiny", "classic", "cpu-t1-libm", 9, 4, "libm"));
   run.cells.back().traces = {{10, -1, "embed", 0xfedcba9876543210ull}, {10, 0, "attn_norm", 1}};
   run.cells.back().isa_used = "avx2";
+  run.cells.back().scenario_xxh3 = "0123456789abcdef";
   harness::CellResult unsupported = MakeCell("synthetic:tiny", "classic", "cpu-avx512", 7);
   unsupported.code = harness::ResultCode::kUnsupported;
   unsupported.steps.clear();
@@ -118,6 +119,7 @@ TEST_F(BundleTest, RoundTripKeepsEveryHashAndImportIsIdempotent) {
       EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
     }
     EXPECT_EQ(x.isa_used, y.isa_used);
+    EXPECT_EQ(x.scenario_xxh3, y.scenario_xxh3);
   }
   EXPECT_EQ(back.machine.arch, "x86_64");
   EXPECT_EQ(back.diagnosis.divergences.size(), 1u);

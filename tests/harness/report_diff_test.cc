@@ -63,6 +63,28 @@ TEST(RunDiff, NamesTheFirstDifferingStepAndMissingCells) {
   EXPECT_EQ(md.find("<script"), std::string::npos);
 }
 
+// Identical steps from two different scenario files under one name are a
+// difference: `samebits diff` exits 1 and names the scenario.
+TEST(RunDiff, TwoScenariosUnderOneNameDiffer) {
+  RunResult a = testing::MixedRun();
+  for (CellResult& c : a.cells) c.scenario_xxh3 = "00000000000000aa";
+  RunResult b = a;
+  EXPECT_TRUE(DiffRuns(a, b).Identical());
+  b.cells[0].scenario_xxh3 = "00000000000000bb";
+  const RunDiff diff = DiffRuns(a, b);
+  EXPECT_FALSE(diff.Identical());
+  EXPECT_EQ(diff.differs, 1);
+  std::ostringstream out;
+  WriteRunDiffMarkdown(diff, a, b, out);
+  EXPECT_NE(out.str().find("is not the same file on both sides: content xxh3 00000000000000aa vs "
+                           "00000000000000bb"),
+            std::string::npos)
+      << out.str();
+  // Unknown on one side (a run stored before): nothing to flag.
+  b.cells[0].scenario_xxh3.clear();
+  EXPECT_TRUE(DiffRuns(a, b).Identical());
+}
+
 TEST(RunDiff, ReportsAChangedMathLibrary) {
   const RunResult a = testing::MathLibraryRun();
   RunResult b = a;

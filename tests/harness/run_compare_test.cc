@@ -149,6 +149,26 @@ TEST(RunCompare, UnsupportedAndMissingCellsAreNotCompared) {
   EXPECT_EQ(GateExitCode(RunVerdict(ComparisonAsRun(none, a))), 2);
 }
 
+// Results are keyed by the scenario's name: two different files under one
+// name are refused, not compared, however their steps look.
+TEST(RunCompare, TwoScenariosUnderOneNameAreNotCompared) {
+  RunResult a = MachineRun();
+  RunResult b = MachineRun();
+  for (CellResult& c : a.cells) c.scenario_xxh3 = "00000000000000aa";
+  for (CellResult& c : b.cells) c.scenario_xxh3 = "00000000000000aa";
+  EXPECT_EQ(CompareRuns(a, b, "A", "B").agree, 3);  // the same file: compared
+  b.cells[0].scenario_xxh3 = "00000000000000bb";
+  const RunComparison c = CompareRuns(a, b, "A", "B");
+  EXPECT_EQ(c.agree, 2);
+  EXPECT_EQ(c.not_compared, 1);
+  EXPECT_NE(c.cells[0].reason.find("scenario 'classic' is not the same file on both sides"),
+            std::string::npos)
+      << c.cells[0].reason;
+  // A side stored before the hash was recorded cannot tell: compared.
+  b.cells[0].scenario_xxh3.clear();
+  EXPECT_EQ(CompareRuns(a, b, "A", "B").agree, 3);
+}
+
 TEST(RunCompare, TracesNameTheFirstDivergingLayerAndOp) {
   RunResult a = MachineRun();
   a.cells[0].traces = {{10, -1, "embed", 1}, {10, 0, "attn_norm", 2}, {10, 1, "ffn_down", 3}};

@@ -10,6 +10,7 @@
 #include "harness/runner/matrix.h"
 #include "harness/runner/matrix_run.h"
 #include "harness/runner/run_error.h"
+#include "harness/runner/scenario_identity.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::runner {
@@ -49,6 +50,34 @@ TEST_F(SelectionTest, NoSelectionRunsTheSyntheticMatrixThenTheDefaultSuite) {
   EXPECT_EQ(labels.front(), "synthetic:tiny classic");
   EXPECT_EQ(labels.back(), "gguf:w.gguf story");
   EXPECT_EQ(DefaultSuitePath(selection_), dir_.File("scenarios/real/suite.json"));
+}
+
+// Results are stored and referenced by the scenario's name. The matrix
+// refuses two files of one name among its own scenarios (matrix.cc); the
+// default selection adds the suite's, from another folder: a different
+// file named like a matrix scenario is refused, naming both, while the same
+// bytes in two folders are one scenario. Each cell carries its file's
+// content hash.
+TEST_F(SelectionTest, TwoDifferentScenariosUnderOneNameAreRefused) {
+  WriteFile(dir_.File("scenarios/real/classic.json"), "{}\n");
+  WriteFile(dir_.File("scenarios/real/suite.json"),
+            R"({"pairs": [{"checkpoint": "gguf:../../w.gguf", "scenarios": ["classic"]}]})");
+  const std::vector<Cell> cells = SelectCells(selection_);
+  ASSERT_FALSE(cells.empty());
+  EXPECT_EQ(cells.back().scenario_file, dir_.File("scenarios/real/classic.json"));
+  EXPECT_EQ(cells.back().scenario_xxh3.size(), 16u);
+  EXPECT_EQ(cells.front().scenario_xxh3, cells.back().scenario_xxh3);
+  EXPECT_EQ(cells.back().scenario_xxh3, ScenarioContentHash(dir_.File("scenarios/classic.json")));
+
+  WriteFile(dir_.File("scenarios/real/classic.json"), "{\"steps\": 3}\n");
+  try {
+    SelectCells(selection_);
+    FAIL() << "two different scenarios named classic were accepted";
+  } catch (const RunError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("two different scenarios are named 'classic'"), std::string::npos) << what;
+    EXPECT_NE(what.find(dir_.File("scenarios/real/classic.json")), std::string::npos) << what;
+  }
 }
 
 TEST_F(SelectionTest, ACheckpointTheDefaultSuiteListsSelectsItsPairs) {

@@ -397,5 +397,97 @@ TEST_F(StandinHardening, ARelativeCheckpointNamesTheWorkingFoldersFile) {
   }
 }
 
+// A damaged store (cut short, or with a page of garbage) used to be found
+// only at the save, after the whole matrix ran. `run` and `gate` refuse it
+// first (PRAGMA quick_check), exit 2 naming the file, and leave it as it was.
+TEST_F(StandinHardening, ADamagedStoreIsRefusedBeforeAnyCellRuns) {
+  const std::string ok = FaultyEngine(dir_.path(), "ok");
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Samebits({"run"}, ok).exit_code, 0);
+  ASSERT_FALSE(fs::exists(db_ + "-wal") && fs::file_size(db_ + "-wal") > 0)
+      << "the last writer left its journal: the damage below would miss the pages";
+  const std::string whole = FileBytes(db_);
+  const size_t page = 4096;
+  ASSERT_GE(whole.size(), 4 * page) << "too small a store to damage one page of";
+  const fs::path marker = dir_.path() / "a-cell-ran";
+  const std::string engine = WrappedEngine("marking.sh", "touch " + ShellQuote(marker.string()));
+  std::string garbage = whole;
+  for (size_t k = 2 * page; k < 3 * page; ++k) garbage[k] = static_cast<char>((k * 131) ^ 0x5a);
+  const std::vector<std::pair<std::string, std::string>> damages = {
+      {"cut short", whole.substr(0, whole.size() - whole.size() / 2 / page * page)},
+      {"a page of garbage", garbage},
+  };
+  for (const auto& [what, bytes] : damages) {
+    std::ofstream(db_, std::ios::binary | std::ios::trunc) << bytes;
+    for (const char* command : {"run", "gate"}) {
+      const auto start = std::chrono::steady_clock::now();
+      const CommandResult r = Samebits({command}, engine);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_EQ(r.exit_code, 2) << what << ", " << command << "\n" << r.output;
+      EXPECT_NE(r.output.find(db_), std::string::npos) << r.output;
+      EXPECT_FALSE(fs::exists(marker)) << what << ", " << command << ": a cell ran first";
+      EXPECT_LT(seconds, 30) << what << ", " << command;  // generous: sanitizers, a busy machine
+      EXPECT_EQ(FileBytes(db_), bytes) << what << ", " << command << ": the store was changed";
+    }
+  }
+  // Negative control: the whole store is taken, and the engine runs.
+  std::ofstream(db_, std::ios::binary | std::ios::trunc) << whole;
+  const CommandResult r = Samebits({"run"}, engine);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(marker));
+  EXPECT_EQ(RunCount(db_), 4);
+}
+
+// Results are keyed by the scenario's name: a run of another folder's
+// `classic` was compared against this one's. Each cell now stores its
+// scenario file's hash; `diff` flags two different files under one name,
+// and one run refuses to hold both.
+TEST_F(StandinHardening, TwoScenariosUnderOneNameAreTold) {
+  const std::string ok = FaultyEngine(dir_.path(), "ok");
+  const fs::path a = dir_.path() / "a", b = dir_.path() / "b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  const std::string text = FileBytes(scenario_);
+  std::ofstream(a / "classic.json") << text;
+  std::ofstream(b / "classic.json") << text << "\n";  // other bytes, one name
+  const std::string sb = BinDir() + "/samebits";
+  auto run_with = [&](const std::vector<std::string>& scenarios) {
+    std::vector<std::string> argv = {sb,
+                                     "run",
+                                     "--engine",
+                                     ok,
+                                     "--checkpoint",
+                                     "synthetic:tiny",
+                                     "--config",
+                                     "reference",
+                                     "--db",
+                                     db_,
+                                     "--references-dir",
+                                     (dir_.path() / "references").string(),
+                                     "-q"};
+    for (const std::string& s : scenarios) {
+      argv.push_back("--scenario");
+      argv.push_back(s);
+    }
+    return RunCommand(argv);
+  };
+  ASSERT_EQ(run_with({(a / "classic.json").string()}).exit_code, 0);
+  ASSERT_EQ(run_with({(a / "classic.json").string()}).exit_code, 0);
+  ASSERT_EQ(run_with({(b / "classic.json").string()}).exit_code, 0);
+  EXPECT_EQ(Latest().cells.at(0).scenario_xxh3.size(), 16u);
+  // Negative control: the same file twice is identical.
+  const CommandResult same = RunCommand({sb, "diff", "1", "2", "--db", db_});
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  const CommandResult d = RunCommand({sb, "diff", "1", "3", "--db", db_});
+  EXPECT_EQ(d.exit_code, 1) << d.output;
+  EXPECT_NE(d.output.find("is not the same file on both sides: content xxh3"), std::string::npos)
+      << d.output;
+  const CommandResult both =
+      run_with({(a / "classic.json").string(), (b / "classic.json").string()});
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("scenarios are named 'classic'"), std::string::npos) << both.output;
+  EXPECT_EQ(RunCount(db_), 3);
+}
+
 }  // namespace
 }  // namespace samebits::standin

@@ -40,6 +40,7 @@ RunResult SampleRun() {
   run.cells[1].config.threads = 2;
   run.cells[1].config.gemv_chunk_bytes = 8192;
   run.cells[1].isa_used = "avx512";
+  run.cells[1].scenario_xxh3 = "0123456789abcdef";
   run.cells[1].traces.push_back({11, 0, "attn_norm", 0xfedcba9876543210ULL});
   run.cells[1].traces.push_back({11, -1, "logits", 0x1ULL});
   CellResult crashed = MakeCell("synthetic:tiny", "classic", "cpu-t3", 7, 1);
@@ -78,6 +79,7 @@ void ExpectSameCells(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(x.elapsed_ms, y.elapsed_ms);
     EXPECT_EQ(x.weights_xxh3, y.weights_xxh3);
     EXPECT_EQ(x.isa_used, y.isa_used);
+    EXPECT_EQ(x.scenario_xxh3, y.scenario_xxh3);
     EXPECT_EQ(x.math.has_value(), y.math.has_value());
     if (x.math && y.math) {
       EXPECT_EQ(x.math->fingerprint, y.math->fingerprint);
@@ -307,6 +309,7 @@ TEST(Store, MigratesAVersionThreeDatabaseKeepingItsRows) {
   ASSERT_EQ(old.cells.size(), 1u);
   EXPECT_EQ(old.cells[0].dump_path, "dumps/x.f32");
   EXPECT_EQ(old.cells[0].isa_used, "avx2");
+  EXPECT_EQ(old.cells[0].scenario_xxh3, "");  // not recorded then: unknown
   // The migrated database keeps whole diagnoses of new runs, and deleting
   // a run deletes its diagnosis rows.
   RunResult run = SampleRun();
