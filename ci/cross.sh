@@ -50,9 +50,11 @@ Cross-builds the engine and gates each build against references/portable.txt.
 Writes DIR/report.md (one row per platform, then each platform's gate report)
 and DIR/PLATFORM.md, and prints the summary table.
 
-Cost: each platform builds the engine alone (about 2.5 CPU-minutes with g++).
-Under qemu the full selection (46 cells) takes about 2 CPU-minutes on aarch64
-and 6.5 on s390x; --quick's 20 aarch64 cells take well under one.
+Cost, measured on a 2-core machine busy with other work (load 6 to 10):
+--quick took 449 s from a machine without the cross packages: 21 s of
+apt-get, 289 s to build the aarch64 engine (no ccache), 135 s of exports and
+gate (104 cells, the slowest 31 s). The s390x platform over
+ci/cross-quantized-suite.json (69 cells) took 713 s of gate.
 
 Examples:
   ci/cross.sh                          # all five platforms, full selection
@@ -79,6 +81,7 @@ while (($#)); do
   shift
 done
 IFS=, read -r -a selected <<<"$platforms"
+script_start=$(date +%s)
 
 # The Debian packages each platform needs on the host beyond the host build's.
 packages_for() {
@@ -164,6 +167,7 @@ unpack_target_libs() {
   touch "$dest/.unpacked"
 }
 
+echo "ci/cross.sh: packages ready after $(($(date +%s) - script_start)) s" >&2
 # The host's harness (and its own engine), built as ci/build.sh does.
 bash ci/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -328,5 +332,5 @@ done
   done
 } >"$out/report.md"
 cat "$summary"
-echo "ci/cross.sh: report in $out/report.md" >&2
+echo "ci/cross.sh: report in $out/report.md ($(($(date +%s) - script_start)) s in all)" >&2
 exit "$overall"
