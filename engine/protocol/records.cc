@@ -126,8 +126,8 @@ Hello ParseHello(const json& j) {
   h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
   if (config.contains("batch")) {
     h.config.batch = GetInt32(config, "batch", "hello.config", 1);
-    h.config.batch_seed = static_cast<uint64_t>(GetInt(
-        config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
+    h.config.batch_seed = static_cast<uint64_t>(
+        GetInt(config, "batch_seed", "hello.config", 0, std::numeric_limits<int64_t>::max()));
     h.config.batch_schedule = GetString(config, "batch_schedule", "hello.config");
     if (h.config.batch_schedule != "together" && h.config.batch_schedule != "staggered") {
       Fail("hello.config", "field 'batch_schedule' must be \"together\" or \"staggered\", not '" +
