@@ -13,9 +13,15 @@
 #   aarch64          g++-aarch64-linux-gnu under qemu-aarch64 (NEON kernels)
 #   s390x            g++-s390x-linux-gnu under qemu-s390x (big-endian, scalar)
 #
-# It installs the Debian packages it needs (apt-get, by name). When they
-# cannot be installed it says so and exits 77 (skipped: nothing was
-# checked, which is not a pass); with --require that is exit 2 instead.
+# It installs the Debian packages it needs (apt-get, by name), and unpacks
+# the target's own libraries (PCRE2) into DIR/target-libs/PLATFORM rather
+# than installing them as multiarch packages: those must match the host's
+# versions exactly (Debian's security archive carries no s390x, so
+# libpcre2-8-0:s390x cannot follow the host's), and they pull in a multiarch
+# libc6 of another version than the cross toolchain's, with which qemu-user
+# ran the toolchain's loader and hung in the engine's first pthread_create.
+# When the packages cannot be had it says so and exits 77 (skipped: nothing
+# was checked, which is not a pass); with --require that is exit 2 instead.
 # Exit codes: 0 every platform bit-identical, 1 a platform differs or its
 # children failed, 2 a build or set-up failed, 77 skipped.
 set -euo pipefail
@@ -23,13 +29,17 @@ cd "$(dirname "$0")/.."
 
 usage() {
   cat <<'EOF'
-Usage: ci/cross.sh [--quick] [--platforms NAME,...] [--out DIR] [--require] [-h]
+Usage: ci/cross.sh [--quick] [--platforms NAME,...] [--suite FILE] [--out DIR] [--require] [-h]
 
 Cross-builds the engine and gates each build against references/portable.txt.
 
-  --quick             CI selection: the aarch64 platform only, on a reduced matrix
-                      (synthetic:tiny and synthetic:medium x every scenario, two real
-                      checkpoints, configurations reference and cpu-t2).
+  --quick             CI selection: the aarch64 platform only, on the pairs of
+                      ci/cross-quick-suite.json (every synthetic checkpoint, the quantized
+                      ones included, and three real files, one of them a k-quant) under
+                      reference, cpu-t1 (NEON), cpu-t2 and cpu-scalar; children time out
+                      after 300 s instead of 1800.
+  --suite FILE        Gates the pairs of this suite file (see harness/runner/suite.h), such
+                      as ci/cross-quantized-suite.json, instead of the whole matrix.
   --platforms LIST    Comma-separated subset of: x86_64-gcc, x86_64-clang,
                       x86_64-baseline, aarch64, s390x (default: all five).
   --out DIR           Build and report folder (default build-cross).
@@ -40,9 +50,11 @@ Cross-builds the engine and gates each build against references/portable.txt.
 Writes DIR/report.md (one row per platform, then each platform's gate report)
 and DIR/PLATFORM.md, and prints the summary table.
 
-Cost: each platform builds the engine alone (about 2.5 CPU-minutes with g++).
-Under qemu the full selection (46 cells) takes about 2 CPU-minutes on aarch64
-and 6.5 on s390x; --quick's 20 aarch64 cells take well under one.
+Cost, measured on a 2-core machine busy with other work (load 6 to 10):
+--quick took 449 s from a machine without the cross packages: 21 s of
+apt-get, 289 s to build the aarch64 engine (no ccache), 135 s of exports and
+gate (104 cells, the slowest 31 s). The s390x platform over
+ci/cross-quantized-suite.json (69 cells) took 713 s of gate.
 
 Examples:
   ci/cross.sh                          # all five platforms, full selection
@@ -52,6 +64,7 @@ EOF
 }
 
 quick=0
+suite=""
 require=0
 out=build-cross
 platforms="x86_64-gcc,x86_64-clang,x86_64-baseline,aarch64,s390x"
@@ -59,6 +72,7 @@ while (($#)); do
   case "$1" in
     --quick) quick=1; platforms=aarch64 ;;
     --platforms) platforms="${2:?--platforms needs a list}"; shift ;;
+    --suite) suite="${2:?--suite needs a file}"; shift ;;
     --out) out="${2:?--out needs a folder}"; shift ;;
     --require) require=1 ;;
     -h|--help) usage; exit 0 ;;
@@ -67,19 +81,30 @@ while (($#)); do
   shift
 done
 IFS=, read -r -a selected <<<"$platforms"
+script_start=$(date +%s)
 
-# The Debian packages each platform needs beyond the host build's.
+# The Debian packages each platform needs on the host beyond the host build's.
 packages_for() {
   case "$1" in
     x86_64-gcc|x86_64-baseline) echo "" ;;
     x86_64-clang) echo "clang" ;;
-    # PCRE2 (the BPE pre-tokenizers) is the one library the engine links
-    # that is not header-only: the target's own, through Debian multiarch.
-    aarch64) echo "g++-aarch64-linux-gnu qemu-user libpcre2-dev:arm64" ;;
-    s390x) echo "g++-s390x-linux-gnu qemu-user libpcre2-dev:s390x" ;;
+    aarch64) echo "g++-aarch64-linux-gnu qemu-user" ;;
+    s390x) echo "g++-s390x-linux-gnu qemu-user" ;;
     *) echo "ci/cross.sh: unknown platform '$1' (see --help)" >&2; exit 2 ;;
   esac
 }
+# The Debian architecture of a cross platform (empty for the host's builds).
+debian_arch_for() {
+  case "$1" in
+    aarch64) echo "arm64" ;;
+    s390x) echo "s390x" ;;
+    *) echo "" ;;
+  esac
+}
+# PCRE2 (the BPE pre-tokenizers) is the one library the engine links that
+# is neither header-only nor part of the cross toolchain: the target's own
+# packages, unpacked into DIR/target-libs/PLATFORM.
+target_packages=(libpcre2-8-0 libpcre2-dev)
 
 skip() {
   echo "ci/cross.sh: SKIPPED, nothing was checked: $*" >&2
@@ -90,36 +115,59 @@ skip() {
 }
 
 needed=()
+archs=()
 for p in "${selected[@]}"; do
   for pkg in $(packages_for "$p"); do needed+=("$pkg"); done
+  arch=$(debian_arch_for "$p")
+  [[ -z $arch ]] || archs+=("$arch")
 done
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
-if ((${#missing[@]})); then
-  echo "ci/cross.sh: installing ${missing[*]}" >&2
+# apt knows another architecture's packages once dpkg knows the
+# architecture and apt-get update has read its lists.
+unknown_archs=()
+for arch in "${archs[@]}"; do
+  apt-cache show "libpcre2-8-0:$arch" >/dev/null 2>&1 || unknown_archs+=("$arch")
+done
+if ((${#missing[@]} + ${#unknown_archs[@]})); then
   sudo_cmd=()
   if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || skip "not root and no sudo to install ${missing[*]}"
+    command -v sudo >/dev/null || skip "not root and no sudo to run apt-get"
     sudo_cmd=(sudo -n)
   fi
-  # A package for another architecture (NAME:ARCH) needs that architecture
-  # known to dpkg before apt-get update.
-  for pkg in "${missing[@]}"; do
-    if [[ $pkg == *:* ]] && ! dpkg --print-foreign-architectures | grep -qx "${pkg#*:}"; then
-      "${sudo_cmd[@]}" dpkg --add-architecture "${pkg#*:}" ||
-        skip "dpkg could not add the architecture ${pkg#*:}"
-    fi
+  for arch in "${unknown_archs[@]}"; do
+    dpkg --print-foreign-architectures | grep -qx "$arch" ||
+      "${sudo_cmd[@]}" dpkg --add-architecture "$arch" ||
+      skip "dpkg could not add the architecture $arch"
   done
   # Another apt-get may hold the lock for a while on a shared machine.
   "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq ||
-    skip "apt-get update failed, so ${missing[*]} cannot be installed"
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 \
-    install -y -qq --no-install-recommends "${missing[@]}" ||
-    skip "apt-get could not install ${missing[*]}"
+    skip "apt-get update failed, so the packages cannot be had"
+  if ((${#missing[@]})); then
+    echo "ci/cross.sh: installing ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 \
+      install -y -qq --no-install-recommends "${missing[@]}" ||
+      skip "apt-get could not install ${missing[*]}"
+  fi
 fi
+# Unpacks the target's libraries for platform $1 into $2 (once).
+unpack_target_libs() {
+  local arch dest=$2 debs pkg
+  arch=$(debian_arch_for "$1")
+  [[ -f $dest/.unpacked ]] && return 0
+  rm -rf "$dest" && mkdir -p "$dest/debs"
+  debs=()
+  for pkg in "${target_packages[@]}"; do debs+=("$pkg:$arch"); done
+  # apt's download sandbox user may not write into the caller's folder.
+  (cd "$dest/debs" && apt-get -o APT::Sandbox::User=root download -qq "${debs[@]}") ||
+    skip "apt-get could not download ${debs[*]}"
+  for deb in "$dest"/debs/*.deb; do dpkg-deb -x "$deb" "$dest" || skip "dpkg-deb could not unpack $deb"; done
+  touch "$dest/.unpacked"
+}
 
+echo "ci/cross.sh: packages ready after $(($(date +%s) - script_start)) s" >&2
 # The host's harness (and its own engine), built as ci/build.sh does.
 bash ci/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -138,13 +186,21 @@ cmake_args_for() {
     aarch64|s390x) echo "-DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-$1-linux-gnu.cmake" ;;
   esac
 }
+# The loader comes from the cross toolchain's folder (-L); its C library
+# must too, so the guest's library path puts that folder first, then the
+# unpacked target libraries ($2).
 emulator_for() {
   case "$1" in
-    aarch64|s390x) echo "qemu-$1 -L /usr/$1-linux-gnu" ;;
+    aarch64|s390x)
+      echo "qemu-$1 -L /usr/$1-linux-gnu -E LD_LIBRARY_PATH=/usr/$1-linux-gnu/lib:$2/usr/lib/$1-linux-gnu" ;;
     *) echo "" ;;
   esac
 }
 configs_for() {
+  if ((quick)); then
+    echo "reference,cpu-t1,cpu-t2,cpu-scalar"
+    return
+  fi
   case "$1" in
     x86_64-baseline) echo "reference,cpu-t2,cpu-scalar" ;;
     *) echo "reference,cpu-t2" ;;
@@ -162,9 +218,14 @@ describe() {
 
 # The matrix: everything by default; --quick narrows it to what CI affords.
 selection=()
+timeout=1800
 if ((quick)); then
-  selection=(--checkpoint "synthetic:tiny,synthetic:medium,gguf:../shared/checkpoints/stories260K.gguf,gguf:../shared/checkpoints/tiny_moe_mixtral_bf16.gguf")
+  selection=(--suite ci/cross-quick-suite.json)
+  # Its slowest cell (synthetic:wide, classic) takes about 40 s under qemu
+  # on a loaded 2-core machine: a hung child is caught within minutes.
+  timeout=300
 fi
+[[ -z $suite ]] || selection=(--suite "$suite")
 
 # The readers and writers, byte for byte: each platform's engine loads these
 # checkpoints and writes them again (GGUF; safetensors for one), and every
@@ -197,10 +258,16 @@ for p in "${selected[@]}"; do
   dir="$out/$p"
   echo "ci/cross.sh: $p: building the engine ($(describe "$p"))" >&2
   start=$(date +%s)
+  libs=""
+  if [[ -n $(debian_arch_for "$p") ]]; then
+    # `out` may be relative to the project (the default) or absolute.
+    case $out in /*) libs=$out/target-libs/$p ;; *) libs=$PWD/$out/target-libs/$p ;; esac
+    unpack_target_libs "$p" "$libs"
+  fi
   # shellcheck disable=SC2046
-  if ! cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSAMEBITS_ENGINE_ONLY=ON "${launcher[@]}" \
+  if ! SAMEBITS_CROSS_LIBS=$libs cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSAMEBITS_ENGINE_ONLY=ON "${launcher[@]}" \
        $(cmake_args_for "$p") >"$dir.configure.log" 2>&1 ||
-     ! cmake --build "$dir" -j "$jobs" --target samebits-engine >"$dir.build.log" 2>&1; then
+     ! SAMEBITS_CROSS_LIBS=$libs cmake --build "$dir" -j "$jobs" --target samebits-engine >"$dir.build.log" 2>&1; then
     echo "ci/cross.sh: $p: the build failed; see $dir.configure.log and $dir.build.log" >&2
     tail -20 "$dir.build.log" >&2 || true
     echo "| $p | $(describe "$p") | BUILD FAILED | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
@@ -213,8 +280,19 @@ for p in "${selected[@]}"; do
   wrapper="$abs_dir/engine.sh"
   engine="$abs_dir/bin/samebits-engine"
   printf '#!/bin/sh\n# Runs the %s engine as the harness'"'"'s child.\nexec %s "%s" "$@"\n' \
-    "$p" "$(emulator_for "$p")" "$engine" >"$wrapper"
+    "$p" "$(emulator_for "$p" "$libs")" "$engine" >"$wrapper"
   chmod +x "$wrapper"
+  # Two threads first, briefly: an engine whose threads cannot start under
+  # the emulator would otherwise hang every multi-threaded cell until its
+  # timeout.
+  if ! timeout 120 "$wrapper" run --checkpoint synthetic:tiny --scenario scenarios/classic.json \
+       --kernels cpu --threads 2 >"$out/$p.smoke.log" 2>&1; then
+    echo "ci/cross.sh: $p: the engine did not finish a 2-thread run of synthetic:tiny within 120 s" \
+      "(see $out/$p.smoke.log and $wrapper)" >&2
+    echo "| $p | $(describe "$p") | ENGINE BROKEN (2 threads) | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
+    overall=2
+    continue
+  fi
   files="same"
   if ! export_all "$wrapper" "$out/files/$p" || ! diff -r "$host_files" "$out/files/$p" >"$out/$p.files.diff" 2>&1; then
     files="**DIFFER** ($p.files.diff)"
@@ -225,7 +303,7 @@ for p in "${selected[@]}"; do
   # Emulated children are slow: a generous timeout, and a store of their own
   # so the host's run history stays the host's.
   build/bin/samebits gate -q --engine "$wrapper" --math portable --config "$(configs_for "$p")" \
-    "${selection[@]}" --timeout 1800 --db "$out/$p.db" --report-md "$out/$p.md" \
+    "${selection[@]}" --timeout "$timeout" --db "$out/$p.db" --report-md "$out/$p.md" \
     >"$out/$p.gate.log" 2>&1 || rc=$?
   done_at=$(date +%s)
   passed=$(awk -F'|' '$2 ~ /^ PASS $/ {gsub(/ /, "", $3); print $3}' "$out/$p.md" 2>/dev/null)
@@ -254,5 +332,5 @@ done
   done
 } >"$out/report.md"
 cat "$summary"
-echo "ci/cross.sh: report in $out/report.md" >&2
+echo "ci/cross.sh: report in $out/report.md ($(($(date +%s) - script_start)) s in all)" >&2
 exit "$overall"
