@@ -133,33 +133,45 @@ using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, flo
 //                             the BlockFn for loader L, an MI x RJ block,
 //                             with or without software prefetch.
 
-// Runs the GEMV remainder after the full passes: one block of R rows if at
-// least R are left, then R / 2, ..., 1 (at most one block of each size).
-template <class K, class L, int R>
-void GemvRemainder(const float* x, const typename L::T* w, int64_t k, int64_t row_begin, int64_t& r,
-                   int64_t row_end, float* y) {
+// Runs the remainder after RowStreamTyped's full passes: one block of R
+// rows if at least R are left, then R / 2, ..., 1 (at most one block of
+// each size), each over the same MI activation rows.
+template <class K, class L, int MI, int R>
+void RowStreamRemainder(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+                        int64_t& r, int64_t row_end, float* y, int64_t ldy) {
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
-      K::template kBlock<L, 1, R, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin), 0);
+      K::template kBlock<L, MI, R, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin),
+                                         ldy);
       r += R;
     }
-    GemvRemainder<K, L, R / 2>(x, w, k, row_begin, r, row_end, y);
+    RowStreamRemainder<K, L, MI, R / 2>(x, w, k, row_begin, r, row_end, y, ldy);
   }
 }
 
-// GEMV: K::kGemvRows rows at a time give that many independent fma chains
-// and prefetched streams; x is re-read from L1.
-template <class K, class L>
-void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
-               int64_t row_end, float* y) {
+// GEMV (MI = 1), and GEMM of two activation rows (MI = 2): K::kGemvRows
+// weight rows at a time give that many independent prefetched streams
+// (times MI fma chains); x is re-read from L1. Two rows are a decode step's
+// usual share of one expert in a batch, and deserve GEMV's streams rather
+// than GEMM's narrower blocks (K::kGemvRows x 2 accumulators fit every
+// ISA's registers).
+template <class K, class L, int MI>
+void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+                    int64_t row_end, float* y, int64_t ldy) {
   constexpr int kRows = K::kGemvRows;
   static_assert(kRows >= 1 && (kRows & (kRows - 1)) == 0, "kGemvRows must be a power of two");
   int64_t r = row_begin;
   for (; r + kRows <= row_end; r += kRows) {
-    K::template kBlock<L, 1, kRows, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin),
-                                          0);
+    K::template kBlock<L, MI, kRows, true>(x, k, w + r * RowStrideOf<L>(k), k,
+                                           y + (r - row_begin), ldy);
   }
-  GemvRemainder<K, L, kRows / 2>(x, w, k, row_begin, r, row_end, y);
+  RowStreamRemainder<K, L, MI, kRows / 2>(x, w, k, row_begin, r, row_end, y, ldy);
+}
+
+template <class K, class L>
+void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
+               int64_t row_end, float* y) {
+  RowStreamTyped<K, L, 1>(x, w, k, row_begin, row_end, y, 0);
 }
 
 // The table of GEMM blocks, [mi - 1][rj - 1] for the edge blocks.
@@ -174,16 +186,30 @@ constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
       {BlockRow<K, L, MI + 1>(std::make_integer_sequence<int, K::kMaxRj>())...}};
 }
 
+// The full-width GEMM blocks with GEMV's software prefetch, [mi - 1].
+template <class K, class L, int... MI>
+constexpr auto StreamingBlocks(std::integer_sequence<int, MI...>) {
+  return FixedArray<BlockFn<typename L::T>, K::kMaxMi>{
+      {K::template kBlock<L, MI + 1, K::kMaxRj, true>...}};
+}
+
 template <class K, class L>
 void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
                int64_t row_end, float* y, int64_t ldy) {
   constexpr int kMaxMi = K::kMaxMi;
   constexpr int kMaxRj = K::kMaxRj;
   static constexpr auto kBlocks = BlockTable<K, L>(std::make_integer_sequence<int, kMaxMi>());
+  // The first block of activation rows is the one that reads each weight
+  // tile from memory; like GEMV, it hints the next block's rows into L2 so
+  // that a small batch (a decode step's few rows per expert) is not left
+  // waiting on DRAM latency. The later blocks find the tile in L2.
+  static constexpr auto kStreaming =
+      StreamingBlocks<K, L>(std::make_integer_sequence<int, kMaxMi>());
   // A tile of weight rows (about kGemmWTileBytes) is read from memory once
   // and stays in L2 while every block of activation rows (a few KiB each,
   // kept in L1) passes over it. The tile depends on the shape only (k and
   // the dtype), never on timings.
+  if (m == 2) return RowStreamTyped<K, L, 2>(x, w, k, row_begin, row_end, y, ldy);
   const int64_t stride = RowStrideOf<L>(k);
   const int64_t row_bytes = Max64(stride, 1) * static_cast<int64_t>(sizeof(typename L::T));
   const int64_t tile_r = Max64(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
@@ -193,8 +219,9 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
       const int mi = static_cast<int>(Min64(kMaxMi, m - i));
       for (int64_t r = r0; r < r1; r += kMaxRj) {
         const int rj = static_cast<int>(Min64(kMaxRj, r1 - r));
-        kBlocks[mi - 1][rj - 1](x + i * k, k, w + r * stride, k, y + i * ldy + (r - row_begin),
-                                ldy);
+        const BlockFn<typename L::T> block =
+            i == 0 && rj == kMaxRj ? kStreaming[mi - 1] : kBlocks[mi - 1][rj - 1];
+        block(x + i * k, k, w + r * stride, k, y + i * ldy + (r - row_begin), ldy);
       }
     }
   }
