@@ -7,7 +7,14 @@
 #
 #   ci/compare-llamacpp.sh [--types bf16,q8_0,q4_k] [--threads 1,2]
 #                          [--repeats 5] [--checkpoint synthetic:bench]
+#                          [--batch-list 1,4,8]
 #                          [--out reports/llamacpp.md] [--force]
+#
+# With --batch-list, it times batched decoding instead: samebits-engine
+# `bench --batch-list` against llama.cpp's `llama-batched-bench` (-npl, one
+# prompt per sequence), both decoding --decode-steps steps of every sequence
+# after a --context-token context each, and prints aggregate decode tokens/s
+# per batch size with each engine's gain over its own batch 1.
 #
 # llama.cpp comes from the npm package `node-llama-cpp`, whose `llama/`
 # folder holds llama.cpp's source as a git bundle: the script takes it from
@@ -22,14 +29,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out= force=0
-prompt=128 context=128 decode_steps=16
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+prompt=128 context=128 decode_steps=16 batch_list=
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --types) types=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --checkpoint) checkpoint=$2; shift 2 ;;
+    --batch-list) batch_list=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --force) force=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -38,6 +46,7 @@ while (($#)); do
 done
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "compare-llamacpp.sh: --repeats takes a positive whole number" >&2; exit 2; }
 [[ $threads =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "compare-llamacpp.sh: --threads takes N,N,..." >&2; exit 2; }
+[[ -z $batch_list || $batch_list =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "compare-llamacpp.sh: --batch-list takes N,N,..." >&2; exit 2; }
 
 cache=${SAMEBITS_CACHE:-$HOME/.cache/samebits}
 mkdir -p "$cache"
@@ -60,7 +69,8 @@ if [[ ! -d $src/.git ]]; then
   git clone -q "$pkg/llama/gitRelease.bundle" "$src" 2>/dev/null
 fi
 bench=$src/build/bin/llama-bench
-if [[ ! -x $bench ]]; then
+batched_bench=$src/build/bin/llama-batched-bench
+if [[ ! -x $bench || ! -x $batched_bench ]]; then
   echo "== building llama-bench (once; cached in $src/build)" >&2
   cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
     -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
@@ -98,14 +108,62 @@ llama_once() {  # file threads
   d=$("$bench" -m "$1" -t "$2" -p 0 -n "$decode_steps" -d "$context" -r 1 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
   echo "$p $d"
 }
+# Prints "B TPS" per batch size of --batch-list: samebits-engine's batched
+# decode, aggregate tokens/s.
+samebits_batched_once() {  # file threads
+  "$engine" bench --checkpoint "gguf:$1" --no-reference --repeats 1 --threads-list "$2" \
+    --batch-list "$batch_list" --context "$context" --decode-steps "$decode_steps" \
+    --bandwidth-mib 0 2>/dev/null |
+    awk '/^batched decode/ { s = 1; next } s && /^ +[0-9]+ +[0-9.]+ +[0-9.]+ / { print $1, $3 }'
+}
+# The same for llama-batched-bench: pl sequences, each with its own prompt
+# of --context tokens, then --decode-steps steps of all of them together.
+llama_batched_once() {  # file threads
+  local largest ctx
+  largest=$(tr , '\n' <<<"$batch_list" | sort -n | tail -n1)
+  ctx=$((largest * (context + decode_steps)))
+  "$batched_bench" -m "$1" -t "$2" -tb "$2" -c "$ctx" -b "$ctx" -ub 512 -npp "$context" \
+    -ntg "$decode_steps" -npl "$batch_list" --output-format jsonl 2>/dev/null |
+    sed -n 's/.*"pl": \([0-9]*\),.*"speed_tg": \([0-9.]*\),.*/\1 \2/p'
+}
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-table="| type | threads | samebits prefill tok/s | llama.cpp prefill tok/s | ratio | samebits decode tok/s | llama.cpp decode tok/s | ratio |
+if [[ -n $batch_list ]]; then
+  table="| type | threads | batch | samebits decode tok/s | vs its batch 1 | llama.cpp decode tok/s | vs its batch 1 | ratio |
 |---|---|---|---|---|---|---|---|"
+else
+  table="| type | threads | samebits prefill tok/s | llama.cpp prefill tok/s | ratio | samebits decode tok/s | llama.cpp decode tok/s | ratio |
+|---|---|---|---|---|---|---|---|"
+fi
 IFS=, read -ra type_list <<<"$types"
 IFS=, read -ra thread_list <<<"$threads"
+IFS=, read -ra batch_sizes <<<"$batch_list"
+# Round 0 is a warm-up (page cache, CPU frequency) and is discarded; then
+# A B, B A, A B, ... so that drift hits both sides alike.
+
+# Batched decode at thread count $2 on file $1: appends "B TPS" lines to
+# $work/s and $work/l and adds a table row per batch size.
+compare_batched() {  # file threads type
+  : >"$work/s"; : >"$work/l"
+  local r s l b sm lm sb lb
+  for ((r = 0; r <= repeats; r++)); do
+    if ((r % 2)); then s=$(samebits_batched_once "$1" "$2"); l=$(llama_batched_once "$1" "$2")
+    else l=$(llama_batched_once "$1" "$2"); s=$(samebits_batched_once "$1" "$2"); fi
+    [[ -n $s && -n $l ]] || { echo "compare-llamacpp.sh: a batched run printed no figures ($3, $2 threads)" >&2; exit 1; }
+    ((r == 0)) && continue
+    echo "$s" >>"$work/s"; echo "$l" >>"$work/l"
+    echo "  $3 t$2 round $r: samebits $(tr '\n' ' ' <<<"$s")| llama.cpp $(tr '\n' ' ' <<<"$l")(batch tok/s)" >&2
+  done
+  for b in "${batch_sizes[@]}"; do
+    sm=$(awk -v b="$b" '$1 == b { print $2 }' "$work/s" | median)
+    lm=$(awk -v b="$b" '$1 == b { print $2 }' "$work/l" | median)
+    [[ $b == "${batch_sizes[0]}" ]] && { sb=$sm; lb=$lm; }
+    table+=$'\n'"| $3 | $2 | $b | $sm | $(awk -v a="$sm" -v c="$sb" 'BEGIN { printf "%.2fx", a / c }') | $lm | $(awk -v a="$lm" -v c="$lb" 'BEGIN { printf "%.2fx", a / c }') | $(awk -v a="$sm" -v c="$lm" 'BEGIN { printf "%.2fx", a / c }') |"
+  done
+}
+
 for type in "${type_list[@]}"; do
   file=$work/model-$type.gguf
   if [[ $type == bf16 ]]; then
@@ -115,9 +173,11 @@ for type in "${type_list[@]}"; do
       { echo "compare-llamacpp.sh: samebits-engine export cannot write type '$type'" >&2; exit 2; }
   fi
   for t in "${thread_list[@]}"; do
+    if [[ -n $batch_list ]]; then
+      compare_batched "$file" "$t" "$type"
+      continue
+    fi
     : >"$work/s" ; : >"$work/l"
-    # Round 0 is a warm-up (page cache, CPU frequency) and is discarded;
-    # then A B, B A, A B, ... so that drift hits both sides alike.
     for ((r = 0; r <= repeats; r++)); do
       if ((r % 2)); then s=$(samebits_once "$file" "$t"); l=$(llama_once "$file" "$t")
       else l=$(llama_once "$file" "$t"); s=$(samebits_once "$file" "$t"); fi
@@ -132,9 +192,14 @@ for type in "${type_list[@]}"; do
     table+=$'\n'"| $type | $t | $sp | $lp | $rp | $sd | $ld | $rd |"
   done
 done
+if [[ -n $batch_list ]]; then
+  what="batched decode: every sequence after its own $context-token context, then $decode_steps steps of all of them together; aggregate tokens/s."
+else
+  what="prefill: $prompt tokens from an empty context; decode: $decode_steps tokens after a $context-token context."
+fi
 report="## samebits vs llama.cpp ($llama_rev), $checkpoint, medians of $repeats interleaved runs
 
-prefill: $prompt tokens from an empty context; decode: $decode_steps tokens after a $context-token context.
+$what
 $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $cores cores, load $load at start;
 samebits $(git -C "$root" rev-parse --short HEAD).
 
