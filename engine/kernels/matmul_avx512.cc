@@ -52,6 +52,13 @@ struct LoadF16 {
 // BlockLoaderSteps (tiling.h) runs its fma chains with: 16 int32 or f32
 // lanes in one zmm.
 struct Ops {
+  using F = __m512;
+  // VPERMPS reads the low four bits of each index: a 16-entry lookup.
+  static constexpr bool kLookup16 = true;
+  static __m512 Lookup16(__m512 table, __m512i q) { return _mm512_permutexvar_ps(q, table); }
+  static __m512i Iota16() {
+    return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
   static __m512 LoadX(const float* p) { return _mm512_loadu_ps(p); }
   static __m512 Fma(__m512 x, __m512 w, __m512 acc) { return _mm512_fmadd_ps(x, w, acc); }
   static __m512i U8(const uint8_t* p) {

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/numerics/quant_blocks.h"
 
@@ -193,15 +194,48 @@ auto KNibbles(const KSubBlock& g, int s) {
   return g.high ? V::Shr(bytes, 4) : V::And(bytes, 0x0F);
 }
 
+// An ISA whose operations have a 16-entry lookup: V::Lookup16(table, q)
+// gives lanes table[q & 15], V::Iota16() the integers 0 .. 15, V::F the
+// float vector type. A Q4_K sub-block has only 16 distinct weights, so its
+// loader computes them once per sub-block, with the very f32 operations it
+// would otherwise apply to each quant, and looks every quant up: the same
+// bits in fewer instructions per weight.
+template <class V>
+concept HasLookup16 = requires { V::kLookup16; };
+
 template <class V>
 struct QuantLoader<V, QuantType::kQ4_K> : BlockRows<256, 144> {
-  using Group = KSubBlock;
-  static Group At(const uint8_t* row, int64_t c) {
+  // Weights d1 * q - m1 of quants q (f32 products, then the difference).
+  template <class I>
+  static auto Weights(const KSubBlock& k, I q) {
+    return V::SubS(V::MulS(V::ToF32(q), k.d1), k.m1);
+  }
+  static KSubBlock SubBlock(const uint8_t* row, int64_t c) {
     const uint8_t* sb = BlockRows::BlockAt(row, c);
     return KSubBlockAt(sb, c, V::Half(sb), V::Half(sb + 2), sb + 16);
   }
+  struct TableGroup {
+    KSubBlock k;
+    typename V::F table;  // the 16 weights, by quant
+  };
+  using Group = std::conditional_t<HasLookup16<V>, TableGroup, KSubBlock>;
+
+  static Group At(const uint8_t* row, int64_t c) {
+    if constexpr (HasLookup16<V>) {
+      const KSubBlock k = SubBlock(row, c);
+      return {k, Weights(k, V::Iota16())};
+    } else {
+      return SubBlock(row, c);
+    }
+  }
   static auto Lanes(const Group& g, int s) {
-    return V::SubS(V::MulS(V::ToF32(KNibbles<V>(g, s)), g.d1), g.m1);
+    if constexpr (HasLookup16<V>) {
+      // The lookup reads the low four bits only, so the low nibbles need no mask.
+      const auto bytes = V::U8(g.k.q + 16 * s);
+      return V::Lookup16(g.table, g.k.high ? V::Shr(bytes, 4) : bytes);
+    } else {
+      return Weights(g, KNibbles<V>(g, s));
+    }
   }
 };
 
