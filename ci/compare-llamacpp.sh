@@ -124,7 +124,7 @@ llama_batched_once() {  # file threads
   ctx=$((largest * (context + decode_steps)))
   "$batched_bench" -m "$1" -t "$2" -tb "$2" -c "$ctx" -b "$ctx" -ub 512 -npp "$context" \
     -ntg "$decode_steps" -npl "$batch_list" --output-format jsonl 2>/dev/null |
-    sed -n 's/.*"pl": \([0-9]*\),.*"speed_tg": \([0-9.]*\),.*/\1 \2/p'
+    sed -n 's/.*"pl": \([0-9]*\),.*"speed_tg": \([0-9.]*\),.*/\1 \2/p' | awk '{ printf "%d %.1f\n", $1, $2 }'
 }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
