@@ -93,9 +93,12 @@ DumpData ReadCellDump(const CellResult& cell, const std::string& path, bool keep
   dump.row_length = file.vocab_size;
   for (size_t r = 0; r < cell.steps.size(); ++r) {
     const std::span<const float> row = file.Row(static_cast<int64_t>(r));
-    if (const std::string bad = RowHashMismatch(row, cell.steps[r]); !bad.empty())
-      throw std::runtime_error("logit dump " + path + ": row " + std::to_string(r) +
-                               " does not hash to its step (" + bad + ")");
+    if (std::string bad = RowHashMismatch(row, cell.steps[r]); !bad.empty()) {
+      std::string message = "logit dump " + path;
+      message += ": row " + std::to_string(r) + " does not hash to its step (";
+      message += bad + ")";
+      throw std::runtime_error(message);
+    }
     dump.rows.push_back(harness::RowStatistics(row));
   }
   if (keep_rows) dump.values = file.values;

@@ -24,6 +24,7 @@ namespace {
 using harness::RunResult;
 using harness::testing::DumpedCell;
 using harness::testing::DumpValues;
+using harness::testing::kDumpBytes;
 using harness::testing::kDumpSteps;
 using harness::testing::kDumpVocab;
 using harness::testing::TempDir;
@@ -185,9 +186,9 @@ TEST_F(BundleDumpsTest, StatisticsOnlyTravelAndAreTheSameRun) {
   EXPECT_EQ(ContentId(Exported(kDefaultMaxDumpBytes)), ContentId(stats));
   EXPECT_EQ(ImportRuns(target, {Exported(kDefaultMaxDumpBytes)}).already_present, 1);
   // A cap below one dump's size sends that cell's statistics only.
-  const RunResult capped = Exported(kDumpSteps * kDumpVocab * 4 - 1);
+  const RunResult capped = Exported(kDumpBytes - 1);
   EXPECT_TRUE(capped.cells[0].dump->values.empty());
-  EXPECT_FALSE(Exported(kDumpSteps * kDumpVocab * 4).cells[0].dump->values.empty());
+  EXPECT_FALSE(Exported(kDumpBytes).cells[0].dump->values.empty());
 }
 
 TEST_F(BundleDumpsTest, ATamperedDumpIsRefusedNamingTheField) {
@@ -204,7 +205,7 @@ TEST_F(BundleDumpsTest, ATamperedDumpIsRefusedNamingTheField) {
   std::string cut = text;
   cut.erase(rows, 4);
   ExpectRefused(cut, "cut.json",
-                field + std::to_string(Base64Length(kDumpSteps * kDumpVocab * 4) - 4) +
+                field + std::to_string(Base64Length(kDumpBytes) - 4) +
                     " characters, but 4 rows of 256 float32 values take");
 
   std::string bad = text;

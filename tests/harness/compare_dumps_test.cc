@@ -27,7 +27,7 @@ class CompareDumpsTest : public ::testing::Test {
     values_ = DumpValues(2);
     other_ = values_;
     // One logit of step 2, not the row's largest, 3 ulp up.
-    size_t at = 2 * kDumpVocab;
+    size_t at = size_t{2} * kDumpVocab;
     while (!(values_[at] > 1 && values_[at] < 8)) ++at;
     other_[at] = testing::UlpsAbove(values_[at], 3);
     a_ = Machine(values_, dir_.File("a.f32"));
@@ -97,7 +97,7 @@ TEST_F(CompareDumpsTest, StatisticsOnlySayTheArgmaxesAndLargestLogits) {
   ASSERT_TRUE(c.cells[0].logits);
   EXPECT_FALSE(c.cells[0].logits->compared_rows);
   const DumpRowStats s =
-      RowStatistics(std::span<const float>(values_.data() + 2 * kDumpVocab, kDumpVocab));
+      RowStatistics(std::span<const float>(values_.data() + size_t{2} * kDumpVocab, kDumpVocab));
   char max_abs[32];
   std::snprintf(max_abs, sizeof max_abs, "%.6g", static_cast<double>(s.max_abs));
   const std::string line = DescribeCellDifference(c.cells[0]);

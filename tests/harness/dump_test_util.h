@@ -20,6 +20,8 @@ namespace samebits::harness::testing {
 
 inline constexpr int kDumpVocab = 256;
 inline constexpr int kDumpSteps = 4;
+// The bytes of one cell's dump.
+inline constexpr uint64_t kDumpBytes = uint64_t{kDumpSteps} * kDumpVocab * 4;
 
 // Returns kDumpSteps rows of kDumpVocab logits from `seed`, with a NaN
 // carrying a payload, an infinity and a negative zero in row 1, so their
