@@ -82,6 +82,27 @@ struct TraceRecord {
   uint64_t xxh3_64 = 0;
 };
 
+// Statistics of one row of a raw logit dump (one step's logits), which a
+// bundle carries even when the rows themselves stay behind
+// (harness/exchange/bundle_dumps.h).
+struct DumpRowStats {
+  int argmax = 0;     // ties to the lower id, NaN never wins (report::ArgMax)
+  float max_abs = 0;  // the largest |logit| over the finite ones (0 when none is)
+  int nan_count = 0;
+  int inf_count = 0;
+  bool operator==(const DumpRowStats&) const = default;
+};
+
+// What is known of a cell's raw logit dump beyond its file: the statistics
+// of every row (one per step) and, when a bundle carried them, the rows.
+struct DumpData {
+  int64_t row_length = 0;          // float32 values per row (the vocabulary)
+  std::vector<DumpRowStats> rows;  // one per step, in step order
+  // rows.size() x row_length values, or empty when only the statistics are
+  // known (a bundle exported with statistics only).
+  std::vector<float> values;
+};
+
 // A configuration of the engine: one column of the matrix.
 struct Configuration {
   std::string name;  // "reference", "cpu-t2", "cpu-t1-chunk8k", "cpu-avx2", ...
@@ -139,6 +160,10 @@ struct CellResult {
   std::optional<MathLibraryInfo> math;  // from the child's `hello`
   std::optional<BuildInfo> build;
   std::string dump_path;  // raw logits, when dumped
+  // The dump's statistics (and rows) as a bundle carried them, or as the
+  // store keeps them for an imported cell; unset for a local run, whose
+  // statistics come from its file (harness/exchange/bundle_dumps.h).
+  std::optional<DumpData> dump;
   // From the child's `hello` (empty / 0 when it never said hello).
   std::string weights_xxh3;  // the checkpoint's weights hash, 16 hex
   int vocab_size = 0;

@@ -142,7 +142,7 @@ int RunComparison::ExitCode() const {
 }
 
 RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::string& label_a,
-                          const std::string& label_b) {
+                          const std::string& label_b, const CompareOptions& options) {
   RunComparison out;
   out.label_a = label_a;
   out.label_b = label_b;
@@ -175,6 +175,8 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
         cc.batch_place = PlaceInRuns(place_a, place_b);
         if (!x.traces.empty() && !y.traces.empty())
           cc.trace = FirstTraceDifference(x.traces, y.traces);
+        if (options.read_dumps)
+          cc.logits = CompareStepLogits(x, y, d->index, options.dump_base_dir);
         const Cause cause = JudgeCause(a, x, b, y);
         cc.cause = cause.cause;
         cc.cause_detail = cause.detail;
@@ -220,6 +222,7 @@ std::string DescribeCellDifference(const CellComparison& c) {
     << c.step->kind << ", position " << c.step->position << ")";
   if (!c.batch_place.empty()) s << " \u2014 " << c.batch_place;
   s << ": " << c.step->detail;
+  if (c.logits) s << "; " << DescribeLogitDifference(*c.logits);
   if (c.trace) {
     s << "; first diverging trace: layer " << c.trace->layer << ", op " << c.trace->op
       << " at position " << c.trace->position;
@@ -254,6 +257,7 @@ RunResult ComparisonAsRun(const RunComparison& cmp, const RunResult& a) {
       cell.scenario = c.scenario + " " + c.config;
       cell.config.name = side == 0 ? "A" : "B";
       cell.dump_path.clear();
+      cell.dump.reset();
       cell.message.clear();
       switch (c.outcome) {
         case CellOutcome::kAgree:
@@ -292,6 +296,7 @@ RunResult ComparisonAsRun(const RunComparison& cmp, const RunResult& a) {
     div.kind = c.step->kind;
     div.position = c.step->position;
     div.detail = c.step->detail + "; " + CauseInfo(c.cause).name + ": " + c.cause_detail;
+    if (c.logits) div.detail += "; " + DescribeLogitDifference(*c.logits);
     div.batch_place = c.batch_place;
     if (c.trace) {
       div.layer = c.trace->layer;

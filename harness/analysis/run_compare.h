@@ -17,6 +17,12 @@
 //   unexplained   none of these differ: the same build on the same kind of
 //                 machine gave other bits, which breaks the contract.
 //
+// Where both sides of a difference have raw logit dumps (a dump file, or a
+// bundle's rows or statistics: harness/exchange/bundle_dumps.h), the
+// difference also says how far apart the logits of the first differing step
+// are (logit_difference.h): the ULP statistics when both have the rows, the
+// argmax and max |logit| of each side when one has only statistics.
+//
 // Cells that did not run on both sides (UNSUPPORTED, crashed, missing from
 // one run) are "not compared", never counted as agreeing.
 #pragma once
@@ -27,6 +33,7 @@
 #include <vector>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/logit_difference.h"
 #include "harness/analysis/results.h"
 
 namespace samebits::harness {
@@ -70,6 +77,8 @@ struct CellComparison {
   // For a difference:
   std::optional<StepDifference> step;
   std::optional<TraceDifference> trace;  // when both sides stored traces
+  // The logits of the first differing step, when both sides have a dump.
+  std::optional<LogitDifference> logits;
   CompareCause cause = CompareCause::kUnexplained;
   std::string cause_detail;  // "revision 1234567 vs 89abcde"
   // For a batched configuration: its batch and where the scenario's
@@ -92,9 +101,17 @@ struct RunComparison {
   int ExitCode() const;
 };
 
+struct CompareOptions {
+  // Relative dump paths are resolved against this folder (the project
+  // root; empty: the current directory).
+  std::string dump_base_dir;
+  // Read dump files (and a bundle's rows) for the logits of differing cells.
+  bool read_dumps = true;
+};
+
 // Compares run `a` with run `b`, cell by cell.
 RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::string& label_a,
-                          const std::string& label_b);
+                          const std::string& label_b, const CompareOptions& options = {});
 
 // Returns one line for a person about one difference.
 std::string DescribeCellDifference(const CellComparison& c);

@@ -66,7 +66,7 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
   if (path.empty()) return;
   std::ostringstream out;
   harness::report::ReportOptions options;
-  options.read_dumps = false;  // dumps stay on the machines that made them
+  options.read_dumps = false;  // the logits are in each difference's detail already
   harness::report::WriteReport(run, format, out, options);
   exchange::WriteFileAtomically(path, out.str());
 }
@@ -74,7 +74,9 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
 int Compare(const CompareFlags& flags) {
   const Side a = LoadSide(flags.a, flags.db);
   const Side b = LoadSide(flags.b, flags.db);
-  const harness::RunComparison cmp = harness::CompareRuns(a.run, b.run, a.label, b.label);
+  harness::CompareOptions options;
+  options.dump_base_dir = GetPaths().root;  // dump paths are stored relative to it
+  const harness::RunComparison cmp = harness::CompareRuns(a.run, b.run, a.label, b.label, options);
   std::printf("%s", harness::FormatComparison(cmp).c_str());
   const harness::RunResult as_run = harness::ComparisonAsRun(cmp, a.run);
   WriteReportFile(as_run, "html", flags.report_html);
@@ -89,7 +91,8 @@ CommandSpec SetupCompare(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "compare",
       "Compares two runs (say, of two machines) cell by cell: which agree bit for bit, where "
-      "each difference first appears (step, and layer and op when both stored traces), and "
+      "each difference first appears (step, and layer and op when both stored traces), how "
+      "far apart the logits of that step are (when both sides have raw logit dumps), and "
       "its most likely cause: the code, the compiler or flags, the ISA, the math library or "
       "the architecture.");
   const char* side_help =
@@ -114,7 +117,10 @@ CommandSpec SetupCompare(CLI::App& app) {
       ->type_name("FILE");
   sub->footer(
       "Cells that did not run on both sides (UNSUPPORTED, crashed, or missing from one run)\n"
-      "are reported as not compared, never as identical.\n\n"
+      "are reported as not compared, never as identical. Where both sides of a difference\n"
+      "have raw logit dumps (dump files, or rows a bundle carried), the first differing step's\n"
+      "ULP statistics are shown (\"max 3 ulp, 1 of 256 values differ\"); where a side has only\n"
+      "a bundle's dump statistics, the two argmaxes and max |logit| values.\n\n"
       "Exit codes:\n"
       "  0  every compared cell agrees bit for bit\n"
       "  1  a compared cell differs\n"

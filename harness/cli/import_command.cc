@@ -25,12 +25,18 @@ int Import(const ImportFlags& flags) {
                 std::make_move_iterator(more.end()));
   }
   std::unique_ptr<store::Store> store = OpenStore(flags.db);
-  const exchange::ImportResult result = exchange::ImportRuns(*store, runs);
+  exchange::ImportOptions options;
+  options.root = GetPaths().root;  // dump paths are stored relative to it (SCHEMA.md)
+  const exchange::ImportResult result = exchange::ImportRuns(*store, runs, options);
   std::string ids;
   for (int64_t id : result.added) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
-  std::printf("imported %zu run%s%s; %d already present\n", result.added.size(),
+  std::printf("imported %zu run%s%s; %d already present", result.added.size(),
               result.added.size() == 1 ? "" : "s", ids.empty() ? "" : (" (" + ids + ")").c_str(),
               result.already_present);
+  if (result.dumps_written > 0)
+    std::printf("; wrote %d logit dump%s", result.dumps_written,
+                result.dumps_written == 1 ? "" : "s");
+  std::printf("\n");
   return 0;
 }
 
@@ -40,7 +46,9 @@ CommandSpec SetupImport(CLI::App& app) {
       "import",
       "Adds the runs of bundles (from `samebits export`) to the local store. Importing a run "
       "the store holds already adds nothing; a bundle that is damaged, modified, too large "
-      "or from another bundle version is refused and nothing is imported.");
+      "or from another bundle version is refused and nothing is imported. Raw logit rows a "
+      "bundle carries become dump files next to the database (dumps/import-<content id>/); "
+      "dump statistics are kept in the store.");
   sub->add_option("FILE", flags->files, "The bundle files to import.")
       ->type_name("FILE")
       ->required();

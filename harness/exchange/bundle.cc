@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
+#include "harness/exchange/bundle_dumps.h"
 
 namespace samebits::exchange {
 namespace {
@@ -78,23 +80,27 @@ json CellJson(const CellResult& c) {
     config["batch_seed"] = c.config.batch_seed;
     config["batch_schedule"] = c.config.batch_schedule;
   }
-  return {{"checkpoint", c.checkpoint},
-          {"scenario", c.scenario},
-          {"config", std::move(config)},
-          {"code", harness::ResultCodeName(c.code)},
-          {"exit_code", c.exit_code},
-          {"signal", c.signal},
-          {"message", c.message},
-          {"stderr_tail", c.stderr_tail},
-          {"elapsed_ms", c.elapsed_ms},
-          {"math", c.math ? MathJson(*c.math) : json(nullptr)},
-          {"build", c.build ? BuildJson(*c.build) : json(nullptr)},
-          {"weights_xxh3", c.weights_xxh3},
-          {"vocab_size", c.vocab_size},
-          {"isa_used", c.isa_used},
-          {"scenario_xxh3", c.scenario_xxh3},
-          {"steps", std::move(steps)},
-          {"traces", std::move(traces)}};
+  json cell = {{"checkpoint", c.checkpoint},
+               {"scenario", c.scenario},
+               {"config", std::move(config)},
+               {"code", harness::ResultCodeName(c.code)},
+               {"exit_code", c.exit_code},
+               {"signal", c.signal},
+               {"message", c.message},
+               {"stderr_tail", c.stderr_tail},
+               {"elapsed_ms", c.elapsed_ms},
+               {"math", c.math ? MathJson(*c.math) : json(nullptr)},
+               {"build", c.build ? BuildJson(*c.build) : json(nullptr)},
+               {"weights_xxh3", c.weights_xxh3},
+               {"vocab_size", c.vocab_size},
+               {"isa_used", c.isa_used},
+               {"scenario_xxh3", c.scenario_xxh3},
+               {"steps", std::move(steps)},
+               {"traces", std::move(traces)}};
+  // Only the statistics: the content id does not depend on whether the rows
+  // travel (bundle_dumps.h).
+  if (c.dump) cell["dump"] = DumpStatisticsJson(*c.dump);
+  return cell;
 }
 
 json DivergenceJson(const harness::Divergence& d) {
@@ -122,6 +128,14 @@ bool HasBatchFields(const RunResult& run) {
   }
   for (const harness::Divergence& d : run.diagnosis.divergences) {
     if (!d.batch_place.empty()) return true;
+  }
+  return false;
+}
+
+// Returns whether `run` holds a dump, which only version 3 carries.
+bool HasDumps(const RunResult& run) {
+  for (const CellResult& c : run.cells) {
+    if (c.dump) return true;
   }
   return false;
 }
@@ -163,7 +177,7 @@ std::string ContentIdOf(const json& run_json) {
 // field's path ("runs[0].cells[2].threads").
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  Reader(std::string file, int64_t version) : file_(std::move(file)), version_(version) {}
 
   [[noreturn]] void Fail(const std::string& where, const std::string& what) const {
     throw BundleError(file_ + ": " + where + ": " + what);
@@ -346,6 +360,15 @@ class Reader {
       }
       c.steps.push_back(std::move(st));
     }
+    if (j.contains("dump")) {
+      const std::string dw = Join(where, "dump");
+      if (version_ < 3) Fail(dw, "a dump needs bundle version 3");
+      try {
+        c.dump = ParseDumpJson(j.at("dump"), c);
+      } catch (const DumpFieldError& e) {
+        Fail(e.field.empty() ? dw : dw + "." + e.field, e.what());
+      }
+    }
     const json& traces = Array(j, where, "traces");
     for (size_t i = 0; i < traces.size(); ++i) {
       const std::string tw = Join(where, "traces") + Index(i);
@@ -407,6 +430,7 @@ class Reader {
 
  private:
   std::string file_;
+  int64_t version_;
 };
 
 }  // namespace
@@ -421,8 +445,12 @@ std::string FormatBundle(const std::vector<RunResult>& runs) {
   for (const RunResult& run : runs) {
     json j = RunJson(run);
     j["content_id"] = ContentIdOf(j);
+    for (size_t i = 0; i < run.cells.size(); ++i) {
+      if (run.cells[i].dump) AddDumpRows(*run.cells[i].dump, j["cells"][i]["dump"]);
+    }
     bundle_runs.push_back(std::move(j));
-    if (HasBatchFields(run)) version = kBundleVersion;
+    if (HasBatchFields(run)) version = std::max(version, kBatchBundleVersion);
+    if (HasDumps(run)) version = kBundleVersion;
   }
   const json bundle = {
       {"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
@@ -440,11 +468,12 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
   } catch (const json::parse_error& e) {
     throw BundleError(file + ": not a samebits bundle (not valid JSON, or truncated): " + e.what());
   }
-  const Reader r(file);
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBundleFormat)
     throw BundleError(file + ": not a samebits bundle (\"format\" is not \"" +
                       std::string(kBundleFormat) + "\")");
-  const int64_t version = r.Integer(doc, "", "version", 0, std::numeric_limits<int>::max());
+  const int64_t version =
+      Reader(file, 0).Integer(doc, "", "version", 0, std::numeric_limits<int>::max());
+  const Reader r(file, version);
   if (version < kOldestBundleVersion || version > kBundleVersion) {
     throw BundleError(file + ": bundle version " + std::to_string(version) +
                       " is not supported (this samebits reads versions " +

@@ -1,19 +1,21 @@
 // Bundles: runs as a self-describing, versioned JSON document, to carry them
 // from one machine's store to another's (`samebits export`, `import`,
 // `compare`). A bundle holds, per run, the machine, and per cell the build,
-// the math library and its fingerprint, every step's hashes and the
-// activation traces. It leaves out what only makes sense on the machine
-// that made the run: the run's id in its store and the paths of raw logit
-// dumps.
+// the math library and its fingerprint, every step's hashes, the
+// activation traces and, where a raw logit dump exists, its statistics and
+// (up to a size cap) its rows (bundle_dumps.h). It leaves out what only
+// makes sense on the machine that made the run: the run's id in its store
+// and the paths of the dump files.
 //
 //   {"format": "samebits-bundle", "version": 1,
 //    "runs": [{"content_id": "<32 hex>", "started_at": ..., "machine": {...},
 //              "diagnosis": {...}, "cells": [{..., "steps": [...], "traces": [...]}]}]}
 //
 // Each run carries a content id: the XXH3-128 of its canonical JSON (every
-// field but the id itself). Importing keys runs by it, so importing a bundle
-// twice adds nothing, and a bundle whose content does not match its id (a
-// tampered or damaged file) is refused.
+// field but the id itself and a dump's `rows_included` and `rows_base64`,
+// which are bound to the run by its step hashes instead). Importing keys runs by it, so importing a
+// bundle twice adds nothing, and a bundle whose content does not match its id (a tampered or
+// damaged file) is refused.
 //
 // A bundle is untrusted input: ReadBundle caps its size, checks the format
 // name and version, and checks every field's type and range, naming the file
@@ -39,10 +41,12 @@ class BundleError : public std::runtime_error {
 inline constexpr const char* kBundleFormat = "samebits-bundle";
 // Version 2 adds batched configurations: a config's `batch`,
 // `batch_seed` and `batch_schedule`, a step's `batch` place and a
-// divergence's `batch_place`, each present only when batched. A bundle
-// without them is written as version 1, which older samebits read; both
-// versions are read.
-inline constexpr int kBundleVersion = 2;
+// divergence's `batch_place`, each present only when batched. Version 3
+// adds a cell's `dump` (bundle_dumps.h). A bundle is written with the
+// lowest version that holds what it carries (1 without batches or dumps),
+// so older samebits read every bundle they could; versions 1 to 3 are read.
+inline constexpr int kBundleVersion = 3;
+inline constexpr int kBatchBundleVersion = 2;
 inline constexpr int kOldestBundleVersion = 1;
 // Bundles larger than this are refused before they are parsed.
 inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;
@@ -58,8 +62,8 @@ std::string FormatBundle(const std::vector<harness::RunResult>& runs);
 // over it, so a reader never sees half a bundle. Throws BundleError.
 void WriteBundle(const std::vector<harness::RunResult>& runs, const std::string& path);
 
-// Returns the runs in `text` (run ids 0, dump paths empty). `file` names it
-// in errors. Throws BundleError.
+// Returns the runs in `text` (run ids 0, dump paths empty; a cell's `dump`
+// as the bundle carried it). `file` names it in errors. Throws BundleError.
 std::vector<harness::RunResult> ParseBundle(const std::string& text, const std::string& file);
 
 // Returns the runs in the bundle file `path`, refusing one over `max_bytes`.

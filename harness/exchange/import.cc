@@ -1,14 +1,55 @@
 // Adding bundled runs to a store (import.h).
 #include "harness/exchange/import.h"
 
+#include <filesystem>
 #include <set>
 
 #include "harness/exchange/bundle.h"
+#include "harness/exchange/bundle_dumps.h"
+#include "harness/runner/matrix.h"
+#include "harness/runner/matrix_run.h"
 
 namespace samebits::exchange {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Returns the dump file name of `cell`, as the runner names local ones.
+std::string DumpFileName(const harness::CellResult& cell) {
+  runner::Cell c;
+  c.checkpoint = cell.checkpoint;
+  c.scenario = cell.scenario;
+  c.config = cell.config;
+  return runner::DumpFileName(c);
+}
+
+// Writes the rows `run`'s bundle carried into `folder`, one file per cell,
+// and points each cell's `dump_path` at its file; adds every file written
+// to `written`.
+void WriteDumps(harness::RunResult& run, const fs::path& folder, const std::string& root,
+                std::vector<fs::path>& written) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < run.cells.size(); ++i) {
+    harness::CellResult& cell = run.cells[i];
+    if (!cell.dump || cell.dump->values.empty()) continue;
+    std::string name = DumpFileName(cell);
+    // Two cells of one name (never made by samebits) keep apart.
+    if (!names.insert(name).second) {
+      name += '-';
+      name += std::to_string(i);
+    }
+    const fs::path path = folder / name;
+    WriteDumpFile(path.string(), *cell.dump);
+    written.push_back(path);
+    cell.dump_path = root.empty() ? fs::absolute(path).lexically_normal().string()
+                                  : runner::StoredDumpPath(path.string(), root);
+  }
+}
+
+}  // namespace
 
 int64_t FindStoredRun(store::Store& store, const std::string& started_at,
-                      const std::string& content_id) {
+                      const std::string& content_id, const std::string& dump_base_dir) {
   // Only runs that started at the same instant can be equal, so only those
   // are loaded and hashed (the store records no content id).
   std::vector<int64_t> candidates;
@@ -18,27 +59,60 @@ int64_t FindStoredRun(store::Store& store, const std::string& started_at,
   while (select.Step()) candidates.push_back(select.Int(0));
   for (int64_t id : candidates) {
     harness::RunResult stored = store.LoadRun(id);
-    // Dump paths are left out of bundles, so they do not count.
-    for (harness::CellResult& c : stored.cells) c.dump_path.clear();
+    for (harness::CellResult& c : stored.cells) {
+      // A local dump's statistics come from its file, as export reads them;
+      // one that cannot be read is left out, as export leaves it out.
+      if (!c.dump && !c.dump_path.empty()) {
+        try {
+          c.dump = ReadCellDump(c, ResolveDumpPath(c.dump_path, dump_base_dir), false);
+        } catch (const std::exception&) {
+        }
+      }
+      // Dump paths are left out of bundles, so they do not count.
+      c.dump_path.clear();
+    }
     if (ContentId(stored) == content_id) return id;
   }
   return 0;
 }
 
-ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResult>& runs) {
+ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResult>& runs,
+                        const ImportOptions& options) {
   ImportResult result;
-  store::WithWriteTransaction(store.connection(), [&] {
-    result = ImportResult{};
-    std::set<std::string> seen;
-    for (const harness::RunResult& run : runs) {
-      const std::string id = ContentId(run);
-      if (!seen.insert(id).second || FindStoredRun(store, run.started_at, id) != 0) {
-        ++result.already_present;
-        continue;
+  const fs::path dumps = fs::absolute(store.connection().path()).parent_path() / "dumps";
+  std::vector<fs::path> written;
+  try {
+    store::WithWriteTransaction(store.connection(), [&] {
+      result = ImportResult{};
+      // A retried transaction writes its files again.
+      for (const fs::path& p : written) {
+        std::error_code ec;
+        fs::remove(p, ec);
       }
-      result.added.push_back(store.InsertRun(run));
+      written.clear();
+      std::set<std::string> seen;
+      for (const harness::RunResult& run : runs) {
+        const std::string id = ContentId(run);
+        if (!seen.insert(id).second ||
+            FindStoredRun(store, run.started_at, id, options.root) != 0) {
+          ++result.already_present;
+          continue;
+        }
+        harness::RunResult copy = run;
+        WriteDumps(copy, dumps / ("import-" + id), options.root, written);
+        result.added.push_back(store.InsertRun(copy));
+      }
+      result.dumps_written = static_cast<int>(written.size());
+    });
+  } catch (...) {
+    // Nothing was stored, so no file may stay behind pointing nowhere.
+    for (const fs::path& p : written) {
+      std::error_code ec;
+      fs::remove(p, ec);
+      fs::remove(p.parent_path(), ec);  // only when empty
     }
-  });
+    throw;
+  }
   return result;
 }
 

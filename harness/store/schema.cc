@@ -164,6 +164,16 @@ ALTER TABLE divergences ADD COLUMN batch_place TEXT NOT NULL DEFAULT '';
       R"sql(
 ALTER TABLE cells ADD COLUMN scenario_xxh3 TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 11: the statistics of a raw logit dump that came in a bundle
+      // (harness/exchange/bundle_dumps.h), NULL when none did: the row
+      // length on the cell, each row's statistics on its step.
+      R"sql(
+ALTER TABLE cells ADD COLUMN dump_row_length INTEGER;
+ALTER TABLE steps ADD COLUMN dump_argmax INTEGER;
+ALTER TABLE steps ADD COLUMN dump_max_abs REAL;
+ALTER TABLE steps ADD COLUMN dump_nan INTEGER;
+ALTER TABLE steps ADD COLUMN dump_inf INTEGER;
+)sql",
   };
   return kMigrations;
 }

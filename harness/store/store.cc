@@ -195,12 +195,14 @@ int64_t Store::InsertRun(const RunResult& run) {
         "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
         "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
         "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint, batch, "
-        "batch_seed, batch_schedule, scenario_xxh3) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-        "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)");
+        "batch_seed, batch_schedule, scenario_xxh3, dump_row_length) VALUES (?1, ?2, ?3, ?4, ?5, "
+        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+        "?24, ?25, ?26)");
     Statement insert_step = db.Prepare(
         "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
-        "argmax, nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+        "argmax, nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row, "
+        "dump_argmax, dump_max_abs, dump_nan, dump_inf) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
     Statement insert_trace = db.Prepare(
         "INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -265,9 +267,18 @@ int64_t Store::InsertRun(const RunResult& run) {
           .Bind(23, static_cast<int64_t>(c.batch_seed))
           .Bind(24, c.batch_schedule)
           .Bind(25, cell.scenario_xxh3);
+      // A dump's statistics are kept only when a bundle brought them (a
+      // local dump's come from its file); one row per step.
+      const bool dump_stats = cell.dump && cell.dump->rows.size() == cell.steps.size();
+      if (dump_stats) {
+        insert_cell.Bind(26, cell.dump->row_length);
+      } else {
+        insert_cell.BindNull(26);
+      }
       insert_cell.Run();
       const int64_t cell_id = db.LastInsertId();
-      for (const harness::StepRecord& st : cell.steps) {
+      for (size_t k = 0; k < cell.steps.size(); ++k) {
+        const harness::StepRecord& st = cell.steps[k];
         insert_step.Bind(1, cell_id).Bind(2, static_cast<int64_t>(st.index)).Bind(3, st.kind);
         insert_step.Bind(4, static_cast<int64_t>(st.position));
         insert_step.Bind(5, static_cast<int64_t>(st.input_token));
@@ -284,6 +295,15 @@ int64_t Store::InsertRun(const RunResult& run) {
           insert_step.Bind(16, static_cast<int64_t>(st.batch->row));
         } else {
           for (int column = 13; column <= 16; ++column) insert_step.BindNull(column);
+        }
+        if (dump_stats) {
+          const harness::DumpRowStats& d = cell.dump->rows[k];
+          insert_step.Bind(17, static_cast<int64_t>(d.argmax));
+          insert_step.Bind(18, static_cast<double>(d.max_abs));
+          insert_step.Bind(19, static_cast<int64_t>(d.nan_count));
+          insert_step.Bind(20, static_cast<int64_t>(d.inf_count));
+        } else {
+          for (int column = 17; column <= 20; ++column) insert_step.BindNull(column);
         }
         insert_step.Run();
       }
@@ -334,7 +354,7 @@ RunResult Store::LoadRun(int64_t id) {
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
       "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
       "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
-      "c.scenario_xxh3 "
+      "c.scenario_xxh3, c.dump_row_length "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
@@ -388,11 +408,16 @@ RunResult Store::LoadRun(int64_t id) {
     cell.config.batch_seed = static_cast<uint64_t>(select_cells.Int(33));
     cell.config.batch_schedule = select_cells.Text(34);
     cell.scenario_xxh3 = select_cells.Text(35);
+    if (!select_cells.IsNull(36)) {
+      cell.dump.emplace();
+      cell.dump->row_length = select_cells.Int(36);
+    }
     run.cells.push_back(std::move(cell));
   }
   Statement select_steps = db.Prepare(
       "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, nan_count, "
-      "inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row FROM steps "
+      "inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row, dump_argmax, "
+      "dump_max_abs, dump_nan, dump_inf FROM steps "
       "WHERE cell_id = ?1 ORDER BY idx");
   Statement select_traces =
       db.Prepare("SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
@@ -415,6 +440,12 @@ RunResult Store::LoadRun(int64_t id) {
         st.batch = harness::BatchPlace{
             static_cast<int>(select_steps.Int(11)), static_cast<int>(select_steps.Int(12)),
             static_cast<int>(select_steps.Int(13)), static_cast<int>(select_steps.Int(14))};
+      }
+      if (run.cells[i].dump) {
+        // A step stored without statistics (none should be) reads as zeros.
+        run.cells[i].dump->rows.push_back(
+            {static_cast<int>(select_steps.Int(15)), static_cast<float>(select_steps.Double(16)),
+             static_cast<int>(select_steps.Int(17)), static_cast<int>(select_steps.Int(18))});
       }
       run.cells[i].steps.push_back(std::move(st));
     }

@@ -165,9 +165,9 @@ TEST_F(BundleTest, OtherVersionIsRefused) {
   std::string text = harness::testing::ReadFile(bundle());
   const size_t at = text.find("\"version\": 1");
   ASSERT_NE(at, std::string::npos) << text.substr(0, 200);
-  text.replace(at, 12, "\"version\": 3");
-  harness::testing::WriteFile(dir_.File("v3.json"), text);
-  ExpectRefused(dir_.File("v3.json"), "bundle version 3 is not supported");
+  text.replace(at, 12, "\"version\": 4");
+  harness::testing::WriteFile(dir_.File("v4.json"), text);
+  ExpectRefused(dir_.File("v4.json"), "bundle version 4 is not supported");
 }
 
 // A batched run needs version 2 and comes back whole; a bundle without

@@ -82,6 +82,61 @@ TEST_F(StandinExchange, ACodeChangeIsTheCode) {
       << cmp.output;
 }
 
+// Raw logit dumps travel: with their rows the comparison of two bundles
+// says how many ulp apart the first differing step's logits are; with
+// statistics only (--max-dump-bytes 0) it gives the argmaxes; import writes
+// the rows back as dump files, once.
+TEST_F(StandinExchange, DumpsTravelAndCompareSaysHowFarApartTheLogitsAre) {
+  for (const auto& [fault, db] : {std::pair{"ok", "x86.db"}, {"arch-aarch64", "arm.db"}}) {
+    const CommandResult run = m_.Matrix({"run", "--dump-logits"}, fault, db);
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.command << "\n" << run.output;
+  }
+  const CommandResult x86 =
+      m_.Samebits({"export", "-o", m_.Path("x86.json"), "--db", m_.Path("x86.db")});
+  ASSERT_EQ(x86.exit_code, 0) << x86.output;
+  EXPECT_NE(x86.output.find("(logit dumps: 4 with rows, 0 statistics only)"), std::string::npos)
+      << x86.output;
+  const CommandResult arm = m_.Samebits(
+      {"export", "-o", m_.Path("arm.json"), "--db", m_.Path("arm.db"), "--max-dump-bytes", "0"});
+  ASSERT_EQ(arm.exit_code, 0) << arm.output;
+  EXPECT_NE(arm.output.find("(logit dumps: 0 with rows, 4 statistics only)"), std::string::npos)
+      << arm.output;
+  ASSERT_EQ(
+      m_.Samebits({"export", "-o", m_.Path("arm-rows.json"), "--db", m_.Path("arm.db")}).exit_code,
+      0);
+
+  const CommandResult rows = m_.Samebits(
+      {"compare", m_.Path("x86.json"), m_.Path("arm-rows.json"), "--report-md", m_.Path("cmp.md")});
+  EXPECT_EQ(rows.exit_code, 1) << rows.output;
+  EXPECT_NE(rows.output.find("; logits: max "), std::string::npos) << rows.output;
+  EXPECT_NE(rows.output.find(" of 32 values differ"), std::string::npos) << rows.output;
+  EXPECT_NE(harness::testing::ReadFile(m_.Path("cmp.md")).find(" of 32 values differ"),
+            std::string::npos);
+  const CommandResult stats = m_.Samebits({"compare", m_.Path("x86.json"), m_.Path("arm.json")});
+  EXPECT_EQ(stats.exit_code, 1) << stats.output;
+  EXPECT_NE(stats.output.find("; logits (statistics only): argmax "), std::string::npos)
+      << stats.output;
+
+  const std::string both = m_.Path("both.db");
+  const CommandResult first = m_.Samebits({"import", m_.Path("x86.json"), "--db", both});
+  EXPECT_NE(first.output.find("imported 1 run (1); 0 already present; wrote 4 logit dumps"),
+            std::string::npos)
+      << first.output;
+  const CommandResult again =
+      m_.Samebits({"import", m_.Path("x86.json"), m_.Path("arm.json"), "--db", both});
+  EXPECT_NE(again.output.find("imported 1 run (2); 1 already present\n"), std::string::npos)
+      << again.output;
+  // The same arm run with its rows is already there (as statistics).
+  const CommandResult rows_too = m_.Samebits({"import", m_.Path("arm-rows.json"), "--db", both});
+  EXPECT_NE(rows_too.output.find("imported 0 runs; 1 already present"), std::string::npos)
+      << rows_too.output;
+  // Stored runs compare through the imported dump file and the statistics.
+  const CommandResult ids = m_.Samebits({"compare", "1", "2", "--db", both});
+  EXPECT_EQ(ids.exit_code, 1) << ids.output;
+  EXPECT_NE(ids.output.find("; logits (statistics only): argmax "), std::string::npos)
+      << ids.output;
+}
+
 TEST_F(StandinExchange, ABadBundleIsRefusedAndTheStoreIsNotTouched) {
   RunAndExport("ok", "a.db", "a.json");
   std::string text = harness::testing::ReadFile(m_.Path("a.json"));
