@@ -201,7 +201,9 @@ auto KNibbles(const KSubBlock& g, int s) {
 // would otherwise apply to each quant, and looks every quant up: the same
 // bits in fewer instructions per weight.
 template <class V>
-concept HasLookup16 = requires { V::kLookup16; };
+concept HasLookup16 = requires {
+  V::kLookup16;
+};
 
 template <class V>
 struct QuantLoader<V, QuantType::kQ4_K> : BlockRows<256, 144> {

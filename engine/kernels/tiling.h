@@ -162,8 +162,8 @@ void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t r
   static_assert(kRows >= 1 && (kRows & (kRows - 1)) == 0, "kGemvRows must be a power of two");
   int64_t r = row_begin;
   for (; r + kRows <= row_end; r += kRows) {
-    K::template kBlock<L, MI, kRows, true>(x, k, w + r * RowStrideOf<L>(k), k,
-                                           y + (r - row_begin), ldy);
+    K::template kBlock<L, MI, kRows, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin),
+                                           ldy);
   }
   RowStreamRemainder<K, L, MI, kRows / 2>(x, w, k, row_begin, r, row_end, y, ldy);
 }
