@@ -196,50 +196,66 @@ auto KNibbles(const KSubBlock& g, int s) {
 
 // An ISA whose operations have a 16-entry lookup: V::Lookup16(table, q)
 // gives lanes table[q & 15], V::Iota16() the integers 0 .. 15, V::F the
-// float vector type. A Q4_K sub-block has only 16 distinct weights, so its
-// loader computes them once per sub-block, with the very f32 operations it
-// would otherwise apply to each quant, and looks every quant up: the same
-// bits in fewer instructions per weight.
+// float vector type.
 template <class V>
 concept HasLookup16 = requires {
   V::kLookup16;
 };
 
+// Q4_K computed per quant, one sub-block at a time.
 template <class V>
-struct QuantLoader<V, QuantType::kQ4_K> : BlockRows<256, 144> {
-  // Weights d1 * q - m1 of quants q (f32 products, then the difference).
-  template <class I>
-  static auto Weights(const KSubBlock& k, I q) {
-    return V::SubS(V::MulS(V::ToF32(q), k.d1), k.m1);
-  }
-  static KSubBlock SubBlock(const uint8_t* row, int64_t c) {
+struct Q4KArithmetic : BlockRows<256, 144> {
+  using Group = KSubBlock;
+  static Group At(const uint8_t* row, int64_t c) {
     const uint8_t* sb = BlockRows::BlockAt(row, c);
     return KSubBlockAt(sb, c, V::Half(sb), V::Half(sb + 2), sb + 16);
   }
-  struct TableGroup {
-    KSubBlock k;
-    typename V::F table;  // the 16 weights, by quant
-  };
-  using Group = std::conditional_t<HasLookup16<V>, TableGroup, KSubBlock>;
-
-  static Group At(const uint8_t* row, int64_t c) {
-    if constexpr (HasLookup16<V>) {
-      const KSubBlock k = SubBlock(row, c);
-      return {k, Weights(k, V::Iota16())};
-    } else {
-      return SubBlock(row, c);
-    }
-  }
   static auto Lanes(const Group& g, int s) {
-    if constexpr (HasLookup16<V>) {
-      // The lookup reads the low four bits only, so the low nibbles need no mask.
-      const auto bytes = V::U8(g.k.q + 16 * s);
-      return V::Lookup16(g.table, g.k.high ? V::Shr(bytes, 4) : bytes);
-    } else {
-      return Weights(g, KNibbles<V>(g, s));
-    }
+    return V::SubS(V::MulS(V::ToF32(KNibbles<V>(g, s)), g.d1), g.m1);
   }
 };
+
+// Q4_K by lookup, a whole super-block at a time: a sub-block has only 16
+// distinct weights, so At computes them once, with the very f32 operations
+// Q4KArithmetic applies to each quant (d1 * q - m1, d1 = d * sc and m1 =
+// dmin * m), and Lanes looks every quant up: the same bits in fewer
+// instructions per weight, and the super-block's scales decoded once rather
+// than once per sub-block.
+template <class V>
+struct Q4KLookup : BlockRows<256, 144> {
+  static constexpr int kStep = 256;
+  struct Group {
+    const uint8_t* q;        // the super-block's 128 nibble bytes
+    typename V::F table[8];  // sub-block t's 16 weights, by quant
+  };
+  static Group At(const uint8_t* row, int64_t c) {
+    const uint8_t* sb = BlockRows::BlockAt(row, c);
+    const float d = V::Half(sb);
+    const float dmin = V::Half(sb + 2);
+    Group g;
+    g.q = sb + 16;
+    const auto quants = V::ToF32(V::Iota16());
+    for (int t = 0; t < 8; ++t) {
+      int sc, m;
+      ScaleMinK4(t, sb + 4, &sc, &m);
+      g.table[t] =
+          V::SubS(V::MulS(quants, d * static_cast<float>(sc)), dmin * static_cast<float>(m));
+    }
+    return g;
+  }
+  // Weights 16 s .. 16 s + 15 of the super-block: sub-block t = s / 2, the
+  // low (t even) or high nibbles of the 32 bytes at 32 (t / 2). The lookup
+  // reads the low four bits only, so the low nibbles need no mask.
+  static auto Lanes(const Group& g, int s) {
+    const int t = s / 2;
+    const auto bytes = V::U8(g.q + 32 * (t / 2) + 16 * (s % 2));
+    return V::Lookup16(g.table[t], (t & 1) != 0 ? V::Shr(bytes, 4) : bytes);
+  }
+};
+
+template <class V>
+struct QuantLoader<V, QuantType::kQ4_K>
+    : std::conditional_t<HasLookup16<V>, Q4KLookup<V>, Q4KArithmetic<V>> {};
 
 template <class V>
 struct QuantLoader<V, QuantType::kQ5_K> : BlockRows<256, 176> {

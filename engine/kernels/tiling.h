@@ -97,7 +97,14 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) {
       if constexpr (kPrefetch) {
-        PrefetchNextBlock(w + (j + RJ) * stride + L::Offset(c));
+        // Every cache line of the next block's bytes for these kStep
+        // columns (a super-block's 144 to 210 bytes span three or four).
+        const uint8_t* next = w + (j + RJ) * stride;
+        const auto first = reinterpret_cast<uintptr_t>(next + L::Offset(c)) & ~uintptr_t{63};
+        const auto last = reinterpret_cast<uintptr_t>(next + L::Offset(c + L::kStep));
+        for (uintptr_t p = first; p < last; p += 64) {
+          PrefetchNextBlock(reinterpret_cast<const uint8_t*>(p));
+        }
       }
       g[j] = L::At(w + j * stride, c);
     }
