@@ -106,7 +106,7 @@ llama_once() {  # file threads
   local p d
   p=$("$bench" -m "$1" -t "$2" -p "$prompt" -n 0 -r 1 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
   d=$("$bench" -m "$1" -t "$2" -p 0 -n "$decode_steps" -d "$context" -r 1 -o csv 2>/dev/null | tail -n1 | awk -F, '{ gsub(/"/, ""); print $(NF-1) }')
-  echo "$p $d"
+  printf '%.1f %.1f\n' "$p" "$d"
 }
 # Prints "B TPS" per batch size of --batch-list: samebits-engine's batched
 # decode, aggregate tokens/s.
