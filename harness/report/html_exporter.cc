@@ -99,6 +99,40 @@ void WriteCells(const ReportModel& m, std::ostream& out) {
   out << "</table>\n";
 }
 
+// Returns whether every configuration of the group either has every step
+// with the base's hashes or has no steps at all (UNSUPPORTED): nothing for
+// a per-step matrix to show.
+bool AllAgree(const CellGroup& g) {
+  for (const ConfigRow& r : g.rows) {
+    if (r.first_divergence) return false;
+    for (const Agreement a : r.agreement) {
+      if (a != r.agreement.front() || a == Agreement::kDiffers) return false;
+    }
+  }
+  return true;
+}
+
+// An agreeing group in one paragraph: which configurations agree over how
+// many steps, which have none, and the generated text. A default matrix of
+// a thousand agreeing cells then stays a page of a few hundred KB.
+void WriteAgreeingGroup(const CellGroup& g, const std::string& base, std::ostream& out) {
+  std::string agree, none;
+  for (const ConfigRow& r : g.rows) {
+    const bool same = !r.agreement.empty() && r.agreement.front() == Agreement::kSame;
+    std::string& list = same || &r == &g.rows[g.base_row] ? agree : none;
+    list += (list.empty() ? "" : ", ") + r.cell->config.name;
+  }
+  out << "<p class=\"agree\">Every step (" << g.columns.size() << ") has the same hashes in "
+      << E(agree) << ".";
+  if (!none.empty()) out << " No steps from " << E(none) << ".";
+  out << "</p>\n";
+  if (HasTokenText(g)) {
+    out << "<p>Tokens (" << E(base) << "):";
+    for (const StepColumn& c : g.columns) out << " <code>" << E(TokenWithText(c)) << "</code>";
+    out << "</p>\n";
+  }
+}
+
 void WriteMatrix(const CellGroup& g, std::ostream& out) {
   const std::string base = g.rows[g.base_row].cell->config.name;
   out << "<h3>" << E(g.checkpoint) << " / " << E(g.scenario) << "</h3>\n";
@@ -106,6 +140,7 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
     out << "<p>No configuration produced a step.</p>\n";
     return;
   }
+  if (AllAgree(g)) return WriteAgreeingGroup(g, base, out);
   out << "<p class=\"legend\">Against " << E(base)
       << ":<span style=\"background:#5cb85c\"></span>same hashes"
          "<span style=\"background:#d9534f\"></span>differs"
