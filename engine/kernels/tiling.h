@@ -203,6 +203,8 @@ constexpr auto StreamingBlocks(std::integer_sequence<int, MI...>) {
 template <class K, class L>
 void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int64_t row_begin,
                int64_t row_end, float* y, int64_t ldy) {
+  // Two rows stream like GEMV (RowStreamTyped); no tiling is needed.
+  if (m == 2) return RowStreamTyped<K, L, 2>(x, w, k, row_begin, row_end, y, ldy);
   constexpr int kMaxMi = K::kMaxMi;
   constexpr int kMaxRj = K::kMaxRj;
   static constexpr auto kBlocks = BlockTable<K, L>(std::make_integer_sequence<int, kMaxMi>());
@@ -216,7 +218,6 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
   // and stays in L2 while every block of activation rows (a few KiB each,
   // kept in L1) passes over it. The tile depends on the shape only (k and
   // the dtype), never on timings.
-  if (m == 2) return RowStreamTyped<K, L, 2>(x, w, k, row_begin, row_end, y, ldy);
   const int64_t stride = RowStrideOf<L>(k);
   const int64_t row_bytes = Max64(stride, 1) * static_cast<int64_t>(sizeof(typename L::T));
   const int64_t tile_r = Max64(kMaxRj, kGemmWTileBytes / row_bytes / kMaxRj * kMaxRj);
