@@ -196,7 +196,8 @@ auto KNibbles(const KSubBlock& g, int s) {
 
 // An ISA whose operations have a 16-entry lookup: V::Lookup16(table, q)
 // gives lanes table[q & 15], V::Iota16() the integers 0 .. 15, V::F the
-// float vector type.
+// float vector type, and V::KScalesMins(q, d, dmin, out) a super-block's
+// eight d1 = d * sc and eight m1 = dmin * m at once (ScaleMinK4's values).
 template <class V>
 concept HasLookup16 = requires {
   V::kLookup16;
@@ -216,31 +217,33 @@ struct Q4KArithmetic : BlockRows<256, 144> {
 };
 
 // Q4_K by lookup, a whole super-block at a time: a sub-block has only 16
-// distinct weights, so At computes them once, with the very f32 operations
-// Q4KArithmetic applies to each quant (d1 * q - m1, d1 = d * sc and m1 =
-// dmin * m), and Lanes looks every quant up: the same bits in fewer
-// instructions per weight, and the super-block's scales decoded once rather
-// than once per sub-block.
+// distinct weights, so Lanes computes them once per sub-block, with the
+// very f32 operations Q4KArithmetic applies to each quant (d1 * q - m1, d1
+// = d * sc and m1 = dmin * m), and looks every quant up: the same bits in
+// fewer instructions per weight. At decodes the super-block's scales once,
+// all eight at a time.
+//
+// Why the tables are made in Lanes rather than in At: BlockLoaderSteps
+// prepares all its rows before it asks for lanes, so tables made in At (8
+// per row, 64 for a GEMV block) live in memory, and a super-block costs
+// each row 8 vector stores and 16 loads beside its lookups. Made in Lanes,
+// the compiler makes each sub-block's table once for its two calls and
+// keeps it in a register.
 template <class V>
 struct Q4KLookup : BlockRows<256, 144> {
   static constexpr int kStep = 256;
+  static constexpr bool kGroupsInMemory = true;  // see BlockLoaderSteps
   struct Group {
-    const uint8_t* q;        // the super-block's 128 nibble bytes
-    typename V::F table[8];  // sub-block t's 16 weights, by quant
+    const uint8_t* q;  // the super-block's 128 nibble bytes
+    // d1 of sub-block t at t, m1 at 8 + t; read one at a time from memory,
+    // which a vector operation takes as a broadcast operand.
+    alignas(64) float d1m1[16];
   };
   static Group At(const uint8_t* row, int64_t c) {
     const uint8_t* sb = BlockRows::BlockAt(row, c);
-    const float d = V::Half(sb);
-    const float dmin = V::Half(sb + 2);
     Group g;
     g.q = sb + 16;
-    const auto quants = V::ToF32(V::Iota16());
-    for (int t = 0; t < 8; ++t) {
-      int sc, m;
-      ScaleMinK4(t, sb + 4, &sc, &m);
-      g.table[t] =
-          V::SubS(V::MulS(quants, d * static_cast<float>(sc)), dmin * static_cast<float>(m));
-    }
+    V::KScalesMins(sb + 4, V::Half(sb), V::Half(sb + 2), g.d1m1);
     return g;
   }
   // Weights 16 s .. 16 s + 15 of the super-block: sub-block t = s / 2, the
@@ -248,8 +251,9 @@ struct Q4KLookup : BlockRows<256, 144> {
   // reads the low four bits only, so the low nibbles need no mask.
   static auto Lanes(const Group& g, int s) {
     const int t = s / 2;
+    const auto table = V::SubS(V::MulS(V::ToF32(V::Iota16()), g.d1m1[t]), g.d1m1[8 + t]);
     const auto bytes = V::U8(g.q + 32 * (t / 2) + 16 * (s % 2));
-    return V::Lookup16(g.table[t], (t & 1) != 0 ? V::Shr(bytes, 4) : bytes);
+    return V::Lookup16(table, (t & 1) != 0 ? V::Shr(bytes, 4) : bytes);
   }
 };
 
