@@ -48,7 +48,7 @@ struct BlockRows {
   using T = uint8_t;
   static constexpr int kStep = 32;
   static int64_t RowStride(int64_t k) { return k / kElements * kBytes; }
-  static int64_t Offset(int64_t c) { return c / kElements * kBytes; }
+  static constexpr int64_t Offset(int64_t c) { return c / kElements * kBytes; }
   static const uint8_t* BlockAt(const uint8_t* row, int64_t c) { return row + Offset(c); }
 };
 
