@@ -60,28 +60,32 @@ struct Ops {
     return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   }
   // Writes d * sc[t] to out[t] and dmin * m[t] to out[8 + t] for the eight
-  // sub-blocks t of a Q4_K / Q5_K super-block whose 12 packed scale bytes
-  // start at `q` (ScaleMinK4's formulas in all 16 lanes at once; each a
-  // single f32 product of exact integers, so the bits ScaleMinK4 and a
-  // scalar multiply give). It reads 16 bytes from q: the packed scales are
-  // followed by the block's quants, so the 4 unused bytes are in bounds.
-  static void KScalesMins(const uint8_t* q, float d, float dmin, float* out) {
-    const __m512i bytes = U8(q);
+  // sub-blocks t of the Q4_K / Q5_K super-block at `sb` (d and dmin, two
+  // F16, then the 12 packed scale bytes): ScaleMinK4's formulas in all 16
+  // lanes at once, each a single f32 product of exact values, so the bits
+  // of ScaleMinK4, Half and a scalar multiply. One 16-byte load holds d,
+  // dmin and the scales.
+  static void KScalesMins(const uint8_t* sb, float* out) {
+    const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb));
     // Lanes 0-7 are the scales of t = 0..7, lanes 8-15 the mins. Every one
     // is (q[a] >> a_shift) & a_mask, and for t >= 4 the top two bits of
-    // q[b] as its bits 4-5.
+    // q[b] as its bits 4-5; q[i] is byte 4 + i of the super-block.
+    const __m512i bytes = _mm512_cvtepu8_epi32(head);
     const __m512i a = _mm512_permutexvar_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11), bytes);
+        _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15), bytes);
     const __m512i a_shift = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4);
     const __m512i a_mask =
         _mm512_setr_epi32(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15);
     const __m512i b = _mm512_permutexvar_epi32(
-        _mm512_setr_epi32(0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7), bytes);
+        _mm512_setr_epi32(4, 4, 4, 4, 4, 5, 6, 7, 4, 4, 4, 4, 8, 9, 10, 11), bytes);
     const __m512i b_mask = _mm512_setr_epi32(0, 0, 0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 3, 3, 3, 3);
     const __m512i low = _mm512_and_si512(_mm512_srlv_epi32(a, a_shift), a_mask);
     const __m512i high = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(b, 6), b_mask), 4);
-    const __m512 factor =
-        _mm512_setr_ps(d, d, d, d, d, d, d, d, dmin, dmin, dmin, dmin, dmin, dmin, dmin, dmin);
+    // VCVTPH2PS (exact) turns the first two F16 into d and dmin, spread to
+    // lanes 0-7 and 8-15.
+    const __m512 d_dmin = _mm512_castps128_ps512(_mm_cvtph_ps(head));
+    const __m512 factor = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), d_dmin);
     _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_or_si512(low, high)), factor));
   }
   static __m512 LoadX(const float* p) { return _mm512_loadu_ps(p); }

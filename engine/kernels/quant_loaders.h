@@ -196,8 +196,8 @@ auto KNibbles(const KSubBlock& g, int s) {
 
 // An ISA whose operations have a 16-entry lookup: V::Lookup16(table, q)
 // gives lanes table[q & 15], V::Iota16() the integers 0 .. 15, V::F the
-// float vector type, and V::KScalesMins(q, d, dmin, out) a super-block's
-// eight d1 = d * sc and eight m1 = dmin * m at once (ScaleMinK4's values).
+// float vector type, and V::KScalesMins(sb, out) the eight d1 = d * sc and
+// eight m1 = dmin * m of the super-block at sb at once (ScaleMinK4's values).
 template <class V>
 concept HasLookup16 = requires {
   V::kLookup16;
@@ -243,7 +243,7 @@ struct Q4KLookup : BlockRows<256, 144> {
     const uint8_t* sb = BlockRows::BlockAt(row, c);
     Group g;
     g.q = sb + 16;
-    V::KScalesMins(sb + 4, V::Half(sb), V::Half(sb + 2), g.d1m1);
+    V::KScalesMins(sb, g.d1m1);
     return g;
   }
   // Weights 16 s .. 16 s + 15 of the super-block: sub-block t = s / 2, the
