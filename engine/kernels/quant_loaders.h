@@ -22,9 +22,10 @@
 //   float V::Half(const uint8_t* p)  a little-endian F16, converted exactly
 //
 // A loader has `T` (uint8_t), `kStep` (the weights it prepares at once: 32,
-// one block or sub-block), `RowStride(k)` and `Offset(c)` in bytes, a
-// `Group` prepared by `At(row, c)` for the kStep weights from column c (a
-// multiple of kStep) and `Lanes(group, s)`, the weights c + 16 s .. + 15.
+// one block, or 256, a K-quant super-block), `RowStride(k)` and `Offset(c)`
+// in bytes, a `Group` prepared by `At(row, c)` for the kStep weights from
+// column c (a multiple of kStep) and `Lanes(group, s)`, the weights c + 16 s
+// .. + 15.
 #pragma once
 
 #include <cstdint>
@@ -163,97 +164,101 @@ inline void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
   }
 }
 
-// Q4_K and Q5_K: super-blocks of 256 weights in 8 sub-blocks of 32, each
-// with w = d1 * q - m1, d1 = d * sc and m1 = dmin * m (f32 products).
-// Sub-block t's nibbles are the low (t even) or high (t odd) halves of the
-// 32 bytes at 32 (t / 2).
-struct KSubBlock {
-  float d1, m1;
-  const uint8_t* q;   // the sub-block's 32 nibble bytes
-  int high;           // 1: the high nibbles
-  const uint8_t* qh;  // Q5_K: the super-block's 32 fifth-bit bytes (bit t)
-  int t;
+// The K-quants, a whole super-block of 256 weights at a time: At decodes
+// its scales once, all of them, and Lanes reads the one it needs from
+// memory, where a vector operation takes it as a broadcast operand
+// (kGroupsInMemory, see BlockLoaderSteps).
+struct KSuperBlock {
+  const uint8_t* sb;
+  // Q4_K and Q5_K: d1 of sub-block t at t, m1 at 8 + t. Q6_K: d * sc of
+  // weights 16 s .. 16 s + 15 at s.
+  alignas(64) float scales[16];
 };
 
-inline KSubBlock KSubBlockAt(const uint8_t* sb, int64_t c, float d, float dmin,
-                             const uint8_t* nibbles) {
-  const int t = static_cast<int>(c % 256 / 32);
-  int sc, m;
-  ScaleMinK4(t, sb + 4, &sc, &m);
-  return {d * static_cast<float>(sc),
-          dmin * static_cast<float>(m),
-          nibbles + 32 * (t / 2),
-          t & 1,
-          nullptr,
-          t};
+template <int kBytes>
+struct KSuperBlocks : BlockRows<256, kBytes> {
+  static constexpr int kStep = 256;
+  static constexpr bool kGroupsInMemory = true;
+  using Group = KSuperBlock;
+};
+
+// An ISA that decodes a Q4_K / Q5_K super-block's scales in vector lanes:
+// V::KScalesMins(sb, out) writes ScaleMinK4's eight d1 = d * sc and eight
+// m1 = dmin * m of the super-block at sb, as KScalesMinsOf below.
+template <class V>
+concept HasKScalesMins = requires(const uint8_t* sb, float* out) {
+  V::KScalesMins(sb, out);
+};
+
+// Q4_K and Q5_K: super-blocks of 256 weights in 8 sub-blocks of 32, each
+// with w = d1 * q - m1, d1 = d * sc and m1 = dmin * m (f32 products), d and
+// dmin the F16 at bytes 0 and 2, sc and m packed in the 12 bytes from 4.
+// Writes d1 of sub-block t to out[t], m1 to out[8 + t].
+template <class V>
+void KScalesMinsOf(const uint8_t* sb, float* out) {
+  if constexpr (HasKScalesMins<V>) {
+    V::KScalesMins(sb, out);
+  } else {
+    const float d = V::Half(sb);
+    const float dmin = V::Half(sb + 2);
+    for (int t = 0; t < 8; ++t) {
+      int sc, m;
+      ScaleMinK4(t, sb + 4, &sc, &m);
+      out[t] = d * static_cast<float>(sc);
+      out[8 + t] = dmin * static_cast<float>(m);
+    }
+  }
 }
 
-template <class V>
-auto KNibbles(const KSubBlock& g, int s) {
-  const auto bytes = V::U8(g.q + 16 * s);
-  return g.high ? V::Shr(bytes, 4) : V::And(bytes, 0x0F);
+// Weights 16 s .. 16 s + 15 of a Q4_K / Q5_K super-block's low four bits:
+// sub-block t = s / 2 is the low (t even) or high (t odd) nibbles of the 32
+// bytes at 32 (t / 2) of `nibbles`. With kMasked false the low nibbles keep
+// the high ones above them (for a lookup that reads the low four bits).
+template <class V, bool kMasked>
+auto KNibbles(const uint8_t* nibbles, int s) {
+  const int t = s / 2;
+  const auto bytes = V::U8(nibbles + 32 * (t / 2) + 16 * (s % 2));
+  if ((t & 1) != 0) return V::Shr(bytes, 4);
+  return kMasked ? V::And(bytes, 0x0F) : bytes;
 }
 
 // An ISA whose operations have a 16-entry lookup: V::Lookup16(table, q)
 // gives lanes table[q & 15], V::Iota16() the integers 0 .. 15, V::F the
-// float vector type, and V::KScalesMins(sb, out) the eight d1 = d * sc and
-// eight m1 = dmin * m of the super-block at sb at once (ScaleMinK4's values).
+// float vector type.
 template <class V>
 concept HasLookup16 = requires {
   V::kLookup16;
 };
 
-// Q4_K computed per quant, one sub-block at a time.
+// Q4_K computed per quant.
 template <class V>
-struct Q4KArithmetic : BlockRows<256, 144> {
-  using Group = KSubBlock;
+struct Q4KArithmetic : KSuperBlocks<144> {
   static Group At(const uint8_t* row, int64_t c) {
-    const uint8_t* sb = BlockRows::BlockAt(row, c);
-    return KSubBlockAt(sb, c, V::Half(sb), V::Half(sb + 2), sb + 16);
+    Group g;
+    g.sb = BlockAt(row, c);
+    KScalesMinsOf<V>(g.sb, g.scales);
+    return g;
   }
   static auto Lanes(const Group& g, int s) {
-    return V::SubS(V::MulS(V::ToF32(KNibbles<V>(g, s)), g.d1), g.m1);
+    const int t = s / 2;
+    return V::SubS(V::MulS(V::ToF32(KNibbles<V, true>(g.sb + 16, s)), g.scales[t]),
+                   g.scales[8 + t]);
   }
 };
 
-// Q4_K by lookup, a whole super-block at a time: a sub-block has only 16
-// distinct weights, so Lanes computes them once per sub-block, with the
-// very f32 operations Q4KArithmetic applies to each quant (d1 * q - m1, d1
-// = d * sc and m1 = dmin * m), and looks every quant up: the same bits in
-// fewer instructions per weight. At decodes the super-block's scales once,
-// all eight at a time.
-//
-// Why the tables are made in Lanes rather than in At: BlockLoaderSteps
-// prepares all its rows before it asks for lanes, so tables made in At (8
-// per row, 64 for a GEMV block) live in memory, and a super-block costs
-// each row 8 vector stores and 16 loads beside its lookups. Made in Lanes,
-// the compiler makes each sub-block's table once for its two calls and
-// keeps it in a register.
+// Q4_K by lookup: a sub-block has only 16 distinct weights, so Lanes
+// computes them, with the very f32 operations Q4KArithmetic applies to each
+// quant (d1 * q - m1), and looks every quant up: the same bits in fewer
+// instructions per weight. The compiler makes each sub-block's table once
+// for its two calls and keeps it in a register. (Tables made in At would
+// live in memory: BlockLoaderSteps prepares all its rows before it asks for
+// lanes, and a GEMV block's 8 rows have 64 tables.)
 template <class V>
-struct Q4KLookup : BlockRows<256, 144> {
-  static constexpr int kStep = 256;
-  static constexpr bool kGroupsInMemory = true;  // see BlockLoaderSteps
-  struct Group {
-    const uint8_t* q;  // the super-block's 128 nibble bytes
-    // d1 of sub-block t at t, m1 at 8 + t; read one at a time from memory,
-    // which a vector operation takes as a broadcast operand.
-    alignas(64) float d1m1[16];
-  };
-  static Group At(const uint8_t* row, int64_t c) {
-    const uint8_t* sb = BlockRows::BlockAt(row, c);
-    Group g;
-    g.q = sb + 16;
-    V::KScalesMins(sb, g.d1m1);
-    return g;
-  }
-  // Weights 16 s .. 16 s + 15 of the super-block: sub-block t = s / 2, the
-  // low (t even) or high nibbles of the 32 bytes at 32 (t / 2). The lookup
-  // reads the low four bits only, so the low nibbles need no mask.
-  static auto Lanes(const Group& g, int s) {
+struct Q4KLookup : Q4KArithmetic<V> {
+  static auto Lanes(const KSuperBlock& g, int s) {
     const int t = s / 2;
-    const auto table = V::SubS(V::MulS(V::ToF32(V::Iota16()), g.d1m1[t]), g.d1m1[8 + t]);
-    const auto bytes = V::U8(g.q + 32 * (t / 2) + 16 * (s % 2));
-    return V::Lookup16(table, (t & 1) != 0 ? V::Shr(bytes, 4) : bytes);
+    const auto table = V::SubS(V::MulS(V::ToF32(V::Iota16()), g.scales[t]), g.scales[8 + t]);
+    return V::Lookup16(table, KNibbles<V, false>(g.sb + 16, s));
   }
 };
 
@@ -261,53 +266,51 @@ template <class V>
 struct QuantLoader<V, QuantType::kQ4_K>
     : std::conditional_t<HasLookup16<V>, Q4KLookup<V>, Q4KArithmetic<V>> {};
 
+// Q5_K: as Q4_K, with a fifth bit per quant: bit t of the 32 bytes at 16
+// (the same byte index as the nibble's), the nibbles at 48.
 template <class V>
-struct QuantLoader<V, QuantType::kQ5_K> : BlockRows<256, 176> {
-  using Group = KSubBlock;
+struct QuantLoader<V, QuantType::kQ5_K> : KSuperBlocks<176> {
   static Group At(const uint8_t* row, int64_t c) {
-    const uint8_t* sb = BlockRows::BlockAt(row, c);
-    KSubBlock g = KSubBlockAt(sb, c, V::Half(sb), V::Half(sb + 2), sb + 48);
-    g.qh = sb + 16;
+    Group g;
+    g.sb = BlockAt(row, c);
+    KScalesMinsOf<V>(g.sb, g.scales);
     return g;
   }
   static auto Lanes(const Group& g, int s) {
-    const auto fifth = V::Shl(V::And(V::Shr(V::U8(g.qh + 16 * s), g.t), 1), 4);
-    return V::SubS(V::MulS(V::ToF32(V::Or(KNibbles<V>(g, s), fifth)), g.d1), g.m1);
+    const int t = s / 2;
+    const auto fifth = V::Shl(V::And(V::Shr(V::U8(g.sb + 16 + 16 * (s % 2)), t), 1), 4);
+    const auto q = V::Or(KNibbles<V, true>(g.sb + 48, s), fifth);
+    return V::SubS(V::MulS(V::ToF32(q), g.scales[t]), g.scales[8 + t]);
   }
 };
 
 // Q6_K: super-blocks of 256 weights in two halves of 128, each of four
-// quarters of 32: w = (d * sc) * (q - 32) with a signed 8-bit scale per 16
-// weights; quarter u's low four bits are the low (u < 2) or high nibbles of
-// the 32 bytes at 32 (u % 2), its top two bits are bits 2u, 2u + 1 of the
-// half's 32 high bytes.
+// quarters of 32: w = (d * sc) * (q - 32) with d the F16 at byte 208 and a
+// signed 8-bit scale per 16 weights (the 16 bytes at 192); half h's
+// quarter u has the low (u < 2) or high nibbles of the 32 bytes at 64 h +
+// 32 (u % 2) as its low four bits, and bits 2u, 2u + 1 of the 32 bytes at
+// 128 + 32 h as its top two.
 template <class V>
-struct QuantLoader<V, QuantType::kQ6_K> : BlockRows<256, 210> {
-  struct Group {
-    float d;
-    const uint8_t* ql;
-    const uint8_t* qh;
-    const uint8_t* sc;  // the quarter's two scales
-    int high;
-    int shift;
-  };
+struct QuantLoader<V, QuantType::kQ6_K> : KSuperBlocks<210> {
   static Group At(const uint8_t* row, int64_t c) {
-    const uint8_t* sb = BlockRows::BlockAt(row, c);
-    const int half = static_cast<int>(c % 256 / 128);
-    const int u = static_cast<int>(c % 128 / 32);
-    return {V::Half(sb + 208),
-            sb + 64 * half + 32 * (u % 2),
-            sb + 128 + 32 * half,
-            sb + 192 + 8 * half + 2 * u,
-            u / 2,
-            2 * u};
+    Group g;
+    g.sb = BlockAt(row, c);
+    const float d = V::Half(g.sb + 208);
+    for (int s = 0; s < 16; ++s) {
+      g.scales[s] = d * static_cast<float>(static_cast<int8_t>(g.sb[192 + s]));
+    }
+    return g;
   }
+  // Weights 16 s .. 16 s + 15: half s / 8, quarter u = s % 8 / 2, bytes
+  // 16 (s % 2) onwards of its 32, and scale s.
   static auto Lanes(const Group& g, int s) {
-    const auto low = V::U8(g.ql + 16 * s);
-    const auto nibble = g.high ? V::Shr(low, 4) : V::And(low, 0x0F);
-    const auto top = V::Shl(V::And(V::Shr(V::U8(g.qh + 16 * s), g.shift), 3), 4);
-    const float ds = g.d * static_cast<float>(static_cast<int8_t>(g.sc[s]));
-    return V::MulS(V::ToF32(V::AddInt(V::Or(nibble, top), -32)), ds);
+    const int half = s / 8;
+    const int u = s % 8 / 2;
+    const int l = 16 * (s % 2);
+    const auto low = V::U8(g.sb + 64 * half + 32 * (u % 2) + l);
+    const auto nibble = u >= 2 ? V::Shr(low, 4) : V::And(low, 0x0F);
+    const auto top = V::Shl(V::And(V::Shr(V::U8(g.sb + 128 + 32 * half + l), 2 * u), 3), 4);
+    return V::MulS(V::ToF32(V::AddInt(V::Or(nibble, top), -32)), g.scales[s]);
   }
 };
 

@@ -97,16 +97,16 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) {
       if constexpr (kPrefetch) {
-        // Every cache line of the next block's bytes for these kStep
-        // columns (a super-block's 144 to 210 bytes span three or four):
-        // a hint every 64 bytes and one at the last byte, a fixed number
-        // of them, as a loop over the lines would take three or four turns
-        // by the bytes' alignment, a branch the processor cannot predict.
+        // The next block's bytes for these kStep columns, a hint every 64
+        // bytes from the first: a fixed number of hints, as a loop over the
+        // cache lines would take a varying number of turns by the bytes'
+        // alignment, a branch the processor cannot predict. A line these
+        // hints miss at the end is the first line of the next step's (or
+        // of the next row's first step), hinted there.
         constexpr int64_t kBytes = L::Offset(L::kStep);
         const uint8_t* next = w + (j + RJ) * stride + L::Offset(c);
 #pragma GCC unroll 8
         for (int64_t o = 0; o < kBytes; o += 64) PrefetchNextBlock(next + o);
-        PrefetchNextBlock(next + kBytes - 1);
       }
       g[j] = L::At(w + j * stride, c);
     }
