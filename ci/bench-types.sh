@@ -18,7 +18,7 @@
 # the engine, and not every type by as much.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-types=bf16,q8_0,q4_k threads=1,2 repeats=5 checkpoint=synthetic:bench out= force=0
+types=bf16,q8_0,q4_k threads=1,2 repeats=5 checkpoint=synthetic:bench out='' force=0
 usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
