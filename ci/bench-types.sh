@@ -32,8 +32,11 @@ while (($#)); do
     *) echo "bench-types.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "bench-types.sh: --repeats takes a positive whole number" >&2; exit 2; }
-[[ $threads =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "bench-types.sh: --threads takes N,N,..." >&2; exit 2; }
+script=bench-types.sh
+# shellcheck source=ci/bench-common.sh
+source "$root/ci/bench-common.sh"
+require_positive --repeats "$repeats"
+require_number_list --threads "$threads"
 [[ $types =~ ^[a-z0-9_]+(,[a-z0-9_]+)*$ ]] || { echo "bench-types.sh: --types takes TYPE,TYPE,..." >&2; exit 2; }
 IFS=, read -r -a type_list <<<"$types"
 IFS=, read -r -a thread_list <<<"$threads"
@@ -41,13 +44,7 @@ IFS=, read -r -a thread_list <<<"$threads"
 engine=$root/build/bin/samebits-engine
 [[ -x $engine ]] || { echo "bench-types.sh: build samebits first (ci/build.sh)" >&2; exit 2; }
 
-cores=$(nproc)
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l > 0.5 * c) }'; then
-  msg="the machine is busy (load $load on $cores cores)"
-  if ((force)); then echo "bench-types.sh: warning: $msg (--force given)" >&2
-  else echo "bench-types.sh: $msg; stop it and run again, or pass --force" >&2; exit 2; fi
-fi
+refuse_busy_machine "$force"
 
 cache=${SAMEBITS_CACHE:-$HOME/.cache/samebits}/bench-types
 mkdir -p "$cache"
@@ -77,7 +74,6 @@ once() {
          s != "" && /^  cpu [0-9]+ threads? +[0-9]/ { if (s == "d") { d = $7; g = $8 } else p = $7 }
          END { print d, g, p }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A files
 for type in "${type_list[@]}"; do files[$type]=$(export_type "$type"); done

@@ -28,7 +28,7 @@
 # --force: figures taken beside other work understate both engines.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out= force=0
+types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out='' force=0
 prompt=128 context=128 decode_steps=16 batch_list=
 usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
@@ -44,9 +44,12 @@ while (($#)); do
     *) echo "compare-llamacpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "compare-llamacpp.sh: --repeats takes a positive whole number" >&2; exit 2; }
-[[ $threads =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "compare-llamacpp.sh: --threads takes N,N,..." >&2; exit 2; }
-[[ -z $batch_list || $batch_list =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "compare-llamacpp.sh: --batch-list takes N,N,..." >&2; exit 2; }
+script=compare-llamacpp.sh
+# shellcheck source=ci/bench-common.sh
+source "$root/ci/bench-common.sh"
+require_positive --repeats "$repeats"
+require_number_list --threads "$threads"
+[[ -z $batch_list ]] || require_number_list --batch-list "$batch_list"
 
 cache=${SAMEBITS_CACHE:-$HOME/.cache/samebits}
 mkdir -p "$cache"
@@ -83,13 +86,7 @@ llama_rev=$(git -C "$src" describe --tags --always 2>/dev/null || echo unknown)
 [[ -f $pkg/llama/llama.cpp.info.json ]] && llama_rev=$(grep -o '"tag": *"[^"]*"' "$pkg/llama/llama.cpp.info.json" | cut -d'"' -f4)
 
 # --- preflight ----------------------------------------------------------------
-cores=$(nproc)
-load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l > 0.5 * c) }'; then
-  msg="load average $load on $cores cores: other work is running and would slow both engines"
-  if ((force)); then echo "compare-llamacpp.sh: warning: $msg (--force given)" >&2
-  else echo "compare-llamacpp.sh: $msg; stop it and run again, or pass --force" >&2; exit 2; fi
-fi
+refuse_busy_machine "$force"
 
 # --- one measurement each -----------------------------------------------------
 # Prints "PREFILL_TPS DECODE_TPS" for samebits-engine's cpu pass.
@@ -126,7 +123,6 @@ llama_batched_once() {  # file threads
     -ntg "$decode_steps" -npl "$batch_list" --output-format jsonl 2>/dev/null |
     sed -n 's/.*"pl": \([0-9]*\),.*"speed_tg": \([0-9.]*\),.*/\1 \2/p' | awk '{ printf "%d %.1f\n", $1, $2 }'
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
