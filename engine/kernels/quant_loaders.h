@@ -217,7 +217,7 @@ void KScalesMinsOf(const uint8_t* sb, float* out) {
 template <class V, bool kMasked>
 auto KNibbles(const uint8_t* nibbles, int s) {
   const int t = s / 2;
-  const auto bytes = V::U8(nibbles + 32 * (t / 2) + 16 * (s % 2));
+  const auto bytes = V::U8(nibbles + int64_t{32} * (t / 2) + int64_t{16} * (s % 2));
   if ((t & 1) != 0) return V::Shr(bytes, 4);
   return kMasked ? V::And(bytes, 0x0F) : bytes;
 }
@@ -278,7 +278,7 @@ struct QuantLoader<V, QuantType::kQ5_K> : KSuperBlocks<176> {
   }
   static auto Lanes(const Group& g, int s) {
     const int t = s / 2;
-    const auto fifth = V::Shl(V::And(V::Shr(V::U8(g.sb + 16 + 16 * (s % 2)), t), 1), 4);
+    const auto fifth = V::Shl(V::And(V::Shr(V::U8(g.sb + 16 + int64_t{16} * (s % 2)), t), 1), 4);
     const auto q = V::Or(KNibbles<V, true>(g.sb + 48, s), fifth);
     return V::SubS(V::MulS(V::ToF32(q), g.scales[t]), g.scales[8 + t]);
   }
@@ -306,10 +306,11 @@ struct QuantLoader<V, QuantType::kQ6_K> : KSuperBlocks<210> {
   static auto Lanes(const Group& g, int s) {
     const int half = s / 8;
     const int u = s % 8 / 2;
-    const int l = 16 * (s % 2);
-    const auto low = V::U8(g.sb + 64 * half + 32 * (u % 2) + l);
+    const int64_t l = int64_t{16} * (s % 2);
+    const auto low = V::U8(g.sb + int64_t{64} * half + int64_t{32} * (u % 2) + l);
     const auto nibble = u >= 2 ? V::Shr(low, 4) : V::And(low, 0x0F);
-    const auto top = V::Shl(V::And(V::Shr(V::U8(g.sb + 128 + 32 * half + l), 2 * u), 3), 4);
+    const auto top =
+        V::Shl(V::And(V::Shr(V::U8(g.sb + 128 + int64_t{32} * half + l), 2 * u), 3), 4);
     return V::MulS(V::ToF32(V::AddInt(V::Or(nibble, top), -32)), g.scales[s]);
   }
 };

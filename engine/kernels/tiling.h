@@ -64,7 +64,7 @@ inline void PrefetchNextBlock(const T* p) {
 
 // GEMM keeps a tile of weight rows of about this many bytes in L2 while the
 // activation rows pass over it.
-constexpr int64_t kGemmWTileBytes = 256 * 1024;
+constexpr int64_t kGemmWTileBytes = int64_t{256} * 1024;
 
 // Local stand-ins for std::min, std::max and std::array: a standard inline
 // or template function is a weak symbol in an unoptimised build, which the
@@ -125,7 +125,7 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
       for (int j = 0; j < RJ; ++j) wv[j] = L::Lanes(g[j], s);
 #pragma GCC unroll 16
       for (int i = 0; i < MI; ++i) {
-        const V xv = A::LoadX(x + i * ldx + c + 16 * s);
+        const V xv = A::LoadX(x + i * ldx + c + int64_t{16} * s);
 #pragma GCC unroll 16
         for (int j = 0; j < RJ; ++j) acc[i][j] = A::Fma(xv, wv[j], acc[i][j]);
       }
@@ -297,7 +297,7 @@ void GemvQuant(const float* x, const std::byte* w, QuantType type, int64_t k, in
   switch (type) {
 #define SAMEBITS_QUANT_CASE(Q) \
   case Q:                      \
-    return GemvTyped<K, typename K::template Quant<Q>>(x, p, k, row_begin, row_end, y);
+    return GemvTyped<K, typename K::template Quant<(Q)>>(x, p, k, row_begin, row_end, y);
     SAMEBITS_EACH_QUANT_TYPE(SAMEBITS_QUANT_CASE)
 #undef SAMEBITS_QUANT_CASE
   }
@@ -311,7 +311,7 @@ void GemmQuant(const float* x, int64_t m, const std::byte* w, QuantType type, in
   switch (type) {
 #define SAMEBITS_QUANT_CASE(Q) \
   case Q:                      \
-    return GemmTyped<K, typename K::template Quant<Q>>(x, m, p, k, row_begin, row_end, y, ldy);
+    return GemmTyped<K, typename K::template Quant<(Q)>>(x, m, p, k, row_begin, row_end, y, ldy);
     SAMEBITS_EACH_QUANT_TYPE(SAMEBITS_QUANT_CASE)
 #undef SAMEBITS_QUANT_CASE
   }
