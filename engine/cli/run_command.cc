@@ -178,11 +178,18 @@ int RunScenarioCommand(RunOptions options) {
     } else {
       phases.prefill_ms += forward_ms;
     }
-    protocol::Step step{s.index,     run::StepKindName(s.kind),
-                        s.position,  s.input_token,
-                        s.token,     s.fnv1a64,
-                        s.xxh3_64,   s.argmax,
-                        s.nan_count, s.inf_count};
+    protocol::Step step{s.index,
+                        run::StepKindName(s.kind),
+                        s.position,
+                        s.input_token,
+                        s.token,
+                        s.fnv1a64,
+                        s.xxh3_64,
+                        s.argmax,
+                        s.nan_count,
+                        s.inf_count,
+                        /*text=*/std::nullopt,
+                        /*batch=*/std::nullopt};
     // The text of the chosen token, decoded after the token fed before it.
     if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
     if (s.batch)

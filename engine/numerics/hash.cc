@@ -23,7 +23,9 @@ uint64_t Fnv1aUpdate(uint64_t h, const unsigned char* bytes, size_t size) {
 }
 
 // Writes the bits of `count` floats little-endian into `out` (4 * count bytes).
-void SerializeLittleEndian(const float* values, size_t count, unsigned char* out) {
+// Only big-endian hosts call it (an `if constexpr` branch), hence
+// [[maybe_unused]]: clang warns that a little-endian build never emits it.
+[[maybe_unused]] void SerializeLittleEndian(const float* values, size_t count, unsigned char* out) {
   for (size_t i = 0; i < count; ++i) {
     const uint32_t bits = std::bit_cast<uint32_t>(values[i]);
     out[4 * i + 0] = static_cast<unsigned char>(bits);
