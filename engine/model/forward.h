@@ -74,7 +74,7 @@ bool ParseKernelPath(const std::string& name, KernelPath* out);
 struct CpuOptions {
   kernels::Isa isa = kernels::Isa::kScalar;
   // Bytes of weights per GEMV work unit (decode); rounded to whole rows.
-  int64_t gemv_chunk_bytes = 256 * 1024;
+  int64_t gemv_chunk_bytes = int64_t{256} * 1024;
   // GEMM output tile (prefill/extend): rows of x by rows of W.
   int gemm_tile_m = 64;
   int gemm_tile_n = 64;
