@@ -112,7 +112,7 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
     }
     if constexpr (requires { L::kGroupsInMemory; }) {
       // The loader's Lanes reads its groups' floats as broadcast operands
-      // of vector instructions (quant_loaders.h, Q4KLookup). Left to
+      // of vector instructions (quant_loaders.h, KSuperBlocks). Left to
       // itself, the compiler keeps them in registers and broadcasts each
       // with a shuffle, on the ports the lookups need; this says the
       // groups' memory may have changed here, so every read is a load.
