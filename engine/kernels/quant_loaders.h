@@ -20,6 +20,8 @@
 //   F V::ToF32(I)                    exact for the small integers here
 //   F V::MulS(F, float), V::AddS(F, float), V::SubS(F, float)
 //   float V::Half(const uint8_t* p)  a little-endian F16, converted exactly
+// and, optionally (HasMulSubS below):
+//   F V::MulSubS(F a, float b, float c)  a * b - c with one rounding (fused)
 //
 // A loader has `T` (uint8_t), `kStep` (the weights it prepares at once: 32,
 // one block, or 256, a K-quant super-block), `RowStride(k)` and `Offset(c)`
@@ -28,6 +30,7 @@
 // .. + 15.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 
@@ -173,6 +176,9 @@ struct KSuperBlock {
   // Q4_K and Q5_K: d1 of sub-block t at t, m1 at 8 + t. Q6_K: d * sc of
   // weights 16 s .. 16 s + 15 at s.
   alignas(64) float scales[16];
+  // Q4_K and Q5_K: d and dmin are finite, so d1 * q is exact for every
+  // quant (below, KHeaderFinite) and Lanes may fuse w = d1 * q - m1.
+  bool exact_products = false;
 };
 
 template <int kBytes>
@@ -180,6 +186,26 @@ struct KSuperBlocks : BlockRows<256, kBytes> {
   static constexpr int kStep = 256;
   static constexpr bool kGroupsInMemory = true;
   using Group = KSuperBlock;
+};
+
+// Returns whether the F16 d and dmin heading a Q4_K / Q5_K super-block are
+// both finite (their exponent bits not all ones). Then d1 = d * sc is exact
+// in f32 (11 significant bits times at most 6), and so is d1 * q for a
+// quant of at most 5 bits (22 bits, within f32's 24, far from overflow and
+// from f32's subnormals): w = d1 * q - m1 rounds once, at the subtraction,
+// and a fused multiply-subtract gives its bits. An infinite or NaN d or
+// dmin keeps the separate multiply and subtract, whose NaN (which operand's
+// payload and sign) the fused form need not reproduce.
+inline bool KHeaderFinite(const uint8_t* sb) {
+  const uint32_t halves = U32At(sb);
+  return (halves & 0x7C00u) != 0x7C00u && (halves & 0x7C000000u) != 0x7C000000u;
+}
+
+// The loaders with a fused form of Lanes (Lanes<true>): BlockLoaderSteps
+// uses it for a step whose groups all allow it (FusedLanesOk).
+template <class L>
+concept HasFusedLanes = requires(const typename L::Group& g) {
+  { L::FusedLanesOk(g) } -> std::same_as<bool>;
 };
 
 // An ISA that decodes a Q4_K / Q5_K super-block's scales in vector lanes:
@@ -210,6 +236,26 @@ void KScalesMinsOf(const uint8_t* sb, float* out) {
   }
 }
 
+// An ISA with a fused multiply-subtract of two scalars (V::MulSubS).
+template <class V>
+concept HasMulSubS = requires(typename V::F a, const float& b) {
+  V::MulSubS(a, b, b);
+};
+
+// Returns a * b - c (per lane) for a product a * b that is exact in f32: the
+// fused form where V has one and kFused asks for it, else a multiply and a
+// subtract. With the product exact, the multiply does not round, so both
+// round once, the same difference: the same bits. Callers pass kFused only
+// where they have shown the product exact (KSuperBlock::exact_products).
+template <class V, bool kFused, class F>
+F ExactProductMinus(F a, const float& b, const float& c) {
+  if constexpr (kFused && HasMulSubS<V>) {
+    return V::MulSubS(a, b, c);
+  } else {
+    return V::SubS(V::MulS(a, b), c);
+  }
+}
+
 // Weights 16 s .. 16 s + 15 of a Q4_K / Q5_K super-block's low four bits:
 // sub-block t = s / 2 is the low (t even) or high (t odd) nibbles of the 32
 // bytes at 32 (t / 2) of `nibbles`. With kMasked false the low nibbles keep
@@ -230,19 +276,28 @@ concept HasLookup16 = requires {
   V::kLookup16;
 };
 
-// Q4_K computed per quant.
-template <class V>
-struct Q4KArithmetic : KSuperBlocks<144> {
+// What Q4_K and Q5_K share: At decodes the scales and checks the header.
+template <class V, int kBytes>
+struct KScaledMinBlocks : KSuperBlocks<kBytes> {
+  using Group = KSuperBlock;
   static Group At(const uint8_t* row, int64_t c) {
     Group g;
-    g.sb = BlockAt(row, c);
+    g.sb = KSuperBlocks<kBytes>::BlockAt(row, c);
     KScalesMinsOf<V>(g.sb, g.scales);
+    g.exact_products = KHeaderFinite(g.sb);
     return g;
   }
-  static auto Lanes(const Group& g, int s) {
+  static bool FusedLanesOk(const Group& g) { return g.exact_products; }
+};
+
+// Q4_K computed per quant.
+template <class V>
+struct Q4KArithmetic : KScaledMinBlocks<V, 144> {
+  template <bool kFused = false>
+  static auto Lanes(const KSuperBlock& g, int s) {
     const int t = s / 2;
-    return V::SubS(V::MulS(V::ToF32(KNibbles<V, true>(g.sb + 16, s)), g.scales[t]),
-                   g.scales[8 + t]);
+    return ExactProductMinus<V, kFused>(V::ToF32(KNibbles<V, true>(g.sb + 16, s)), g.scales[t],
+                                        g.scales[8 + t]);
   }
 };
 
@@ -255,9 +310,11 @@ struct Q4KArithmetic : KSuperBlocks<144> {
 // lanes, and a GEMV block's 8 rows have 64 tables.)
 template <class V>
 struct Q4KLookup : Q4KArithmetic<V> {
+  template <bool kFused = false>
   static auto Lanes(const KSuperBlock& g, int s) {
     const int t = s / 2;
-    const auto table = V::SubS(V::MulS(V::ToF32(V::Iota16()), g.scales[t]), g.scales[8 + t]);
+    const auto table =
+        ExactProductMinus<V, kFused>(V::ToF32(V::Iota16()), g.scales[t], g.scales[8 + t]);
     return V::Lookup16(table, KNibbles<V, false>(g.sb + 16, s));
   }
 };
@@ -269,18 +326,13 @@ struct QuantLoader<V, QuantType::kQ4_K>
 // Q5_K: as Q4_K, with a fifth bit per quant: bit t of the 32 bytes at 16
 // (the same byte index as the nibble's), the nibbles at 48.
 template <class V>
-struct QuantLoader<V, QuantType::kQ5_K> : KSuperBlocks<176> {
-  static Group At(const uint8_t* row, int64_t c) {
-    Group g;
-    g.sb = BlockAt(row, c);
-    KScalesMinsOf<V>(g.sb, g.scales);
-    return g;
-  }
-  static auto Lanes(const Group& g, int s) {
+struct QuantLoader<V, QuantType::kQ5_K> : KScaledMinBlocks<V, 176> {
+  template <bool kFused = false>
+  static auto Lanes(const KSuperBlock& g, int s) {
     const int t = s / 2;
     const auto fifth = V::Shl(V::And(V::Shr(V::U8(g.sb + 16 + int64_t{16} * (s % 2)), t), 1), 4);
     const auto q = V::Or(KNibbles<V, true>(g.sb + 48, s), fifth);
-    return V::SubS(V::MulS(V::ToF32(q), g.scales[t]), g.scales[8 + t]);
+    return ExactProductMinus<V, kFused>(V::ToF32(q), g.scales[t], g.scales[8 + t]);
   }
 };
 

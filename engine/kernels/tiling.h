@@ -82,6 +82,17 @@ struct FixedArray {
   constexpr const T& operator[](int64_t i) const { return items[i]; }
 };
 
+// Returns a block-quantized loader's lanes s of group g, by its fused form
+// where kFused asks for it (quant_loaders.h's HasFusedLanes).
+template <class L, bool kFused>
+auto LoaderLanes(const typename L::Group& g, int s) {
+  if constexpr (kFused) {
+    return L::template Lanes<true>(g, s);
+  } else {
+    return L::Lanes(g, s);
+  }
+}
+
 // Runs the fma chains of an MI x RJ register block over rows of
 // block-quantized weights (quant_loaders.h), for an ISA's register blocks:
 // per row, the loader prepares kStep weights, then hands them out 16 at a
@@ -118,17 +129,36 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
       // groups' memory may have changed here, so every read is a load.
       __asm__ volatile("" : "+m"(g));
     }
+    // The kStep weights, 16 at a time; kFused picks the loader's fused
+    // Lanes (the same bits, quant_loaders.h's HasFusedLanes).
+    auto lanes = [&]<bool kFused>() __attribute__((always_inline)) {
 #pragma GCC unroll 16
-    for (int s = 0; s < L::kStep / 16; ++s) {
-      V wv[RJ];
+      for (int s = 0; s < L::kStep / 16; ++s) {
+        V wv[RJ];
 #pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) wv[j] = L::Lanes(g[j], s);
+        for (int j = 0; j < RJ; ++j) wv[j] = LoaderLanes<L, kFused>(g[j], s);
 #pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        const V xv = A::LoadX(x + i * ldx + c + int64_t{16} * s);
+        for (int i = 0; i < MI; ++i) {
+          const V xv = A::LoadX(x + i * ldx + c + int64_t{16} * s);
 #pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) acc[i][j] = A::Fma(xv, wv[j], acc[i][j]);
+          for (int j = 0; j < RJ; ++j) acc[i][j] = A::Fma(xv, wv[j], acc[i][j]);
+        }
       }
+    };
+    if constexpr (HasFusedLanes<L>) {
+      // One test per step, not per 16 weights: every row's group must allow
+      // the fused form (in practice always; a non-finite scale is the rare
+      // file that takes the other copy of the loop).
+      bool fused = true;
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) fused = fused && L::FusedLanesOk(g[j]);
+      if (fused) {
+        lanes.template operator()<true>();
+      } else {
+        lanes.template operator()<false>();
+      }
+    } else {
+      lanes.template operator()<false>();
     }
   }
 }

@@ -280,6 +280,46 @@ TEST_P(QuantKernelTest, NoReadPastTheInputs) {
   }
 }
 
+// Q4_K and Q5_K super-blocks whose d and dmin are two different NaNs: ggml's
+// w = d1 * q - m1 is d's NaN for every weight (the multiply's NaN is the
+// subtraction's first operand), so every output is that NaN, on every ISA.
+// A kernel that fused the multiply and the subtract for such a block (its
+// product is not exact: the AVX-512 loaders keep a separate multiply and
+// subtract for it, quant_loaders.h's KHeaderFinite) would return dmin's
+// where the processor's fused instruction prefers its addend's NaN. (The
+// project's AMD Zen 4 prefers the multiplicand's: there the fused form
+// happens to give d's NaN too, and this test passes with or without the
+// loaders' check.)
+TEST_P(QuantKernelTest, TwoNanScalesGiveTheMultiplysNan) {
+  constexpr uint16_t kNanD = 0x7E55, kNanDmin = 0xFE01;
+  for (const QuantType type : {QuantType::kQ4_K, QuantType::kQ5_K}) {
+    const QuantLayout& l = numerics::LayoutOf(type);
+    const int64_t blocks = 2, k = blocks * l.block_elements, rows = 9;
+    std::vector<uint8_t> w = MakeBlocks(type, rows, blocks, Scales::kFinite, 940001);
+    for (int64_t b = 0; b < rows * blocks; ++b) {
+      uint8_t* block = w.data() + b * l.block_bytes;
+      block[0] = kNanD & 0xff;
+      block[1] = kNanD >> 8;
+      block[2] = kNanDmin & 0xff;
+      block[3] = kNanDmin >> 8;
+    }
+    const std::vector<float> x =
+        testing::MakeActivations(static_cast<size_t>(2 * k), testing::Mode::kUnit, 940002);
+    const std::vector<float> deq = Dequantized(type, w.data(), rows, k);
+    // GEMV's rows, then GEMM's two activation rows' (the GEMV-like pass).
+    std::vector<float> y(static_cast<size_t>(3 * rows));
+    const auto* wp = reinterpret_cast<const std::byte*>(w.data());
+    Table().gemv_quant(x.data(), wp, type, k, 0, rows, y.data());
+    Table().gemm_quant(x.data(), 2, wp, type, k, 0, rows, y.data() + rows, rows);
+    const uint32_t want = Bits(deq[0]);
+    EXPECT_EQ(want & 0xffc00000u, 0x7fc00000u)
+        << l.name << ": the reference's weight is not d's NaN";
+    for (size_t i = 0; i < y.size(); ++i) {
+      EXPECT_EQ(Bits(y[i]), want) << l.name << " output " << i;
+    }
+  }
+}
+
 // Negative control: a kernel that factored each block's scale out of its
 // dot product, y = sum_b d_b * dot(x_b, q_b) (as integer-dot kernels do),
 // would be caught: on the test's data its outputs differ in some bit. (A
