@@ -349,6 +349,7 @@ int RunBench(BenchOptions options) {
   BenchShape shape;
   shape.context = options.context;
   shape.decode_steps = options.decode_steps;
+  shape.warmup_steps = options.warmup_steps;
   shape.reference_decode_steps = options.reference_decode_steps;
   shape.prompt = options.prompt;
   shape.repeats = options.repeats;

@@ -20,8 +20,12 @@ void PrintPreflight(const MachineLoad& load, const std::vector<std::string>& war
 void PrintTimings(const std::vector<BenchRecord>& records, const BenchShape& shape) {
   const bool has_reference = records.front().reference;
   const int ref_repeats = shape.reference_repeats;
-  std::printf("\ndecode at context %d: %d steps per cpu run, %d runs interleaved", shape.context,
-              shape.decode_steps, shape.repeats);
+  std::printf("\ndecode at context %d: %d steps per cpu run", shape.context, shape.decode_steps);
+  if (shape.warmup_steps > 0) {
+    std::printf(" (after %d untimed warm-up step%s)", shape.warmup_steps,
+                shape.warmup_steps == 1 ? "" : "s");
+  }
+  std::printf(", %d runs interleaved", shape.repeats);
   if (!has_reference) {
     std::printf("\n");
   } else {

@@ -16,6 +16,7 @@ namespace samebits::cli {
 struct BenchShape {
   int context = 0;
   int decode_steps = 0;            // per cpu run
+  int warmup_steps = 0;            // untimed, once per cpu configuration
   int reference_decode_steps = 0;  // per reference run
   int prompt = 0;
   int repeats = 0;

@@ -53,9 +53,10 @@ int Count(const std::string& text, const std::string& needle) {
 TEST(Bench, ReportsFiguresAndIdentity) {
   const Output out = RunBench("");
   ASSERT_EQ(out.exit_code, 0) << out.text;
-  for (const char* part : {"preflight:", "decode at context 9", "prefill of 10 tokens", "reference",
-                           "cpu 1 thread", "cpu 2 threads", "ratios of medians",
-                           "weights streamed per token", "profile (cpu 2 threads"}) {
+  for (const char* part :
+       {"preflight:", "decode at context 9", "prefill of 10 tokens", "reference", "cpu 1 thread",
+        "cpu 2 threads", "ratios of medians", "weights streamed per token",
+        "profile (cpu 2 threads", "(after 1 untimed warm-up step)"}) {
     EXPECT_NE(out.text.find(part), std::string::npos) << part << "\n" << out.text;
   }
   // Three runs-against-runs lines and two comparisons with the reference.
@@ -67,6 +68,19 @@ TEST(Bench, NegativeControlBrokenOrderFailsTheBench) {
   const Output out = RunBench("SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1");
   EXPECT_EQ(out.exit_code, 1) << out.text;
   EXPECT_GE(Count(out.text, "identical: no"), 1) << out.text;
+}
+
+// --warmup-steps: 0 runs none (and says nothing of it); a count that does
+// not fit after the context is refused before anything runs.
+TEST(Bench, WarmupStepsCanBeNoneAndMustFit) {
+  const Output none = RunBench("", kTablesArgs + " --warmup-steps 0 --no-reference");
+  ASSERT_EQ(none.exit_code, 0) << none.text;
+  EXPECT_EQ(none.text.find("warm-up"), std::string::npos) << none.text;
+  EXPECT_NE(none.text.find("decode at context 9: 3 steps per cpu run, 2 runs"), std::string::npos)
+      << none.text;
+  const Output too_many = RunBench("", kTablesArgs + " --warmup-steps 1000000");
+  EXPECT_EQ(too_many.exit_code, 2) << too_many.text;
+  EXPECT_EQ(too_many.text.find("decode at context"), std::string::npos) << too_many.text;
 }
 
 const std::string kBatchArgs =
