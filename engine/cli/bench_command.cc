@@ -72,8 +72,14 @@ std::vector<int> ParseCountList(const std::string& text, const std::string& flag
       n = 0;
     }
     if (n < 1 || n > max) {
-      throw UsageError(flag + ": '" + item + "' is not a " + what + " in 1.." +
-                       std::to_string(max));
+      std::string message = flag;
+      message += ": '";
+      message += item;
+      message += "' is not a ";
+      message += what;
+      message += " in 1..";
+      message += std::to_string(max);
+      throw UsageError(message);
     }
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   }

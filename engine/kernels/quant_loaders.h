@@ -173,12 +173,12 @@ inline void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
 // (kGroupsInMemory, see BlockLoaderSteps).
 struct KSuperBlock {
   const uint8_t* sb;
-  // Q4_K and Q5_K: d1 of sub-block t at t, m1 at 8 + t. Q6_K: d * sc of
-  // weights 16 s .. 16 s + 15 at s.
-  alignas(64) float scales[16];
   // Q4_K and Q5_K: d and dmin are finite, so d1 * q is exact for every
   // quant (below, KHeaderFinite) and Lanes may fuse w = d1 * q - m1.
   bool exact_products = false;
+  // Q4_K and Q5_K: d1 of sub-block t at t, m1 at 8 + t. Q6_K: d * sc of
+  // weights 16 s .. 16 s + 15 at s.
+  alignas(64) float scales[16];
 };
 
 template <int kBytes>

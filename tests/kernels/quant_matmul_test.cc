@@ -145,7 +145,7 @@ std::string CheckQuant(const KernelTable& t, const QuantCase& c, int64_t m) {
   const int64_t ldy = n + 1;  // one column between rows stays a canary
   float canary;
   std::memcpy(&canary, &kCanaryBits, sizeof(canary));
-  std::vector<float> y(static_cast<size_t>(m * ldy + 2 * kGuardFloats), canary);
+  std::vector<float> y(static_cast<size_t>(m * ldy + int64_t{2} * kGuardFloats), canary);
   std::vector<float> y_f32(static_cast<size_t>(n));
   float* out = y.data() + kGuardFloats;
   if (m == 1) {
