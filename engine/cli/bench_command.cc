@@ -232,8 +232,9 @@ void TimeDecode(Config& c, const DecodeContext& context, int steps) {
 // does before it times: a configuration's first steps after loading pay
 // once for what later steps find ready (its scratch buffers' first touch,
 // its threads' first wake-up, the expert weights the context's prefill left
-// out of the caches), measured as about 15% of a 16-step run on
-// synthetic:bench exported as Q4_K. The logits are discarded; every timed
+// out of the caches). Measured on synthetic:bench exported as Q4_K, one
+// thread, 16-step runs: 160-234 tokens/s without a warm-up step, 203-234
+// with one (BENCHMARKS.md run 10). The logits are discarded; every timed
 // run still checks its own.
 void WarmUp(Config& c, const DecodeContext& context, int steps) {
   model::InferenceState state = context.state;

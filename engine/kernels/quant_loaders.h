@@ -21,7 +21,8 @@
 //   F V::MulS(F, float), V::AddS(F, float), V::SubS(F, float)
 //   float V::Half(const uint8_t* p)  a little-endian F16, converted exactly
 // and, optionally (HasMulSubS below):
-//   F V::MulSubS(F a, float b, float c)  a * b - c with one rounding (fused)
+//   F V::MulSubS(F a, const float& b, const float& c)
+//                                    a * b - c with one rounding (fused)
 //
 // A loader has `T` (uint8_t), `kStep` (the weights it prepares at once: 32,
 // one block, or 256, a K-quant super-block), `RowStride(k)` and `Offset(c)`
