@@ -209,41 +209,39 @@ DecodeContext MakeDecodeContext(const model::ModelConfig& mc, const BenchOptions
   return context;
 }
 
+// Runs `steps` greedy decode steps of `forward` from a copy of the
+// context; after each, calls after_step(ms, logits) with the time of that
+// step's forward call alone and its logits.
+template <class AfterStep>
+void DecodeGreedily(model::Forward& forward, const DecodeContext& context, int steps,
+                    AfterStep after_step) {
+  model::InferenceState state = context.state;
+  std::vector<float> logits;
+  int32_t token = context.first_token;
+  for (int s = 0; s < steps; ++s) {
+    const auto start = Clock::now();
+    forward.Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
+    after_step(MsSince(start), logits);
+    token = model::Argmax(logits);
+  }
+}
+
+// Runs `steps` decode steps from the context and discards them.
+void DecodeUntimed(model::Forward& forward, const DecodeContext& context, int steps) {
+  DecodeGreedily(forward, context, steps, [](double, const std::vector<float>&) {});
+}
+
 // Times `steps` greedy decode steps from the context; records the mean time
 // per token and every step's hash.
 void TimeDecode(Config& c, const DecodeContext& context, int steps) {
-  model::InferenceState state = context.state;
-  std::vector<float> logits;
   std::vector<uint64_t> hashes;
-  int32_t token = context.first_token;
   double ms = 0;
-  for (int s = 0; s < steps; ++s) {
-    const auto start = Clock::now();
-    c.forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
-    ms += MsSince(start);
+  DecodeGreedily(*c.forward, context, steps, [&](double step_ms, const std::vector<float>& logits) {
+    ms += step_ms;
     hashes.push_back(HashLogits(logits));
-    token = model::Argmax(logits);
-  }
+  });
   c.record.decode_ms.push_back(ms / steps);
   c.record.decode_hashes.push_back(hashes);
-}
-
-// Runs `steps` untimed greedy decode steps from the context, as llama-bench
-// does before it times: a configuration's first steps after loading pay
-// once for what later steps find ready (its scratch buffers' first touch,
-// its threads' first wake-up, the expert weights the context's prefill left
-// out of the caches). Measured on synthetic:bench exported as Q4_K, one
-// thread, 16-step runs: 160-234 tokens/s without a warm-up step, 203-234
-// with one (BENCHMARKS.md run 10). The logits are discarded; every timed
-// run still checks its own.
-void WarmUp(Config& c, const DecodeContext& context, int steps) {
-  model::InferenceState state = context.state;
-  std::vector<float> logits;
-  int32_t token = context.first_token;
-  for (int s = 0; s < steps; ++s) {
-    c.forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
-    token = model::Argmax(logits);
-  }
 }
 
 // Times one prefill of the first `prompt` tokens; records its time and hash.
@@ -265,13 +263,8 @@ void PrintProfile(const model::ModelWeights& weights, const numerics::MathLibrar
   options.profile = true;
   auto forward =
       model::MakeCpuForward(weights, math, *fastest.pool, options, CpuPassKernelTable(options.isa));
-  model::InferenceState state = context.state;
+  DecodeUntimed(*forward, context, bench.decode_steps);
   std::vector<float> logits;
-  int32_t token = context.first_token;
-  for (int s = 0; s < bench.decode_steps; ++s) {
-    forward->Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
-    token = model::Argmax(logits);
-  }
   model::InferenceState fresh = model::MakeState(weights.config);
   forward->Run(fresh, std::span<const int32_t>(context.tokens.data(), bench.prompt), false, logits,
                nullptr);
@@ -338,10 +331,16 @@ int RunBench(BenchOptions options) {
   for (const Config& c : configs) is_reference.push_back(c.record.reference);
   const std::vector<size_t> order =
       InterleavedOrder(is_reference, options.repeats, plan.reference_repeats);
-  // The slow reference pass is not warmed: its figure is a baseline, and
-  // one step of it costs as much as many of the cpu pass.
+  // Warm-up, as llama-bench's before it times: a configuration's first
+  // steps after loading pay once for what later steps find ready (scratch
+  // buffers' first touch, the threads' first wake-up, expert weights the
+  // context's prefill left out of the caches). Measured on synthetic:bench
+  // exported as Q4_K, one thread, 16-step runs: 160-234 tokens/s without a
+  // warm-up step, 203-234 with one (BENCHMARKS.md run 10). The slow
+  // reference pass is not warmed: its figure is a baseline, and one step of
+  // it costs as much as many of the cpu pass.
   for (Config& c : configs) {
-    if (!c.record.reference) WarmUp(c, context, options.warmup_steps);
+    if (!c.record.reference) DecodeUntimed(*c.forward, context, options.warmup_steps);
   }
   for (size_t i : order) {
     TimeDecode(configs[i], context,

@@ -78,6 +78,12 @@ uint16_t DrawScale(SplitMix64& rng, Scales scales) {
   return sign | static_cast<uint16_t>(exponent << 10) | mantissa;
 }
 
+// Writes the F16 `h` little-endian at `p`.
+void PutF16(uint8_t* p, uint16_t h) {
+  p[0] = static_cast<uint8_t>(h & 0xff);
+  p[1] = static_cast<uint8_t>(h >> 8);
+}
+
 // Returns `rows` rows of `blocks` random blocks of `type`.
 std::vector<uint8_t> MakeBlocks(QuantType type, int64_t rows, int64_t blocks, Scales scales,
                                 uint64_t seed) {
@@ -87,11 +93,7 @@ std::vector<uint8_t> MakeBlocks(QuantType type, int64_t rows, int64_t blocks, Sc
   for (uint8_t& b : out) b = static_cast<uint8_t>(rng.Next());
   for (int64_t i = 0; i < rows * blocks; ++i) {
     uint8_t* block = out.data() + i * l.block_bytes;
-    for (int offset : ScaleOffsets(type)) {
-      const uint16_t h = DrawScale(rng, scales);
-      block[offset] = static_cast<uint8_t>(h & 0xff);
-      block[offset + 1] = static_cast<uint8_t>(h >> 8);
-    }
+    for (int offset : ScaleOffsets(type)) PutF16(block + offset, DrawScale(rng, scales));
   }
   return out;
 }
@@ -297,11 +299,8 @@ TEST_P(QuantKernelTest, TwoNanScalesGiveTheMultiplysNan) {
     const int64_t blocks = 2, k = blocks * l.block_elements, rows = 9;
     std::vector<uint8_t> w = MakeBlocks(type, rows, blocks, Scales::kFinite, 940001);
     for (int64_t b = 0; b < rows * blocks; ++b) {
-      uint8_t* block = w.data() + b * l.block_bytes;
-      block[0] = kNanD & 0xff;
-      block[1] = kNanD >> 8;
-      block[2] = kNanDmin & 0xff;
-      block[3] = kNanDmin >> 8;
+      PutF16(w.data() + b * l.block_bytes, kNanD);
+      PutF16(w.data() + b * l.block_bytes + 2, kNanDmin);
     }
     const std::vector<float> x =
         testing::MakeActivations(static_cast<size_t>(2 * k), testing::Mode::kUnit, 940002);
