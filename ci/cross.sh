@@ -172,7 +172,11 @@ echo "ci/cross.sh: packages ready after $(($(date +%s) - script_start)) s" >&2
 bash ci/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The base folder makes cached objects reusable from a clone in another folder.
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
 cmake --build build -j "$jobs" --target samebits samebits-engine >/dev/null
 

@@ -3,7 +3,7 @@
 # are missing. Safe to run again: it installs nothing when all are present.
 set -euo pipefail
 packages=(
-  build-essential cmake git pkg-config
+  build-essential cmake git pkg-config ccache
   libgtest-dev libgmock-dev
   libxxhash-dev libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev

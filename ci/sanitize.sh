@@ -51,7 +51,11 @@ while [ $# -gt 0 ]; do
 done
 jobs=${JOBS:-2}
 launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# The base folder makes cached objects reusable from a clone in another folder.
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 
 # The slowest tests under ASan (each runs whole matrices of engine children,
 # several times slower instrumented): left to --full so that CI's sanitizer
