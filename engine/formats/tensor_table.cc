@@ -1,6 +1,8 @@
 #include "engine/formats/tensor_table.h"
 
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "engine/formats/checkpoint.h"
 #include "engine/model/quantized_weights.h"
@@ -81,6 +83,71 @@ model::TensorView GatherExperts(const model::TensorSpec& spec, TensorTable& tabl
   return view;
 }
 
+// Returns the bytes of one row of `t` (whose last dimension is a row).
+int64_t RowBytes(const FileTensor& t) {
+  const int64_t cols = t.shape.back();
+  if (!t.quantized) return cols * numerics::DTypeSize(t.dtype);
+  const numerics::QuantLayout& l = numerics::LayoutOf(t.quant_type);
+  return cols / l.block_elements * l.block_bytes;
+}
+
+// Splits the fused 2-D tensor `name` of `table` (when present) by rows into
+// `parts` (name, rows), in order, as views of its data, and removes it. A
+// part already in the table means the file holds both forms: refused.
+void SplitRows(TensorTable& table, const std::string& label, const std::string& name,
+               const std::vector<std::pair<std::string, int64_t>>& parts) {
+  const auto it = table.find(name);
+  if (it == table.end()) return;
+  const FileTensor fused = it->second;
+  table.erase(it);  // an `ffn_up` part may take the fused tensor's own name
+  int64_t total = 0;
+  std::string expected;
+  for (const auto& [part, rows] : parts) {
+    total += rows;
+    expected += (expected.empty() ? "" : " + ") + std::to_string(rows);
+    if (table.count(part) != 0) {
+      throw CheckpointError(label + ": tensor '" + name + "' and '" + part +
+                            "' are both present; a file holds the fused tensor or its parts");
+    }
+  }
+  if (fused.shape.size() != 2 || fused.shape[0] != total) {
+    throw CheckpointError(
+        label + ": fused tensor '" + name + "' has shape " + ShapeText(fused.shape) +
+        ", expected [" + expected + " rows, " +
+        (fused.shape.empty() ? std::string("?") : std::to_string(fused.shape.back())) + "]");
+  }
+  const int64_t row_bytes = RowBytes(fused);
+  int64_t row0 = 0;
+  for (const auto& [part, rows] : parts) {
+    FileTensor t = fused;
+    t.shape = {rows, fused.shape[1]};
+    t.data = fused.data + row0 * row_bytes;
+    table.emplace(part, t);
+    row0 += rows;
+  }
+}
+
+// Phi-3 style fused tensors, read as their parts (views into the file, no
+// copy): `attn_qkv` (rows q, then k, then v) and an `ffn_up` of twice the
+// FFN width with no `ffn_gate` (rows gate, then up).
+void SplitFusedTensors(const model::ModelConfig& c, TensorTable& table, const std::string& label) {
+  const int64_t q_dim = int64_t{c.n_heads} * c.head_dim;
+  const int64_t kv_dim = int64_t{c.n_kv_heads} * c.head_dim;
+  for (int i = 0; i < c.n_layers(); ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    SplitRows(table, label, b + "attn_qkv.weight",
+              {{b + "attn_q.weight", q_dim},
+               {b + "attn_k.weight", kv_dim},
+               {b + "attn_v.weight", kv_dim}});
+    const auto up = table.find(b + "ffn_up.weight");
+    if (!c.layers[i].moe && up != table.end() && table.count(b + "ffn_gate.weight") == 0 &&
+        up->second.shape.size() == 2 && up->second.shape[0] == 2 * int64_t{c.ffn_dim}) {
+      SplitRows(table, label, b + "ffn_up.weight",
+                {{b + "ffn_gate.weight", c.ffn_dim}, {b + "ffn_up.weight", c.ffn_dim}});
+    }
+  }
+}
+
 }  // namespace
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -102,6 +169,7 @@ model::ModelWeights BindTensors(const model::ModelConfig& config, TensorTable& t
   model::ModelWeights w;
   w.config = config;
   w.layers.resize(config.layers.size());
+  SplitFusedTensors(config, table, label);
   model::ForEachTensor(config, [&](const model::TensorSpec& spec) {
     model::TensorView& slot = spec.slot(w);
     const auto it = table.find(spec.name);

@@ -37,7 +37,10 @@ struct LoadedStorage {
 };
 
 // Returns weights whose views point into `table`'s data (a quantized
-// tensor's view points at its blocks, see model::QuantizedView). An expert tensor
+// tensor's view points at its blocks, see model::QuantizedView). Fused
+// tensors (Phi-3: `blk.N.attn_qkv.weight`, rows q then k then v, and an
+// `blk.N.ffn_up.weight` of 2 * ffn_dim rows without `ffn_gate`, rows gate
+// then up) are read as views of their parts. An expert tensor
 // `blk.N.ffn_gate_exps.weight` missing from the table is gathered from
 // per-expert tensors `blk.N.ffn_gate.E.weight` (E = 0 .. n_experts-1, each
 // of the per-expert shape and one dtype) into a buffer in `storage`.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace samebits::model {
@@ -79,6 +80,21 @@ std::vector<std::string> ModelConfig::Validate() const {
   }
   if (layers.empty()) {
     p.Add("`layers` is empty; a decoder needs at least one layer");
+  }
+  if (rope_base_local != 0.0f && (!(rope_base_local > 1.0f) || std::isinf(rope_base_local))) {
+    p.Add("`rope_base_local` is " + std::to_string(rope_base_local) +
+          "; use 0 for `rope_base` on every layer or a finite number greater than 1");
+  }
+  for (const auto& [field, cap] :
+       {std::pair{"attn_softcap", attn_softcap}, std::pair{"final_softcap", final_softcap}}) {
+    if (!(cap >= 0.0f) || std::isinf(cap)) {
+      p.Add(std::string("`") + field + "` is " + std::to_string(cap) +
+            "; use 0 for no soft-capping or a positive finite cap (Gemma 2: 50 and 30)");
+    }
+  }
+  if (!(embedding_scale != 0.0f) || std::isnan(embedding_scale) || std::isinf(embedding_scale)) {
+    p.Add("`embedding_scale` is " + std::to_string(embedding_scale) +
+          "; it must be finite and non-zero (1 means no scaling)");
   }
 
   bool any_moe = false, any_dense = false;

@@ -15,18 +15,21 @@
 namespace samebits::model::cpu {
 
 struct Activations {
-  std::vector<float> x;         // (n, d_model)     the residual stream
-  std::vector<float> xn;        // (n, d_model)     attn_norm(x); the FFN input in a parallel block
-  std::vector<float> fn;        // (n, d_model)     ffn_norm(x)
-  std::vector<float> cos;       // (n, rot_dim / 2) RoPE angles of each row's position
-  std::vector<float> sin;       // (n, rot_dim / 2)
-  std::vector<float> q;         // (n, q_dim)       after q-norm and RoPE
-  std::vector<float> k;         // (n, kv_dim)      after k-norm and RoPE
-  std::vector<float> v;         // (n, kv_dim)
-  std::vector<float> attn;      // (n, q_dim)       attention, before W_o
-  std::vector<float> proj;      // (n, d_model)     W_o attn
-  std::vector<float> ffn;       // (n, d_model)     the FFN's output
-  std::vector<float> out_norm;  // (n, d_model)     output_norm(x) of the output rows
+  std::vector<float> x;          // (n, d_model)     the residual stream
+  std::vector<float> xn;         // (n, d_model)     attn_norm(x); the FFN input in a parallel block
+  std::vector<float> fn;         // (n, d_model)     ffn_norm(x)
+  std::vector<float> cos;        // (n, rot_dim / 2) RoPE angles of each row's position
+  std::vector<float> sin;        // (n, rot_dim / 2)
+  std::vector<float> cos_local;  // (n, rot_dim / 2) the same for rope_base_local (sliding layers)
+  std::vector<float> sin_local;  // (n, rot_dim / 2)
+  std::vector<float> q;          // (n, q_dim)       after q-norm and RoPE
+  std::vector<float> k;          // (n, kv_dim)      after k-norm and RoPE
+  std::vector<float> v;          // (n, kv_dim)
+  std::vector<float> attn;       // (n, q_dim)       attention, before W_o
+  std::vector<float> proj;       // (n, d_model)     W_o attn
+  std::vector<float> ffn;        // (n, d_model)     the FFN's output
+  std::vector<float> post;       // (n, d_model)     post-norm of attn_out or ffn (post_norms)
+  std::vector<float> out_norm;   // (n, d_model)     output_norm(x) of the output rows
   // Dense SwiGLU FFN (layers without MoE).
   std::vector<float> gate;    // (n, ffn_dim)     W_gate fn
   std::vector<float> up;      // (n, ffn_dim)     W_up fn
@@ -60,8 +63,11 @@ struct Activations {
     const size_t F = c.ffn_dim;
     Grow(x, N * d), Grow(xn, N * d), Grow(fn, N * d);
     Grow(cos, N * half), Grow(sin, N * half);
+    const size_t local_half = c.rope_base_local > 0.0f ? half : 0;
+    Grow(cos_local, N * local_half), Grow(sin_local, N * local_half);
     Grow(q, N * q_dim), Grow(k, N * kv_dim), Grow(v, N * kv_dim), Grow(attn, N * q_dim);
     Grow(proj, N * d), Grow(ffn, N * d), Grow(out_norm, N * d);
+    Grow(post, c.post_norms ? N * d : 0);
     Grow(gate, N * F), Grow(up, N * F), Grow(hidden, N * F);
     Grow(probs, N * E), Grow(chosen, N * K), Grow(weight, N * K), Grow(slot, N * K);
     Grow(count, E), Grow(offset, E + 1);

@@ -46,11 +46,13 @@ void RmsNormInPlace(const kernels::KernelTable& kt, float* x, const float* w, in
   for (int i = 0; i < n; ++i) x[i] = (x[i] * r) * w[i];
 }
 
-RopeTable::RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math)
+RopeTable::RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math,
+                     std::span<const float> freq_factors)
     : half_(rot_dim / 2), style_(style), inv_freq_(rot_dim / 2) {
   const float log_base = math.log(base);
   for (int i = 0; i < half_; ++i) {
     inv_freq_[i] = math.exp((static_cast<float>(-2 * i) / static_cast<float>(rot_dim)) * log_base);
+    if (!freq_factors.empty()) inv_freq_[i] = inv_freq_[i] / freq_factors[i];
   }
 }
 
@@ -104,11 +106,18 @@ void TopK(const float* p, int n, int k, int* out) {
   }
 }
 
+void SoftCapInPlace(float* x, int64_t n, float cap, float inv_cap,
+                    const numerics::MathLibrary& math) {
+  for (int64_t i = 0; i < n; ++i) x[i] = numerics::SoftCap(math, x[i], cap, inv_cap);
+}
+
 void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
                   const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
-                  int head_dim, float scale, float* scores, float* o) {
+                  int head_dim, float scale, float softcap, float inv_softcap, float* scores,
+                  float* o) {
   const int n = last - first + 1;
   kt.attention_scores(q, k_rows + first * stride, stride, n, head_dim, scale, scores);
+  if (softcap > 0.0f) SoftCapInPlace(scores, n, softcap, inv_softcap, math);
   SoftmaxInPlace(scores, n, math);
   kt.attention_values(scores, v_rows + first * stride, stride, n, head_dim, o);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/kernels/kernels.h"
@@ -36,8 +37,10 @@ void RmsNormInPlace(const kernels::KernelTable& kt, float* x, const float* w, in
 class RopeTable {
  public:
   RopeTable() = default;
-  // Precomputes inv_freq[i] for `rot_dim` as reference_ops.cc does.
-  RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math);
+  // Precomputes inv_freq[i] for `rot_dim` as reference_ops.cc does,
+  // divided by `freq_factors[i]` when they are given (rot_dim / 2).
+  RopeTable(int rot_dim, RopeStyle style, float base, const numerics::MathLibrary& math,
+            std::span<const float> freq_factors = {});
 
   // Fills cos/sin for positions `first_pos .. first_pos + n - 1` into the
   // caller's buffers (`n * rot_dim / 2` each).
@@ -63,13 +66,19 @@ void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math);
 // (descending p, ties to the lower index) to `out` (k).
 void TopK(const float* p, int n, int k, int* out);
 
-// C5: one query row of one head: the table's scores, the softmax (C4),
-// the table's key-by-key weighted sum of V. Keys `first .. last`
+// C3: x[i] = tanh(x[i] * inv_cap) * cap for i in [0, n) (soft-capping).
+void SoftCapInPlace(float* x, int64_t n, float cap, float inv_cap,
+                    const numerics::MathLibrary& math);
+
+// C5: one query row of one head: the table's scores, the soft-cap when
+// `softcap` > 0 (`inv_softcap` = 1 / softcap), the softmax (C4), the
+// table's key-by-key weighted sum of V. Keys `first .. last`
 // (inclusive) are visible; `k_rows` / `v_rows` point at key 0 of this KV
 // head and advance by `stride` floats per position. `scores` is scratch of
 // at least last - first + 1 floats. Writes head_dim outputs to `o`.
 void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
                   const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
-                  int head_dim, float scale, float* scores, float* o);
+                  int head_dim, float scale, float softcap, float inv_softcap, float* scores,
+                  float* o);
 
 }  // namespace samebits::model::cpu

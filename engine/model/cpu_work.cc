@@ -42,7 +42,7 @@ Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, cons
   return m;
 }
 
-void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
+void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math, Activation act,
                 const MatTask& t) {
   const auto product = [&](const Matrix& w, float* y) {
     if (w.quantized) {
@@ -56,13 +56,18 @@ void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& mat
   product(t.w, t.y);
   if (t.w2.data == nullptr) return;
   product(t.w2, t.y2);
-  // SwiGLU over this unit's outputs only: each element is the contract's
-  // silu(g) * u, so doing it here rather than over the whole row is the same.
+  // SwiGLU or GeGLU over this unit's outputs only: each element is the
+  // contract's act(g) * u, so doing it here rather than over the whole row
+  // is the same.
   for (int64_t i = 0; i < t.m; ++i) {
     const float* g = t.y + i * t.ldy;
     const float* u = t.y2 + i * t.ldy;
     float* h = t.h + i * t.ldy;
-    for (int64_t r = t.r0; r < t.r1; ++r) h[r] = numerics::Silu(math, g[r]) * u[r];
+    if (act == Activation::kGeluTanh) {
+      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = numerics::GeluTanh(math, g[r]) * u[r];
+    } else {
+      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = numerics::Silu(math, g[r]) * u[r];
+    }
   }
 }
 

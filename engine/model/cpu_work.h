@@ -44,7 +44,7 @@ Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, cons
 
 // One unit: y[i * ldy + r] = dot(x + i * w.cols, W[r, :]) for i in [0, m) and
 // r in [r0, r1). With `w2`, also y2 from W2, then
-// h[i * ldy + r] = silu(y[...]) * y2[...] (C3).
+// h[i * ldy + r] = act(y[...]) * y2[...] (C3).
 struct MatTask {
   const float* x = nullptr;
   int64_t m = 1;
@@ -57,8 +57,9 @@ struct MatTask {
   float* h = nullptr;
 };
 
-// Runs one unit with the kernel table's GEMV (m = 1) or GEMM.
-void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math,
+// Runs one unit with the kernel table's GEMV (m = 1) or GEMM; a fused unit's
+// h = act(y) * y2 uses `act` (SiLU for SwiGLU, GELU-tanh for GeGLU).
+void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math, Activation act,
                 const MatTask& task);
 
 // How matrix work is cut into units (from CpuOptions).

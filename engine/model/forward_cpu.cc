@@ -63,6 +63,7 @@ struct LayerParams {
   std::vector<Matrix> gate, up, down;  // per expert
   Matrix shared_gate, shared_up, shared_down;
   cpu::NormParams attn_norm, ffn_norm;
+  cpu::NormParams post_attn_norm, post_ffn_norm;  // with post_norms
   std::vector<float> q_norm, k_norm;
   std::vector<float> q_bias, k_bias, v_bias;  // with qkv_bias
 };
@@ -103,8 +104,16 @@ class CpuForward final : public Forward {
     kv_dim_ = c_.n_kv_heads * hd_;
     group_ = c_.n_heads / c_.n_kv_heads;
     scale_ = 1.0f / std::sqrt(static_cast<float>(hd_));
+    inv_attn_softcap_ = c_.attn_softcap > 0.0f ? 1.0f / c_.attn_softcap : 0.0f;
     for (const LayerConfig& lc : c_.layers) any_rope_ = any_rope_ || lc.use_rope;
-    if (any_rope_) rope_ = cpu::RopeTable(c_.rotary_dim(), c_.rope_style, c_.rope_base, math_);
+    if (any_rope_) {
+      if (c_.rope_freq_factors) freq_factors_ = cpu::LoadNorm(w_.rope_freqs, TensorView{}).weight;
+      rope_ = cpu::RopeTable(c_.rotary_dim(), c_.rope_style, c_.rope_base, math_, freq_factors_);
+      if (c_.rope_base_local > 0.0f) {
+        rope_local_ = cpu::RopeTable(c_.rotary_dim(), c_.rope_style, c_.rope_base_local, math_,
+                                     freq_factors_);
+      }
+    }
     LoadParams();
   }
 
@@ -180,10 +189,12 @@ class CpuForward final : public Forward {
     QueueMat(a.attn.data(), n, p.wo, a.proj.data(), d_);
     if (parallel) QueueFfnOut(l, n);
     Flush(parallel ? ProfileOp::kOProjFfnOut : ProfileOp::kOProj);
-    TraceRows(l, "attn_out", a.proj.data(), d_);
+    // Post-attention norm (Gemma 2/3): attn_out = norm(attn_out)
+    const float* attn_out = PostNorm(p.post_attn_norm, a.proj.data(), n);
+    TraceRows(l, "attn_out", attn_out, d_);
 
     // Residual: x = x + attn_out
-    Residual(n, a.proj.data());
+    Residual(n, attn_out);
     TraceRows(l, "attn_residual", a.x.data(), d_);
 
     // FFN (sequential block): fn = norm(x), then the experts or dense SwiGLU
@@ -204,10 +215,12 @@ class CpuForward final : public Forward {
       TraceRows(l, "router", a.probs.data(), c_.n_experts);
       CombineExperts(n);  // ffn = rank-ordered fma combine + shared expert
     }
-    TraceRows(l, "ffn", a.ffn.data(), d_);
+    // Post-FFN norm (Gemma 2/3): ffn = norm(ffn)
+    const float* ffn = PostNorm(p.post_ffn_norm, a.ffn.data(), n);
+    TraceRows(l, "ffn", ffn, d_);
 
     // Residual: x = x + ffn
-    Residual(n, a.ffn.data());
+    Residual(n, ffn);
     TraceRows(l, "ffn_residual", a.x.data(), d_);
   }
 
@@ -226,6 +239,10 @@ class CpuForward final : public Forward {
       p.wo = cpu::MatrixOf(lw.wo, d, q_dim_, "attn_output");
       p.attn_norm = cpu::LoadNorm(lw.attn_norm, lw.attn_norm_bias);
       if (!c_.parallel_block) p.ffn_norm = cpu::LoadNorm(lw.ffn_norm, lw.ffn_norm_bias);
+      if (c_.post_norms) {
+        p.post_attn_norm = cpu::LoadNorm(lw.post_attn_norm, TensorView{});
+        p.post_ffn_norm = cpu::LoadNorm(lw.post_ffn_norm, TensorView{});
+      }
       if (c_.qk_norm) {
         p.q_norm = cpu::LoadNorm(lw.q_norm, TensorView{}).weight;
         p.k_norm = cpu::LoadNorm(lw.k_norm, TensorView{}).weight;
@@ -319,13 +336,20 @@ class CpuForward final : public Forward {
     {
       ProfileScope scope(profiler_.get(), kind_, ProfileOp::kEmbed);
       for (int t = 0; t < rows_.n; ++t) {
-        w_.token_embedding.ReadF32(int64_t{rows_.tokens[t]} * d_, d_,
-                                   a_.x.data() + static_cast<size_t>(t) * d_);
+        float* x = a_.x.data() + static_cast<size_t>(t) * d_;
+        w_.token_embedding.ReadF32(int64_t{rows_.tokens[t]} * d_, d_, x);
+        if (c_.embedding_scale != 1.0f) {
+          for (int i = 0; i < d_; ++i) x[i] = x[i] * c_.embedding_scale;
+        }
       }
       for (const cpu::CallSequence& s : rows_.sequences) {
         if (!any_rope_) break;
         const size_t at = static_cast<size_t>(s.row0) * rope_.half();
         rope_.Fill(s.n_past, s.rows, math_, a_.cos.data() + at, a_.sin.data() + at);
+        if (c_.rope_base_local > 0.0f) {
+          rope_local_.Fill(s.n_past, s.rows, math_, a_.cos_local.data() + at,
+                           a_.sin_local.data() + at);
+        }
       }
     }
     TraceRows(-1, "embed", a_.x.data(), d_);
@@ -383,7 +407,7 @@ class CpuForward final : public Forward {
     }
     const auto unit = [&](int64_t i, int thread) {
       if (i < n_mat) {
-        cpu::RunMatTask(*mat_kt_, math_, tasks_[i]);
+        cpu::RunMatTask(*mat_kt_, math_, c_.activation, tasks_[i]);
       } else {
         AttendUnit(i - n_mat, thread);
       }
@@ -420,6 +444,14 @@ class CpuForward final : public Forward {
     });
   }
 
+  // With post_norms, writes norm(y) of rows [0, n) to a_.post and returns
+  // it; otherwise returns `y` untouched.
+  const float* PostNorm(const cpu::NormParams& norm, const float* y, int n) {
+    if (!c_.post_norms) return y;
+    NormRows(norm, y, a_.post.data(), n);
+    return a_.post.data();
+  }
+
   // q/k/v biases, q/k norm and RoPE of rows [0, n) (each at its own
   // position), then their K and V appended to layer `l`'s cache of their
   // own sequence.
@@ -449,8 +481,11 @@ class CpuForward final : public Forward {
       }
     }
     if (c_.layers[l].use_rope) {
-      const float* cs = a_.cos.data() + static_cast<size_t>(t) * rope_.half();
-      const float* sn = a_.sin.data() + static_cast<size_t>(t) * rope_.half();
+      // A sliding-window layer with its own base reads the local angles.
+      const bool local = c_.rope_base_local > 0.0f && c_.layers[l].sliding_window > 0;
+      const size_t at = static_cast<size_t>(t) * rope_.half();
+      const float* cs = (local ? a_.cos_local : a_.cos).data() + at;
+      const float* sn = (local ? a_.sin_local : a_.sin).data() + at;
       for (int h = 0; h < c_.n_heads; ++h) rope_.Apply(q + h * hd_, cs, sn);
       for (int h = 0; h < c_.n_kv_heads; ++h) rope_.Apply(k + h * hd_, cs, sn);
     }
@@ -484,7 +519,7 @@ class CpuForward final : public Forward {
     const int kvh = h / group_;
     cpu::AttentionRow(kt_, math_, a_.q.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
                       state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
-                      kv_dim_, first, pos, hd_, scale_,
+                      kv_dim_, first, pos, hd_, scale_, c_.attn_softcap, inv_attn_softcap_,
                       scores_.data() + static_cast<size_t>(thread) * scores_stride_,
                       a_.attn.data() + static_cast<size_t>(t) * q_dim_ + h * hd_);
   }
@@ -608,6 +643,11 @@ class CpuForward final : public Forward {
       const float s = c_.logit_scale;
       for (size_t i = 0; i < static_cast<size_t>(rows) * V; ++i) logits[i] = logits[i] * s;
     }
+    // Final soft-cap (Gemma 2): logits = tanh(logits / cap) * cap
+    if (c_.final_softcap > 0.0f) {
+      cpu::SoftCapInPlace(logits, static_cast<int64_t>(rows) * static_cast<int64_t>(V),
+                          c_.final_softcap, 1.0f / c_.final_softcap, math_);
+    }
     TraceRows(-1, "logits", logits, static_cast<int64_t>(V), out.data(), rows);
     if (single) return;
     for (const cpu::CallSequence& s : rows_.sequences) {
@@ -653,8 +693,11 @@ class CpuForward final : public Forward {
 
   int d_ = 0, hd_ = 0, q_dim_ = 0, kv_dim_ = 0, group_ = 1;
   float scale_ = 1.0f;
+  float inv_attn_softcap_ = 0.0f;  // 1 / attn_softcap, when capping
   bool any_rope_ = false;
-  cpu::RopeTable rope_;
+  std::vector<float> freq_factors_;  // rope_freqs (rot_dim / 2), with rope_freq_factors
+  cpu::RopeTable rope_;              // rope_base
+  cpu::RopeTable rope_local_;        // rope_base_local (sliding-window layers), when set
   std::vector<LayerParams> params_;
   cpu::NormParams output_norm_;
   Matrix output_;

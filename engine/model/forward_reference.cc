@@ -5,18 +5,19 @@
 // chunks gives the same bits by construction; the fast pass must match it.
 //
 // Trace records, one per token row (`Record(layer, op, position, ...)`):
-//   layer -1 "embed"          (d_model)  the embedding row
+//   layer -1 "embed"          (d_model)  the embedding row (times embedding_scale)
 //   "attn_norm"               (d_model)  norm(x)
 //   "q"                       (n_heads * head_dim)    after bias, q-norm and RoPE
 //   "k", "v"                  (n_kv_heads * head_dim) after bias, k-norm and RoPE
 //   "attn"                    (n_heads * head_dim)    attention, before W_o
-//   "attn_out"                (d_model)  W_o attn
+//   "attn_out"                (d_model)  W_o attn (then its post-norm, with post_norms)
 //   "attn_residual"           (d_model)  x + attn_out
 //   "ffn_norm"                (d_model)  norm(x); absent in parallel blocks
 //   "router"                  (n_experts) router probabilities; MoE only
-//   "ffn"                     (d_model)  FFN output (experts + shared)
+//   "ffn"                     (d_model)  FFN output (experts + shared; then its post-norm)
 //   "ffn_residual"            (d_model)  the layer's output
-//   layer -1 "output_norm"    (d_model), "logits" (vocab_size): output rows only
+//   layer -1 "output_norm"    (d_model), "logits" (vocab_size): output rows only; the
+//                                       logits after the logit scale and the final soft-cap
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -81,6 +82,10 @@ class ReferenceForward final : public Forward {
     // Embedding: x = E[token]                                  (d_model)
     Vec x(d);
     w_.token_embedding.ReadF32(int64_t{token} * d, d, x.data());
+    // Scaled embedding (Gemma): x = x * embedding_scale
+    if (c_.embedding_scale != 1.0f) {
+      for (float& v : x) v = v * c_.embedding_scale;
+    }
     Record(trace, -1, "embed", pos, x);
 
     for (int l = 0; l < c_.n_layers(); ++l) Layer(state, l, pos, x, trace);
@@ -97,6 +102,9 @@ class ReferenceForward final : public Forward {
     if (c_.logit_scale != 1.0f) {
       for (float& v : logits) v = v * c_.logit_scale;
     }
+    // Final soft-cap (Gemma 2): logits = tanh(logits / cap) * cap
+    if (c_.final_softcap > 0.0f)
+      ref::SoftCap(logits.data(), c_.vocab_size, c_.final_softcap, math_);
     Record(trace, -1, "logits", pos, logits);
     std::copy(logits.begin(), logits.end(), out);
   }
@@ -126,7 +134,7 @@ class ReferenceForward final : public Forward {
     }
 
     // q/k norm per head, then RoPE on each head of q and k
-    QkNormRope(lw, lc, pos, q, k);
+    QkNormRope(lw, l, pos, q, k);
     Record(trace, l, "q", pos, q);
     Record(trace, l, "k", pos, k);
     Record(trace, l, "v", pos, v);
@@ -143,6 +151,8 @@ class ReferenceForward final : public Forward {
     // Output projection: attn_out = Wo attn                    (d_model)
     Vec attn_out(d);
     ref::MatVec(kt_, lw.wo, 0, d, q_dim, attn.data(), attn_out.data());
+    // Post-attention norm (Gemma 2/3): attn_out = norm(attn_out)
+    if (c_.post_norms) PostNorm(lw.post_attn_norm, attn_out);
     Record(trace, l, "attn_out", pos, attn_out);
 
     // Residual: x = x + attn_out
@@ -165,6 +175,8 @@ class ReferenceForward final : public Forward {
     } else {
       SwiGluFfn(lw.ffn_gate, lw.ffn_up, lw.ffn_down, 0, c_.ffn_dim, fn, ffn);
     }
+    // Post-FFN norm (Gemma 2/3): ffn = norm(ffn)
+    if (c_.post_norms) PostNorm(lw.post_ffn_norm, ffn);
     Record(trace, l, "ffn", pos, ffn);
 
     // Residual: x = x + ffn (after the attention residual, also in parallel blocks)
@@ -172,9 +184,18 @@ class ReferenceForward final : public Forward {
     Record(trace, l, "ffn_residual", pos, x);
   }
 
+  // The norm of a branch's output (post_norms): v = norm(v) with `w`.
+  void PostNorm(const TensorView& w, Vec& v) const {
+    Vec tmp(v.size());
+    ref::Norm(kt_, c_.norm, v.data(), w, TensorView{}, c_.d_model, c_.norm_eps, tmp.data());
+    v = tmp;
+  }
+
   // q/k norm (RMSNorm of each head over head_dim, before RoPE), then RoPE
-  // on each head of q and k at `pos` (skipped on no-RoPE global layers).
-  void QkNormRope(const LayerWeights& lw, const LayerConfig& lc, int pos, Vec& q, Vec& k) const {
+  // on each head of q and k at `pos` (skipped on no-RoPE global layers),
+  // with layer `l`'s base and the model's frequency factors.
+  void QkNormRope(const LayerWeights& lw, int l, int pos, Vec& q, Vec& k) const {
+    const LayerConfig& lc = c_.layers[l];
     const int hd = c_.head_dim;
     // q/k norm: RMSNorm per head over head_dim, before RoPE
     if (c_.qk_norm) {
@@ -191,11 +212,14 @@ class ReferenceForward final : public Forward {
 
     // RoPE on each head of q and k (skipped on no-RoPE global layers)
     if (lc.use_rope) {
+      const float base = c_.layer_rope_base(l);
       for (int h = 0; h < c_.n_heads; ++h) {
-        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+        ref::Rope(q.data() + h * hd, c_.rotary_dim(), c_.rope_style, base, pos, math_,
+                  w_.rope_freqs);
       }
       for (int h = 0; h < c_.n_kv_heads; ++h) {
-        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, c_.rope_base, pos, math_);
+        ref::Rope(k.data() + h * hd, c_.rotary_dim(), c_.rope_style, base, pos, math_,
+                  w_.rope_freqs);
       }
     }
   }
@@ -219,6 +243,8 @@ class ReferenceForward final : public Forward {
       for (int j = 0; j < n_keys; ++j) {
         s[j] = kt_.dot(qh, kc + static_cast<size_t>(first + j) * kv_dim + kvh * hd, hd) * scale;
       }
+      // Soft-cap (Gemma 2): s = tanh(s / cap) * cap
+      if (c_.attn_softcap > 0.0f) ref::SoftCap(s.data(), n_keys, c_.attn_softcap, math_);
       // p = softmax(s)
       ref::Softmax(s.data(), n_keys, math_);
       // o = sum_j p[j] v_j, key by key, one fma chain per element  (head_dim)
@@ -265,16 +291,16 @@ class ReferenceForward final : public Forward {
     }
   }
 
-  // SwiGLU FFN number `e` of a stack (0 for a plain matrix):
-  // y = W_down (silu(W_gate x) * (W_up x))                    (d_model)
+  // Gated FFN number `e` of a stack (0 for a plain matrix), SwiGLU or GeGLU:
+  // y = W_down (act(W_gate x) * (W_up x))                     (d_model)
   void SwiGluFfn(const TensorView& gate, const TensorView& up, const TensorView& down, int e, int f,
                  const Vec& x, Vec& y) const {
     const int d = c_.d_model;
     Vec g(f), u(f), h(f);
-    ref::MatVec(kt_, gate, int64_t{e} * f, f, d, x.data(), g.data());  // (f)
-    ref::MatVec(kt_, up, int64_t{e} * f, f, d, x.data(), u.data());    // (f)
-    ref::SwiGlu(g.data(), u.data(), f, math_, h.data());               // (f)
-    ref::MatVec(kt_, down, int64_t{e} * d, d, f, h.data(), y.data());  // (d_model)
+    ref::MatVec(kt_, gate, int64_t{e} * f, f, d, x.data(), g.data());             // (f)
+    ref::MatVec(kt_, up, int64_t{e} * f, f, d, x.data(), u.data());               // (f)
+    ref::GatedActivation(c_.activation, g.data(), u.data(), f, math_, h.data());  // (f)
+    ref::MatVec(kt_, down, int64_t{e} * d, d, f, h.data(), y.data());             // (d_model)
   }
 
   const ModelWeights& w_;

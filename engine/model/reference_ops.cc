@@ -69,12 +69,13 @@ void Softmax(float* s, int n, const numerics::MathLibrary& math) {
 }
 
 void Rope(float* x, int rot_dim, RopeStyle style, float base, int pos,
-          const numerics::MathLibrary& math) {
+          const numerics::MathLibrary& math, const TensorView& freq_factors) {
   const int half = rot_dim / 2;
   const float log_base = math.log(base);
   for (int i = 0; i < half; ++i) {
-    const float inv_freq =
+    float inv_freq =
         math.exp((static_cast<float>(-2 * i) / static_cast<float>(rot_dim)) * log_base);
+    if (freq_factors.present()) inv_freq = inv_freq / freq_factors.At(i);
     const float angle = static_cast<float>(pos) * inv_freq;
     const float c = math.cos(angle), s = math.sin(angle);
     // Interleaved (GGUF llama) pairs (2i, 2i+1); NeoX pairs (i, i + half).
@@ -87,6 +88,11 @@ void Rope(float* x, int rot_dim, RopeStyle style, float base, int pos,
     x[i0] = a0 - b0;
     x[i1] = a1 + b1;
   }
+}
+
+void SoftCap(float* x, int64_t n, float cap, const numerics::MathLibrary& math) {
+  const float inv_cap = 1.0f / cap;
+  for (int64_t i = 0; i < n; ++i) x[i] = numerics::SoftCap(math, x[i], cap, inv_cap);
 }
 
 std::vector<int> TopK(const float* p, int n, int k) {
@@ -104,8 +110,13 @@ std::vector<int> TopK(const float* p, int n, int k) {
   return chosen;
 }
 
-void SwiGlu(const float* g, const float* u, int n, const numerics::MathLibrary& math, float* h) {
-  for (int i = 0; i < n; ++i) h[i] = numerics::Silu(math, g[i]) * u[i];
+void GatedActivation(Activation act, const float* g, const float* u, int n,
+                     const numerics::MathLibrary& math, float* h) {
+  if (act == Activation::kGeluTanh) {
+    for (int i = 0; i < n; ++i) h[i] = numerics::GeluTanh(math, g[i]) * u[i];
+  } else {
+    for (int i = 0; i < n; ++i) h[i] = numerics::Silu(math, g[i]) * u[i];
+  }
 }
 
 }  // namespace samebits::model::ref

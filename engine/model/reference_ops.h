@@ -39,15 +39,20 @@ void Norm(const kernels::KernelTable& kt, NormKind kind, const float* x, const T
 void Softmax(float* s, int n, const numerics::MathLibrary& math);
 
 // C6: rotates the first `rot_dim` dimensions of one head `x` (head_dim)
-// for position `pos`.
+// for position `pos`. With `freq_factors` (rot_dim / 2, Llama 3.1's
+// `rope_freqs`), each inverse frequency is divided by its factor.
 void Rope(float* x, int rot_dim, RopeStyle style, float base, int pos,
-          const numerics::MathLibrary& math);
+          const numerics::MathLibrary& math, const TensorView& freq_factors);
+
+// C3: x[i] = tanh(x[i] * (1 / cap)) * cap for i in [0, n) (soft-capping).
+void SoftCap(float* x, int64_t n, float cap, const numerics::MathLibrary& math);
 
 // C7: Returns the indices of the `k` largest `p`, in rank order (descending
 // p, ties to the lower index).
 std::vector<int> TopK(const float* p, int n, int k);
 
-// C3: h[i] = silu(g[i]) * u[i].
-void SwiGlu(const float* g, const float* u, int n, const numerics::MathLibrary& math, float* h);
+// C3: h[i] = act(g[i]) * u[i], act SiLU (SwiGLU) or GELU-tanh (GeGLU).
+void GatedActivation(Activation act, const float* g, const float* u, int n,
+                     const numerics::MathLibrary& math, float* h);
 
 }  // namespace samebits::model::ref

@@ -149,6 +149,37 @@ ModelConfig Bench() {
   return c;
 }
 
+// Gemma-like (Gemma 2 and 3 at once, with Llama 3.1's frequency factors):
+// every operation those families added, on a model as small as `tiny`.
+ModelConfig Gemma() {
+  ModelConfig c;
+  c.name = "synthetic:gemma";
+  c.arch = "gemma3";
+  c.vocab_size = 256;
+  c.d_model = 64;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.head_dim = 16;
+  c.norm = NormKind::kRmsNorm;
+  c.norm_eps = 1e-6f;
+  c.rope_style = RopeStyle::kNeox;
+  c.rope_base = 1e6f;
+  c.rope_base_local = 10000.0f;
+  c.rope_freq_factors = true;
+  c.qk_norm = true;
+  c.post_norms = true;
+  // Caps of the order of the synthetic scores and logits, so that tanh bends them.
+  c.attn_softcap = 4.0f;
+  c.final_softcap = 6.0f;
+  c.embedding_scale = 8.0f;  // sqrt(d_model), as Gemma
+  c.activation = Activation::kGeluTanh;
+  c.ffn_dim = 128;
+  c.tied_output = true;
+  c.max_seq_len = 128;
+  c.layers = {{.sliding_window = 8}, {.sliding_window = 0}, {.sliding_window = 8}};
+  return c;
+}
+
 // Returns the generator's scale and offset for a tensor.
 void ScaleFor(const TensorSpec& spec, float* scale, float* offset) {
   *offset = 0.0f;
@@ -187,16 +218,17 @@ inline int64_t RoundUp64(int64_t n) {
 }  // namespace
 
 std::vector<std::string> SyntheticNames() {
-  return {"tiny", "medium", "wide", "bench"};
+  return {"tiny", "gemma", "medium", "wide", "bench"};
 }
 
 ModelConfig SyntheticConfig(const std::string& name) {
   if (name == "tiny") return Tiny();
+  if (name == "gemma") return Gemma();
   if (name == "medium") return Medium();
   if (name == "wide") return Wide();
   if (name == "bench") return Bench();
   throw std::invalid_argument("unknown synthetic checkpoint '" + name +
-                              "'; the synthetic shapes are tiny, medium, wide and bench");
+                              "'; the synthetic shapes are tiny, gemma, medium, wide and bench");
 }
 
 ModelWeights MakeSyntheticWeights(const std::string& name, DType dtype, uint64_t seed) {

@@ -40,6 +40,14 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
          -1,
          true,
          ModelSlot(&ModelWeights::token_embedding)});
+  if (c.rope_freq_factors) {
+    visit({"rope_freqs.weight",
+           {c.rotary_dim() / 2},
+           TensorKind::kNorm,
+           -1,
+           true,
+           ModelSlot(&ModelWeights::rope_freqs)});
+  }
 
   for (int i = 0; i < c.n_layers(); ++i) {
     const LayerConfig& lc = c.layers[i];
@@ -68,6 +76,11 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
       add("attn_k_norm.weight", {c.head_dim}, TensorKind::kNorm, true, &LayerWeights::k_norm);
     }
 
+    if (c.post_norms) {
+      add("post_attention_norm.weight", {d}, TensorKind::kNorm, true,
+          &LayerWeights::post_attn_norm);
+    }
+
     // FFN. A parallel block normalises once (attn_norm) for both branches.
     if (!c.parallel_block) {
       add("ffn_norm.weight", {d}, TensorKind::kNorm, true, &LayerWeights::ffn_norm);
@@ -90,6 +103,9 @@ void ForEachTensor(const ModelConfig& c, const std::function<void(const TensorSp
         add("ffn_up_shexp.weight", {s, d}, TensorKind::kMatrix, true, &LayerWeights::shared_up);
         add("ffn_down_shexp.weight", {d, s}, TensorKind::kMatrix, true, &LayerWeights::shared_down);
       }
+    }
+    if (c.post_norms) {
+      add("post_ffw_norm.weight", {d}, TensorKind::kNorm, true, &LayerWeights::post_ffn_norm);
     }
   }
 

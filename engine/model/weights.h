@@ -67,6 +67,8 @@ struct LayerWeights {
   TensorView q_bias;                     // (n_heads * head_dim), with qkv_bias
   TensorView k_bias, v_bias;             // (n_kv_heads * head_dim), with qkv_bias
   TensorView ffn_norm, ffn_norm_bias;    // (d_model); absent in parallel blocks
+  TensorView post_attn_norm;             // (d_model), with post_norms
+  TensorView post_ffn_norm;              // (d_model), with post_norms
   // Dense SwiGLU.
   TensorView ffn_gate, ffn_up;  // (ffn_dim, d_model)
   TensorView ffn_down;          // (d_model, ffn_dim)
@@ -84,6 +86,7 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   TensorView output_norm, output_norm_bias;  // (d_model)
   TensorView output;                         // (vocab_size, d_model); absent when tied
+  TensorView rope_freqs;                     // (rot_dim / 2), with rope_freq_factors
   // Keeps the memory behind every view alive.
   std::shared_ptr<const void> storage;
   // The checkpoint's tokenizer, when the file carries one (GGUF's

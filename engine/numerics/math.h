@@ -34,6 +34,22 @@ inline float Silu(const MathLibrary& m, float x) {
   return x / (1.0f + m.exp(-x));
 }
 
+// GELU, tanh form, per clause C3 (ggml's and Gemma's constants):
+// (0.5 x) (1 + tanh((c x) (1 + (a x) x))), c = sqrt(2 / pi), a = 0.044715,
+// each product and sum one f32 operation, left to right as written.
+inline float GeluTanh(const MathLibrary& m, float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+  constexpr float kCoefA = 0.044715f;
+  const float inner = (kSqrt2OverPi * x) * (1.0f + (kCoefA * x) * x);
+  return (0.5f * x) * (1.0f + m.tanh(inner));
+}
+
+// Soft-capping per clause C3: tanh(x * inv_cap) * cap, with inv_cap the
+// f32 `1.0f / cap` computed once by the caller.
+inline float SoftCap(const MathLibrary& m, float x, float cap, float inv_cap) {
+  return m.tanh(x * inv_cap) * cap;
+}
+
 // A description of the math library this process would use for a profile:
 // for `libm`, the C library's name and version (glibc's own version call
 // where there is one) and a behavioural fingerprint, the XXH3-64 of the

@@ -15,16 +15,16 @@
 namespace samebits::runner {
 
 const std::vector<std::string>& DefaultCheckpoints() {
-  // The quantized variants cover every 32-weight block type on `tiny`,
-  // Q8_0 on `medium` (MoE, parallel blocks), and every k-quant on `medium`,
-  // the smallest synthetic model whose rows hold whole 256-weight
-  // super-blocks (ggml's k-quant quantizers run at every engine start:
-  // about half a second each for `medium`).
+  // `gemma` covers the Gemma 2/3 and Llama 3.1 operations (soft-caps,
+  // post-norms, GeGLU, local/global RoPE bases, RoPE factors). The quantized variants cover every
+  // 32-weight block type on `tiny`, Q8_0 on `medium` (MoE, parallel blocks), and every k-quant on
+  // `medium`, the smallest synthetic model whose rows hold whole 256-weight super-blocks (ggml's
+  // k-quant quantizers run at every engine start: about half a second each for `medium`).
   static const std::vector<std::string> kCheckpoints = {
-      "synthetic:tiny",        "synthetic:medium",      "synthetic:wide",
-      "synthetic:tiny-q4_0",   "synthetic:tiny-q4_1",   "synthetic:tiny-q5_0",
-      "synthetic:tiny-q5_1",   "synthetic:medium-q8_0", "synthetic:medium-q4_k",
-      "synthetic:medium-q5_k", "synthetic:medium-q6_k"};
+      "synthetic:tiny",        "synthetic:gemma",       "synthetic:medium",
+      "synthetic:wide",        "synthetic:tiny-q4_0",   "synthetic:tiny-q4_1",
+      "synthetic:tiny-q5_0",   "synthetic:tiny-q5_1",   "synthetic:medium-q8_0",
+      "synthetic:medium-q4_k", "synthetic:medium-q5_k", "synthetic:medium-q6_k"};
   return kCheckpoints;
 }
 

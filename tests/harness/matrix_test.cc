@@ -65,7 +65,7 @@ TEST(Matrix, SecondMathProfileSuffixesNames) {
 TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
   const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
   ASSERT_EQ(cells.size(), DefaultCheckpoints().size() * 2u * 11u);
-  ASSERT_EQ(DefaultCheckpoints().size(), 11u);  // tiny, medium, wide and 8 quantized variants
+  ASSERT_EQ(DefaultCheckpoints().size(), 12u);  // tiny, gemma, medium, wide, 8 quantized variants
   EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
   EXPECT_EQ(cells[0].scenario, "classic");
   EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");

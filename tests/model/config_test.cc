@@ -31,7 +31,7 @@ TEST(ConfigTest, UnknownSyntheticNameListsTheKnownOnes) {
     SyntheticConfig("huge");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("tiny, medium, wide and bench"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("tiny, gemma, medium, wide and bench"), std::string::npos);
   }
 }
 

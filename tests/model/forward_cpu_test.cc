@@ -194,6 +194,17 @@ TEST(ForwardCpu, MediumMatchesReferenceAcrossItsWindow) {
   CheckCheckpoint(w, MakeScript(w.config.vocab_size, 60, 4, 9, 3, 0x3ed), true);
 }
 
+TEST(ForwardCpu, GemmaMatchesReferenceAcrossItsWindow) {
+  // Soft-caps, post-norms, GeGLU, the embedding scale, q/k norm, RoPE
+  // factors and local/global bases; window 8 on layers 0 and 2. A prefill of
+  // 11 (longer than the window), decodes past it, an extend of 9 across it,
+  // and (in CheckCheckpoint) single tokens and uneven chunks straddling it.
+  for (DType dtype : {DType::kBF16, DType::kF32}) {
+    const ModelWeights w = MakeSyntheticWeights("gemma", dtype);
+    CheckCheckpoint(w, MakeScript(w.config.vocab_size, 11, 3, 9, 4, 0x9e3), dtype == DType::kBF16);
+  }
+}
+
 TEST(ForwardCpu, WideMatchesReference) {
   // The bench model's widths (d 1024, 16/4 heads of 64, 8 experts of 1024,
   // vocabulary 32000) in two layers: decode projections are several row
@@ -234,7 +245,7 @@ class CollectingSink : public TraceSink {
 };
 
 TEST(ForwardCpu, TraceMatchesReferenceRecordForRecord) {
-  for (const char* name : {"tiny", "medium"}) {
+  for (const char* name : {"tiny", "gemma", "medium"}) {
     const ModelWeights w = MakeSyntheticWeights(name, DType::kBF16);
     const Script s = MakeScript(w.config.vocab_size, 10, 2, 4, 1, 0x7ace);
     threads::ThreadPool pool(3);

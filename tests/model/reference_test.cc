@@ -145,9 +145,9 @@ TEST(ReferenceOpsTest, RopePairsAndPartialRotation) {
   const auto& m = PortableMath();
   for (RopeStyle style : {RopeStyle::kInterleaved, RopeStyle::kNeox}) {
     float x[16] = {1.0f};
-    ref::Rope(x, 8, style, 10000.0f, 0, m);  // position 0: the identity
+    ref::Rope(x, 8, style, 10000.0f, 0, m, TensorView{});  // position 0: the identity
     EXPECT_EQ(x[0], 1.0f);
-    ref::Rope(x, 8, style, 10000.0f, 3, m);
+    ref::Rope(x, 8, style, 10000.0f, 3, m, TensorView{});
     const int partner = style == RopeStyle::kInterleaved ? 1 : 4;
     EXPECT_EQ(x[0], m.cos(3.0f));  // inv_freq[0] = exp(0) = 1
     EXPECT_EQ(x[partner], m.sin(3.0f));
