@@ -27,9 +27,29 @@ struct ExportOptions {
   int shards = 1;
 };
 
+// Returns the switches of `c` the writers cannot yet state in a file (the
+// Gemma 2/3 operations), comma separated; empty when every one can be
+// written. Writing such a model without them would make another model.
+// `rope_freqs` is a GGUF tensor with no transformers name.
+std::string UnwritableSwitches(const model::ModelConfig& c, bool gguf) {
+  std::string names;
+  const auto add = [&](bool on, const char* name) {
+    if (on) names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  add(c.post_norms, "post_norms");
+  add(c.attn_softcap != 0.0f, "attn_softcap");
+  add(c.final_softcap != 0.0f, "final_softcap");
+  add(c.embedding_scale != 1.0f, "embedding_scale");
+  add(c.activation != model::Activation::kSilu, "GELU activation");
+  add(c.rope_base_local != 0.0f, "rope_base_local");
+  add(c.rope_freq_factors && !gguf, "rope_freq_factors (safetensors)");
+  return names;
+}
+
 int RunExport(const ExportOptions& options) {
   const std::string& out = options.out;
   model::ModelWeights weights = LoadCheckpointForCommand(options.spec);
+
   if (!options.type.empty()) {
     model::WeightType type;
     model::ParseWeightType(options.type, &type);
@@ -40,6 +60,12 @@ int RunExport(const ExportOptions& options) {
   const bool gguf = options.format.empty()
                         ? out.size() >= 5 && out.compare(out.size() - 5, 5, ".gguf") == 0
                         : options.format == "gguf";
+  if (const std::string unwritable = UnwritableSwitches(weights.config, gguf);
+      !unwritable.empty()) {
+    throw UsageError("export: " + weights.config.name + " uses " + unwritable +
+                     ", which the writers do not write yet; exporting it would describe a "
+                     "different model, so nothing was written");
+  }
   if (gguf) {
     formats::WriteGguf(weights, out);
   } else {

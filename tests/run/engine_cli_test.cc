@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -233,6 +234,17 @@ TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
       RunEngine("export synthetic:tiny '" + ::testing::TempDir() + "/x.gguf' --type q2_k");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("unknown type 'q2_k'"));
+}
+
+// A model using switches the writers cannot state is refused, naming them,
+// and no file is left behind (it would load as another model).
+TEST(EngineCli, ExportRefusesSwitchesTheWritersCannotState) {
+  const std::string out = ::testing::TempDir() + "/gemma_export.gguf";
+  std::remove(out.c_str());
+  const Result r = RunEngine("export synthetic:gemma '" + out + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("post_norms, attn_softcap, final_softcap, embedding_scale"));
+  EXPECT_FALSE(std::ifstream(out).good());
 }
 
 }  // namespace
