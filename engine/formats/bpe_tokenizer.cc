@@ -1,6 +1,7 @@
 #include "engine/formats/bpe_tokenizer.h"
 
 #include <array>
+#include <cstdio>
 #include <optional>
 
 #include "engine/formats/checkpoint.h"
@@ -73,6 +74,7 @@ BpeTokenizer::BpeTokenizer(const std::vector<Piece>& pieces, const std::vector<s
         "' is not a pre-tokenizer this engine knows (known: " + KnownPreTokenizers() + ")");
   }
   pre_ = std::make_unique<PreTokenizer>(*patterns_, label);
+  label_ = label;
 
   ids_.reserve(pieces.size());
   for (size_t id = 0; id < pieces.size(); ++id) {
@@ -80,14 +82,11 @@ BpeTokenizer::BpeTokenizer(const std::vector<Piece>& pieces, const std::vector<s
     if (pieces[id].type == PieceType::kControl) continue;
     ids_.emplace(pieces[id].text, static_cast<int32_t>(id));  // keeps the lowest id
   }
+  // Several widely used vocabularies lack a few bytes (control characters):
+  // they load, as in llama.cpp, and only a text that needs one is refused.
   for (int b = 0; b < 256; ++b) {
     const auto it = ids_.find(Spelling().of_byte[b]);
-    if (it == ids_.end()) {
-      throw CheckpointError(label + ": the byte-level vocabulary has no piece for byte " +
-                            std::to_string(b) + " ('" + Spelling().of_byte[b] +
-                            "'), so some text could not be encoded");
-    }
-    byte_ids_[b] = it->second;
+    byte_ids_[b] = it == ids_.end() ? -1 : it->second;
   }
 
   ranks_.reserve(merges.size());
@@ -116,16 +115,17 @@ int32_t BpeTokenizer::Rank(std::string_view left, std::string_view right,
   return it == ranks_.end() ? -1 : it->second;
 }
 
-void BpeTokenizer::Encode(std::string_view text, std::vector<int32_t>& out) const {
+void BpeTokenizer::Encode(std::string_view text, std::vector<int32_t>& out, size_t offset) const {
   std::string word;
   for (std::string_view raw : pre_->Split(text)) {
     word.clear();
     for (char c : raw) word += Spelling().of_byte[static_cast<unsigned char>(c)];
-    EncodeWord(word, out);
+    EncodeWord(word, out, offset + static_cast<size_t>(raw.data() - text.data()));
   }
 }
 
-void BpeTokenizer::EncodeWord(const std::string& word, std::vector<int32_t>& out) const {
+void BpeTokenizer::EncodeWord(const std::string& word, std::vector<int32_t>& out,
+                              size_t offset) const {
   if (patterns_->ignore_merges) {
     const auto it = ids_.find(word);
     if (it != ids_.end()) {
@@ -150,8 +150,21 @@ void BpeTokenizer::EncodeWord(const std::string& word, std::vector<int32_t>& out
     for (size_t at = s.start; at < s.start + s.size;) {
       const size_t n = Utf8CharAt(word, at);
       const int64_t cp = CodePoint(w.substr(at, n));
-      if (cp >= 0 && cp < 512 && Spelling().byte_of[cp] >= 0)
-        out.push_back(byte_ids_[Spelling().byte_of[cp]]);
+      if (cp >= 0 && cp < 512 && Spelling().byte_of[cp] >= 0) {
+        const int b = Spelling().byte_of[cp];
+        if (byte_ids_[b] < 0) {
+          // Each stand-in character is one byte of the text: count them.
+          size_t position = offset;
+          for (size_t i = 0; i < at; i += Utf8CharAt(word, i)) ++position;
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b));
+          throw CheckpointError(label_ + ": the text needs byte " + hex + " at byte offset " +
+                                std::to_string(position) +
+                                ", for which the byte-level vocabulary has no piece ('" +
+                                Spelling().of_byte[b] + "'), so it cannot be encoded");
+        }
+        out.push_back(byte_ids_[b]);
+      }
       at += n;
     }
   }

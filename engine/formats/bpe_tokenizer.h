@@ -24,14 +24,18 @@ const std::string& ByteStandIn(uint8_t b);
 class BpeTokenizer {
  public:
   // Checks and indexes `pieces` and `merges` ("left right", rank = index).
-  // Throws CheckpointError naming `label` for an unknown pre-tokenizer, a
-  // merge that is not two pieces separated by a space, or a vocabulary
-  // without a piece for each of the 256 bytes.
+  // Throws CheckpointError naming `label` for an unknown pre-tokenizer or a
+  // merge that is not two pieces separated by a space. A vocabulary without
+  // a piece for some bytes loads (as in llama.cpp); `Encode` refuses a text
+  // that needs one.
   BpeTokenizer(const std::vector<Piece>& pieces, const std::vector<std::string>& merges,
                const std::string& pre, const std::string& label);
 
   // Appends the ids of `text` (plain text, no special pieces) to `out`.
-  void Encode(std::string_view text, std::vector<int32_t>& out) const;
+  // Throws CheckpointError naming the byte and its offset (`offset` plus its
+  // index in `text`) when the text needs a byte the vocabulary has no piece
+  // for (no merge result covers it).
+  void Encode(std::string_view text, std::vector<int32_t>& out, size_t offset = 0) const;
 
   // Returns the bytes `piece` stands for: a normal piece's stand-in
   // characters turned back into bytes, a byte piece's byte, a user-defined
@@ -41,8 +45,9 @@ class BpeTokenizer {
   const PreTokenizerPatterns& patterns() const { return *patterns_; }
 
  private:
-  // Appends the ids of one word, spelled in stand-in characters.
-  void EncodeWord(const std::string& word, std::vector<int32_t>& out) const;
+  // Appends the ids of one word, spelled in stand-in characters, whose
+  // first byte is at `offset` of the caller's text.
+  void EncodeWord(const std::string& word, std::vector<int32_t>& out, size_t offset) const;
   // Returns the rank of merging `left` and `right`, or -1.
   int32_t Rank(std::string_view left, std::string_view right, std::string& scratch) const;
 
@@ -50,7 +55,8 @@ class BpeTokenizer {
   std::unique_ptr<PreTokenizer> pre_;
   std::unordered_map<std::string, int32_t> ids_;    // piece text -> lowest id
   std::unordered_map<std::string, int32_t> ranks_;  // "left right" -> lowest rank
-  int32_t byte_ids_[256];                           // stand-in character of each byte -> id
+  int32_t byte_ids_[256];                           // each byte's piece id, -1 when it has none
+  std::string label_;                               // the file, for errors
 };
 
 }  // namespace samebits::formats

@@ -154,7 +154,7 @@ std::vector<int32_t> Vocabulary::Tokenize(std::string_view text, bool add_bos) c
     }
     const std::string_view part = text.substr(f.begin, f.size);
     if (bpe_) {
-      bpe_->Encode(part, ids);
+      bpe_->Encode(part, ids, f.begin);
     } else {
       work.clear();
       if (options_.add_space_prefix && after_special) work.push_back(' ');
