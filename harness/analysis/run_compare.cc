@@ -5,14 +5,62 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "harness/analysis/batch.h"
 
 namespace samebits::harness {
 namespace {
 
+std::string CellKey(const CellResult& c) {
+  return c.checkpoint + '\t' + c.scenario + '\t' + c.config.name;
+}
+
 bool Ran(const CellResult& c) {
   return c.code == ResultCode::kPass || c.code == ResultCode::kFail;
+}
+
+// Returns why cells `x` (of `label_a`) and `y` (of `label_b`) cannot be
+// evidence either way, or "" when their outputs can be compared: only two
+// cells that ran the same scenario and both produced steps can agree.
+std::string WhyNotComparable(const CellResult& x, const CellResult& y, const std::string& label_a,
+                             const std::string& label_b) {
+  if (const std::string other = ScenarioContentMismatch(x, y); !other.empty())
+    return other + " (two different scenarios under one name)";
+  if (!Ran(x) || !Ran(y)) {
+    const CellResult& idle = Ran(x) ? y : x;
+    return std::string(ResultCodeName(idle.code)) + " in " + (Ran(x) ? label_b : label_a) +
+           (idle.message.empty() ? "" : ": " + idle.message);
+  }
+  if (x.steps.empty() || y.steps.empty())
+    return "no step in " + (x.steps.empty() ? label_a : label_b) +
+           ": a cell without output is no evidence of agreement";
+  return "";
+}
+
+// Returns the difference of the weights two cells ran ("" when the same or
+// unknown on a side).
+std::string WeightsDifference(const CellResult& x, const CellResult& y) {
+  if (x.weights_xxh3.empty() || y.weights_xxh3.empty() || x.weights_xxh3 == y.weights_xxh3)
+    return "";
+  return "weights xxh3 " + x.weights_xxh3 + " vs " + y.weights_xxh3;
+}
+
+// Throws std::invalid_argument when `run` holds two copies of one cell whose
+// contents differ: comparing either copy alone would drop the other silently.
+void RefuseDifferingCopies(const RunResult& run, const std::string& label) {
+  std::map<std::string, const CellResult*> seen;
+  for (const CellResult& c : run.cells) {
+    const auto [it, fresh] = seen.emplace(CellKey(c), &c);
+    if (fresh) continue;
+    const CellResult& first = *it->second;
+    if (first.code != c.code || first.weights_xxh3 != c.weights_xxh3 ||
+        first.scenario_xxh3 != c.scenario_xxh3 || FirstStepDifference(first.steps, c.steps)) {
+      throw std::invalid_argument(label + " holds two differing copies of the cell " +
+                                  c.checkpoint + " " + c.scenario + " " + c.config.name +
+                                  ": it cannot be compared (which copy is the run's?)");
+    }
+  }
 }
 
 std::string Short(const std::string& revision) {
@@ -76,10 +124,6 @@ Cause JudgeCause(const RunResult& a, const CellResult& x, const RunResult& b, co
   if (a.machine.arch != b.machine.arch)
     return {CompareCause::kArchitecture, a.machine.arch + " vs " + b.machine.arch};
   return {CompareCause::kUnexplained, "same build, ISA, math library and architecture"};
-}
-
-std::string CellKey(const CellResult& c) {
-  return c.checkpoint + '\t' + c.scenario + '\t' + c.config.name;
 }
 
 // How the two runs differ as wholes, whether or not any cell does.
@@ -146,27 +190,39 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
   RunComparison out;
   out.label_a = label_a;
   out.label_b = label_b;
+  RefuseDifferingCopies(a, label_a);
+  RefuseDifferingCopies(b, label_b);
   std::map<std::string, const CellResult*> in_b;
   for (const CellResult& c : b.cells) in_b.emplace(CellKey(c), &c);
-  std::set<std::string> matched;
+  std::set<std::string> matched, seen_a;
   for (const CellResult& x : a.cells) {
+    // A second, identical copy of a cell (RefuseDifferingCopies) is not
+    // counted twice.
+    if (!seen_a.insert(CellKey(x)).second) continue;
     CellComparison cc;
     cc.checkpoint = x.checkpoint;
     cc.scenario = x.scenario;
     cc.config = x.config.name;
     cc.a = x;
     auto it = in_b.find(CellKey(x));
-    if (it == in_b.end() || !matched.insert(CellKey(x)).second) {
+    if (it == in_b.end()) {
       cc.reason = "only in " + label_a;
     } else {
+      matched.insert(CellKey(x));
       const CellResult& y = *it->second;
       cc.b = y;
-      if (const std::string other = ScenarioContentMismatch(x, y); !other.empty()) {
-        cc.reason = other + " (two different scenarios under one name)";
-      } else if (!Ran(x) || !Ran(y)) {
-        const CellResult& idle = Ran(x) ? y : x;
-        cc.reason = std::string(ResultCodeName(idle.code)) + " in " + (Ran(x) ? label_b : label_a) +
-                    (idle.message.empty() ? "" : ": " + idle.message);
+      const std::string weights = WeightsDifference(x, y);
+      if (const std::string why = WhyNotComparable(x, y, label_a, label_b); !why.empty()) {
+        cc.reason = why;
+      } else if (!weights.empty()) {
+        // Other weights under one checkpoint name: never "agree", and never
+        // blamed on the code.
+        cc.outcome = CellOutcome::kDiffer;
+        cc.cause = CompareCause::kWeights;
+        cc.cause_detail = weights;
+        cc.step = FirstStepDifference(x.steps, y.steps)
+                      .value_or(StepDifference{0, x.steps[0].kind, x.steps[0].position,
+                                               "the outputs are equal, the inputs are not"});
       } else if (auto d = FirstStepDifference(x.steps, y.steps)) {
         cc.outcome = CellOutcome::kDiffer;
         cc.step = *d;
@@ -187,7 +243,7 @@ RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::str
     out.cells.push_back(std::move(cc));
   }
   for (const CellResult& y : b.cells) {
-    if (matched.count(CellKey(y))) continue;
+    if (!matched.insert(CellKey(y)).second) continue;
     CellComparison cc;
     cc.checkpoint = y.checkpoint;
     cc.scenario = y.scenario;

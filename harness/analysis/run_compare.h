@@ -39,6 +39,7 @@
 namespace samebits::harness {
 
 enum class CompareCause : uint8_t {
+  kWeights,
   kCode,
   kCompiler,
   kIsa,
@@ -54,7 +55,9 @@ struct CompareCauseInfo {
 };
 
 // Every cause, highest-ranked first: the headline names the first one found.
-inline constexpr std::array<CompareCauseInfo, 6> kCompareCauses = {{
+inline constexpr std::array<CompareCauseInfo, 7> kCompareCauses = {{
+    {CompareCause::kWeights, "weights",
+     "the weights differ (one checkpoint name, other contents): no code is to blame"},
     {CompareCause::kCode, "code", "the code differs"},
     {CompareCause::kCompiler, "compiler", "the compiler or its flags differ"},
     {CompareCause::kIsa, "isa", "the ISA differs"},

@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 #include "harness/report/bench_html.h"
 #include "harness/runner/ab_bench.h"
 #include "harness/runner/git.h"
@@ -18,6 +20,7 @@
 #include "harness/runner/preflight.h"
 #include "harness/runner/revision_build.h"
 #include "harness/store/bench_records.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -176,10 +179,9 @@ int Bench(const BenchFlags& flags) {
   std::printf("%s", harness::report::BenchTable(record).c_str());
   std::printf("stored as bench %lld\n", static_cast<long long>(id));
   if (!flags.report_html.empty()) {
-    std::ofstream out(flags.report_html, std::ios::trunc);
-    harness::report::WriteBenchHtml(record, out);
-    out.close();
-    if (!out) throw UsageError("cannot write the report " + flags.report_html);
+    std::ostringstream page;
+    harness::report::WriteBenchHtml(record, page);
+    store::WriteOutputFile(flags.report_html, page.str());
   }
   for (const runner::BenchSample& s : record.samples) {
     if (!s.ok) {
@@ -198,64 +200,83 @@ CommandSpec Setup(CLI::App& app) {
       "bench",
       "Times two engines against each other (programs, revisions or configurations), "
       "interleaved A B B A, and checks that they print the same bits.");
-  sub->add_option("A", flags->a,
-                  "The baseline: an engine program, a configuration of the default engine "
-                  "(such as cpu-t1) or a git revision (built as `samebits bisect` builds it).")
-      ->required()
-      ->type_name("ENGINE|CONFIG|REV");
-  sub->add_option("B", flags->b, "The contender, named the same ways as A.")
-      ->required()
-      ->type_name("ENGINE|CONFIG|REV");
-  sub->add_option("--checkpoint", flags->checkpoint,
-                  "The checkpoint both run (default synthetic:medium).")
-      ->type_name("SPEC");
-  sub->add_option("--scenario", flags->scenario,
-                  "The scenario both run: a name from the scenarios folder or a JSON file "
-                  "(default classic).")
-      ->type_name("NAME|FILE");
-  sub->add_option("--scenarios-dir", flags->scenarios_dir,
-                  "Takes scenario names from this folder instead of the project's scenarios/.")
-      ->type_name("DIR");
+  Declare(
+      sub->add_option("A", flags->a,
+                      "The baseline: an engine program, a configuration of the default engine "
+                      "(such as cpu-t1) or a git revision (built as `samebits bisect` builds it).")
+          ->required()
+          ->type_name("ENGINE|CONFIG|REV"),
+      PathRole::kInput);
+  Declare(sub->add_option("B", flags->b, "The contender, named the same ways as A.")
+              ->required()
+              ->type_name("ENGINE|CONFIG|REV"),
+          PathRole::kInput);
+  Declare(sub->add_option("--checkpoint", flags->checkpoint,
+                          "The checkpoint both run (default synthetic:medium).")
+              ->type_name("SPEC"),
+          PathRole::kInput);
+  Declare(sub->add_option("--scenario", flags->scenario,
+                          "The scenario both run: a name from the scenarios folder or a JSON file "
+                          "(default classic).")
+              ->type_name("NAME|FILE"),
+          PathRole::kInput);
+  Declare(
+      sub->add_option("--scenarios-dir", flags->scenarios_dir,
+                      "Takes scenario names from this folder instead of the project's scenarios/.")
+          ->type_name("DIR"),
+      PathRole::kInput);
   sub->add_option("--config", flags->config,
                   "The configuration program and revision sides run (default cpu-tN with N the "
                   "number of cores).")
       ->type_name("NAME");
-  sub->add_option("--engine", flags->engine,
-                  "The engine configuration sides run (default: samebits-engine next to "
-                  "samebits).")
-      ->type_name("PATH");
+  Declare(sub->add_option("--engine", flags->engine,
+                          "The engine configuration sides run (default: samebits-engine next to "
+                          "samebits).")
+              ->type_name("PATH"),
+          PathRole::kInput);
   sub->add_option("--rounds", flags->rounds,
                   "Rounds of A B B A that count (default 5: ten runs of each side).")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(WholeNumberInRange(2, kMaxCount));
   sub->add_option("--warmup", flags->warmup,
                   "Runs of each side first, discarded from the times (default 1).")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(WholeNumberInRange(0, kMaxCount));
   sub->add_option("--timeout", flags->timeout_seconds,
-                  "Kills a run that takes longer than this (default 600).")
-      ->type_name("SECONDS");
+                  "Kills a run (and its process group) that takes longer than this (default 600).")
+      ->type_name("SECONDS")
+      ->check(SecondsInRange(kMaxTimeoutSeconds));
   sub->add_flag("--force", flags->force,
                 "Times even when the preflight finds the machine busy (the result records it).");
-  sub->add_option("--db", flags->db,
-                  "Stores the bench in this SQLite database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
-  sub->add_option("--report-html", flags->report_html,
-                  "Writes an HTML report (table and an SVG plot of every run) to this file.")
-      ->type_name("FILE");
+  Declare(
+      sub->add_option("--db", flags->db,
+                      "Stores the bench in this SQLite database instead of .samebits/samebits.db.")
+          ->type_name("PATH"),
+      PathRole::kWriteStore);
+  Declare(
+      sub->add_option("--report-html", flags->report_html,
+                      "Writes an HTML report (table and an SVG plot of every run) to this file.")
+          ->type_name("FILE"),
+      PathRole::kOutputFile);
   sub->add_option("--build", flags->build,
                   "Builds a revision side: this shell command runs in its worktree (default: the "
                   "project's CMake build of samebits-engine).")
       ->type_name("CMD");
-  sub->add_option("--built-engine", flags->built_engine,
-                  "The engine a revision's build leaves, relative to its worktree (default "
-                  "build/bin/samebits-engine).")
-      ->type_name("PATH");
-  sub->add_option("--repo", flags->repo,
-                  "Takes revisions from the repository holding this folder (default: the current "
-                  "folder's).")
-      ->type_name("DIR");
-  sub->add_option("--cache-dir", flags->cache_dir,
-                  "Keeps revision builds here (default: builds/ next to the database).")
-      ->type_name("DIR");
+  Declare(sub->add_option("--built-engine", flags->built_engine,
+                          "The engine a revision's build leaves, relative to its worktree (default "
+                          "build/bin/samebits-engine).")
+              ->type_name("PATH"),
+          PathRole::kInput);
+  Declare(sub->add_option(
+                 "--repo", flags->repo,
+                 "Takes revisions from the repository holding this folder (default: the current "
+                 "folder's).")
+              ->type_name("DIR"),
+          PathRole::kInput);
+  Declare(sub->add_option("--cache-dir", flags->cache_dir,
+                          "Keeps revision builds here (default: builds/ next to the database).")
+              ->type_name("DIR"),
+          PathRole::kOutputFolder);
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no line per run.");
   sub->footer(
       "Times are the engine's own (`done` elapsed_ms: the forward passes, loading excluded);\n"

@@ -17,6 +17,7 @@
 #include "harness/analysis/verdict.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
+#include "harness/cli/path_flags.h"
 #include "harness/runner/bisect.h"
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
@@ -393,11 +394,13 @@ CommandSpec Setup(CLI::App& app) {
   AddMatrixFlags(sub, &flags->matrix);
   // Here the engine is a path inside each revision's worktree.
   sub->remove_option(sub->get_option("--engine"));
-  sub->add_option("--engine", flags->engine,
-                  "The engine program each revision's build leaves, relative to its worktree "
-                  "(default build/bin/samebits-engine); any program that speaks "
-                  "engine/protocol/PROTOCOL.md will do.")
-      ->type_name("PATH");
+  Declare(
+      sub->add_option("--engine", flags->engine,
+                      "The engine program each revision's build leaves, relative to its worktree "
+                      "(default build/bin/samebits-engine); any program that speaks "
+                      "engine/protocol/PROTOCOL.md will do.")
+          ->type_name("PATH"),
+      PathRole::kInput);
   sub->add_option("--good", flags->good,
                   "A revision whose outputs agree. Default: the `revision` line of the references "
                   "the selection is judged against, else the newest stored run that agreed.")
@@ -409,13 +412,17 @@ CommandSpec Setup(CLI::App& app) {
                   "project's CMake build of samebits-engine, with ccache as the compiler "
                   "launcher when present). A command that fails means `skip`.")
       ->type_name("CMD");
-  sub->add_option("--repo", flags->repo,
-                  "Bisects the repository holding this folder (default: the current folder's).")
-      ->type_name("DIR");
-  sub->add_option("--cache-dir", flags->cache_dir,
-                  "Keeps one worktree and build per source tree here (default: builds/ next to "
-                  "the database); a tree built once is never built again.")
-      ->type_name("DIR");
+  Declare(
+      sub->add_option("--repo", flags->repo,
+                      "Bisects the repository holding this folder (default: the current folder's).")
+          ->type_name("DIR"),
+      PathRole::kInput);
+  Declare(
+      sub->add_option("--cache-dir", flags->cache_dir,
+                      "Keeps one worktree and build per source tree here (default: builds/ next to "
+                      "the database); a tree built once is never built again.")
+          ->type_name("DIR"),
+      PathRole::kOutputFolder);
   sub->add_flag("--every-cell", flags->every_cell,
                 "Runs every selected cell at each step instead of only those that diverged in "
                 "the newest stored run with a difference.");

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "harness/cli/path_flags.h"
+
 namespace samebits::cli {
 namespace {
 
@@ -96,6 +98,8 @@ std::string StorePath(const std::string& db_path) {
 }
 
 std::unique_ptr<store::Store> OpenStore(const std::string& db_path, store::Access access) {
+  // A command declared a reader (path_flags.h) never opens its store for writing.
+  if (DeclaredStoreAccess() == store::Access::kRead) access = store::Access::kRead;
   return std::make_unique<store::Store>(StorePath(db_path), access);
 }
 

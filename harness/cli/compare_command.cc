@@ -10,8 +10,10 @@
 
 #include "harness/analysis/run_compare.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
 #include "harness/report/exporter.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -68,7 +70,7 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
   harness::report::ReportOptions options;
   options.read_dumps = false;  // the logits are in each difference's detail already
   harness::report::WriteReport(run, format, out, options);
-  exchange::WriteFileAtomically(path, out.str());
+  store::WriteOutputFile(path, out.str());
 }
 
 int Compare(const CompareFlags& flags) {
@@ -98,23 +100,30 @@ CommandSpec SetupCompare(CLI::App& app) {
   const char* side_help =
       "A run id in the store (or latest), a database file (its latest run), or a bundle from "
       "`samebits export` (its last run).";
-  sub->add_option("A", flags->a, side_help)->type_name("RUN|DB|BUNDLE")->required();
-  sub->add_option("B", flags->b, side_help)->type_name("RUN|DB|BUNDLE")->required();
-  sub->add_option("--db", flags->db,
-                  "Reads run ids from this database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
-  sub->add_option("--report-html", flags->report_html,
-                  "Writes a self-contained HTML report of the comparison to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-md", flags->report_md,
-                  "Writes a Markdown report of the comparison to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-json", flags->report_json,
-                  "Writes a JSON report of the comparison to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-junit", flags->report_junit,
-                  "Writes a JUnit XML report of the comparison to this file.")
-      ->type_name("FILE");
+  Declare(sub->add_option("A", flags->a, side_help)->type_name("RUN|DB|BUNDLE")->required(),
+          PathRole::kInput);
+  Declare(sub->add_option("B", flags->b, side_help)->type_name("RUN|DB|BUNDLE")->required(),
+          PathRole::kInput);
+  Declare(sub->add_option("--db", flags->db,
+                          "Reads run ids from this database instead of .samebits/samebits.db.")
+              ->type_name("PATH"),
+          PathRole::kReadStore);
+  Declare(sub->add_option("--report-html", flags->report_html,
+                          "Writes a self-contained HTML report of the comparison to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-md", flags->report_md,
+                          "Writes a Markdown report of the comparison to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-json", flags->report_json,
+                          "Writes a JSON report of the comparison to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-junit", flags->report_junit,
+                          "Writes a JUnit XML report of the comparison to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
   sub->footer(
       "Cells that did not run on both sides (UNSUPPORTED, crashed, or missing from one run)\n"
       "are reported as not compared, never as identical. Where both sides of a difference\n"

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
 #include "harness/report/run_diff.h"
 
 namespace samebits::cli {
@@ -35,8 +36,10 @@ CommandSpec SetupDiff(CLI::App& app) {
   sub->add_option("B", flags->b, "The second run: an id from `samebits runs`, or latest.")
       ->type_name("RUN")
       ->required();
-  sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
+  Declare(
+      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
+          ->type_name("PATH"),
+      PathRole::kReadStore);
   sub->footer(
       "Exit status: 0 when the runs' hashes are identical, 1 when they differ, 2 on an error.\n"
       "Examples:\n"

@@ -7,6 +7,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/bundle_dumps.h"
 
@@ -58,10 +59,12 @@ CommandSpec SetupExport(CLI::App& app) {
   sub->add_option("RUN", flags->runs,
                   "The runs to export: ids from `samebits runs`, or latest (the default).")
       ->type_name("RUN");
-  sub->add_option("-o,--output", flags->output,
-                  "Writes the bundle to this file (through a temporary file renamed over it).")
-      ->type_name("FILE")
-      ->required();
+  Declare(
+      sub->add_option("-o,--output", flags->output,
+                      "Writes the bundle to this file (through a temporary file renamed over it).")
+          ->type_name("FILE")
+          ->required(),
+      PathRole::kOutputFile);
   sub->add_option("--max-dump-bytes", flags->max_dump_bytes,
                   "Puts a cell's raw logit rows into the bundle when its dump is at most this "
                   "many bytes (default 1048576, at most 67108864); a larger dump travels as "
@@ -69,8 +72,10 @@ CommandSpec SetupExport(CLI::App& app) {
                   "exports statistics only.")
       ->type_name("N")
       ->check(WholeNumberInRange(0, static_cast<long long>(exchange::kMaxBundledDumpBytes)));
-  sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
+  Declare(
+      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
+          ->type_name("PATH"),
+      PathRole::kReadStore);
   sub->footer(
       "A cell's dump file that cannot be read (deleted, damaged, or not matching the cell's\n"
       "hashes) is named in a warning and the cell is exported without it.\n\n"

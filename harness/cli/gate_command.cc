@@ -12,10 +12,11 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 #include "harness/report/exporter.h"
-#include "harness/report/report_file.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -42,15 +43,11 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
   options.dump_base_dir = GetPaths().root;
   std::ostringstream text;
   harness::report::WriteReport(run, format, text, options);
-  harness::report::WriteFileAtomically(path, text.str());
+  store::WriteOutputFile(path, text.str());
 }
 
 int Gate(const GateFlags& flags) {
   const runner::MatrixRunOptions options = RunOptionsFor(flags.matrix);
-  for (const std::string* report :
-       {&flags.report_html, &flags.report_md, &flags.report_json, &flags.report_junit}) {
-    harness::report::RefuseOutputOverStore(*report, StorePath(flags.matrix.db));
-  }
   const bool fresh = flags.run.empty();
   // Checked before the matrix runs: a store that cannot take the run fails now.
   std::unique_ptr<store::Store> store =
@@ -109,17 +106,21 @@ CommandSpec Setup(CLI::App& app) {
       ->type_name("SECONDS")
       ->check(SecondsInRange(kMaxRerunBudgetSeconds));
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
-  sub->add_option("--report-html", flags->report_html,
-                  "Writes a self-contained HTML report of the run to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-md", flags->report_md,
-                  "Writes a Markdown report (for a pull request) to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-json", flags->report_json, "Writes a JSON report to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-junit", flags->report_junit,
-                  "Writes a JUnit XML report (for CI systems) to this file.")
-      ->type_name("FILE");
+  Declare(sub->add_option("--report-html", flags->report_html,
+                          "Writes a self-contained HTML report of the run to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-md", flags->report_md,
+                          "Writes a Markdown report (for a pull request) to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-json", flags->report_json, "Writes a JSON report to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-junit", flags->report_junit,
+                          "Writes a JUnit XML report (for CI systems) to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
   sub->footer(
       "Exit codes:\n"
       "  0  every configuration agrees with the others and with the reference\n"

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/import.h"
 
@@ -49,11 +50,14 @@ CommandSpec SetupImport(CLI::App& app) {
       "or from another bundle version is refused and nothing is imported. Raw logit rows a "
       "bundle carries become dump files next to the database (dumps/import-<content id>/); "
       "dump statistics are kept in the store.");
-  sub->add_option("FILE", flags->files, "The bundle files to import.")
-      ->type_name("FILE")
-      ->required();
-  sub->add_option("--db", flags->db, "Writes to this database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
+  Declare(sub->add_option("FILE", flags->files, "The bundle files to import.")
+              ->type_name("FILE")
+              ->required(),
+          PathRole::kInput);
+  Declare(sub->add_option("--db", flags->db,
+                          "Writes to this database instead of .samebits/samebits.db.")
+              ->type_name("PATH"),
+          PathRole::kWriteStore);
   sub->footer(
       "Exit status: 0 when every bundle was imported (or was present already), 2 when any\n"
       "was refused (then nothing was imported).\n"

@@ -6,6 +6,7 @@
 
 #include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
 
 int main(int argc, char** argv) {
   using samebits::cli::CommandSpec;
@@ -39,7 +40,11 @@ int main(int argc, char** argv) {
   }
   try {
     for (const CommandSpec& spec : specs) {
-      if (spec.subcommand != nullptr && spec.subcommand->parsed()) return spec.run();
+      if (spec.subcommand == nullptr || !spec.subcommand->parsed()) continue;
+      // Before any work: where its outputs may go, and whether it may write
+      // the store (path_flags.h).
+      samebits::cli::EnforcePathRules(*spec.subcommand);
+      return spec.run();
     }
     std::fprintf(stderr, "samebits: error: no subcommand given (see samebits --help)\n");
     return 2;

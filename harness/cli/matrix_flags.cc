@@ -10,43 +10,42 @@
 #include "harness/cli/bisect_advice.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 
 namespace samebits::cli {
-namespace {
-
-// The largest thread count and job limit accepted: far above any machine
-// this runs on, small enough that a typo is caught.
-constexpr long long kMaxCount = 1024;
-// The longest timeout accepted (a week). A child's deadline is kept in
-// microseconds, so the bound also keeps it far from overflow.
-constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
-
-}  // namespace
 
 void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
-  sub->add_option("--engine", flags->engine,
-                  "Drives this program instead of the samebits-engine next to samebits; any "
-                  "program that speaks engine/protocol/PROTOCOL.md will do.")
-      ->type_name("PATH");
-  sub->add_option("--checkpoint", flags->checkpoints,
-                  "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
-                  "file path) instead of synthetic:tiny, synthetic:medium and synthetic:wide.")
-      ->type_name("SPEC,...")
-      ->delimiter(',');
-  sub->add_option("--scenario", flags->scenarios,
-                  "Runs these scenarios (names from the scenarios folder, or paths to JSON "
-                  "files) instead of every scenario in the folder.")
-      ->type_name("NAME,...")
-      ->delimiter(',');
-  sub->add_option("--suite", flags->suite,
-                  "Runs the pairs of checkpoints and scenarios this suite file lists (such as "
-                  "scenarios/real/suite.json) instead of the synthetic matrix; --checkpoint and "
-                  "--scenario then narrow the suite. Without any selection flag the synthetic "
-                  "matrix and scenarios/real/suite.json both run.")
-      ->type_name("FILE");
-  sub->add_option("--scenarios-dir", flags->scenarios_dir,
-                  "Takes scenarios from this folder instead of the project's scenarios/.")
-      ->type_name("DIR");
+  Declare(
+      sub->add_option("--engine", flags->engine,
+                      "Drives this program instead of the samebits-engine next to samebits; any "
+                      "program that speaks engine/protocol/PROTOCOL.md will do.")
+          ->type_name("PATH"),
+      PathRole::kInput);
+  Declare(
+      sub->add_option("--checkpoint", flags->checkpoints,
+                      "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
+                      "file path) instead of synthetic:tiny, synthetic:medium and synthetic:wide.")
+          ->type_name("SPEC,...")
+          ->delimiter(','),
+      PathRole::kInput);
+  Declare(sub->add_option("--scenario", flags->scenarios,
+                          "Runs these scenarios (names from the scenarios folder, or paths to JSON "
+                          "files) instead of every scenario in the folder.")
+              ->type_name("NAME,...")
+              ->delimiter(','),
+          PathRole::kInput);
+  Declare(sub->add_option(
+                 "--suite", flags->suite,
+                 "Runs the pairs of checkpoints and scenarios this suite file lists (such as "
+                 "scenarios/real/suite.json) instead of the synthetic matrix; --checkpoint and "
+                 "--scenario then narrow the suite. Without any selection flag the synthetic "
+                 "matrix and scenarios/real/suite.json both run.")
+              ->type_name("FILE"),
+          PathRole::kInput);
+  Declare(sub->add_option("--scenarios-dir", flags->scenarios_dir,
+                          "Takes scenarios from this folder instead of the project's scenarios/.")
+              ->type_name("DIR"),
+          PathRole::kInput);
   sub->add_option("--config", flags->configs,
                   "Runs only these configurations (comma-separated names such as reference, "
                   "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them). Any cpu "
@@ -76,13 +75,16 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
                   "as TIMEOUT (default 120).")
       ->type_name("SECONDS")
       ->check(SecondsInRange(kMaxTimeoutSeconds));
-  sub->add_option("--db", flags->db,
-                  "Stores runs in this SQLite database instead of .samebits/samebits.db under "
-                  "the project root (created on first use).")
-      ->type_name("PATH");
-  sub->add_option("--references-dir", flags->references_dir,
-                  "Reads references from this folder instead of the project's references/.")
-      ->type_name("DIR");
+  Declare(
+      sub->add_option("--db", flags->db,
+                      "Stores runs in this SQLite database instead of .samebits/samebits.db under "
+                      "the project root (created on first use).")
+          ->type_name("PATH"),
+      PathRole::kWriteStore);
+  Declare(sub->add_option("--references-dir", flags->references_dir,
+                          "Reads references from this folder instead of the project's references/.")
+              ->type_name("DIR"),
+          PathRole::kInput);
 }
 
 void AddDumpFlag(CLI::App* sub, MatrixFlags* flags) {

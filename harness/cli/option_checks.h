@@ -10,6 +10,13 @@
 
 namespace samebits::cli {
 
+// The largest count accepted (threads, jobs, rounds): far above any machine
+// this runs on, small enough that a typo is caught.
+inline constexpr long long kMaxCount = 1024;
+// The longest timeout accepted (a week). A child's deadline is kept in
+// microseconds, so the bound also keeps it far from overflow.
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+
 // Accepts a finite number of seconds above 0 and at most `max_seconds`.
 CLI::Validator SecondsInRange(double max_seconds);
 

@@ -9,6 +9,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 #include "harness/runner/machine.h"
 
 namespace samebits::cli {
@@ -134,10 +135,12 @@ CommandSpec Setup(CLI::App& app) {
                    "Shows these profiles' groups (default: portable,libm).")
       ->type_name("PROFILE,...")
       ->delimiter(',');
-  show->add_option("--references-dir", flags->matrix.references_dir,
-                   "Reads references from this folder instead of the project's references/.")
-      ->type_name("DIR")
-      ->check(ExistingFolder());
+  Declare(
+      show->add_option("--references-dir", flags->matrix.references_dir,
+                       "Reads references from this folder instead of the project's references/.")
+          ->type_name("DIR")
+          ->check(ExistingFolder()),
+      PathRole::kInput);
   show->footer("Examples:\n  samebits reference show\n  samebits reference show --math libm");
   show->preparse_callback([flags](size_t) { flags->matrix.math = {"portable", "libm"}; });
   return {sub, [flags, generate, show] {

@@ -6,8 +6,9 @@
 #include <sstream>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
 #include "harness/report/exporter.h"
-#include "harness/report/report_file.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -36,7 +37,6 @@ int Report(const ReportFlags& flags) {
   const std::string format = ChooseFormat(flags);
   // Checked before the store is opened, so a typo costs nothing.
   harness::report::MakeExporter(format);
-  harness::report::RefuseOutputOverStore(flags.output, StorePath(flags.db));
   std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const harness::RunResult run = LoadRunArgument(*store, flags.run);
   harness::report::ReportOptions options;
@@ -46,7 +46,7 @@ int Report(const ReportFlags& flags) {
   if (flags.output.empty() || flags.output == "-") {
     std::cout << text.str() << std::flush;
   } else {
-    harness::report::WriteFileAtomically(flags.output, text.str());
+    store::WriteOutputFile(flags.output, text.str());
     std::fprintf(stderr, "wrote %s\n", flags.output.c_str());
   }
   return 0;
@@ -66,11 +66,14 @@ CommandSpec SetupReport(CLI::App& app) {
                   "Writes this format; by default the output file's extension decides "
                   "(.html, .json, .xml for JUnit), else Markdown.")
       ->type_name(formats);
-  sub->add_option("-o,--output", flags->output,
-                  "Writes the report to this file instead of standard output.")
-      ->type_name("FILE");
-  sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
+  Declare(sub->add_option("-o,--output", flags->output,
+                          "Writes the report to this file instead of standard output.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(
+      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
+          ->type_name("PATH"),
+      PathRole::kReadStore);
   sub->footer(
       "Examples:\n"
       "  samebits report latest                      # Markdown, for a pull request\n"

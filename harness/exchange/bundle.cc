@@ -15,7 +15,9 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
+#include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle_dumps.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::exchange {
 namespace {
@@ -282,10 +284,8 @@ class Reader {
     return out;
   }
 
-  CellResult Cell(const json& j, const std::string& where) const {
-    CellResult c;
-    c.checkpoint = String(j, where, "checkpoint");
-    c.scenario = String(j, where, "scenario");
+  // The configuration a cell ran under ("config").
+  void Config(const json& j, const std::string& where, CellResult& c) const {
     const json& config = Field(j, where, "config");
     const std::string cw = Join(where, "config");
     c.config.name = String(config, cw, "name");
@@ -303,6 +303,10 @@ class Reader {
       if (c.config.batch_schedule != "together" && c.config.batch_schedule != "staggered")
         Fail(Join(cw, "batch_schedule"), "expected together or staggered");
     }
+  }
+
+  // How the cell ended, and what built and ran it.
+  void Outcome(const json& j, const std::string& where, CellResult& c) const {
     const std::string code = String(j, where, "code");
     if (!harness::ParseResultCode(code, &c.code))
       Fail(Join(where, "code"), "unknown result code \"" + code + "\"");
@@ -327,39 +331,49 @@ class Reader {
       c.scenario_xxh3 = String(j, where, "scenario_xxh3");
       if (!c.scenario_xxh3.empty()) Hash(j, where, "scenario_xxh3");
     }
-    const json& steps = Array(j, where, "steps");
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const std::string sw = Join(where, "steps") + Index(i);
-      const json& s = steps[i];
-      harness::StepRecord st;
-      st.index = Int(s, sw, "index", 0);
-      if (st.index != static_cast<int>(i))
-        Fail(Join(sw, "index"), "steps must be numbered 0, 1, 2, ...");
-      st.kind = String(s, sw, "kind");
-      if (st.kind != "prefill" && st.kind != "decode" && st.kind != "extend")
-        Fail(Join(sw, "kind"), "expected prefill, decode or extend");
-      st.position = Int(s, sw, "position", 0);
-      st.input_token = Int(s, sw, "input_token", 0);
-      st.token = Int(s, sw, "token", 0);
-      st.fnv1a64 = Hash(s, sw, "fnv1a64");
-      st.xxh3_64 = Hash(s, sw, "xxh3_64");
-      st.argmax = Int(s, sw, "argmax", 0);
-      st.nan_count = Int(s, sw, "nan", 0);
-      st.inf_count = Int(s, sw, "inf", 0);
-      if (s.contains("batch")) {
-        const json& b = Field(s, sw, "batch");
-        const std::string bw = Join(sw, "batch");
-        harness::BatchPlace place;
-        place.sequences = Int(b, bw, "sequences", 1);
-        place.rows = Int(b, bw, "rows", 1);
-        place.slot = Int(b, bw, "slot", 0);
-        place.row = Int(b, bw, "row", 0);
-        if (place.slot >= place.sequences || place.row >= place.rows)
-          Fail(bw, "slot must be below sequences and row below rows");
-        st.batch = place;
-      }
-      c.steps.push_back(std::move(st));
+  }
+
+  // Step `i` of a cell, at `sw` ("runs[0].cells[1].steps[2]").
+  harness::StepRecord Step(const json& s, const std::string& sw, size_t i) const {
+    harness::StepRecord st;
+    st.index = Int(s, sw, "index", 0);
+    if (st.index != static_cast<int>(i))
+      Fail(Join(sw, "index"), "steps must be numbered 0, 1, 2, ...");
+    st.kind = String(s, sw, "kind");
+    if (st.kind != "prefill" && st.kind != "decode" && st.kind != "extend")
+      Fail(Join(sw, "kind"), "expected prefill, decode or extend");
+    st.position = Int(s, sw, "position", 0);
+    st.input_token = Int(s, sw, "input_token", 0);
+    st.token = Int(s, sw, "token", 0);
+    st.fnv1a64 = Hash(s, sw, "fnv1a64");
+    st.xxh3_64 = Hash(s, sw, "xxh3_64");
+    st.argmax = Int(s, sw, "argmax", 0);
+    st.nan_count = Int(s, sw, "nan", 0);
+    st.inf_count = Int(s, sw, "inf", 0);
+    if (s.contains("batch")) {
+      const json& b = Field(s, sw, "batch");
+      const std::string bw = Join(sw, "batch");
+      harness::BatchPlace place;
+      place.sequences = Int(b, bw, "sequences", 1);
+      place.rows = Int(b, bw, "rows", 1);
+      place.slot = Int(b, bw, "slot", 0);
+      place.row = Int(b, bw, "row", 0);
+      if (place.slot >= place.sequences || place.row >= place.rows)
+        Fail(bw, "slot must be below sequences and row below rows");
+      st.batch = place;
     }
+    return st;
+  }
+
+  CellResult Cell(const json& j, const std::string& where) const {
+    CellResult c;
+    c.checkpoint = String(j, where, "checkpoint");
+    c.scenario = String(j, where, "scenario");
+    Config(j, where, c);
+    Outcome(j, where, c);
+    const json& steps = Array(j, where, "steps");
+    for (size_t i = 0; i < steps.size(); ++i)
+      c.steps.push_back(Step(steps[i], Join(where, "steps") + Index(i), i));
     if (j.contains("dump")) {
       const std::string dw = Join(where, "dump");
       if (version_ < 3) Fail(dw, "a dump needs bundle version 3");
@@ -458,15 +472,16 @@ std::string FormatBundle(const std::vector<RunResult>& runs) {
 }
 
 void WriteBundle(const std::vector<RunResult>& runs, const std::string& path) {
-  WriteFileAtomically(path, FormatBundle(runs));
+  store::WriteOutputFile(path, FormatBundle(runs));
 }
 
 std::vector<RunResult> ParseBundle(const std::string& text, const std::string& file) {
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw BundleError(file + ": not a samebits bundle (not valid JSON, or truncated): " + e.what());
+    // Within limits of depth, count and memory: a bundle is untrusted.
+    doc = ParseBoundedJson(text, LimitsForSize(text.size()));
+  } catch (const std::runtime_error& e) {
+    throw BundleError(file + ": not a samebits bundle: " + e.what());
   }
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBundleFormat)
     throw BundleError(file + ": not a samebits bundle (\"format\" is not \"" +
@@ -501,39 +516,33 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
 
 std::vector<RunResult> ReadBundle(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw BundleError(path + ": no such bundle file");
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec) throw BundleError(path + ": cannot be read: " + ec.message());
-  if (size > max_bytes)
-    throw BundleError(path + ": " + std::to_string(size) + " bytes is larger than the " +
-                      std::to_string(max_bytes) + "-byte limit for a bundle");
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw BundleError(path + ": no such bundle file");
+  if (fs::is_directory(status)) throw BundleError(path + ": is a folder, not a bundle file");
   std::ifstream in(path, std::ios::binary);
-  std::string text(size, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size)))
-    throw BundleError(path + ": cannot be read");
-  return ParseBundle(text, path);
-}
-
-void WriteFileAtomically(const std::string& path, const std::string& text) {
-  const fs::path target(path);
-  std::error_code ec;
-  if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
-  const fs::path temp = target.string() + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      fs::remove(temp, ec);
-      throw BundleError(path + ": cannot be written");
+  if (!in) throw BundleError(path + ": cannot be read");
+  // A pipe or a terminal (import /dev/stdin) has no size: read it up to
+  // one byte past the limit.
+  std::string text;
+  if (fs::is_regular_file(status)) {
+    const uint64_t size = fs::file_size(path, ec);
+    if (ec) throw BundleError(path + ": cannot be read: " + ec.message());
+    if (size > max_bytes)
+      throw BundleError(path + ": " + std::to_string(size) + " bytes is larger than the " +
+                        std::to_string(max_bytes) + "-byte limit for a bundle");
+    text.resize(size);
+    if (!in.read(text.data(), static_cast<std::streamsize>(size)))
+      throw BundleError(path + ": cannot be read");
+  } else {
+    char buffer[65536];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      text.append(buffer, static_cast<size_t>(in.gcount()));
+      if (text.size() > max_bytes)
+        throw BundleError(path + ": more than the " + std::to_string(max_bytes) +
+                          "-byte limit for a bundle");
     }
   }
-  fs::rename(temp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw BundleError(path + ": cannot be written: " + ec.message());
-  }
+  return ParseBundle(text, path);
 }
 
 }  // namespace samebits::exchange

@@ -71,8 +71,4 @@ std::vector<harness::RunResult> ParseBundle(const std::string& text, const std::
 std::vector<harness::RunResult> ReadBundle(const std::string& path,
                                            uint64_t max_bytes = kMaxBundleBytes);
 
-// Writes `text` to `path` through a temporary file in the same folder
-// renamed over it (creating the folder). Throws BundleError.
-void WriteFileAtomically(const std::string& path, const std::string& text);
-
 }  // namespace samebits::exchange

@@ -11,6 +11,7 @@
 #include "harness/exchange/base64.h"
 #include "harness/exchange/bundle.h"
 #include "harness/report/ulp.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::exchange {
 namespace {
@@ -221,7 +222,7 @@ DumpData ParseDumpJson(const json& j, const CellResult& cell) {
 
 void WriteDumpFile(const std::string& path, const DumpData& dump) {
   const std::vector<uint8_t> bytes = LittleEndianBytes(dump.values);
-  WriteFileAtomically(path, std::string(bytes.begin(), bytes.end()));
+  store::WriteOutputFile(path, std::string(bytes.begin(), bytes.end()));
 }
 
 }  // namespace samebits::exchange

@@ -118,15 +118,14 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
   if (options.configs.empty()) {
     configs = all;
   } else {
-    for (const std::string& name : options.configs) {
+    const auto resolve = [&](const std::string& name) -> std::optional<harness::Configuration> {
       auto it = std::find_if(all.begin(), all.end(),
                              [&](const harness::Configuration& c) { return c.name == name; });
-      std::optional<harness::Configuration> chosen;
-      if (it != all.end()) {
-        chosen = *it;
-      } else {
-        chosen = ParseBatchedName(name, all);
-      }
+      if (it != all.end()) return *it;
+      return ParseBatchedName(name, all);
+    };
+    for (const std::string& name : options.configs) {
+      const std::optional<harness::Configuration> chosen = resolve(name);
       if (!chosen) {
         std::string message = "--config: unknown configuration '" + name +
                               "'; with these --threads and --math the configurations are: ";
@@ -136,9 +135,24 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
             "(cpu-t2-b4, cpu-t3-b8-staggered)";
         throw std::invalid_argument(message);
       }
-      if (std::none_of(configs.begin(), configs.end(),
-                       [&](const harness::Configuration& c) { return c.name == name; })) {
-        configs.push_back(*chosen);
+      // Every named configuration runs under every --math profile: its
+      // twins are added (`--config reference --math portable,libm` ran no
+      // libm cell at all).
+      const std::string own_suffix = chosen->math == "portable" ? "" : "-" + chosen->math;
+      const std::string base = name.substr(0, name.size() - own_suffix.size());
+      for (const std::string& profile : options.math) {
+        const std::string twin = base + (profile == "portable" ? "" : "-" + profile);
+        const std::optional<harness::Configuration> resolved =
+            twin == name ? chosen : resolve(twin);
+        if (!resolved) {
+          throw std::invalid_argument(
+              "--config " + name + " with --math " + profile + ": there is no configuration '" +
+              twin + "'; name each configuration to run, and leave " + profile + " out of --math");
+        }
+        if (std::none_of(configs.begin(), configs.end(),
+                         [&](const harness::Configuration& c) { return c.name == twin; })) {
+          configs.push_back(*resolved);
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 #include "harness/store/sqlite.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -159,16 +160,21 @@ Connection::Connection(const std::string& path, OpenMode mode) : path_(path) {
     sqlite3_busy_timeout(db_, 30000);
     sqlite3_extended_result_codes(db_, 0);
   };
-  open("");
+  // A reader in a folder it cannot write could create no -shm or journal
+  // file there: it reads the file as immutable (as it is, locking nothing).
+  const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
+  const bool folder_writable = ::access(folder.c_str(), W_OK) == 0;
+  open(read_only && !folder_writable ? "?immutable=1" : "");
   try {
     // Reading the schema first makes SQLite check the whole header before
     // anything is written.
     try {
       Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
     } catch (const StoreError& e) {
-      // A WAL database in a folder this process cannot write has no -shm
-      // file to share: read it as an immutable file instead.
-      if (!read_only || e.sqlite_code() != SQLITE_CANTOPEN) throw;
+      // A WAL database whose -shm file this process cannot create or share:
+      // read it as an immutable file instead.
+      if (!read_only || (e.sqlite_code() != SQLITE_CANTOPEN && e.sqlite_code() != SQLITE_READONLY))
+        throw;
       open("?immutable=1");
       Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
     }

@@ -142,14 +142,20 @@ void CheckIntact(Connection& db) {
 
 Store::Store(const std::string& path, Access access) {
   std::error_code ec;
-  if (access == Access::kRead && std::filesystem::exists(path, ec)) {
+  if (access == Access::kRead) {
+    // A reader creates nothing: no folder, no empty store, no side file.
+    if (!std::filesystem::exists(path, ec)) throw StoreError("no such store: " + path);
     db_ = std::make_unique<Connection>(path, OpenMode::kReadOnly);
     // Refuses a foreign or newer database; a current one is read as it is.
-    if (SchemaVersion(*db_) >= CurrentSchemaVersion()) {
-      Migrate(*db_);  // only checks: the store is not older than this build
-      return;
+    const int version = SchemaVersion(*db_);
+    if (version < CurrentSchemaVersion()) {
+      throw StoreError("database " + path +
+                       (version == 0 ? std::string(": is empty, it holds no runs yet")
+                                     : ": was written by an older samebits; a command that "
+                                       "writes (samebits run, samebits import) upgrades it"));
     }
-    db_.reset();  // an empty or older store: made current by a writer below
+    Migrate(*db_);  // only checks: the store is not older than this build
+    return;
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {

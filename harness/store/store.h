@@ -44,8 +44,9 @@ class Store {
   // With kReadWrite a store that cannot be written, or that is damaged, is
   // refused here, before any work whose result could not be saved. With
   // kRead a current store is opened read-only (a file one may read but not
-  // write can be read); an older one is upgraded first, which needs write
-  // access; a missing one is created empty.
+  // write can be read) and nothing is ever written or created: a missing
+  // store is "no such store", an empty or older one is refused (a writer
+  // upgrades it).
   explicit Store(const std::string& path, Access access = Access::kReadWrite);
 
   // Saves `run` (its `run_id` is ignored) in one transaction. Returns the

@@ -168,7 +168,8 @@ TEST_F(StandinHardening, AReportIsNeverWrittenOverTheStore) {
   for (const std::string& target : spellings) {
     const CommandResult gate = Samebits({"gate", "--report-md", target}, ok);
     EXPECT_EQ(gate.exit_code, 2) << target << "\n" << gate.output;
-    EXPECT_NE(gate.output.find("refusing to write a report to"), std::string::npos) << gate.output;
+    EXPECT_NE(gate.output.find("refusing to write --report-md to"), std::string::npos)
+        << gate.output;
     const CommandResult report =
         RunCommand({BinDir() + "/samebits", "report", "latest", "-o", target, "--db", db_});
     EXPECT_EQ(report.exit_code, 2) << target << "\n" << report.output;

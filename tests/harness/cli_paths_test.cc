@@ -1,0 +1,345 @@
+// The rules for every file a `samebits` command names, tested over the
+// program's own list of commands and options (the registry in
+// harness/cli/commands.h and the declarations in harness/cli/path_flags.h),
+// so that a command or flag added later is covered without anyone adding
+// it here:
+//   - every value that names a file or folder declares what it is;
+//   - no output flag writes over the store, its side files, an input of the
+//     same command, another output, a FIFO, a device or a folder, and a
+//     symlink stays a symlink;
+//   - a command that only reads the store creates nothing, changes no byte
+//     and reads a store in a folder it cannot write.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
+#include "harness/store/output_file.h"
+#include "tests/harness/standin_helpers.h"
+
+namespace samebits::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using standin::BinDir;
+using standin::CommandResult;
+using standin::RunCommand;
+
+// One command of the program ("reference generate" is two words).
+struct Command {
+  std::vector<std::string> words;
+  CLI::App* app = nullptr;
+};
+
+void CollectCommands(CLI::App* app, std::vector<std::string> words, std::vector<Command>& out) {
+  out.push_back({words, app});
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    std::vector<std::string> deeper = words;
+    deeper.push_back(sub->get_name());
+    CollectCommands(sub, deeper, out);
+  }
+}
+
+// The program's commands, built as main.cc builds them.
+class ProgramCommands {
+ public:
+  ProgramCommands() {
+    for (const RegisteredCommand& command : RegisteredCommands()) {
+      const CommandSpec spec = command.setup(app_);
+      CollectCommands(spec.subcommand, {spec.subcommand->get_name()}, commands_);
+    }
+  }
+  const std::vector<Command>& all() const { return commands_; }
+
+ private:
+  CLI::App app_;
+  std::vector<Command> commands_;
+};
+
+// Returns the options of `command` declared with `role`.
+std::vector<const CLI::Option*> WithRole(const Command& command, PathRole role) {
+  std::vector<const CLI::Option*> out;
+  for (const CLI::Option* option : command.app->get_options()) {
+    if (DeclaredRole(option) == role) out.push_back(option);
+  }
+  return out;
+}
+
+bool HasRole(const Command& command, PathRole role) {
+  return !WithRole(command, role).empty();
+}
+
+// Returns how `option` is given on a command line: its long flag, or
+// nothing for a positional.
+std::string FlagOf(const CLI::Option* option) {
+  if (option->get_positional()) return "";
+  if (!option->get_lnames().empty()) return "--" + option->get_lnames().front();
+  return "-" + option->get_snames().front();
+}
+
+std::string Bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Returns the names of the files in `dir`, recursively.
+std::set<std::string> Listing(const fs::path& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+    out.insert(entry.path().lexically_relative(dir).string());
+  }
+  return out;
+}
+
+// Returns the command line for `command`: its words, then a value for each
+// required option except `skip` (an input file for inputs, `required_output`
+// for outputs, "1" for anything else: a run id, a count), then `extra`.
+std::vector<std::string> CommandLine(const Command& command, const CLI::Option* skip,
+                                     const std::string& input_file,
+                                     const std::string& required_output,
+                                     const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {BinDir() + "/samebits"};
+  argv.insert(argv.end(), command.words.begin(), command.words.end());
+  for (const CLI::Option* option : command.app->get_options()) {
+    if (option == skip || !option->get_required()) continue;
+    const std::optional<PathRole> role = DeclaredRole(option);
+    std::string value = "1";
+    if (role == PathRole::kInput) value = input_file;
+    if (role == PathRole::kOutputFile || role == PathRole::kOutputFolder) value = required_output;
+    const int count = std::max(1, option->get_items_expected_min());
+    for (int i = 0; i < count; ++i) {
+      if (!FlagOf(option).empty()) argv.push_back(FlagOf(option));
+      argv.push_back(value);
+    }
+  }
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+// Returns the store flag of `command` ("" when it has none).
+std::string StoreFlag(const Command& command) {
+  for (PathRole role : {PathRole::kReadStore, PathRole::kWriteStore}) {
+    for (const CLI::Option* option : WithRole(command, role)) return FlagOf(option);
+  }
+  return "";
+}
+
+class CliPaths : public ::testing::Test {
+ protected:
+  CliPaths() : dir_("cli_paths") {}
+  void SetUp() override {
+    db_ = dir_.path() / "runs.db";
+    // A SQLite file is enough: the guard refuses before the store is opened.
+    std::ofstream(db_) << "the store's bytes";
+    input_ = dir_.path() / "input.file";
+    std::ofstream(input_) << "an input's bytes";
+  }
+  standin::TempDir dir_;
+  fs::path db_, input_;
+  ProgramCommands program_;
+};
+
+// Every value whose name says it is a file, folder or store declares its
+// role, so that the guard and the store's access know it. A new option
+// with such a value and no declaration fails here.
+TEST_F(CliPaths, EveryValueThatNamesAFileDeclaresWhatItIs) {
+  const std::regex names_a_file("\\b(FILE|PATH|DIR|DB|BUNDLE|ENGINE)\\b");
+  int declared = 0;
+  for (const Command& command : program_.all()) {
+    for (const CLI::Option* option : command.app->get_options()) {
+      if (!std::regex_search(option->get_type_name(), names_a_file)) continue;
+      EXPECT_TRUE(DeclaredRole(option).has_value())
+          << "samebits " << command.words.back() << " " << option->get_name() << " ("
+          << option->get_type_name() << ") declares no PathRole (harness/cli/path_flags.h)";
+      ++declared;
+    }
+  }
+  EXPECT_GT(declared, 20) << "the walk found too few options to be the program's";
+}
+
+// Every output of every command refuses the store and its side files (also
+// through a symlink or a dangling one), every input file of the same
+// command, another output of it, and a FIFO, a device or a folder; and
+// leaves each as it was.
+TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
+  const fs::path link = dir_.path() / "innocent.md";
+  fs::create_symlink(db_, link);
+  const fs::path dangling = dir_.path() / "dangling.md";
+  fs::create_symlink(db_.string() + "-journal", dangling);
+  const fs::path fifo = dir_.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const fs::path folder = dir_.path() / "folder";
+  fs::create_directories(folder);
+  const std::string store_bytes = Bytes(db_);
+  int outputs = 0;
+  for (const Command& command : program_.all()) {
+    const std::string store_flag = StoreFlag(command);
+    for (PathRole role : {PathRole::kOutputFile, PathRole::kOutputFolder}) {
+      for (const CLI::Option* output : WithRole(command, role)) {
+        ++outputs;
+        std::vector<std::string> targets;
+        if (!store_flag.empty()) {
+          for (const std::string& t : {db_.string(), db_.string() + "-wal", db_.string() + "-shm",
+                                       db_.string() + "-journal", link.string(), dangling.string(),
+                                       (folder / ".." / "runs.db").string()}) {
+            targets.push_back(t);
+          }
+        }
+        if (role == PathRole::kOutputFile) {
+          for (const std::string& t : {fifo.string(), folder.string(), std::string("/dev/null")})
+            targets.push_back(t);
+        }
+        for (const std::string& target : targets) {
+          std::vector<std::string> extra;
+          if (!store_flag.empty()) extra = {store_flag, db_.string()};
+          // An input flag's value is the file the output must not replace.
+          const std::vector<std::string> argv = CommandLine(
+              command, output, input_.string(), (dir_.path() / "other.out").string(), extra);
+          std::vector<std::string> full = argv;
+          if (!FlagOf(output).empty()) full.push_back(FlagOf(output));
+          full.push_back(target);
+          const CommandResult r = RunCommand(full);
+          EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+          EXPECT_NE(r.output.find("refusing to write " + output->get_name()), std::string::npos)
+              << r.command << "\n"
+              << r.output;
+          EXPECT_EQ(Bytes(db_), store_bytes) << r.command;
+          EXPECT_EQ(Bytes(input_), "an input's bytes") << r.command;
+        }
+        // Each input of the command (a file, not a folder) given the
+        // output's path.
+        for (const CLI::Option* input : WithRole(command, PathRole::kInput)) {
+          if (input->get_type_name() == "DIR") continue;
+          std::vector<std::string> argv = CommandLine(command, input, input_.string(),
+                                                      (dir_.path() / "other.out").string(), {});
+          if (!FlagOf(input).empty()) argv.push_back(FlagOf(input));
+          argv.push_back(input_.string());
+          if (!FlagOf(output).empty()) argv.push_back(FlagOf(output));
+          argv.push_back(input_.string());
+          const CommandResult r = RunCommand(argv);
+          EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+          EXPECT_NE(r.output.find("this command also reads it ("), std::string::npos)
+              << r.command << "\n"
+              << r.output;
+          EXPECT_EQ(Bytes(input_), "an input's bytes") << r.command;
+        }
+        EXPECT_TRUE(fs::is_symlink(link));
+        EXPECT_FALSE(fs::exists(db_.string() + "-journal"));
+        EXPECT_TRUE(fs::is_fifo(fifo));
+        EXPECT_TRUE(fs::is_directory(folder));
+      }
+    }
+    // Two outputs of one command never name one file.
+    const std::vector<const CLI::Option*> files = WithRole(command, PathRole::kOutputFile);
+    if (files.size() >= 2) {
+      const fs::path same = dir_.path() / "same.out";
+      std::vector<std::string> argv =
+          CommandLine(command, nullptr, input_.string(), same.string(), {});
+      for (const CLI::Option* output : files) {
+        if (output->get_required()) continue;
+        argv.push_back(FlagOf(output));
+        argv.push_back(same.string());
+      }
+      const CommandResult r = RunCommand(argv);
+      EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+      EXPECT_NE(r.output.find("it is also written as"), std::string::npos) << r.output;
+      EXPECT_FALSE(fs::exists(same)) << r.command;
+    }
+  }
+  EXPECT_GE(outputs, 8) << "the walk found too few output flags to be the program's";
+}
+
+// Negative control for the test above: the guard the program applies
+// accepts every output flag given a fresh file beside the store.
+TEST_F(CliPaths, AFreshFileBesideTheStoreIsAccepted) {
+  for (const Command& command : program_.all()) {
+    for (const CLI::Option* output : WithRole(command, PathRole::kOutputFile)) {
+      store::CommandPaths paths;
+      paths.stores = {db_.string()};
+      paths.inputs = {{"FILE", input_.string()}};
+      paths.outputs = {{output->get_name(), (dir_.path() / "runs.db.md").string()}};
+      EXPECT_NO_THROW(store::CheckCommandOutputs(paths)) << output->get_name();
+    }
+  }
+}
+
+// Returns a shell prefix that runs a command as an unprivileged user when
+// this process is root (root writes read-only folders anyway), or "".
+std::string Unprivileged() {
+  return ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+}
+
+// Every command that declares its store read-only: a missing store is "no
+// such store" (exit 2) and nothing is created; a real store in rollback
+// journal mode keeps every byte and gains no side file; and a store in a
+// folder the command cannot write is read.
+TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
+  const std::string sb = BinDir() + "/samebits";
+  const fs::path stored = dir_.path() / "store";
+  fs::create_directories(stored);
+  const std::string db = (stored / "runs.db").string();
+  const std::string scenario = standin::WriteScenario(dir_.path());
+  const CommandResult made = RunCommand(
+      {sb, "run", "--engine", standin::FaultyEngine(dir_.path(), "ok"), "--checkpoint",
+       "synthetic:tiny", "--scenario", scenario, "--config", "reference", "--db", db, "-q"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(handle, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(handle);
+  }
+  const std::string before = Bytes(db);
+  const std::set<std::string> listing = Listing(stored);
+  ASSERT_EQ(listing, std::set<std::string>{"runs.db"});
+  const bool can_drop_privileges =
+      ::geteuid() != 0 || std::system("setpriv --help >/dev/null 2>&1") == 0;
+  int readers = 0;
+  for (const Command& command : program_.all()) {
+    if (!HasRole(command, PathRole::kReadStore)) continue;
+    ++readers;
+    const std::string flag = StoreFlag(command);
+    const fs::path missing = dir_.path() / "no" / "such" / "runs.db";
+    const CommandResult absent = RunCommand(CommandLine(
+        command, nullptr, "1", (dir_.path() / "out.file").string(), {flag, missing.string()}));
+    EXPECT_EQ(absent.exit_code, 2) << absent.command << "\n" << absent.output;
+    EXPECT_NE(absent.output.find("no such store"), std::string::npos) << absent.output;
+    EXPECT_FALSE(fs::exists(dir_.path() / "no")) << absent.command << " created a folder";
+
+    const CommandResult read = RunCommand(
+        CommandLine(command, nullptr, "1", (dir_.path() / "out.file").string(), {flag, db}));
+    EXPECT_EQ(read.exit_code, 0) << read.command << "\n" << read.output;
+    EXPECT_EQ(Bytes(db), before) << read.command << " changed the store";
+    EXPECT_EQ(Listing(stored), listing) << read.command << " left a file beside the store";
+
+    if (!can_drop_privileges) continue;
+    fs::permissions(dir_.path(), fs::perms::all);
+    ::chmod(stored.c_str(), 0555);
+    ::chmod(db.c_str(), 0444);
+    const fs::path out = dir_.path() / "unprivileged.out";
+    const CommandResult locked =
+        RunCommand(CommandLine(command, nullptr, "1", out.string(), {flag, db}), Unprivileged());
+    ::chmod(stored.c_str(), 0755);
+    fs::remove(out);
+    EXPECT_EQ(locked.exit_code, 0) << locked.command << "\n" << locked.output;
+    EXPECT_EQ(Listing(stored), listing) << locked.command;
+  }
+  EXPECT_GE(readers, 5) << "the walk found too few reading commands to be the program's";
+  if (!can_drop_privileges) GTEST_SKIP() << "root without setpriv: the read-only folder case";
+}
+
+}  // namespace
+}  // namespace samebits::cli
