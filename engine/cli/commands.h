@@ -46,6 +46,14 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// This configuration or checkpoint cannot run here (an ISA the machine or
+// the build lacks): a protocol subcommand reports it with an `unsupported`
+// record (PROTOCOL.md), not an `error`; the program exits with 2.
+class UnsupportedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct CommandSpec {
   CLI::App* subcommand = nullptr;
   std::function<int()> run;  // called when `subcommand` was given

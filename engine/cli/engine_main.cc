@@ -22,6 +22,16 @@ int ReportError(const std::string& message, bool protocol, int exit_code) {
   return exit_code;
 }
 
+// Prints `reason` on stderr and, for a protocol subcommand, as an
+// `unsupported` record on stdout. Returns 2.
+int ReportUnsupported(const std::string& reason, bool protocol) {
+  if (protocol) {
+    samebits::protocol::RecordWriter(stdout).Write(samebits::protocol::Unsupported{reason});
+  }
+  std::fprintf(stderr, "samebits-engine: unsupported: %s\n", reason.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,6 +70,8 @@ int main(int argc, char** argv) {
     if (!spec.subcommand->parsed()) continue;
     try {
       return spec.run();
+    } catch (const samebits::cli::UnsupportedError& unsupported) {
+      return ReportUnsupported(unsupported.what(), spec.speaks_protocol);
     } catch (const samebits::cli::UsageError& error) {
       return ReportError(error.what(), spec.speaks_protocol, 2);
     } catch (const std::exception& error) {

@@ -69,10 +69,10 @@ int RunScenarioCommand(RunOptions options) {
                        "' (use auto, scalar, avx2, avx512 or neon)");
     }
     if (!kernels::IsaAvailable(isa)) {
-      throw UsageError("ISA " + options.isa +
-                       " is not available on this machine or in this build "
-                       "(available: " +
-                       AvailableIsaList() + ")");
+      throw UnsupportedError("ISA " + options.isa +
+                             " is not available on this machine or in this build "
+                             "(available: " +
+                             AvailableIsaList() + ")");
     }
   }
   run::BatchOptions batch;

@@ -222,6 +222,12 @@ Error ParseError(const json& j) {
   return Error{GetString(j, "message", "error")};
 }
 
+Unsupported ParseUnsupported(const json& j) {
+  Unsupported u{GetString(j, "reason", "unsupported")};
+  if (u.reason.empty()) Fail("unsupported", "field 'reason' must say why, not be empty");
+  return u;
+}
+
 }  // namespace
 
 std::string HashToHex(uint64_t value) {
@@ -320,6 +326,13 @@ std::string ToJsonLine(const Error& e) {
   return Dump(j);
 }
 
+std::string ToJsonLine(const Unsupported& u) {
+  ojson j = ojson::object();
+  j["type"] = "unsupported";
+  j["reason"] = u.reason;
+  return Dump(j);
+}
+
 Record ParseRecord(std::string_view line) {
   json j;
   try {
@@ -339,6 +352,7 @@ Record ParseRecord(std::string_view line) {
   if (t == "trace") return ParseTrace(j);
   if (t == "done") return ParseDone(j);
   if (t == "error") return ParseError(j);
+  if (t == "unsupported") return ParseUnsupported(j);
   throw ProtocolError("unknown record type '" + t + "'");
 }
 
@@ -371,6 +385,10 @@ void TranscriptReader::FeedLine(std::string_view line) {
   if (auto* error = std::get_if<Error>(&record)) {
     transcript_.error = *error;
     return Fail("the engine reported an error: " + error->message);
+  }
+  if (auto* unsupported = std::get_if<Unsupported>(&record)) {
+    transcript_.unsupported = *unsupported;
+    return Fail("the engine cannot run this here: " + unsupported->reason);
   }
   if (auto* hello = std::get_if<Hello>(&record)) {
     if (transcript_.hello) return Fail(at + "a second `hello` record");

@@ -156,7 +156,16 @@ struct Error {
   bool operator==(const Error&) const = default;
 };
 
-using Record = std::variant<Hello, Step, Trace, Done, Error>;
+// The engine cannot run this configuration or checkpoint here (an ISA the
+// machine lacks, an architecture it does not implement): not a failure of
+// the engine, and the only way a reader learns it (error text is never read
+// for it). Written instead of `done`; nothing may follow it.
+struct Unsupported {
+  std::string reason;
+  bool operator==(const Unsupported&) const = default;
+};
+
+using Record = std::variant<Hello, Step, Trace, Done, Error, Unsupported>;
 
 // Return the record as one compact JSON line, without the newline.
 std::string ToJsonLine(const Hello& record);
@@ -164,6 +173,7 @@ std::string ToJsonLine(const Step& record);
 std::string ToJsonLine(const Trace& record);
 std::string ToJsonLine(const Done& record);
 std::string ToJsonLine(const Error& record);
+std::string ToJsonLine(const Unsupported& record);
 
 // Returns the record on `line` (without its newline). Throws ProtocolError
 // naming the problem: not JSON, not an object, an unknown `type`, a missing
@@ -188,6 +198,9 @@ struct Transcript {
   std::vector<Trace> traces;
   std::optional<Done> done;
   std::optional<Error> error;  // the engine's own error record
+  // The engine's `unsupported` record: it cannot run this here. The
+  // transcript is then not ok (`failure` says so), but the run did not fail.
+  std::optional<Unsupported> unsupported;
   // False when the stream broke the protocol or reported an error; then
   // `failure` says why, for a person.
   bool ok = false;
@@ -197,7 +210,8 @@ struct Transcript {
 // Reads a child's stdout line by line, checking the sequence: `hello`
 // first and once, then `step` (indices 0, 1, 2 ...) and `trace` records,
 // then `done` (whose `steps` must match) and nothing after it. An `error`
-// record anywhere ends the run as failed. The first problem is kept.
+// record anywhere ends the run as failed, an `unsupported` record as not
+// run (`Transcript::unsupported`). The first problem is kept.
 class TranscriptReader {
  public:
   // Feeds one line (its trailing "\n" or "\r\n" removed or not).

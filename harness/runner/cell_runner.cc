@@ -4,8 +4,6 @@
 #include <signal.h>
 #include <string.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -18,21 +16,6 @@ namespace {
 
 using harness::CellResult;
 using harness::ResultCode;
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-// Returns whether an engine's error message says it cannot run this
-// configuration here (as opposed to failing while running it).
-bool SaysUnsupported(const std::string& message) {
-  const std::string m = Lower(message);
-  return m.find("unsupported") != std::string::npos ||
-         m.find("not supported") != std::string::npos ||
-         m.find("not available") != std::string::npos;
-}
 
 std::string SignalName(int sig) {
   const char* name = ::strsignal(sig);
@@ -130,9 +113,9 @@ std::map<std::string, std::string> CellVariables(const Cell& cell) {
 
 namespace {
 
-// Returns what the child's transcript and exit say (JudgeChild adds what
-// it left behind).
-CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
+// Returns what the child's transcript and exit say, its hello checked by
+// `hello_check` (JudgeChild adds what it left behind).
+CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloCheck& hello_check,
                      harness::MachineInfo* platform) {
   CellResult r = EmptyResult(cell);
   r.exit_code = outcome.exit_code;
@@ -199,10 +182,11 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
     r.message = m;
     return r;
   }
-  if (t.error && outcome.exit_code != 0 && outcome.signal == 0 &&
-      SaysUnsupported(t.error->message)) {
+  // Only the engine's `unsupported` record makes a cell UNSUPPORTED
+  // (PROTOCOL.md); an `error` is a failure whatever its text says.
+  if (t.unsupported && outcome.signal == 0) {
     r.code = ResultCode::kUnsupported;
-    r.message = "the engine cannot run this here: " + t.error->message;
+    r.message = "the engine cannot run this here: " + t.unsupported->reason;
     return r;
   }
   if (outcome.signal != 0) {
@@ -229,11 +213,7 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
     r.message = t.failure;
     return r;
   }
-  if (const std::string mismatch = ConfigMismatch(cell, *t.hello); !mismatch.empty()) {
-    r.message = "the engine ran another configuration than asked: " + mismatch;
-    return r;
-  }
-  if (const std::string mismatch = BatchMismatch(cell, *t.hello); !mismatch.empty()) {
+  if (const std::string mismatch = hello_check(t, outcome.stdout_text); !mismatch.empty()) {
     r.message = mismatch;
     return r;
   }
@@ -245,7 +225,18 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome,
 
 CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
                       harness::MachineInfo* platform) {
-  CellResult r = JudgeExit(cell, outcome, platform);
+  // samebits-engine's configuration: the fields of `Configuration`.
+  const HelloCheck fields = [&cell](const protocol::Transcript& t, const std::string&) {
+    if (const std::string mismatch = ConfigMismatch(cell, *t.hello); !mismatch.empty())
+      return "the engine ran another configuration than asked: " + mismatch;
+    return BatchMismatch(cell, *t.hello);
+  };
+  return JudgeChildWith(cell, outcome, fields, platform);
+}
+
+CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome,
+                          const HelloCheck& hello_check, harness::MachineInfo* platform) {
+  CellResult r = JudgeExit(cell, outcome, hello_check, platform);
   std::string leftovers;
   if (!outcome.left_running.empty()) {
     leftovers = "left running after it ended (killed): ";

@@ -3,9 +3,11 @@
 // ran another configuration than asked never counts as a pass.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "engine/protocol/records.h"
 #include "harness/analysis/results.h"
 #include "harness/runner/child.h"
 #include "harness/runner/matrix.h"
@@ -32,6 +34,19 @@ struct RunnerOptions {
 // machine the child described.
 harness::CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
                                harness::MachineInfo* platform = nullptr);
+
+// Returns why a finished child's `hello` does not echo what its cell asked
+// for, or "" when it does; given the transcript (its hello present) and
+// the child's whole stdout (the hello's raw line is its first).
+using HelloCheck =
+    std::function<std::string(const protocol::Transcript& t, const std::string& stdout_text)>;
+
+// Returns the cell's result as JudgeChild does, with the hello checked by
+// `hello_check` instead of the fields of `Configuration` (an engine profile's
+// echo, engine_profile.h).
+harness::CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome,
+                                   const HelloCheck& hello_check,
+                                   harness::MachineInfo* platform = nullptr);
 
 // Returns the result of running `cell` (UNSUPPORTED without a child when
 // the machine lacks the cell's ISA).

@@ -12,7 +12,10 @@
 //   fake:garbage       prints hello, then a line that is not JSON
 //   fake:no-done       prints hello and the steps, exits 0 without `done`
 //   fake:exit3         prints everything, then exits with code 3
-//   fake:unsupported   prints an error record "isa neon is not supported" and exits 2
+//   fake:unsupported   prints an `unsupported` record "ISA neon is not available" and
+//                      exits 2
+//   fake:error-says-unsupported  prints an `error` record whose text says "not
+//                      supported" and exits 2 (an error, whatever it says)
 //   fake:lie           claims to run 1 thread whatever it was asked
 //   fake:chatty        writes 2 MiB to stderr before any stdout
 //   fake:wrong-t3      well-behaved, but the hashes differ at 3 threads
@@ -91,6 +94,10 @@ int main(int argc, char** argv) {
   const std::string mode = checkpoint.rfind("fake:", 0) == 0 ? checkpoint.substr(5) : "ok";
 
   if (mode == "unsupported") {
+    Line(R"({"type":"unsupported","reason":"ISA neon is not available on this machine"})");
+    return 2;
+  }
+  if (mode == "error-says-unsupported") {
     Line(R"({"type":"error","message":"isa neon is not supported by this machine"})");
     return 2;
   }

@@ -111,10 +111,19 @@ TEST(Runner, ANonZeroExitIsUnresolvedEvenWithDone) {
   EXPECT_NE(r.message.find("code 3"), std::string::npos) << r.message;
 }
 
-TEST(Runner, AnEngineThatRefusesTheIsaIsUnsupported) {
+TEST(Runner, AnEngineThatSaysUnsupportedIsUnsupported) {
   const CellResult r = RunFake("unsupported");
   EXPECT_EQ(r.code, ResultCode::kUnsupported) << r.message;
-  EXPECT_NE(r.message.find("not supported"), std::string::npos);
+  EXPECT_EQ(r.message,
+            "the engine cannot run this here: ISA neon is not available on this machine");
+}
+
+// UNSUPPORTED is the engine's to say with its record; an error's text is
+// never read for it.
+TEST(Runner, AnErrorThatMentionsUnsupportedIsStillAnError) {
+  const CellResult r = RunFake("error-says-unsupported");
+  EXPECT_EQ(r.code, ResultCode::kUnresolved) << r.message;
+  EXPECT_NE(r.message.find("isa neon is not supported"), std::string::npos) << r.message;
 }
 
 TEST(Runner, AnEngineThatRunsAnotherConfigurationIsUnresolved) {

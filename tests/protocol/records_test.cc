@@ -64,6 +64,16 @@ TEST(RecordsTest, TraceDoneAndErrorRoundTrip) {
   EXPECT_EQ(RoundTrip(e), e);
 }
 
+TEST(RecordsTest, UnsupportedRoundTripsAndNeedsAReason) {
+  const Unsupported u{"ISA neon is not available on this machine"};
+  EXPECT_EQ(RoundTrip(u), u);
+  EXPECT_EQ(ToJsonLine(u),
+            R"({"type":"unsupported","reason":"ISA neon is not available on this machine"})");
+  EXPECT_THROW(ParseRecord(R"({"type":"unsupported"})"), ProtocolError);
+  EXPECT_THROW(ParseRecord(R"({"type":"unsupported","reason":""})"), ProtocolError);
+  EXPECT_THROW(ParseRecord(R"({"type":"unsupported","reason":3})"), ProtocolError);
+}
+
 // The optional phase split: written and read back when present, absent
 // (an older engine) reads as no split, and a partial or negative split is
 // refused naming the record.

@@ -69,6 +69,22 @@ TEST(TranscriptTest, AnErrorRecordFailsWithItsMessage) {
   EXPECT_THAT(t.failure, HasSubstr("ISA avx512 is not available"));
 }
 
+TEST(TranscriptTest, AnUnsupportedRecordIsKeptApartFromErrors) {
+  // Alone (refused before hello) or after hello, it ends the stream.
+  for (const std::string& prefix : {std::string(), HelloLine()}) {
+    const Transcript t = ReadTranscript(
+        prefix + ToJsonLine(Unsupported{"ISA avx512 is not available"}) + "\n" + DoneLine(0));
+    EXPECT_FALSE(t.ok);
+    EXPECT_FALSE(t.error.has_value());
+    ASSERT_TRUE(t.unsupported.has_value());
+    EXPECT_EQ(t.unsupported->reason, "ISA avx512 is not available");
+    EXPECT_THAT(t.failure, HasSubstr("cannot run this here: ISA avx512 is not available"));
+  }
+  // An error record is never read as unsupported, whatever it says.
+  const Transcript e = ReadTranscript(ToJsonLine(Error{"avx512 is not supported"}) + "\n");
+  EXPECT_FALSE(e.unsupported.has_value());
+}
+
 TEST(TranscriptTest, SequenceViolationsFail) {
   struct Case {
     std::string text;
