@@ -37,16 +37,8 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
   const int64_t r = RowOf(cell, index);
   if (r < 0) return std::nullopt;
   Side side;
-  if (cell.dump && !cell.dump->values.empty()) {
-    const int64_t n = cell.dump->row_length;
-    side.values.assign(cell.dump->values.begin() + r * n, cell.dump->values.begin() + (r + 1) * n);
-  } else if (!cell.dump_path.empty()) {
-    std::string path = cell.dump_path;
-    if (!base.empty() && !std::filesystem::path(path).is_absolute())
-      path = (std::filesystem::path(base) / path).string();
-    const report::LogitDump dump =
-        report::ReadLogitDump(path, static_cast<int64_t>(cell.steps.size()));
-    const std::span<const float> row = dump.Row(r);
+  if (const std::optional<report::LogitDump> dump = LoadCellDump(cell, base)) {
+    const std::span<const float> row = dump->Row(r);
     side.values.assign(row.begin(), row.end());
   } else if (cell.dump && static_cast<size_t>(r) < cell.dump->rows.size()) {
     side.stats = cell.dump->rows[static_cast<size_t>(r)];
@@ -61,6 +53,29 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
 }
 
 }  // namespace
+
+std::optional<report::LogitDump> LoadCellDump(const CellResult& cell,
+                                              const std::string& dump_base_dir) {
+  const auto rows = static_cast<int64_t>(cell.steps.size());
+  if (cell.dump && !cell.dump->values.empty()) {
+    report::LogitDump dump;
+    dump.rows = rows;
+    dump.vocab_size = cell.dump->row_length;
+    if (dump.vocab_size <= 0 ||
+        cell.dump->values.size() != static_cast<size_t>(rows * dump.vocab_size)) {
+      throw std::runtime_error("the bundle's logit rows are not " + std::to_string(rows) +
+                               " rows (one per step) of " + std::to_string(dump.vocab_size) +
+                               " values");
+    }
+    dump.values = cell.dump->values;
+    return dump;
+  }
+  if (cell.dump_path.empty()) return std::nullopt;
+  std::string path = cell.dump_path;
+  if (!dump_base_dir.empty() && !std::filesystem::path(path).is_absolute())
+    path = (std::filesystem::path(dump_base_dir) / path).string();
+  return report::ReadLogitDump(path, rows);
+}
 
 DumpRowStats RowStatistics(std::span<const float> row) {
   DumpRowStats s;

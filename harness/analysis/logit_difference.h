@@ -18,6 +18,14 @@ namespace samebits::harness {
 // Returns the statistics of one row of logits.
 DumpRowStats RowStatistics(std::span<const float> row);
 
+// Returns every row of `cell`'s raw logit dump, one per step: the rows a
+// bundle carried, else the file at `dump_path` (a relative path resolved
+// against `dump_base_dir`), or nothing when the cell has neither (no dump,
+// or a bundle's statistics only). Throws std::runtime_error naming the
+// problem when the rows cannot be read whole (report::ReadLogitDump).
+std::optional<report::LogitDump> LoadCellDump(const CellResult& cell,
+                                              const std::string& dump_base_dir);
+
 struct LogitDifference {
   // True when both sides' rows were compared (`rows` holds the ULP
   // statistics); false when only the statistics were (`a`, `b`).

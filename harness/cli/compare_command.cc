@@ -3,14 +3,13 @@
 // caused it (harness/analysis/run_compare.h). A and B are each a run id in
 // the store, a database file (its latest run) or a bundle file (its last run).
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "harness/analysis/run_compare.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/run_operand.h"
 #include "harness/exchange/bundle.h"
 #include "harness/report/exporter.h"
 #include "harness/store/output_file.h"
@@ -18,50 +17,11 @@
 namespace samebits::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 struct CompareFlags {
   std::string a, b;
   std::string db;
   std::string report_html, report_md, report_json, report_junit;
 };
-
-// Returns whether `path` starts with SQLite's file header.
-bool IsSqliteFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof header);
-  return in && std::string(header, 15) == "SQLite format 3";
-}
-
-struct Side {
-  harness::RunResult run;
-  std::string label;
-};
-
-Side LoadSide(const std::string& which, const std::string& db) {
-  std::error_code ec;
-  if (fs::is_regular_file(which, ec)) {
-    if (IsSqliteFile(which)) {
-      std::unique_ptr<store::Store> store = OpenStore(which);
-      harness::RunResult run = LoadRunArgument(*store, "latest");
-      const std::string label = "run " + std::to_string(run.run_id) + " of " + DisplayPath(which);
-      return {std::move(run), label};
-    }
-    std::vector<harness::RunResult> runs = exchange::ReadBundle(which);
-    if (runs.empty()) throw UsageError(which + ": the bundle holds no runs");
-    return {std::move(runs.back()), "bundle " + DisplayPath(which)};
-  }
-  if (which != "latest" && which.find_first_not_of("0123456789") != std::string::npos)
-    throw UsageError("'" + which +
-                     "' is neither a file (a database or a bundle) nor a run id (a number or "
-                     "`latest`)");
-  std::unique_ptr<store::Store> store = OpenStore(db);
-  harness::RunResult run = LoadRunArgument(*store, which);
-  const std::string label =
-      "run " + std::to_string(run.run_id) + (db.empty() ? std::string() : " of " + DisplayPath(db));
-  return {std::move(run), label};
-}
 
 void WriteReportFile(const harness::RunResult& run, const std::string& format,
                      const std::string& path) {
@@ -74,8 +34,8 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
 }
 
 int Compare(const CompareFlags& flags) {
-  const Side a = LoadSide(flags.a, flags.db);
-  const Side b = LoadSide(flags.b, flags.db);
+  const RunOperand a = LoadRunOperand(flags.a, flags.db);
+  const RunOperand b = LoadRunOperand(flags.b, flags.db);
   harness::CompareOptions options;
   options.dump_base_dir = GetPaths().root;  // dump paths are stored relative to it
   const harness::RunComparison cmp = harness::CompareRuns(a.run, b.run, a.label, b.label, options);
@@ -97,12 +57,9 @@ CommandSpec SetupCompare(CLI::App& app) {
       "far apart the logits of that step are (when both sides have raw logit dumps), and "
       "its most likely cause: the code, the compiler or flags, the ISA, the math library or "
       "the architecture.");
-  const char* side_help =
-      "A run id in the store (or latest), a database file (its latest run), or a bundle from "
-      "`samebits export` (its last run).";
-  Declare(sub->add_option("A", flags->a, side_help)->type_name("RUN|DB|BUNDLE")->required(),
+  Declare(sub->add_option("A", flags->a, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
           PathRole::kInput);
-  Declare(sub->add_option("B", flags->b, side_help)->type_name("RUN|DB|BUNDLE")->required(),
+  Declare(sub->add_option("B", flags->b, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
           PathRole::kInput);
   Declare(sub->add_option("--db", flags->db,
                           "Reads run ids from this database instead of .samebits/samebits.db.")

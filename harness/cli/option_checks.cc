@@ -46,6 +46,21 @@ CLI::Validator WholeNumberInRange(long long min, long long max) {
       "");
 }
 
+CLI::Validator FiniteNonNegativeNumber() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double x = std::strtod(value.c_str(), &end);
+        if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE ||
+            !(std::isfinite(x) && x >= 0)) {
+          return "'" + value + "' is not a finite number of at least 0";
+        }
+        return "";
+      },
+      "");
+}
+
 CLI::Validator ExistingFolder() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

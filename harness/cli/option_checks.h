@@ -23,6 +23,9 @@ CLI::Validator SecondsInRange(double max_seconds);
 // Accepts a whole number from `min` to `max`.
 CLI::Validator WholeNumberInRange(long long min, long long max);
 
+// Accepts a finite number of at least 0 (a tolerance).
+CLI::Validator FiniteNonNegativeNumber();
+
 // Accepts the path of an existing folder.
 CLI::Validator ExistingFolder();
 

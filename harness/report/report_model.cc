@@ -189,10 +189,6 @@ std::string FormatDouble(double value) {
   return buf;
 }
 
-std::string FormatUlp(uint64_t ulp) {
-  return ulp == kUlpNaNMismatch ? std::string("NaN vs number") : std::to_string(ulp);
-}
-
 std::string DescribeStep(const StepColumn& column) {
   return "step " + std::to_string(column.index) + " (" + column.kind + ", position " +
          std::to_string(column.position) + ")";

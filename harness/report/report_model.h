@@ -115,9 +115,6 @@ std::string FormatMs(double ms);
 // Returns `value` in shortest round-trip form for a person ("1.1920929e-07").
 std::string FormatDouble(double value);
 
-// Returns the ULP distance for a person ("3", or "NaN vs number").
-std::string FormatUlp(uint64_t ulp);
-
 // Returns "step 3 (decode, position 14)" for a column of `group`.
 std::string DescribeStep(const StepColumn& column);
 

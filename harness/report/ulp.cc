@@ -34,6 +34,10 @@ uint64_t UlpDistance(float a, float b) {
   return static_cast<uint64_t>(d < 0 ? -d : d);
 }
 
+std::string FormatUlp(uint64_t ulp) {
+  return ulp == kUlpNaNMismatch ? std::string("NaN vs number") : std::to_string(ulp);
+}
+
 int ArgMax(std::span<const float> row) {
   int best = -1;
   for (size_t i = 0; i < row.size(); ++i) {

@@ -26,6 +26,9 @@ inline constexpr uint64_t kUlpNaNMismatch = std::numeric_limits<uint64_t>::max()
 // they are equal or both NaN), or `kUlpNaNMismatch` when exactly one is NaN.
 uint64_t UlpDistance(float a, float b);
 
+// Returns the ULP distance for a person ("3", or "NaN vs number").
+std::string FormatUlp(uint64_t ulp);
+
 // How two rows of logits (one step, two configurations) differ.
 struct RowComparison {
   int64_t differing = 0;      // elements whose bits differ

@@ -1,0 +1,120 @@
+// `samebits conform A B`: how close run B's logits are to run A's, per step,
+// with stated tolerances (harness/analysis/run_conformance.h): the
+// comparison across engines, where bit identity is not expected. A and B
+// are each a run id in the store, a database file (its latest run) or a
+// bundle file (its last run); each side's cells need raw logit dumps.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "harness/analysis/run_conformance.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
+#include "harness/cli/run_operand.h"
+#include "harness/report/conformance_report.h"
+#include "harness/report/report_file.h"
+
+namespace samebits::cli {
+namespace {
+
+struct ConformFlags {
+  std::string a, b;
+  std::string db;
+  std::string config_a, config_b;
+  double max_nmse = harness::ConformanceThreshold{}.max_nmse;
+  std::string report_html, report_md, report_json, report_junit;
+};
+
+void WriteReportFile(const harness::RunConformance& c, const std::string& format,
+                     const std::string& path) {
+  if (path.empty()) return;
+  std::ostringstream out;
+  harness::report::WriteConformanceReport(c, format, out);
+  harness::report::WriteFileAtomically(path, out.str());
+}
+
+int Conform(const ConformFlags& flags) {
+  for (const std::string* report :
+       {&flags.report_html, &flags.report_md, &flags.report_json, &flags.report_junit}) {
+    if (!report->empty()) harness::report::RefuseOutputOverStore(*report, StorePath(flags.db));
+  }
+  const RunOperand a = LoadRunOperand(flags.a, flags.db);
+  const RunOperand b = LoadRunOperand(flags.b, flags.db);
+  harness::ConformOptions options;
+  options.threshold.max_nmse = flags.max_nmse;
+  options.config_a = flags.config_a;
+  options.config_b = flags.config_b;
+  options.dump_base_dir = GetPaths().root;  // dump paths are stored relative to it
+  const harness::RunConformance c = harness::ConformRuns(a.run, b.run, a.label, b.label, options);
+  std::printf("%s", harness::FormatConformance(c).c_str());
+  WriteReportFile(c, "html", flags.report_html);
+  WriteReportFile(c, "md", flags.report_md);
+  WriteReportFile(c, "json", flags.report_json);
+  WriteReportFile(c, "junit", flags.report_junit);
+  return c.ExitCode();
+}
+
+CommandSpec SetupConform(CLI::App& app) {
+  auto flags = std::make_shared<ConformFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "conform",
+      "Measures how close run B's logits are to run A's (the reference), step by step, for "
+      "each checkpoint and scenario both ran: NMSE, KL divergence of the softmax "
+      "distributions, top-1 agreement, top-5 overlap, max |a - b| and ULP percentiles, "
+      "judged against a threshold (CONFORMS or DEVIATES, with the first deviating step). "
+      "For engines that do not share samebits' order of operations, where bits are not "
+      "expected to agree; within one engine use `samebits compare`.");
+  sub->add_option("A", flags->a, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required();
+  sub->add_option("B", flags->b, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required();
+  sub->add_option("--db", flags->db,
+                  "Reads run ids from this database instead of .samebits/samebits.db.")
+      ->type_name("PATH");
+  sub->add_option("--config-a", flags->config_a,
+                  "The configuration of A to measure against (default: the first that passed "
+                  "with a logit dump, for each checkpoint and scenario).")
+      ->type_name("NAME");
+  sub->add_option("--config-b", flags->config_b,
+                  "The configuration of B to measure (default: A's configuration when B has "
+                  "one of that name, else B's first that passed with a logit dump).")
+      ->type_name("NAME");
+  sub->add_option("--max-nmse", flags->max_nmse,
+                  "The largest NMSE a step may have and conform (default: 1e-4, the limit "
+                  "llama.cpp's test-llama-archs uses).")
+      ->type_name("X")
+      ->check(FiniteNonNegativeNumber());
+  sub->add_option("--report-html", flags->report_html,
+                  "Writes a self-contained HTML report of the measurements to this file.")
+      ->type_name("FILE");
+  sub->add_option("--report-md", flags->report_md,
+                  "Writes a Markdown report of the measurements to this file.")
+      ->type_name("FILE");
+  sub->add_option("--report-json", flags->report_json,
+                  "Writes a JSON report of the measurements to this file.")
+      ->type_name("FILE");
+  sub->add_option("--report-junit", flags->report_junit,
+                  "Writes a JUnit XML report of the measurements to this file.")
+      ->type_name("FILE");
+  sub->footer(
+      "Per step: NMSE = sum (a - b)^2 / sum a^2 (A's row is the denominator, as in\n"
+      "llama.cpp's test-backend-ops); KL(P_A || P_B) of the softmax distributions in nats,\n"
+      "computed in double (mean, p99 and max over the steps, as llama-perplexity\n"
+      "--kl-divergence reports it); top-1 (ties to the lower id) and top-5 overlap. A step\n"
+      "deviates when its NMSE exceeds --max-nmse or a value is non-finite on one side only.\n\n"
+      "Logits of two different contexts are never compared: where the two greedy\n"
+      "continuations diverge (a step fed a different token), the comparison of that pair\n"
+      "stops and says so. Both sides need raw logit dumps: run with --dump-logits.\n\n"
+      "Exit codes:\n"
+      "  0  every compared pair conforms\n"
+      "  1  a compared pair deviates\n"
+      "  2  nothing could be compared, or a run, database, bundle or dump is unreadable\n\n"
+      "Examples:\n"
+      "  samebits conform 11 12 --config-a reference --config-b cpu-t2\n"
+      "  samebits conform ours.bundle.json theirs.bundle.json --report-md conform.md");
+  return {sub, [flags] { return Conform(*flags); }};
+}
+
+}  // namespace
+
+SAMEBITS_REGISTER_COMMAND(conform, 67, SetupConform);
+
+}  // namespace samebits::cli

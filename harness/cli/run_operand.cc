@@ -1,0 +1,49 @@
+// Loading a run named on the command line (run_operand.h).
+#include "harness/cli/run_operand.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "harness/cli/commands.h"
+#include "harness/exchange/bundle.h"
+
+namespace samebits::cli {
+namespace {
+
+// Returns whether `path` starts with SQLite's file header.
+bool IsSqliteFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in && std::string(header, 15) == "SQLite format 3";
+}
+
+}  // namespace
+
+RunOperand LoadRunOperand(const std::string& which, const std::string& db) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(which, ec)) {
+    if (IsSqliteFile(which)) {
+      std::unique_ptr<store::Store> store = OpenStore(which);
+      harness::RunResult run = LoadRunArgument(*store, "latest");
+      const std::string label = "run " + std::to_string(run.run_id) + " of " + DisplayPath(which);
+      return {std::move(run), label};
+    }
+    std::vector<harness::RunResult> runs = exchange::ReadBundle(which);
+    if (runs.empty()) throw UsageError(which + ": the bundle holds no runs");
+    return {std::move(runs.back()), "bundle " + DisplayPath(which)};
+  }
+  if (which != "latest" && which.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError("'" + which +
+                     "' is neither a file (a database or a bundle) nor a run id (a number or "
+                     "`latest`)");
+  std::unique_ptr<store::Store> store = OpenStore(db);
+  harness::RunResult run = LoadRunArgument(*store, which);
+  const std::string label =
+      "run " + std::to_string(run.run_id) + (db.empty() ? std::string() : " of " + DisplayPath(db));
+  return {std::move(run), label};
+}
+
+}  // namespace samebits::cli

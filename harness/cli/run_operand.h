@@ -1,0 +1,27 @@
+// A run named on the command line the way `samebits compare` and `samebits
+// conform` take their operands: a run id in the store (or `latest`), a
+// database file (its latest run) or a bundle file (its last run).
+#pragma once
+
+#include <string>
+
+#include "harness/analysis/results.h"
+
+namespace samebits::cli {
+
+struct RunOperand {
+  harness::RunResult run;
+  std::string label;  // how reports name it: "run 3 of other.db", "bundle x86.json"
+};
+
+// Returns the run `which` names; run ids are read from the store `db`
+// (empty: the default). Throws UsageError for an operand that is none of
+// these, or a bundle without runs.
+RunOperand LoadRunOperand(const std::string& which, const std::string& db);
+
+// The help text of such an operand.
+inline constexpr const char* kRunOperandHelp =
+    "A run id in the store (or latest), a database file (its latest run), or a bundle from "
+    "`samebits export` (its last run).";
+
+}  // namespace samebits::cli

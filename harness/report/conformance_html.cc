@@ -1,0 +1,117 @@
+// The HTML conformance report: self-contained (no scripts, no external
+// files), the verdict, the summary table and, per measured pair, every
+// step's measurements with the deviating ones marked.
+#include <ostream>
+
+#include "harness/report/conformance_report.h"
+#include "harness/report/escape.h"
+#include "harness/report/ulp.h"
+
+namespace samebits::harness::report {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 .pass { color: #17692e; } h1 .fail { color: #a31515; } h1 .none { color: #666; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; font-size: 13px; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.deviates td { background: #f6d5d4; }
+.CONFORMS { color: #17692e; } .DEVIATES { color: #a31515; font-weight: bold; }
+)css";
+
+std::string E(const std::string& s) {
+  return HtmlEscape(s);
+}
+
+std::string VerdictClass(const char* verdict) {
+  const std::string v = verdict;
+  return v == "NOT COMPARED" ? "none" : v;
+}
+
+void WriteSummary(const RunConformance& c, std::ostream& out) {
+  out << "<table>\n<tr><th>Checkpoint</th><th>Scenario</th><th>A</th><th>B</th><th>Verdict</th>"
+         "<th>Steps</th><th>NMSE max</th><th>KLD mean</th><th>KLD p99</th><th>KLD max</th>"
+         "<th>Top-1</th><th>Top-5 overlap</th><th>max |a - b|</th><th>ulp p50</th>"
+         "<th>ulp p99</th><th>ulp max</th></tr>\n";
+  for (const PairConformance& p : c.pairs) {
+    const char* verdict = PairVerdictName(p);
+    out << "<tr><td>" << E(p.checkpoint) << "</td><td>" << E(p.scenario) << "</td><td>"
+        << E(p.config_a) << "</td><td>" << E(p.config_b) << "</td><td class=\""
+        << VerdictClass(verdict) << "\">" << verdict << "</td>";
+    if (!p.compared) {
+      out << "<td colspan=\"11\">" << E(p.reason) << "</td></tr>\n";
+      continue;
+    }
+    const ConformanceSummary& s = p.summary;
+    out << "<td class=\"num\">" << s.steps << " of " << p.steps_a << "</td>";
+    for (const double x : {s.max_nmse, s.kld_mean, s.kld_p99, s.kld_max}) {
+      out << "<td class=\"num\">" << FormatMetric(x) << "</td>";
+    }
+    out << "<td class=\"num\">" << s.top1_agreements << "/" << s.steps << "</td><td class=\"num\">"
+        << FormatMetric(s.top_overlap_mean) << "</td><td class=\"num\">"
+        << FormatMetric(s.max_abs_diff) << "</td>";
+    for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) {
+      out << "<td class=\"num\">" << E(FormatUlp(u)) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void WritePair(const PairConformance& p, std::ostream& out) {
+  const char* verdict = PairVerdictName(p);
+  out << "<h2>" << E(p.checkpoint) << " / " << E(p.scenario) << ": <span class=\""
+      << VerdictClass(verdict) << "\">" << verdict << "</span></h2>\n";
+  out << "<p>A: " << E(SideName(p.engine_a, p.config_a))
+      << ". B: " << E(SideName(p.engine_b, p.config_b)) << ".</p>\n";
+  if (!p.compared) {
+    out << "<p>Not compared: " << E(p.reason) << "</p>\n";
+    return;
+  }
+  out << "<p>Measured " << E(DescribeCoverage(p)) << ".</p>\n";
+  for (const std::string& note : p.notes) out << "<p>Note: " << E(note) << "</p>\n";
+  out << "<table>\n<tr><th>Step</th><th>NMSE</th><th>KLD</th><th>Top-1 A</th><th>Top-1 B</th>"
+         "<th>Top-5 overlap</th><th>max |a - b|</th><th>ulp p50</th><th>ulp p99</th>"
+         "<th>ulp max</th><th></th></tr>\n";
+  for (const StepConformance& s : p.steps) {
+    out << "<tr" << (s.deviates ? " class=\"deviates\"" : "") << "><td class=\"num\">"
+        << s.step_index << "</td><td class=\"num\">" << FormatMetric(s.nmse)
+        << "</td><td class=\"num\">" << FormatMetric(s.kl_divergence) << "</td><td class=\"num\">"
+        << s.top1_a << "</td><td class=\"num\">" << s.top1_b << "</td><td class=\"num\">"
+        << s.top_overlap << "/" << s.top_count << "</td><td class=\"num\">"
+        << FormatMetric(s.max_abs_diff) << "</td>";
+    for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) {
+      out << "<td class=\"num\">" << E(FormatUlp(u)) << "</td>";
+    }
+    out << "<td>" << (s.deviates ? "deviates: " + E(s.why) : "") << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+class HtmlWriter final : public ConformanceExporter {
+ public:
+  std::string_view Extension() const override { return "html"; }
+  void Write(const RunConformance& c, std::ostream& out) const override {
+    const int code = c.ExitCode();
+    const char* cls = code == 0 ? "pass" : code == 1 ? "fail" : "none";
+    out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        << "<title>samebits conform</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
+        << "<h1>samebits conform: <span class=\"" << cls << "\">" << E(c.headline)
+        << "</span></h1>\n"
+        << "<p>A (the reference): " << E(c.label_a) << "<br>B: " << E(c.label_b)
+        << "<br>Threshold: NMSE &lt;= " << FormatMetric(c.threshold.max_nmse) << " per step.</p>\n";
+    WriteSummary(c, out);
+    for (const PairConformance& p : c.pairs) WritePair(p, out);
+    out << "</body>\n</html>\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ConformanceExporter> MakeConformanceHtmlExporter() {
+  return std::make_unique<HtmlWriter>();
+}
+
+}  // namespace samebits::harness::report

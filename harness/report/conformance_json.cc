@@ -1,0 +1,120 @@
+// The JSON conformance report, for tools: every pair and every measured
+// step. `schema_version` changes whenever a field is renamed or removed.
+// Non-finite measurements are the strings "inf", "-inf" and "nan" (JSON
+// numbers cannot hold them).
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "harness/report/conformance_report.h"
+#include "harness/report/escape.h"
+#include "harness/report/ulp.h"
+
+namespace samebits::harness::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kSchemaVersion = 1;
+
+std::string Text(const std::string& s) {
+  return SanitizeUtf8(s);
+}
+
+Json Number(double x) {
+  if (std::isfinite(x)) return x;
+  return FormatMetric(x);
+}
+
+// A ULP distance; a NaN against a number (report::kUlpNaNMismatch) has
+// none, written as the string report::FormatUlp gives.
+Json Ulp(uint64_t ulp) {
+  if (ulp == kUlpNaNMismatch) return FormatUlp(ulp);
+  return ulp;
+}
+
+Json UlpJson(const UlpPercentiles& u) {
+  return Json{{"p50", Ulp(u.p50)}, {"p99", Ulp(u.p99)}, {"max", Ulp(u.max)}};
+}
+
+Json StepJson(const StepConformance& s) {
+  Json j{{"step", s.step_index},
+         {"nmse", Number(s.nmse)},
+         {"kl_divergence", Number(s.kl_divergence)},
+         {"top1_a", s.top1_a},
+         {"top1_b", s.top1_b},
+         {"top1_agrees", s.top1_agrees},
+         {"top_count", s.top_count},
+         {"top_overlap", s.top_overlap},
+         {"max_abs_diff", Number(s.max_abs_diff)},
+         {"ulp", UlpJson(s.ulp)},
+         {"nonfinite_mismatches", s.nonfinite_mismatches},
+         {"deviates", s.deviates}};
+  if (s.deviates) j["why"] = Text(s.why);
+  return j;
+}
+
+Json PairJson(const PairConformance& p) {
+  Json j{{"checkpoint", Text(p.checkpoint)}, {"scenario", Text(p.scenario)},
+         {"config_a", Text(p.config_a)},     {"config_b", Text(p.config_b)},
+         {"engine_a", Text(p.engine_a)},     {"engine_b", Text(p.engine_b)},
+         {"verdict", PairVerdictName(p)}};
+  if (!p.compared) {
+    j["reason"] = Text(p.reason);
+    return j;
+  }
+  const ConformanceSummary& s = p.summary;
+  j["steps_a"] = p.steps_a;
+  j["steps_b"] = p.steps_b;
+  j["steps_measured"] = s.steps;
+  if (s.first_deviating_step) j["first_deviating_step"] = *s.first_deviating_step;
+  if (p.divergence) {
+    j["context_divergence"] =
+        Json{{"step", p.divergence->step_index}, {"detail", Text(p.divergence->detail)}};
+  }
+  j["summary"] = Json{{"nmse_max", Number(s.max_nmse)},
+                      {"nmse_mean", Number(s.mean_nmse)},
+                      {"kld_steps", s.kld_steps},
+                      {"kld_mean", Number(s.kld_mean)},
+                      {"kld_p99", Number(s.kld_p99)},
+                      {"kld_max", Number(s.kld_max)},
+                      {"top1_agreements", s.top1_agreements},
+                      {"top_overlap_mean", Number(s.top_overlap_mean)},
+                      {"max_abs_diff", Number(s.max_abs_diff)},
+                      {"ulp", UlpJson(s.ulp)}};
+  Json notes = Json::array();
+  for (const std::string& n : p.notes) notes.push_back(Text(n));
+  j["notes"] = notes;
+  Json steps = Json::array();
+  for (const StepConformance& st : p.steps) steps.push_back(StepJson(st));
+  j["steps"] = steps;
+  return j;
+}
+
+class JsonWriter final : public ConformanceExporter {
+ public:
+  std::string_view Extension() const override { return "json"; }
+  void Write(const RunConformance& c, std::ostream& out) const override {
+    Json pairs = Json::array();
+    for (const PairConformance& p : c.pairs) pairs.push_back(PairJson(p));
+    const Json j{
+        {"schema_version", kSchemaVersion},
+        {"kind", "conformance"},
+        {"a", Text(c.label_a)},
+        {"b", Text(c.label_b)},
+        {"threshold", Json{{"max_nmse", Number(c.threshold.max_nmse)}}},
+        {"headline", Text(c.headline)},
+        {"counts",
+         Json{{"conform", c.conform}, {"deviate", c.deviate}, {"not_compared", c.not_compared}}},
+        {"pairs", pairs}};
+    out << j.dump(2) << "\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ConformanceExporter> MakeConformanceJsonExporter() {
+  return std::make_unique<JsonWriter>();
+}
+
+}  // namespace samebits::harness::report

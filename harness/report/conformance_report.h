@@ -1,0 +1,54 @@
+// Reports of `samebits conform A B` (harness/analysis/run_conformance.h):
+// one interface, one file per format (conformance_markdown.cc,
+// conformance_html.cc, conformance_json.cc, conformance_junit.cc), each
+// formatting the same `RunConformance`. Every string from outside (names of
+// checkpoints, scenarios, configurations, engines) is escaped for its format
+// (escape.h). Numbers that are not finite (an infinite NMSE, an undefined KL
+// divergence) are written "inf" and "nan" in every format, as JSON strings
+// in JSON, whose numbers cannot hold them.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/analysis/run_conformance.h"
+
+namespace samebits::harness::report {
+
+class ConformanceExporter {
+ public:
+  virtual ~ConformanceExporter() = default;
+  // Returns the usual file extension, without the dot.
+  virtual std::string_view Extension() const = 0;
+  // Writes the report of `c` to `out`.
+  virtual void Write(const RunConformance& c, std::ostream& out) const = 0;
+};
+
+// Returns the exporter for `format` ("md" or "markdown", "html", "json",
+// "junit"). Throws std::invalid_argument naming the format and the known ones.
+std::unique_ptr<ConformanceExporter> MakeConformanceExporter(std::string_view format);
+
+// Writes the report of `c` in `format` to `out`.
+void WriteConformanceReport(const RunConformance& c, std::string_view format, std::ostream& out);
+
+// Returns a measurement for a report: shortest round-trip-like "%.6g", or
+// "inf", "-inf", "nan".
+std::string FormatMetric(double value);
+
+// Returns how a report names one side of a pair: "samebits-engine 0.1.0,
+// reference", "reference" without an engine, "no cell" without either.
+std::string SideName(const std::string& engine, const std::string& config);
+
+// The most steps of one pair the Markdown report lists (a pull-request
+// comment stays readable); the HTML and JSON reports list every step.
+inline constexpr size_t kMarkdownListedSteps = 64;
+
+// Returns the steps of `pair` a short report lists, in step order: every
+// step when there are at most `limit`, else the deviating ones, at most
+// `limit` of them.
+std::vector<const StepConformance*> ListedSteps(const PairConformance& pair, size_t limit);
+
+}  // namespace samebits::harness::report

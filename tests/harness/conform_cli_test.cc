@@ -1,0 +1,85 @@
+// `samebits conform` end to end: two stand-in runs with raw logit dumps are
+// measured against each other from their stores: a run against itself
+// conforms with NMSE 0; a build whose logits are other numbers deviates
+// from step 0; the reports are written in every format.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/harness/standin_helpers.h"
+
+namespace samebits::standin {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ConformCli : public ::testing::Test {
+ protected:
+  // Runs cpu-t1 and cpu-t3 of the stand-in under `fault` with dumps into
+  // the store `db`.
+  void RunInto(const std::string& db, const std::string& fault) {
+    const CommandResult r = RunCommand(
+        {BinDir() + "/samebits", "run", "-q", "--dump-logits", "--engine",
+         FaultyEngine(dir_.path(), fault), "--checkpoint", "synthetic:tiny", "--scenario",
+         scenario_, "--config", "cpu-t1,cpu-t3", "--timeout", "20", "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << r.command << "\n" << r.output;
+  }
+
+  std::string Db(const std::string& name) { return (dir_.path() / (name + ".db")).string(); }
+
+  TempDir dir_{"conform_cli"};
+  std::string scenario_ = WriteScenario(dir_.path());
+};
+
+TEST_F(ConformCli, ARunConformsToItselfAndAnotherBuildDeviates) {
+  RunInto(Db("ok"), "ok");
+  RunInto(Db("changed"), "portable-changed");
+  const CommandResult same = RunCommand({BinDir() + "/samebits", "conform", Db("ok"), Db("ok"),
+                                         "--config-a", "cpu-t1", "--config-b", "cpu-t3"});
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("CONFORMS: 1 compared pair within NMSE <= 0.0001."));
+  EXPECT_THAT(same.output, HasSubstr("NMSE max 0 mean 0"));
+
+  const std::string json = (dir_.path() / "conform.json").string();
+  const std::string junit = (dir_.path() / "conform.xml").string();
+  const CommandResult other =
+      RunCommand({BinDir() + "/samebits", "conform", Db("ok"), Db("changed"), "--config-a",
+                  "cpu-t1", "--report-json", json, "--report-junit", junit, "--report-md",
+                  (dir_.path() / "conform.md").string(), "--report-html",
+                  (dir_.path() / "conform.html").string()});
+  EXPECT_EQ(other.exit_code, 1) << other.output;
+  EXPECT_THAT(other.output, HasSubstr("DEVIATES"));
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["pairs"][0]["verdict"], "DEVIATES");
+  EXPECT_EQ(j["pairs"][0]["config_b"], "cpu-t1");  // the same name, chosen by default
+  // The changed build's logits are other numbers from the first step on.
+  EXPECT_EQ(j["pairs"][0]["first_deviating_step"], 0);
+  std::ifstream x(junit);
+  const std::string xml((std::istreambuf_iterator<char>(x)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(xml, HasSubstr("<failure type=\"DEVIATES\" message=\"DEVIATES from step 0: NMSE"));
+}
+
+TEST_F(ConformCli, WithoutDumpsNothingIsComparedAndBadValuesAreRefused) {
+  const CommandResult r =
+      RunCommand({BinDir() + "/samebits", "run", "-q", "--engine", FaultyEngine(dir_.path(), "ok"),
+                  "--checkpoint", "synthetic:tiny", "--scenario", scenario_, "--config", "cpu-t1",
+                  "--timeout", "20", "--db", Db("plain")});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const CommandResult none =
+      RunCommand({BinDir() + "/samebits", "conform", Db("plain"), Db("plain")});
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("has no raw logit dump"));
+  for (const char* bad : {"-1", "nan", "inf", "x"}) {
+    const CommandResult refused = RunCommand(
+        {BinDir() + "/samebits", "conform", Db("plain"), Db("plain"), "--max-nmse", bad});
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr("is not a finite number of at least 0")) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace samebits::standin
