@@ -10,6 +10,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   clang-format clang-tidy
   libpcre2-dev
+  python3  # the minimal adapter (adapters/minimal-python), gated by a ctest
 )
 missing=()
 for p in "${packages[@]}"; do

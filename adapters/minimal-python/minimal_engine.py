@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""A minimal engine that speaks the samebits child protocol (version 1).
+
+It is the complete example of engine/protocol/PROTOCOL.md's "Write an
+adapter": everything the harness needs from an engine and nothing more. Its
+"model" is a toy (a vocabulary of 64 logits, each a float32 sum of weights
+over the context), so that the protocol is all there is to read. A real
+adapter replaces `logits()` with a call into the engine it wraps.
+
+    minimal_engine.py run --checkpoint toy:NAME --scenario FILE
+                          [--sum-order forward|reverse] [--tile N]
+                          [--dump-logits FILE]
+
+`--sum-order` and `--tile` are this engine's own axes; samebits knows them
+only from the profile beside this file (profile.json). Summing the context
+in reverse changes the rounding of float32 additions, so its logits differ
+from forward's: the profile declares that as a known difference. `--tile`
+only changes how rows are grouped, never a sum, so it must not change a bit.
+
+Standard library only: XXH3-64 comes from libxxhash (the library samebits
+itself builds with) through ctypes.
+"""
+import argparse
+import ctypes
+import ctypes.util
+import json
+import struct
+import sys
+import time
+
+VOCAB = 64
+
+
+def line(record):
+    """Writes one protocol record as one JSON line and flushes it."""
+    sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def unsupported(reason):
+    """This engine cannot run what was asked: says so (never `error`), exits 2."""
+    line({"type": "unsupported", "reason": reason})
+    print("minimal_engine: unsupported: " + reason, file=sys.stderr)
+    sys.exit(2)
+
+
+def error(message):
+    line({"type": "error", "message": message})
+    print("minimal_engine: error: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
+def load_xxh3():
+    path = ctypes.util.find_library("xxhash")
+    if path is None:
+        error("libxxhash is not installed (Debian: libxxhash0)")
+    function = ctypes.CDLL(path).XXH3_64bits
+    function.restype = ctypes.c_uint64
+    function.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return lambda data: function(data, len(data))
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def f32(x):
+    """Rounds to float32 (a float64 sum of two float32 values rounds exactly)."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def weight(token, position, i):
+    """A fixed weight in [-1, 1) from an integer hash: no randomness, no device."""
+    h = (token * 2654435761 + position * 40503 + i * 97 + 12345) & 0xFFFFFFFF
+    h ^= h >> 15
+    h = (h * 2246822519) & 0xFFFFFFFF
+    h ^= h >> 13
+    return f32((h % 2001 - 1000) / 1000.0 * 3.0)
+
+
+def logits(context, sum_order, tile):
+    """The toy forward pass: logit i is the float32 sum over the context of
+    weight(token, position, i), in the order asked; rows in tiles of `tile`."""
+    order = list(range(len(context)))
+    if sum_order == "reverse":
+        order.reverse()
+    out = [0.0] * VOCAB
+    for start in range(0, VOCAB, tile):
+        for i in range(start, min(start + tile, VOCAB)):
+            acc = 0.0
+            for j in order:
+                acc = f32(acc + weight(context[j], j, i))
+            out[i] = acc
+    return out
+
+
+def argmax(row):
+    """The protocol's argmax: ties to the lower id."""
+    best = 0
+    for i, value in enumerate(row):
+        if value > row[best]:
+            best = i
+    return best
+
+
+def tokens_of(source, where):
+    if not isinstance(source, dict) or set(source) != {"tokens"}:
+        unsupported(where + ": this adapter reads only {\"tokens\": [...]} sources")
+    tokens = source["tokens"]
+    if not tokens or not all(isinstance(t, int) and 0 <= t < VOCAB for t in tokens):
+        error(where + ": expected a non-empty list of token ids below %d" % VOCAB)
+    return tokens
+
+
+def read_scenario(path):
+    """Returns (name, prompt, steps) of the scenarios/README.md format, the
+    subset this adapter runs: token prompts, greedy decode and extend."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            scenario = json.load(f)
+    except (OSError, ValueError) as e:
+        error("scenario %s: %s" % (path, e))
+    if scenario.get("sampler", {"kind": "greedy"}) != {"kind": "greedy"}:
+        unsupported("scenario %s: only the greedy sampler" % path)
+    prompt = tokens_of(scenario.get("prompt"), "scenario %s: prompt" % path)
+    steps = scenario.get("steps", [])
+    if not steps or steps[0] != {"prefill": "prompt"}:
+        unsupported("scenario %s: the first step must be {\"prefill\": \"prompt\"}" % path)
+    return scenario.get("name", ""), prompt, steps[1:]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run")
+    run.add_argument("--checkpoint", required=True)
+    run.add_argument("--scenario", required=True)
+    run.add_argument("--sum-order", choices=["forward", "reverse"], default="forward")
+    run.add_argument("--tile", type=int, default=VOCAB)
+    run.add_argument("--dump-logits")
+    args = parser.parse_args()
+    if not 1 <= args.tile <= VOCAB:
+        error("--tile %d is outside [1, %d]" % (args.tile, VOCAB))
+    if not args.checkpoint.startswith("toy:"):
+        unsupported("checkpoint %s: this adapter loads only toy:NAME" % args.checkpoint)
+    name, prompt, steps = read_scenario(args.scenario)
+    xxh3 = load_xxh3()
+    dump = open(args.dump_logits, "wb") if args.dump_logits else None
+
+    line({"type": "hello", "protocol": 1,
+          "engine": {"name": "minimal-python", "version": "1"},
+          "build": {"revision": "none", "dirty": False, "compiler": "python " + sys.version.split()[0],
+                    "flags": ""},
+          "platform": {"arch": "any", "isa_features": [], "os": sys.platform, "libc": "n/a",
+                       "cpu": "unknown"},
+          "math": {"profile": "portable", "library": "python-float", "version": "1",
+                   "fingerprint": "0000000000000000"},
+          # Protocol 1 requires kernels, threads, isa and gemv_chunk_bytes in
+          # `config`; an engine without such switches gives neutral values.
+          # The rest is this engine's own configuration, which its profile's
+          # `hello` entries check.
+          "config": {"checkpoint": args.checkpoint, "scenario": name, "kernels": "python",
+                     "threads": 1, "isa": "scalar", "gemv_chunk_bytes": 0,
+                     "sum_order": args.sum_order, "tile": args.tile},
+          "checkpoint": {"spec": args.checkpoint, "weights_xxh3": "%016x" % xxh3(args.checkpoint.encode()),
+                         "vocab_size": VOCAB}})
+
+    start = time.monotonic()
+    context = []
+    index = 0
+
+    def emit(kind, fed):
+        """Feeds `fed` tokens; writes the step record of the last position."""
+        nonlocal index
+        context.extend(fed)
+        row = logits(context, args.sum_order, args.tile)
+        data = struct.pack("<%df" % VOCAB, *row)
+        if dump:
+            dump.write(data)
+        token = argmax(row)
+        line({"type": "step", "index": index, "kind": kind, "position": len(context) - 1,
+              "input_token": fed[-1], "token": token, "fnv1a64": "%016x" % fnv1a64(data),
+              "xxh3_64": "%016x" % xxh3(data), "argmax": token, "nan": 0, "inf": 0})
+        index += 1
+        return token
+
+    token = emit("prefill", prompt)
+    for step in steps:
+        if set(step) == {"decode"} and isinstance(step["decode"], int) and step["decode"] > 0:
+            for _ in range(step["decode"]):
+                token = emit("decode", [token])
+        elif set(step) == {"extend"}:
+            token = emit("extend", tokens_of(step["extend"], "scenario step"))
+        else:
+            unsupported("scenario step %s: only decode and extend follow the prefill" % json.dumps(step))
+    if dump:
+        dump.close()
+    line({"type": "done", "steps": index, "elapsed_ms": (time.monotonic() - start) * 1000.0})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+// A determinism card (`samebits card`): one axis of an engine varied at a
+// time against its baseline configuration, each variant judged against the
+// baseline bit for bit (DESIGN.md section 3a). One table per checkpoint and
+// scenario; a row per varied value: identical, or where it first differs
+// (step and position) and, when both sides dumped their logits, how much
+// (NMSE and KL divergence at that step, the largest NMSE, whether the argmax
+// moved) and the NMSE of every compared step, by position.
+//
+// Expectations belong to the engine: a variant its profile declares to
+// differ (a known difference) is KNOWN when it differs and FIXED when it no
+// longer does (lit's XFAIL and XPASS): FIXED fails the card, so the
+// declaration is removed rather than left to hide a later regression.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/analysis/results.h"
+
+namespace samebits::harness {
+
+enum class CardOutcome : uint8_t {
+  kIdentical,  // every step's hashes equal the baseline's
+  kDiffers,    // a step differs, and the profile does not expect it
+  kKnown,      // a step differs, as the profile declares
+  kFixed,      // identical, though the profile declares a difference
+  kNotRun,     // UNSUPPORTED: the engine cannot run it here
+  kBroken,     // the child failed (crashed, hung, broke the protocol)
+};
+
+struct CardOutcomeInfo {
+  CardOutcome outcome;
+  const char* name;  // "IDENTICAL", stable
+  bool failure;
+};
+
+inline constexpr std::array<CardOutcomeInfo, 6> kCardOutcomes = {{
+    {CardOutcome::kIdentical, "IDENTICAL", false},
+    {CardOutcome::kDiffers, "DIFFERS", true},
+    {CardOutcome::kKnown, "KNOWN", false},
+    {CardOutcome::kFixed, "FIXED", true},
+    {CardOutcome::kNotRun, "UNSUPPORTED", false},
+    {CardOutcome::kBroken, "BROKEN", true},
+}};
+
+const CardOutcomeInfo& OutcomeInfo(CardOutcome outcome);
+
+// One varied value.
+struct CardRow {
+  std::string axis, value;  // "threads", "3"
+  std::string config;       // the configuration's name
+  CardOutcome outcome = CardOutcome::kIdentical;
+  std::string detail;        // why not run, what broke, or what differs at the first step
+  std::string known_reason;  // the profile's reason, for KNOWN and FIXED
+  int first_step = -1;       // the first differing step
+  int first_position = 0;
+  // From both sides' dumps, when there are any.
+  std::optional<double> first_nmse, first_kld, max_nmse;
+  std::optional<bool> argmax_moved;                      // at the first differing step
+  std::vector<std::pair<int, double>> nmse_by_position;  // every compared step
+};
+
+// One checkpoint and scenario.
+struct CardTable {
+  std::string checkpoint, scenario;
+  std::string baseline;  // the baseline configuration's name
+  // Why the baseline gave nothing to compare with (it did not pass); then
+  // every row is BROKEN or UNSUPPORTED with this reason.
+  std::string baseline_problem;
+  std::vector<CardRow> rows;
+};
+
+struct Card {
+  std::string engine;        // the profile's name
+  std::string profile_file;  // where it was read
+  std::string baseline;
+  std::vector<CardTable> tables;
+  std::vector<std::string> notes;  // axes not varied, and why
+
+  // 0 no row fails; 1 a row fails (DIFFERS, FIXED, BROKEN); 2 nothing ran.
+  int ExitCode() const;
+};
+
+// Returns the row of `variant` judged against `baseline` (both cells of one
+// checkpoint and scenario). `known_reason` is the profile's reason when it
+// declares this variant to differ, else empty. Dumps are read from each
+// cell's `dump_path` (relative to `dump_base_dir`) or bundled rows.
+CardRow JudgeCardRow(const CellResult& baseline, const CellResult& variant,
+                     const std::string& known_reason, const std::string& dump_base_dir);
+
+}  // namespace samebits::harness

@@ -1,0 +1,151 @@
+// `samebits card`: the determinism card of an engine described by a profile
+// (harness/runner/card_run.h): one axis at a time against its baseline, on
+// the checkpoints and scenarios asked for, as a Markdown table on stdout and
+// optionally in Markdown and HTML files.
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/option_checks.h"
+#include "harness/report/card_report.h"
+#include "harness/report/report_file.h"
+#include "harness/runner/card_run.h"
+
+namespace samebits::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CardFlags {
+  std::string engine, engine_profile, program;
+  std::vector<std::string> checkpoints;
+  std::vector<std::string> scenarios = {"classic"};
+  double timeout_seconds = 120;
+  std::string report_md, report_html;
+};
+
+// Returns the profile `--engine NAME` or `--engine-profile FILE` names.
+runner::EngineProfile LoadProfile(const CardFlags& flags) {
+  if (!flags.engine_profile.empty()) return runner::LoadEngineProfile(flags.engine_profile);
+  const std::string engines = GetPaths().root + "/engines";
+  const std::string path = runner::FindEngineProfile(engines, flags.engine);
+  if (path.empty()) {
+    throw UsageError("--engine " + flags.engine + ": no profile " + engines + "/" + flags.engine +
+                     ".json (give a profile's name there, or --engine-profile FILE)");
+  }
+  return runner::LoadEngineProfile(path);
+}
+
+// Returns the file of scenario `name`: a path as given, else
+// scenarios/NAME.json.
+std::string ScenarioFile(const std::string& name) {
+  std::error_code ec;
+  if (fs::is_regular_file(name, ec)) return fs::absolute(name).string();
+  const std::string path = GetPaths().scenarios + "/" + name + ".json";
+  if (!fs::is_regular_file(path, ec))
+    throw UsageError("--scenario " + name + ": neither a file nor " + path);
+  return path;
+}
+
+int Card(const CardFlags& flags) {
+  if (flags.engine.empty() == flags.engine_profile.empty())
+    throw UsageError("give exactly one of --engine NAME and --engine-profile FILE");
+  runner::EngineProfile profile;
+  try {
+    profile = LoadProfile(flags);
+  } catch (const runner::ProfileError& e) {
+    throw UsageError(std::string("engine profile refused: ") + e.what());
+  }
+  runner::CardOptions options;
+  try {
+    options.program = flags.program.empty() ? runner::ResolveProgram(profile) : flags.program;
+  } catch (const runner::ProfileError& e) {
+    throw UsageError(std::string(e.what()) + " (or give --program PATH)");
+  }
+  options.checkpoints = flags.checkpoints;
+  for (const std::string& s : flags.scenarios) options.scenario_files.push_back(ScenarioFile(s));
+  options.timeout_seconds = flags.timeout_seconds;
+  // The dumps measure how much a differing row differs; they are removed
+  // with their folder at the end.
+  std::string dump_dir = (fs::temp_directory_path() / "samebits-card-XXXXXX").string();
+  if (::mkdtemp(dump_dir.data()) == nullptr) dump_dir.clear();
+  options.dump_dir = dump_dir;
+  const harness::Card card = runner::RunCard(profile, options);
+  std::error_code ec;
+  if (!dump_dir.empty()) fs::remove_all(dump_dir, ec);
+  std::ostringstream md;
+  harness::report::WriteCardReport(card, "md", md);
+  std::printf("%s", md.str().c_str());
+  if (!flags.report_md.empty()) harness::report::WriteFileAtomically(flags.report_md, md.str());
+  if (!flags.report_html.empty()) {
+    std::ostringstream html;
+    harness::report::WriteCardReport(card, "html", html);
+    harness::report::WriteFileAtomically(flags.report_html, html.str());
+  }
+  return card.ExitCode();
+}
+
+CommandSpec SetupCard(CLI::App& app) {
+  auto flags = std::make_shared<CardFlags>();
+  CLI::App* sub = app.add_subcommand(
+      "card",
+      "Writes the determinism card of an engine described by a profile: its baseline "
+      "configuration and, one axis at a time, each value the profile says to try, every "
+      "step compared bit for bit with the baseline; where a row differs, the first step and "
+      "position, the NMSE and KL divergence there and whether the argmax moved. A difference "
+      "the profile declares is KNOWN; a declared one that no longer differs is FIXED.");
+  sub->add_option("--engine", flags->engine,
+                  "The engine whose profile is engines/NAME.json in the project.")
+      ->type_name("NAME");
+  sub->add_option("--engine-profile", flags->engine_profile,
+                  "The engine profile to read (instead of --engine).")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--program", flags->program,
+                  "Runs this program instead of the one the profile's command names.")
+      ->type_name("PATH")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--checkpoint", flags->checkpoints,
+                  "The checkpoints to run, as the engine takes them (synthetic:tiny, "
+                  "gguf:PATH, ...); one table each.")
+      ->type_name("SPEC")
+      ->delimiter(',')
+      ->required();
+  sub->add_option("--scenario", flags->scenarios,
+                  "The scenarios to run: names from the scenarios folder or paths to JSON files "
+                  "(default: classic).")
+      ->type_name("NAME|FILE")
+      ->delimiter(',');
+  sub->add_option("--timeout", flags->timeout_seconds,
+                  "Kills a child that runs longer than this many seconds (default: 120).")
+      ->type_name("SECONDS")
+      ->check(SecondsInRange(86400));
+  sub->add_option("--report-md", flags->report_md, "Also writes the card to this Markdown file.")
+      ->type_name("FILE");
+  sub->add_option("--report-html", flags->report_html,
+                  "Also writes the card to this self-contained HTML file, with a plot of the "
+                  "NMSE by position for every differing row.")
+      ->type_name("FILE");
+  sub->footer(
+      "Which values are tried: the profile's card.values per axis; an axis with a list of\n"
+      "values not listed there tries every other value; a range axis not listed is not\n"
+      "varied (the card says so). The baseline is card.baseline, else the profile's baseline.\n\n"
+      "Exit codes:\n"
+      "  0  every row is identical, KNOWN or UNSUPPORTED\n"
+      "  1  a row differs unexpectedly, is FIXED, or its child failed\n"
+      "  2  the card could not be made: a bad profile or flag, or nothing ran\n\n"
+      "Examples:\n"
+      "  samebits card --engine samebits --checkpoint synthetic:tiny --report-html card.html\n"
+      "  samebits card --engine-profile my-engine.json --checkpoint gguf:model.gguf");
+  return {sub, [flags] { return Card(*flags); }};
+}
+
+}  // namespace
+
+SAMEBITS_REGISTER_COMMAND(card, 68, SetupCard);
+
+}  // namespace samebits::cli

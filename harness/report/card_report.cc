@@ -1,0 +1,56 @@
+// The card report's formats (card_report.h).
+#include "harness/report/card_report.h"
+
+#include <stdexcept>
+
+namespace samebits::harness::report {
+namespace {
+
+struct Format {
+  const char* name;
+  const char* alias;
+  void (*write)(const Card&, std::ostream&);
+};
+
+constexpr Format kFormats[] = {
+    {"md", "markdown", WriteCardMarkdown},
+    {"html", nullptr, WriteCardHtml},
+};
+
+}  // namespace
+
+std::vector<std::string> CardReportFormats() {
+  std::vector<std::string> names;
+  for (const Format& f : kFormats) names.push_back(f.name);
+  return names;
+}
+
+void WriteCardReport(const Card& card, std::string_view format, std::ostream& out) {
+  for (const Format& f : kFormats) {
+    if (format == f.name || (f.alias != nullptr && format == f.alias)) return f.write(card, out);
+  }
+  throw std::invalid_argument("unknown card format '" + std::string(format) +
+                              "' (known formats: md, html)");
+}
+
+std::string CardRowSummary(const CardRow& row) {
+  const std::string where = "differs from step " + std::to_string(row.first_step) + " (position " +
+                            std::to_string(row.first_position) + ")";
+  switch (row.outcome) {
+    case CardOutcome::kIdentical:
+      return "identical";
+    case CardOutcome::kDiffers:
+      return where;
+    case CardOutcome::kKnown:
+      return "KNOWN: " + where;
+    case CardOutcome::kFixed:
+      return "FIXED: identical, though declared to differ";
+    case CardOutcome::kNotRun:
+      return "UNSUPPORTED: " + row.detail;
+    case CardOutcome::kBroken:
+      return "BROKEN: " + row.detail;
+  }
+  return "";
+}
+
+}  // namespace samebits::harness::report

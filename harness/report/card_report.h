@@ -1,0 +1,33 @@
+// Reports of a determinism card (harness/analysis/card.h): Markdown for a
+// pull request or a README, self-contained HTML with a plot of the NMSE by
+// position wherever a row differs and both sides dumped their logits. One
+// file per format (card_markdown.cc, card_html.cc); every string from
+// outside is escaped (escape.h).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/analysis/card.h"
+
+namespace samebits::harness::report {
+
+// Writes the card in `format` ("md" or "markdown", "html"). Throws
+// std::invalid_argument for another format, naming the known ones.
+void WriteCardReport(const Card& card, std::string_view format, std::ostream& out);
+
+// The formats WriteCardReport knows, in the order `--help` lists them.
+std::vector<std::string> CardReportFormats();
+
+// Returns what a row says in the table's "result" column: "identical",
+// "differs from step 3 (position 14)", "KNOWN: differs from step 3 ...",
+// "FIXED: identical", "UNSUPPORTED: ...".
+std::string CardRowSummary(const CardRow& row);
+
+// Each format's writer (card_markdown.cc, card_html.cc).
+void WriteCardMarkdown(const Card& card, std::ostream& out);
+void WriteCardHtml(const Card& card, std::ostream& out);
+
+}  // namespace samebits::harness::report

@@ -1,0 +1,44 @@
+// Running a determinism card (`samebits card`, harness/analysis/card.h):
+// the engine's card baseline and, one axis at a time, each value its
+// profile says to try, on every checkpoint and scenario asked for, each
+// configuration a child of its own (profile_cell.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/analysis/card.h"
+#include "harness/runner/child.h"
+#include "harness/runner/engine_profile.h"
+
+namespace samebits::runner {
+
+// One configuration the card runs: `axis` set to `value` on the card
+// baseline.
+struct CardVariant {
+  std::string axis, value;
+  EngineConfiguration config;
+};
+
+// Returns the variants of `profile`'s card in axis order: the values listed
+// in `card.values`, else, for an enumeration, every value other than the
+// card baseline's; a range axis not listed is not varied, and `notes` gets
+// a line saying so.
+std::vector<CardVariant> CardVariants(const EngineProfile& profile,
+                                      std::vector<std::string>* notes);
+
+struct CardOptions {
+  std::vector<std::string> checkpoints;     // engine checkpoint specs
+  std::vector<std::string> scenario_files;  // paths
+  std::string program;                      // the engine to run
+  double timeout_seconds = 120;
+  // An existing folder for the children's raw logit dumps (when the profile
+  // can dump), so differing rows say how much they differ; "" for none.
+  std::string dump_dir;
+  std::vector<std::string> passthrough = DefaultPassthrough();
+};
+
+// Returns the card of `profile`'s engine.
+harness::Card RunCard(const EngineProfile& profile, const CardOptions& options);
+
+}  // namespace samebits::runner

@@ -1,0 +1,65 @@
+// Running one cell of an engine profile (profile_cell.h).
+#include "harness/runner/profile_cell.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "harness/runner/cell_runner.h"
+#include "harness/runner/scenario_identity.h"
+
+namespace samebits::runner {
+namespace {
+
+// Returns the first line of `text` parsed as JSON (the hello record, which
+// the transcript reader accepted already), or null.
+nlohmann::json FirstLine(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text.substr(0, text.find('\n')));
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineConfiguration& config,
+                                   const std::string& checkpoint, const std::string& scenario_file,
+                                   const ProfileCellOptions& options) {
+  Cell cell;
+  cell.checkpoint = checkpoint;
+  cell.scenario_file = scenario_file;
+  cell.scenario = ScenarioName(scenario_file);
+  cell.scenario_xxh3 = ScenarioContentHash(scenario_file);
+  cell.config.name = config.name;
+  ChildSpec spec;
+  spec.program = options.program;
+  spec.args =
+      BuildArguments(profile, config, checkpoint, scenario_file, options.trace, options.dump_file);
+  spec.env = ChildEnvironment({}, options.passthrough);
+  spec.timeout_seconds = options.timeout_seconds;
+  const HelloCheck echo = [&](const protocol::Transcript& t, const std::string& stdout_text) {
+    if (t.hello->config.checkpoint != checkpoint) {
+      return "the engine ran another checkpoint than asked: " + t.hello->config.checkpoint +
+             " (asked " + checkpoint + ")";
+    }
+    const std::string mismatch = HelloMismatch(profile, config, FirstLine(stdout_text));
+    return mismatch.empty() ? mismatch
+                            : "the engine's hello does not echo its configuration (" +
+                                  profile.file + "): " + mismatch;
+  };
+  harness::CellResult result = JudgeChildWith(cell, RunChild(spec), echo);
+  std::error_code ec;
+  if (!options.dump_file.empty()) {
+    const uintmax_t size = std::filesystem::file_size(options.dump_file, ec);
+    const bool whole = !ec && result.vocab_size > 0 &&
+                       size == static_cast<uintmax_t>(result.vocab_size) * 4 * result.steps.size();
+    if (result.code == harness::ResultCode::kPass && whole && !result.steps.empty()) {
+      result.dump_path = options.dump_file;
+    } else {
+      std::filesystem::remove(options.dump_file, ec);  // a partial dump is never read
+    }
+  }
+  return result;
+}
+
+}  // namespace samebits::runner

@@ -1,0 +1,129 @@
+// `samebits card` end to end: the stand-in engine through a profile, whose
+// only fault is at 3 threads, gets a card naming exactly that axis and
+// value; a declared difference is KNOWN, and FIXED once it stops
+// differing; and the minimal Python adapter (adapters/minimal-python), with
+// axes the harness has never heard of, is gated through its own profile.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/harness/standin_helpers.h"
+
+namespace samebits::standin {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Source(const std::string& path) {
+  return std::string(SAMEBITS_SOURCE_DIR) + "/" + path;
+}
+
+// Returns the number of times `needle` occurs in `text`.
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+class Card : public ::testing::Test {
+ protected:
+  // Runs `samebits card` on the stand-in under `fault` with `profile`.
+  CommandResult RunCard(const std::string& fault, const std::string& profile,
+                        const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {BinDir() + "/samebits",
+                                     "card",
+                                     "--engine-profile",
+                                     profile,
+                                     "--program",
+                                     FaultyEngine(dir_.path(), fault),
+                                     "--checkpoint",
+                                     "synthetic:tiny",
+                                     "--scenario",
+                                     WriteScenario(dir_.path())};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCommand(argv);
+  }
+
+  // Writes the stand-in's profile with `known` as its known differences.
+  std::string ProfileWith(const nlohmann::json& known) {
+    std::ifstream in(Source("tests/standins/standin_profile.json"));
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["known_differences"] = known;
+    const std::string path = (dir_.path() / "profile.json").string();
+    std::ofstream(path) << j.dump(2);
+    return path;
+  }
+
+  TempDir dir_{"card"};
+};
+
+TEST_F(Card, AStandinThatDiffersOnlyAtThreeThreadsNamesExactlyThatAxis) {
+  const std::string html = (dir_.path() / "card.html").string();
+  const CommandResult r =
+      RunCard("wrong-hash-at-3-threads", Source("tests/standins/standin_profile.json"),
+              {"--report-html", html});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("| threads | 3 | cpu-t3 | differs from step 3 (position"));
+  EXPECT_THAT(r.output, HasSubstr("| threads | 2 | cpu-t2 | identical |"));
+  EXPECT_THAT(r.output, HasSubstr("| kernels | reference | reference | identical |"));
+  EXPECT_EQ(Count(r.output, "differs from step"), 1) << r.output;
+  // One logit one ulp away: an NMSE measured at the first difference, the
+  // argmax where it was.
+  const size_t at = r.output.find("| threads | 3 |");
+  ASSERT_NE(at, std::string::npos);
+  const std::string row = r.output.substr(at, r.output.find('\n', at) - at);
+  EXPECT_THAT(row, Not(HasSubstr("| - |"))) << row;
+  EXPECT_THAT(row, HasSubstr("| no |")) << row;
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(page, HasSubstr("<svg"));
+  EXPECT_THAT(page, HasSubstr("<tr class=\"DIFFERS\"><td>threads</td><td>3</td>"));
+}
+
+TEST_F(Card, ADeclaredDifferenceIsKnownAndFixedWhenItStopsDiffering) {
+  const std::string profile = ProfileWith(nlohmann::json::parse(
+      R"([{"axis": "threads", "values": ["3"], "reason": "a test's declared difference"}])"));
+  const CommandResult known = RunCard("wrong-hash-at-3-threads", profile);
+  EXPECT_EQ(known.exit_code, 0) << known.output;
+  EXPECT_THAT(known.output, HasSubstr("| cpu-t3 | KNOWN: differs from step 3"));
+  EXPECT_THAT(known.output, HasSubstr("cpu-t3: declared: a test&#39;s declared difference"));
+  const CommandResult fixed = RunCard("ok", profile);
+  EXPECT_EQ(fixed.exit_code, 1) << fixed.output;
+  EXPECT_THAT(fixed.output, HasSubstr("| cpu-t3 | FIXED: identical, though declared to differ |"));
+}
+
+TEST_F(Card, ABrokenProfileIsRefusedBeforeAnyChildRuns) {
+  const std::string profile =
+      ProfileWith(nlohmann::json::parse(R"([{"axis": "colour", "reason": "no such axis"}])"));
+  // A hanging engine would take the timeout if anything ran.
+  const CommandResult r = RunCard("hang", profile, {"--timeout", "30"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("profile.json: known_differences[0].axis: expected an axis's "
+                                  "name, not 'colour'"));
+}
+
+TEST_F(Card, TheMinimalPythonAdapterIsGatedThroughItsOwnProfile) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  const CommandResult r = RunCommand({BinDir() + "/samebits", "card", "--engine-profile",
+                                      Source("adapters/minimal-python/profile.json"),
+                                      "--checkpoint", "toy:small,gguf:no.gguf", "--scenario",
+                                      Source("adapters/minimal-python/tokens.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Its own axes: the tiles never change a bit; the reversed sum differs,
+  // as its profile declares.
+  EXPECT_THAT(r.output, HasSubstr("| tile | 1 | forward-tile1 | identical |"));
+  EXPECT_THAT(r.output, HasSubstr("| tile | 7 | forward-tile7 | identical |"));
+  EXPECT_THAT(r.output,
+              HasSubstr("| sum\\_order | reverse | reverse | KNOWN: differs from step 0"));
+  // A checkpoint it does not load: its `unsupported` record, not a failure.
+  EXPECT_THAT(r.output, HasSubstr("the baseline forward is UNSUPPORTED: the engine cannot run "
+                                  "this here: checkpoint gguf:no.gguf"));
+}
+
+}  // namespace
+}  // namespace samebits::standin

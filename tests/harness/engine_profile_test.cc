@@ -1,0 +1,398 @@
+// Engine profiles (harness/runner/engine_profile.h): samebits' own profile
+// reproduces the matrix's configuration names and arguments, names are
+// parsed back (any value in a range), and every kind of broken profile is
+// refused with its file, key and what was expected.
+#include "harness/runner/engine_profile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness/runner/matrix.h"
+#include "tests/harness/harness_test_util.h"
+
+namespace samebits::runner {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string SamebitsProfilePath() {
+  return std::string(SAMEBITS_SOURCE_DIR) + "/engines/samebits.json";
+}
+
+const EngineProfile& Samebits() {
+  static const EngineProfile profile = LoadEngineProfile(SamebitsProfilePath());
+  return profile;
+}
+
+// A small profile of a made-up engine; `edit` changes its JSON before it is
+// parsed.
+nlohmann::json Minimal() {
+  return nlohmann::json::parse(R"({
+    "profile": 1,
+    "name": "toy",
+    "command": ["bin/toy-engine", "go"],
+    "checkpoints": ["gguf"],
+    "arguments": ["--model", "{checkpoint}", "--scenario={scenario}"],
+    "dump_logits": ["--logits", "{file}"],
+    "axes": [
+      {"name": "attention", "values": ["flash", "plain"], "token": "{value}",
+       "argv": ["--attention", "{value}"]},
+      {"name": "ubatch", "range": [1, 512], "default": "512", "token": "ub{value}",
+       "argv": ["--ubatch={value}"]}
+    ],
+    "baseline": "plain",
+    "hello": [{"key": "config.attention", "value": "{attention}"},
+              {"key": "config.ubatch", "value": "{ubatch}", "unless": {"attention": "plain"}}],
+    "known_differences": [{"axis": "attention", "values": ["flash"],
+                           "checkpoints": ["gguf:*q4_k*"], "reason": "flash attention sums in another order"}]
+  })");
+}
+
+EngineProfile Parse(const nlohmann::json& j) {
+  return ParseEngineProfile(j.dump(), "/profiles/toy.json");
+}
+
+// Expects `j` to be refused naming `key` with `expected` in the message.
+void ExpectRefused(const nlohmann::json& j, const std::string& key, const std::string& expected) {
+  try {
+    Parse(j);
+    ADD_FAILURE() << "accepted a profile broken at " << key;
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(e.file, "/profiles/toy.json");
+    EXPECT_EQ(e.key, key) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr(expected));
+    EXPECT_THAT(e.what(), HasSubstr("/profiles/toy.json: " + (key.empty() ? "" : key + ": ")));
+  }
+}
+
+TEST(EngineProfile, SamebitsProfileNamesEveryDefaultConfigurationAsTheMatrixDoes) {
+  const EngineProfile& p = Samebits();
+  EXPECT_EQ(p.name, "samebits");
+  EXPECT_EQ(p.baseline.name, "reference");
+  const std::vector<harness::Configuration> all =
+      DefaultConfigurations({1, 2, 3}, {"portable", "libm"}, 8192);
+  ASSERT_FALSE(all.empty());
+  for (const harness::Configuration& c : all) {
+    const EngineConfiguration e = ParseConfigurationName(p, c.name);
+    EXPECT_EQ(e.values.at("kernels"), c.kernels) << c.name;
+    EXPECT_EQ(e.values.at("threads"), std::to_string(c.threads)) << c.name;
+    EXPECT_EQ(e.values.at("isa"), c.isa) << c.name;
+    EXPECT_EQ(e.values.at("gemv_chunk_bytes"), std::to_string(c.gemv_chunk_bytes)) << c.name;
+    EXPECT_EQ(e.values.at("math"), c.math) << c.name;
+    EXPECT_EQ(e.values.at("batch"), std::to_string(c.batch)) << c.name;
+    EXPECT_EQ(e.values.at("batch_seed"), std::to_string(c.batch_seed)) << c.name;
+    EXPECT_EQ(e.values.at("batch_schedule"), c.batch_schedule) << c.name;
+  }
+}
+
+// The arguments a profile builds are the ones the harness gives the engine
+// today, as option/value pairs (their order may differ; the engine reads
+// them in any order).
+std::multimap<std::string, std::string> Options(const std::vector<std::string>& args,
+                                                size_t first) {
+  std::multimap<std::string, std::string> out;
+  for (size_t i = first; i < args.size(); ++i) {
+    const bool has_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
+    out.emplace(args[i], has_value ? args[i + 1] : "");
+    if (has_value) ++i;
+  }
+  return out;
+}
+
+TEST(EngineProfile, SamebitsProfileBuildsTheEngineArgumentsOfEveryDefaultCell) {
+  const EngineProfile& p = Samebits();
+  for (const harness::Configuration& c :
+       DefaultConfigurations({1, 2, 3}, {"portable", "libm"}, 8192)) {
+    Cell cell;
+    cell.checkpoint = "synthetic:tiny";
+    cell.scenario_file = "/s/classic.json";
+    cell.config = c;
+    for (const bool trace : {false, true}) {
+      const std::vector<std::string> want = EngineArguments(cell, trace, "/d/x.f32");
+      const std::vector<std::string> got =
+          BuildArguments(p, ParseConfigurationName(p, c.name), cell.checkpoint, cell.scenario_file,
+                         trace, "/d/x.f32");
+      ASSERT_FALSE(got.empty());
+      EXPECT_EQ(got[0], "run");
+      EXPECT_EQ(Options(got, 1), Options(want, 1)) << c.name;
+    }
+  }
+}
+
+TEST(EngineProfile, AnyValueInARangeIsAcceptedWithoutOtherFlags) {
+  const EngineConfiguration c = ParseConfigurationName(Samebits(), "cpu-t4");
+  EXPECT_EQ(c.values.at("threads"), "4");
+  EXPECT_EQ(ParseConfigurationName(Samebits(), "cpu-t1000").values.at("threads"), "1000");
+  EXPECT_EQ(ParseConfigurationName(Samebits(), "cpu-t7-chunk3k").values.at("gemv_chunk_bytes"),
+            "3072");
+  EXPECT_EQ(ParseConfigurationName(Samebits(), "cpu-t2-chunk500").values.at("gemv_chunk_bytes"),
+            "500");
+  EXPECT_EQ(ParseConfigurationName(Samebits(), "cpu-avx2-b4-seed7-libm").values.at("batch_seed"),
+            "7");
+}
+
+TEST(EngineProfile, NamesAreFormattedFromValuesWithUnits) {
+  EXPECT_EQ(FormatConfigurationName(Samebits(), {{"kernels", "cpu"},
+                                                 {"threads", "3"},
+                                                 {"gemv_chunk_bytes", "8192"},
+                                                 {"batch", "8"},
+                                                 {"batch_schedule", "staggered"}}),
+            "cpu-t3-chunk8k-b8-staggered");
+  EXPECT_EQ(FormatConfigurationName(Samebits(), {{"kernels", "reference"}, {"math", "libm"}}),
+            "reference-libm");
+  EXPECT_THROW(FormatConfigurationName(Samebits(), {{"threads", "2"}}), ConfigurationNameError);
+  EXPECT_THROW(FormatConfigurationName(Samebits(), {{"kernels", "gpu"}}), ConfigurationNameError);
+  EXPECT_THROW(FormatConfigurationName(Samebits(), {{"kernels", "cpu"}, {"colour", "red"}}),
+               ConfigurationNameError);
+}
+
+TEST(EngineProfile, BadNamesSayWhatIsWrong) {
+  const auto message = [](const std::string& name) -> std::string {
+    try {
+      ParseConfigurationName(Samebits(), name);
+    } catch (const ConfigurationNameError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_THAT(message("cpu-b1"), HasSubstr("names batch's default (1); leave it out"));
+  EXPECT_THAT(message("cpu-t2-b4-together"), HasSubstr("batch_schedule's default"));
+  EXPECT_THAT(message("cpu-t2-b4-seed1"), HasSubstr("batch_seed's default"));
+  EXPECT_THAT(message("cpu-t2000"), HasSubstr("'t2000' is not a part this engine's names take"));
+  EXPECT_THAT(message("cpu-libm-t2"), HasSubstr("nothing may follow the last axis"));
+  EXPECT_THAT(message("cpu-avx2-t2"), HasSubstr("expected, in this order: batch as b{value}"));
+  EXPECT_THAT(message("t2"), HasSubstr("gives no kernels"));
+  EXPECT_THAT(message("cpu--t2"), HasSubstr("an empty part"));
+  EXPECT_THAT(message("cpu-t02"), HasSubstr("'t02' is not a part"));
+  EXPECT_THAT(message("cpu-t2-chunk0k"), HasSubstr("'chunk0k' is not a part"));
+}
+
+TEST(EngineProfile, HelloEchoIsOneGenericComparison) {
+  const EngineProfile p = Parse(Minimal());
+  const EngineConfiguration flash = ParseConfigurationName(p, "flash-ub64");
+  nlohmann::json hello = {{"type", "hello"}, {"config", {{"attention", "flash"}, {"ubatch", 64}}}};
+  EXPECT_EQ(HelloMismatch(p, flash, hello), "");
+  hello["config"]["ubatch"] = 512;
+  EXPECT_EQ(HelloMismatch(p, flash, hello), "config.ubatch is 512, expected 64");
+  hello["config"].erase("attention");
+  EXPECT_EQ(HelloMismatch(p, flash, hello),
+            "config.attention is missing, expected flash; config.ubatch is 512, expected 64");
+  // `unless`: the plain configuration need not echo its ubatch.
+  const nlohmann::json plain = {{"config", {{"attention", "plain"}}}};
+  EXPECT_EQ(HelloMismatch(p, ParseConfigurationName(p, "plain-ub64"), plain), "");
+}
+
+TEST(EngineProfile, ArgumentsAreAListAndValuesStayOneArgument) {
+  const EngineProfile p = Parse(Minimal());
+  const std::vector<std::string> args =
+      BuildArguments(p, ParseConfigurationName(p, "flash-ub64"), "gguf:/m/a b; rm -rf x.gguf",
+                     "/s/c.json", false, "/d/out.f32");
+  EXPECT_EQ(args, (std::vector<std::string>{"go", "--model", "gguf:/m/a b; rm -rf x.gguf",
+                                            "--scenario=/s/c.json", "--attention", "flash",
+                                            "--ubatch=64", "--logits", "/d/out.f32"}));
+}
+
+TEST(EngineProfile, KnownDifferencesMatchAxisValueAndCheckpoint) {
+  const EngineProfile p = Parse(Minimal());
+  const EngineConfiguration flash = ParseConfigurationName(p, "flash");
+  const KnownDifference* k = FindKnownDifference(p, flash, "gguf:/m/llama-q4_k_m.gguf");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->reason, "flash attention sums in another order");
+  EXPECT_EQ(FindKnownDifference(p, flash, "gguf:/m/llama-f16.gguf"), nullptr);
+  EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "plain"), "gguf:/m/llama-q4_k_m.gguf"),
+            nullptr);
+  // Without values: any value but the baseline's.
+  nlohmann::json j = Minimal();
+  j["known_differences"][0].erase("values");
+  j["known_differences"][0].erase("checkpoints");
+  const EngineProfile any = Parse(j);
+  EXPECT_NE(FindKnownDifference(any, ParseConfigurationName(any, "flash"), "x"), nullptr);
+  EXPECT_EQ(FindKnownDifference(any, ParseConfigurationName(any, "plain-ub8"), "x"), nullptr);
+}
+
+TEST(EngineProfile, TheProgramIsFoundBesideTheProfileOrOnPath) {
+  harness::testing::TempDir dir;
+  const std::string program = dir.File("bin/toy-engine");
+  harness::testing::WriteFile(program, "#!/bin/sh\n");
+  nlohmann::json j = Minimal();
+  EngineProfile p = ParseEngineProfile(j.dump(), dir.File("toy.json"));
+  EXPECT_THROW(ResolveProgram(p), ProfileError);  // not executable yet
+  ::chmod(program.c_str(), 0755);
+  EXPECT_EQ(ResolveProgram(p), program);
+  j["command"] = {"sh", "-c"};
+  EXPECT_THAT(ResolveProgram(ParseEngineProfile(j.dump(), dir.File("toy.json"))), HasSubstr("/sh"));
+  j["command"] = {"no-such-engine-on-path-xyz"};
+  try {
+    ResolveProgram(ParseEngineProfile(j.dump(), dir.File("toy.json")));
+    ADD_FAILURE() << "found a program that does not exist";
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(e.key, "command[0]");
+    EXPECT_THAT(e.what(), HasSubstr("no 'no-such-engine-on-path-xyz' was found"));
+  }
+}
+
+TEST(EngineProfile, FindsEnginesByName) {
+  const std::string engines = std::string(SAMEBITS_SOURCE_DIR) + "/engines";
+  EXPECT_EQ(FindEngineProfile(engines, "samebits"), engines + "/samebits.json");
+  EXPECT_EQ(FindEngineProfile(engines, "nonexistent"), "");
+  EXPECT_EQ(FindEngineProfile(engines, "../engines/samebits"), "");
+  EXPECT_EQ(FindEngineProfile(engines, "/bin/sh"), "");
+}
+
+TEST(EngineProfileErrors, TheDocumentAndItsKeys) {
+  ExpectRefused(nlohmann::json::array(), "", "expected an object");
+  try {
+    ParseEngineProfile("{not json", "/profiles/toy.json");
+    ADD_FAILURE();
+  } catch (const ProfileError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("expected a JSON document"));
+  }
+  nlohmann::json j = Minimal();
+  j["comand"] = {"x"};
+  ExpectRefused(j, "comand", "is not a key of a profile here");
+  j = Minimal();
+  j.erase("command");
+  ExpectRefused(j, "command", "is missing (required)");
+  j = Minimal();
+  j["profile"] = 2;
+  ExpectRefused(j, "profile", "expected 1");
+  j = Minimal();
+  j["name"] = "Toy Engine";
+  ExpectRefused(j, "name", "expected lower-case letters");
+  j = Minimal();
+  j["command"] = nlohmann::json::array();
+  ExpectRefused(j, "command", "expected at least one string");
+  j = Minimal();
+  j["command"] = {"toy", 3};
+  ExpectRefused(j, "command[1]", "expected a string");
+  j = Minimal();
+  j["command"] = {"toy", "{checkpoint}"};
+  ExpectRefused(j, "command[1]", "uses {checkpoint}, which is not known here (known: none)");
+  j = Minimal();
+  j["checkpoints"] = {"GGUF files"};
+  ExpectRefused(j, "checkpoints[0]", "expected a checkpoint kind");
+  j = Minimal();
+  j["conformance"] = {{"max_nmse", -1}};
+  ExpectRefused(j, "conformance.max_nmse", "expected a number of at least 0");
+}
+
+TEST(EngineProfileErrors, Axes) {
+  nlohmann::json j = Minimal();
+  j["axes"] = nlohmann::json::array();
+  ExpectRefused(j, "axes", "expected an array of at least one axis");
+  j = Minimal();
+  j["axes"][0]["default"] = "plain";
+  ExpectRefused(j, "axes", "expected an axis without a default");
+  j = Minimal();
+  j["axes"][1]["name"] = "attention";
+  ExpectRefused(j, "axes[1].name", "'attention' names two axes");
+  j = Minimal();
+  j["axes"][1]["name"] = "Ubatch";
+  ExpectRefused(j, "axes[1].name", "expected a name of lower-case letters");
+  j = Minimal();
+  j["axes"][1]["name"] = "checkpoint";
+  ExpectRefused(j, "axes[1].name", "reserved for a placeholder");
+  j = Minimal();
+  j["axes"][0]["range"] = {1, 2};
+  ExpectRefused(j, "axes[0]", "expected exactly one of 'values' and 'range'");
+  j = Minimal();
+  j["axes"][0]["values"] = {"flash", "--rm"};
+  ExpectRefused(j, "axes[0].values[1]", "expected letters, digits");
+  j = Minimal();
+  j["axes"][0]["values"] = {"flash", "flash"};
+  ExpectRefused(j, "axes[0].values[1]", "listed twice");
+  j = Minimal();
+  j["axes"][1]["range"] = {8, 4};
+  ExpectRefused(j, "axes[1].range", "expected 0 <= MIN <= MAX");
+  j = Minimal();
+  j["axes"][1]["range"] = {1, "many"};
+  ExpectRefused(j, "axes[1].range[1]", "expected a whole number");
+  j = Minimal();
+  j["axes"][1]["default"] = "1024";
+  ExpectRefused(j, "axes[1].default",
+                "is not a value of the axis (expected a whole number from 1 to 512");
+  j = Minimal();
+  j["axes"][1]["default"] = 512;
+  ExpectRefused(j, "axes[1].default", "expected a string");
+  j = Minimal();
+  j["axes"][1]["token"] = "ub";
+  ExpectRefused(j, "axes[1].token", "expected {value} once");
+  j = Minimal();
+  j["axes"][1]["token"] = "u-b{value}";
+  ExpectRefused(j, "axes[1].token", "expected {value} once");
+  j = Minimal();
+  j["axes"][0]["units"] = {{"k", 1024}};
+  ExpectRefused(j, "axes[0].units", "only a 'range' axis takes units");
+  j = Minimal();
+  j["axes"][1]["units"] = {{"k", 1}};
+  ExpectRefused(j, "axes[1].units.k", "expected a factor of at least 2");
+  j = Minimal();
+  j["axes"][0]["name_default"] = true;
+  ExpectRefused(j, "axes[0].name_default", "has no default to name");
+  j = Minimal();
+  j["axes"][1]["argv"] = {"--ubatch", "{colour}"};
+  ExpectRefused(j, "axes[1].argv[1]", "uses {colour}, which is not known here");
+  j = Minimal();
+  j["axes"][1]["argv"] = {"--ubatch", "{value"};
+  ExpectRefused(j, "axes[1].argv[1]", "paired braces");
+  j = Minimal();
+  j["axes"][1].erase("argv");
+  ExpectRefused(j, "axes[1].argv", "is missing (required)");
+  j = Minimal();
+  j["axes"][0]["argv_at_default"] = false;
+  ExpectRefused(j, "axes[0].argv_at_default", "the axis has no default");
+}
+
+TEST(EngineProfileErrors, ArgumentsBaselineHelloAndKnownDifferences) {
+  nlohmann::json j = Minimal();
+  j["arguments"] = {"--model", "{checkpoint}"};
+  ExpectRefused(j, "arguments", "expected {scenario} in one of the arguments");
+  j = Minimal();
+  j["dump_logits"] = {"--logits"};
+  ExpectRefused(j, "dump_logits", "expected {file} in one");
+  j = Minimal();
+  j["baseline"] = "plain-ub1024";
+  ExpectRefused(j, "baseline", "expected a configuration name: configuration 'plain-ub1024'");
+  j = Minimal();
+  j["hello"][0]["key"] = "";
+  ExpectRefused(j, "hello[0].key", "expected a non-empty string");
+  j = Minimal();
+  j["hello"][1]["unless"] = {{"colour", "red"}};
+  ExpectRefused(j, "hello[1].unless.colour", "expected an axis's name");
+  j = Minimal();
+  j["hello"][1]["unless"] = {{"attention", "fast"}};
+  ExpectRefused(j, "hello[1].unless.attention", "expected one of flash, plain");
+  j = Minimal();
+  j["hello"][0]["value"] = "{colour}";
+  ExpectRefused(j, "hello[0].value", "uses {colour}");
+  j = Minimal();
+  j["known_differences"][0]["axis"] = "colour";
+  ExpectRefused(j, "known_differences[0].axis", "expected an axis's name, not 'colour'");
+  j = Minimal();
+  j["known_differences"][0]["values"] = {"fast"};
+  ExpectRefused(j, "known_differences[0].values[0]", "expected one of flash, plain");
+  j = Minimal();
+  j["known_differences"][0].erase("reason");
+  ExpectRefused(j, "known_differences[0].reason", "is missing (required)");
+  j = Minimal();
+  j["known_differences"][0]["why"] = "x";
+  ExpectRefused(j, "known_differences[0].why", "is not a key of a profile here");
+}
+
+TEST(EngineProfileErrors, AnUnreadableFileIsNamed) {
+  try {
+    LoadEngineProfile("/nonexistent/engines/x.json");
+    ADD_FAILURE();
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/engines/x.json: cannot be read");
+  }
+}
+
+}  // namespace
+}  // namespace samebits::runner
