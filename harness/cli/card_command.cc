@@ -11,9 +11,10 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 #include "harness/report/card_report.h"
-#include "harness/report/report_file.h"
 #include "harness/runner/card_run.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -80,11 +81,11 @@ int Card(const CardFlags& flags) {
   std::ostringstream md;
   harness::report::WriteCardReport(card, "md", md);
   std::printf("%s", md.str().c_str());
-  if (!flags.report_md.empty()) harness::report::WriteFileAtomically(flags.report_md, md.str());
+  if (!flags.report_md.empty()) store::WriteOutputFile(flags.report_md, md.str());
   if (!flags.report_html.empty()) {
     std::ostringstream html;
     harness::report::WriteCardReport(card, "html", html);
-    harness::report::WriteFileAtomically(flags.report_html, html.str());
+    store::WriteOutputFile(flags.report_html, html.str());
   }
   return card.ExitCode();
 }
@@ -101,35 +102,43 @@ CommandSpec SetupCard(CLI::App& app) {
   sub->add_option("--engine", flags->engine,
                   "The engine whose profile is engines/NAME.json in the project.")
       ->type_name("NAME");
-  sub->add_option("--engine-profile", flags->engine_profile,
-                  "The engine profile to read (instead of --engine).")
-      ->type_name("FILE")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--program", flags->program,
-                  "Runs this program instead of the one the profile's command names.")
-      ->type_name("PATH")
-      ->check(CLI::ExistingFile);
+  Declare(sub->add_option("--engine-profile", flags->engine_profile,
+                          "The engine profile to read (instead of --engine).")
+              ->type_name("FILE")
+              ->check(CLI::ExistingFile),
+          PathRole::kInput);
+  Declare(sub->add_option("--program", flags->program,
+                          "Runs this program instead of the one the profile's command names.")
+              ->type_name("PATH")
+              ->check(CLI::ExistingFile),
+          PathRole::kInput);
   sub->add_option("--checkpoint", flags->checkpoints,
                   "The checkpoints to run, as the engine takes them (synthetic:tiny, "
                   "gguf:PATH, ...); one table each.")
       ->type_name("SPEC")
       ->delimiter(',')
       ->required();
-  sub->add_option("--scenario", flags->scenarios,
-                  "The scenarios to run: names from the scenarios folder or paths to JSON files "
-                  "(default: classic).")
-      ->type_name("NAME|FILE")
-      ->delimiter(',');
+  Declare(sub->add_option(
+                 "--scenario", flags->scenarios,
+                 "The scenarios to run: names from the scenarios folder or paths to JSON files "
+                 "(default: classic).")
+              ->type_name("NAME|FILE")
+              ->delimiter(','),
+          PathRole::kInput);
   sub->add_option("--timeout", flags->timeout_seconds,
                   "Kills a child that runs longer than this many seconds (default: 120).")
       ->type_name("SECONDS")
       ->check(SecondsInRange(86400));
-  sub->add_option("--report-md", flags->report_md, "Also writes the card to this Markdown file.")
-      ->type_name("FILE");
-  sub->add_option("--report-html", flags->report_html,
-                  "Also writes the card to this self-contained HTML file, with a plot of the "
-                  "NMSE by position for every differing row.")
-      ->type_name("FILE");
+  Declare(sub->add_option("--report-md", flags->report_md,
+                          "Also writes the card to this Markdown file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(
+      sub->add_option("--report-html", flags->report_html,
+                      "Also writes the card to this self-contained HTML file, with a plot of the "
+                      "NMSE by position for every differing row.")
+          ->type_name("FILE"),
+      PathRole::kOutputFile);
   sub->footer(
       "Which values are tried: the profile's card.values per axis; an axis with a list of\n"
       "values not listed there tries every other value; a range axis not listed is not\n"

@@ -10,9 +10,10 @@
 #include "harness/analysis/run_conformance.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
+#include "harness/cli/path_flags.h"
 #include "harness/cli/run_operand.h"
 #include "harness/report/conformance_report.h"
-#include "harness/report/report_file.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -30,14 +31,10 @@ void WriteReportFile(const harness::RunConformance& c, const std::string& format
   if (path.empty()) return;
   std::ostringstream out;
   harness::report::WriteConformanceReport(c, format, out);
-  harness::report::WriteFileAtomically(path, out.str());
+  store::WriteOutputFile(path, out.str());
 }
 
 int Conform(const ConformFlags& flags) {
-  for (const std::string* report :
-       {&flags.report_html, &flags.report_md, &flags.report_json, &flags.report_junit}) {
-    if (!report->empty()) harness::report::RefuseOutputOverStore(*report, StorePath(flags.db));
-  }
   const RunOperand a = LoadRunOperand(flags.a, flags.db);
   const RunOperand b = LoadRunOperand(flags.b, flags.db);
   harness::ConformOptions options;
@@ -64,11 +61,14 @@ CommandSpec SetupConform(CLI::App& app) {
       "judged against a threshold (CONFORMS or DEVIATES, with the first deviating step). "
       "For engines that do not share samebits' order of operations, where bits are not "
       "expected to agree; within one engine use `samebits compare`.");
-  sub->add_option("A", flags->a, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required();
-  sub->add_option("B", flags->b, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required();
-  sub->add_option("--db", flags->db,
-                  "Reads run ids from this database instead of .samebits/samebits.db.")
-      ->type_name("PATH");
+  Declare(sub->add_option("A", flags->a, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
+          PathRole::kInput);
+  Declare(sub->add_option("B", flags->b, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
+          PathRole::kInput);
+  Declare(sub->add_option("--db", flags->db,
+                          "Reads run ids from this database instead of .samebits/samebits.db.")
+              ->type_name("PATH"),
+          PathRole::kReadStore);
   sub->add_option("--config-a", flags->config_a,
                   "The configuration of A to measure against (default: the first that passed "
                   "with a logit dump, for each checkpoint and scenario).")
@@ -82,18 +82,22 @@ CommandSpec SetupConform(CLI::App& app) {
                   "llama.cpp's test-llama-archs uses).")
       ->type_name("X")
       ->check(FiniteNonNegativeNumber());
-  sub->add_option("--report-html", flags->report_html,
-                  "Writes a self-contained HTML report of the measurements to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-md", flags->report_md,
-                  "Writes a Markdown report of the measurements to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-json", flags->report_json,
-                  "Writes a JSON report of the measurements to this file.")
-      ->type_name("FILE");
-  sub->add_option("--report-junit", flags->report_junit,
-                  "Writes a JUnit XML report of the measurements to this file.")
-      ->type_name("FILE");
+  Declare(sub->add_option("--report-html", flags->report_html,
+                          "Writes a self-contained HTML report of the measurements to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-md", flags->report_md,
+                          "Writes a Markdown report of the measurements to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-json", flags->report_json,
+                          "Writes a JSON report of the measurements to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
+  Declare(sub->add_option("--report-junit", flags->report_junit,
+                          "Writes a JUnit XML report of the measurements to this file.")
+              ->type_name("FILE"),
+          PathRole::kOutputFile);
   sub->footer(
       "Per step: NMSE = sum (a - b)^2 / sum a^2 (A's row is the denominator, as in\n"
       "llama.cpp's test-backend-ops); KL(P_A || P_B) of the softmax distributions in nats,\n"
