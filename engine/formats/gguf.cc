@@ -172,10 +172,19 @@ const GgufValue* GgufFile::Find(const std::string& key) const {
   return it == metadata.end() ? nullptr : &it->second;
 }
 
-GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
-  GgufFile f;
-  f.label = label;
-  ByteReader r(bytes, label);
+namespace {
+
+// The steps of ParseGguf, in the order the file holds its parts.
+
+struct HeaderCounts {
+  uint64_t tensors = 0;
+  uint64_t metadata = 0;
+};
+
+// Reads the magic, the version (2 or 3) and the two counts, each bounded by
+// the bytes left for it.
+HeaderCounts ReadHeader(ByteReader& r, std::span<const std::byte> bytes, const std::string& label,
+                        GgufFile& f) {
   if (bytes.size() < 4 ||
       std::string_view(reinterpret_cast<const char*>(bytes.data()), 4) != "GGUF") {
     throw CheckpointError(label + ": not a GGUF file (the first 4 bytes are not 'GGUF')");
@@ -189,18 +198,23 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
     r.Fail("unsupported GGUF version " + std::to_string(f.version) +
            " (versions 2 and 3 are read)");
   }
-  const uint64_t n_tensors = r.U64("the tensor count");
-  const uint64_t n_kv = r.U64("the metadata count");
+  HeaderCounts n;
+  n.tensors = r.U64("the tensor count");
+  n.metadata = r.U64("the metadata count");
   // A key-value pair takes at least 13 bytes and a tensor info at least 32.
-  if (n_kv > r.remaining() / 13) {
-    r.Fail("metadata count " + std::to_string(n_kv) + " cannot fit in a file of " +
+  if (n.metadata > r.remaining() / 13) {
+    r.Fail("metadata count " + std::to_string(n.metadata) + " cannot fit in a file of " +
            std::to_string(bytes.size()) + " bytes");
   }
-  if (n_tensors > r.remaining() / 32) {
-    r.Fail("tensor count " + std::to_string(n_tensors) + " cannot fit in a file of " +
+  if (n.tensors > r.remaining() / 32) {
+    r.Fail("tensor count " + std::to_string(n.tensors) + " cannot fit in a file of " +
            std::to_string(bytes.size()) + " bytes");
   }
+  return n;
+}
 
+// Reads `n_kv` key-value pairs into `f.metadata`, in file order.
+void ReadMetadata(ByteReader& r, uint64_t n_kv, GgufFile& f) {
   for (uint64_t k = 0; k < n_kv; ++k) {
     std::string key = ReadString(r, "a metadata key");
     if (key.empty() || key.size() > kMaxNameLength) {
@@ -215,77 +229,93 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
     f.key_order.push_back(key);
     f.metadata.emplace(std::move(key), std::move(v));
   }
+}
 
-  if (const GgufValue* a = f.Find("general.alignment")) {
-    if (a->type != GgufType::kU32) {
-      throw CheckpointError(label + ": metadata key 'general.alignment' has type " +
-                            GgufTypeName(a->type) + ", expected uint32");
-    }
-    if (a->u == 0 || (a->u & (a->u - 1)) != 0) {
-      throw CheckpointError(label + ": general.alignment is " + std::to_string(a->u) +
-                            ", not a power of two");
-    }
-    f.alignment = a->u;
+// Sets `f.alignment` from general.alignment, when the file sets it.
+void ReadAlignment(const std::string& label, GgufFile& f) {
+  const GgufValue* a = f.Find("general.alignment");
+  if (a == nullptr) return;
+  if (a->type != GgufType::kU32) {
+    throw CheckpointError(label + ": metadata key 'general.alignment' has type " +
+                          GgufTypeName(a->type) + ", expected uint32");
   }
-
-  std::map<std::string, bool> seen;
-  f.tensors.reserve(n_tensors);
-  for (uint64_t k = 0; k < n_tensors; ++k) {
-    GgufTensorInfo t;
-    t.name = ReadString(r, "a tensor name");
-    if (t.name.empty() || t.name.size() > kMaxNameLength) {
-      r.Fail("tensor " + std::to_string(k) + " has a name of length " +
-             std::to_string(t.name.size()));
-    }
-    if (seen.count(t.name) != 0) r.Fail("tensor '" + t.name + "' appears twice");
-    seen[t.name] = true;
-    const uint32_t n_dims = r.U32("a tensor's dimension count");
-    if (n_dims < 1 || n_dims > 4) {
-      r.Fail("tensor '" + t.name + "' has " + std::to_string(n_dims) +
-             " dimensions (1 to 4 allowed)");
-    }
-    uint64_t elements = 1;
-    for (uint32_t d = 0; d < n_dims; ++d) {
-      const uint64_t ne = r.U64("a tensor dimension");
-      if (ne == 0 || ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        r.Fail("tensor '" + t.name + "' has dimension " + std::to_string(d) + " of " +
-               std::to_string(ne));
-      }
-      t.ne.push_back(ne);
-      elements =
-          CheckedMul(elements, ne, label,
-                     ("the element count of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
-    }
-    t.ggml_type = r.U32("a tensor type");
-    const uint64_t elem_size = GgmlTypeSize(t.ggml_type);
-    const numerics::QuantLayout* quant = numerics::FindQuantByGgmlType(t.ggml_type);
-    if (elem_size == 0 && quant == nullptr) {
-      r.Fail("tensor '" + t.name + "' has type " + GgmlTypeName(t.ggml_type) +
-             ", which is not supported (" + SupportedTypeList() + " are)");
-    }
-    if (quant != nullptr) {
-      // A row must be a whole number of blocks: ggml never splits a block
-      // across rows, and a partial block would read past the row.
-      if (t.ne[0] % static_cast<uint64_t>(quant->block_elements) != 0) {
-        r.Fail("tensor '" + t.name + "' has type " + quant->name + " but its rows hold " +
-               std::to_string(t.ne[0]) + " weights, not a multiple of the " +
-               std::to_string(quant->block_elements) + "-weight block");
-      }
-      t.nbytes = CheckedMul(elements / static_cast<uint64_t>(quant->block_elements),
-                            static_cast<uint64_t>(quant->block_bytes), label,
-                            ("the size of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
-    } else {
-      t.nbytes = CheckedMul(elements, elem_size, label,
-                            ("the size of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
-    }
-    if (t.nbytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      r.Fail("tensor '" + t.name + "' is too large");
-    }
-    t.offset = r.U64("a tensor offset");
-    f.tensors.push_back(std::move(t));
+  if (a->u == 0 || (a->u & (a->u - 1)) != 0) {
+    throw CheckpointError(label + ": general.alignment is " + std::to_string(a->u) +
+                          ", not a power of two");
   }
+  f.alignment = a->u;
+}
 
-  // The data section starts at the next multiple of the alignment.
+// Returns the byte size of tensor `t` (its dimensions read), checking that
+// its type is supported, its rows hold whole blocks and nothing overflows.
+uint64_t TensorBytes(const ByteReader& r, const std::string& label, const GgufTensorInfo& t,
+                     uint64_t elements) {
+  const uint64_t elem_size = GgmlTypeSize(t.ggml_type);
+  const numerics::QuantLayout* quant = numerics::FindQuantByGgmlType(t.ggml_type);
+  if (elem_size == 0 && quant == nullptr) {
+    r.Fail("tensor '" + t.name + "' has type " + GgmlTypeName(t.ggml_type) +
+           ", which is not supported (" + SupportedTypeList() + " are)");
+  }
+  const std::string what = "the size of tensor '" + EscapeControlBytes(t.name) + "'";
+  uint64_t nbytes;
+  if (quant != nullptr) {
+    // A row must be a whole number of blocks: ggml never splits a block
+    // across rows, and a partial block would read past the row.
+    if (t.ne[0] % static_cast<uint64_t>(quant->block_elements) != 0) {
+      r.Fail("tensor '" + t.name + "' has type " + quant->name + " but its rows hold " +
+             std::to_string(t.ne[0]) + " weights, not a multiple of the " +
+             std::to_string(quant->block_elements) + "-weight block");
+    }
+    nbytes = CheckedMul(elements / static_cast<uint64_t>(quant->block_elements),
+                        static_cast<uint64_t>(quant->block_bytes), label, what.c_str());
+  } else {
+    nbytes = CheckedMul(elements, elem_size, label, what.c_str());
+  }
+  if (nbytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    r.Fail("tensor '" + t.name + "' is too large");
+  }
+  return nbytes;
+}
+
+// Reads tensor info `k`: its name (unique), dimensions, type, size and
+// offset. `seen` holds the names read so far.
+GgufTensorInfo ReadTensorInfo(ByteReader& r, const std::string& label, uint64_t k,
+                              std::map<std::string, bool>& seen) {
+  GgufTensorInfo t;
+  t.name = ReadString(r, "a tensor name");
+  if (t.name.empty() || t.name.size() > kMaxNameLength) {
+    r.Fail("tensor " + std::to_string(k) + " has a name of length " +
+           std::to_string(t.name.size()));
+  }
+  if (seen.count(t.name) != 0) r.Fail("tensor '" + t.name + "' appears twice");
+  seen[t.name] = true;
+  const uint32_t n_dims = r.U32("a tensor's dimension count");
+  if (n_dims < 1 || n_dims > 4) {
+    r.Fail("tensor '" + t.name + "' has " + std::to_string(n_dims) +
+           " dimensions (1 to 4 allowed)");
+  }
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < n_dims; ++d) {
+    const uint64_t ne = r.U64("a tensor dimension");
+    if (ne == 0 || ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      r.Fail("tensor '" + t.name + "' has dimension " + std::to_string(d) + " of " +
+             std::to_string(ne));
+    }
+    t.ne.push_back(ne);
+    elements =
+        CheckedMul(elements, ne, label,
+                   ("the element count of tensor '" + EscapeControlBytes(t.name) + "'").c_str());
+  }
+  t.ggml_type = r.U32("a tensor type");
+  t.nbytes = TensorBytes(r, label, t, elements);
+  t.offset = r.U64("a tensor offset");
+  return t;
+}
+
+// Places the data section at the next multiple of the alignment after the
+// header, and checks that every tensor is aligned and inside it.
+void PlaceDataSection(const ByteReader& r, std::span<const std::byte> bytes,
+                      const std::string& label, GgufFile& f) {
   const uint64_t end_of_header = r.offset();
   const uint64_t padded = CheckedAdd(end_of_header, f.alignment - 1, label, "the data offset");
   f.data_offset = padded - padded % f.alignment;
@@ -308,6 +338,21 @@ GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
                             std::to_string(data_size) + " bytes)");
     }
   }
+}
+
+}  // namespace
+
+GgufFile ParseGguf(std::span<const std::byte> bytes, const std::string& label) {
+  GgufFile f;
+  f.label = label;
+  ByteReader r(bytes, label);
+  const HeaderCounts n = ReadHeader(r, bytes, label, f);
+  ReadMetadata(r, n.metadata, f);
+  ReadAlignment(label, f);
+  std::map<std::string, bool> seen;
+  f.tensors.reserve(n.tensors);
+  for (uint64_t k = 0; k < n.tensors; ++k) f.tensors.push_back(ReadTensorInfo(r, label, k, seen));
+  PlaceDataSection(r, bytes, label, f);
   return f;
 }
 

@@ -1,7 +1,6 @@
 // GGUF (llama.cpp's checkpoint format), versions 2 and 3: parsing of the
 // header, the metadata and the tensor table from untrusted bytes, and the
-// mapping of the `llama` (dense and Mixtral-style MoE) and `qwen3moe`
-// architectures onto `ModelConfig`. Keys under `samebits.*` (written by our
+// mapping of the architectures architectures.h lists onto `ModelConfig`. Keys under `samebits.*` (written by our
 // own exporter, gguf_writer.h) carry features llama.cpp has no key for.
 #pragma once
 

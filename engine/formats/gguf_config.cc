@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/formats/architectures.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/pretokenizer_patterns.h"
 
@@ -143,21 +144,26 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-}  // namespace
+// The steps of GgufToConfig, in the order it takes them. Each reads the keys
+// of one part of the configuration; `p` is the architecture's key prefix.
 
-model::ModelConfig GgufToConfig(const GgufFile& f) {
-  const Meta m(f);
-  model::ModelConfig c;
+// Returns the table entry of the file's architecture: one the table knows,
+// or any name in a file our writer made (its samebits keys state every
+// switch). Anything else is refused naming the ones the table knows.
+const GgufArchitecture& ReadArchitecture(const Meta& m, model::ModelConfig& c) {
   c.arch = m.String("general.architecture");
-  const bool ours = m.Has(kSbVersion);
-  const bool neox_arch = c.arch == "qwen3moe" || c.arch == "qwen3" || c.arch == "qwen2";
-  if (c.arch != "llama" && !neox_arch && !ours) {
+  const GgufArchitecture* known = FindGgufArchitecture(c.arch);
+  if (known != nullptr) return *known;
+  if (!m.Has(kSbVersion)) {
     m.Fail("architecture '" + c.arch +
-           "' is not supported (supported: llama, qwen2, qwen3, qwen3moe)");
+           "' is not supported (supported: " + KnownGgufArchitectures() + ")");
   }
-  c.name = m.StringOr(kSbName, BaseName(f.label));
-  const std::string p = c.arch + ".";
+  return kSamebitsOnlyArchitecture;
+}
 
+// Reads the widths, the layer count (bounded by the tensor table) and the
+// attention heads. Returns the layer count.
+int ReadShape(const Meta& m, const GgufFile& f, const std::string& p, model::ModelConfig& c) {
   c.d_model = m.Int(p + "embedding_length");
   const int n_layers = m.Int(p + "block_count");
   // Each layer needs several tensors: bound the count by the tensor table
@@ -181,15 +187,18 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   if (m.Has(p + "attention.value_length") && m.Int(p + "attention.value_length") != c.head_dim) {
     m.Fail(p + "attention.value_length differs from the key length; the engine needs them equal");
   }
+  return n_layers;
+}
+
+// Reads the rotary dimensions, base and style (the architecture's unless
+// samebits.rope.style says otherwise).
+void ReadRope(const Meta& m, const std::string& p, const GgufArchitecture& arch,
+              model::ModelConfig& c) {
   const int rope_dim = m.IntOr(p + "rope.dimension_count", c.head_dim, 1);
   c.rope_dim = rope_dim == c.head_dim ? 0 : rope_dim;
   if (m.Has(kSbRopeDim)) c.rope_dim = m.Int(kSbRopeDim, 0);
   c.rope_base = m.FloatOr(p + "rope.freq_base", 10000.0f);
-
-  // llama.cpp's `llama` uses rope type NORM (adjacent pairs; its converter
-  // permutes q and k to match); `qwen2`, `qwen3` and `qwen3moe` use NEOX
-  // (halves).
-  c.rope_style = neox_arch ? model::RopeStyle::kNeox : model::RopeStyle::kInterleaved;
+  c.rope_style = arch.rope_style;
   if (m.Has(kSbRopeStyle)) {
     const std::string s = m.String(kSbRopeStyle);
     if (s == "interleaved") {
@@ -200,7 +209,12 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
       m.Fail(std::string(kSbRopeStyle) + " is '" + s + "' (expected 'interleaved' or 'neox')");
     }
   }
+}
 
+// Reads the norm kind and epsilon, and the per-architecture switches of the
+// attention and the block.
+void ReadNormAndSwitches(const Meta& m, const std::string& p, const GgufArchitecture& arch,
+                         model::ModelConfig& c) {
   const std::string norm = m.StringOr(kSbNorm, "rms");
   if (norm == "rms") {
     c.norm = model::NormKind::kRmsNorm;
@@ -211,28 +225,33 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   } else {
     m.Fail(std::string(kSbNorm) + " is '" + norm + "' (expected 'rms' or 'layer')");
   }
-  // Qwen3 (dense and MoE) normalises q and k per head; Qwen2 adds biases
-  // to q, k and v.
-  c.qk_norm = m.BoolOr(kSbQkNorm, c.arch == "qwen3moe" || c.arch == "qwen3");
-  c.qkv_bias = m.BoolOr(kSbQkvBias, c.arch == "qwen2");
+  c.qk_norm = m.BoolOr(kSbQkNorm, arch.qk_norm);
+  c.qkv_bias = m.BoolOr(kSbQkvBias, arch.qkv_bias);
   c.parallel_block = m.BoolOr(kSbParallel, false);
   c.logit_scale = m.FloatOr(kSbLogitScale, 1.0f);
   c.max_seq_len = m.IntOr(p + "context_length", 4096, 1);
+}
 
+// Reads the dense FFN width and the experts.
+void ReadFeedForward(const Meta& m, const std::string& p, const GgufArchitecture& arch,
+                     model::ModelConfig& c) {
   c.ffn_dim = m.IntOr(p + "feed_forward_length", 0);
   c.n_experts = m.IntOr(p + "expert_count", 0);
   if (c.n_experts > 0) {
     c.top_k = m.Int(p + "expert_used_count");
-    // Mixtral-style `llama` files give the expert width as feed_forward_length.
-    c.expert_ffn_dim = c.arch == "llama" ? m.IntOr(p + "expert_feed_forward_length", c.ffn_dim, 1)
-                                         : m.Int(p + "expert_feed_forward_length");
+    c.expert_ffn_dim = arch.expert_width_in_ffn
+                           ? m.IntOr(p + "expert_feed_forward_length", c.ffn_dim, 1)
+                           : m.Int(p + "expert_feed_forward_length");
     c.shared_expert_ffn_dim = m.IntOr(p + "expert_shared_feed_forward_length", 0);
     // llama.cpp renormalises the chosen experts' weights for both llama
     // (Mixtral) and qwen3moe.
     c.renormalize_top_k = m.BoolOr(kSbRenorm, m.BoolOr(p + "expert_weights_norm", true));
   }
   if (m.Has(kSbDenseFfn)) c.ffn_dim = m.Int(kSbDenseFfn, 0);
+}
 
+// Sizes the layers and reads the per-layer arrays of the samebits namespace.
+void ReadLayers(const Meta& m, int n_layers, model::ModelConfig& c) {
   c.layers.resize(n_layers);
   for (auto& l : c.layers) l.moe = c.n_experts > 0;
   if (m.Has(kSbMoe)) {
@@ -250,7 +269,12 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
           m.IntValue(kSbSliding, items[i], 0, std::numeric_limits<int32_t>::max()));
     }
   }
+}
 
+// Reads what the tensor table decides: the vocabulary size (the rows of
+// token_embd.weight) and whether the output is tied (no output.weight).
+void ReadFromTensors(const Meta& m, const GgufFile& f, const std::string& p,
+                     model::ModelConfig& c) {
   bool has_output = false;
   const GgufTensorInfo* embd = nullptr;
   for (const GgufTensorInfo& t : f.tensors) {
@@ -268,6 +292,22 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
     m.Fail(p + "vocab_size (" + std::to_string(m.Int(p + "vocab_size")) +
            ") differs from the rows of token_embd.weight (" + std::to_string(c.vocab_size) + ")");
   }
+}
+
+}  // namespace
+
+model::ModelConfig GgufToConfig(const GgufFile& f) {
+  const Meta m(f);
+  model::ModelConfig c;
+  const GgufArchitecture& arch = ReadArchitecture(m, c);
+  c.name = m.StringOr(kSbName, BaseName(f.label));
+  const std::string p = c.arch + ".";
+  const int n_layers = ReadShape(m, f, p, c);
+  ReadRope(m, p, arch, c);
+  ReadNormAndSwitches(m, p, arch, c);
+  ReadFeedForward(m, p, arch, c);
+  ReadLayers(m, n_layers, c);
+  ReadFromTensors(m, f, p, c);
   return c;
 }
 

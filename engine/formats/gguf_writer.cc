@@ -3,6 +3,7 @@
 #include <bit>
 #include <fstream>
 
+#include "engine/formats/architectures.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/gguf.h"
 #include "engine/formats/gguf_config.h"
@@ -111,7 +112,8 @@ bool AnyQuantized(const model::ModelWeights& weights) {
   return any;
 }
 
-void WriteMetadata(const model::ModelWeights& w, Out& kv) {
+// Writes llama.cpp's keys: general.*, then `{arch}.*`.
+void WriteModelKeys(const model::ModelWeights& w, Out& kv) {
   const model::ModelConfig& c = w.config;
   const std::string arch = c.arch.empty() ? "llama" : c.arch;
   const std::string p = arch + ".";
@@ -128,8 +130,10 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   kv.KvU32(p + "embedding_length", static_cast<uint32_t>(c.d_model));
   kv.KvU32(p + "block_count", static_cast<uint32_t>(c.n_layers()));
   // llama.cpp's Mixtral-style `llama` reads the expert width from here.
+  const GgufArchitecture* known = FindGgufArchitecture(arch);
+  const bool expert_width_in_ffn = experts && known != nullptr && known->expert_width_in_ffn;
   kv.KvU32(p + "feed_forward_length",
-           static_cast<uint32_t>(experts && arch == "llama" ? c.expert_ffn_dim : c.ffn_dim));
+           static_cast<uint32_t>(expert_width_in_ffn ? c.expert_ffn_dim : c.ffn_dim));
   kv.KvU32(p + "attention.head_count", static_cast<uint32_t>(c.n_heads));
   kv.KvU32(p + "attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
   kv.KvU32(p + "attention.key_length", static_cast<uint32_t>(c.head_dim));
@@ -151,8 +155,10 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
                static_cast<uint32_t>(c.shared_expert_ffn_dim));
     }
   }
+}
 
-  // The samebits namespace: only this engine reads it.
+// Writes the samebits namespace: only this engine reads it.
+void WriteSamebitsKeys(const model::ModelConfig& c, Out& kv) {
   kv.KvU32(kSbVersion, 1);
   kv.KvStr(kSbName, c.name);
   kv.KvStr(kSbRopeStyle, c.rope_style == model::RopeStyle::kNeox ? "neox" : "interleaved");
@@ -170,7 +176,11 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
   for (const auto& l : c.layers) kv.U8(l.use_rope ? 1 : 0);
   kv.ArrayHead(kSbMoe, GgufType::kBool, c.layers.size());
   for (const auto& l : c.layers) kv.U8(l.moe ? 1 : 0);
+}
 
+// Writes the vocabulary's tokenizer.ggml.* keys, or llama.cpp's marker for
+// a model without one.
+void WriteVocabularyKeys(const model::ModelWeights& w, Out& kv) {
   if (w.vocabulary) {
     const Vocabulary& v = *w.vocabulary;
     const VocabularyOptions& o = v.options();
@@ -196,6 +206,12 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
     // llama.cpp's marker for a model without a vocabulary, which it loads.
     kv.KvStr("tokenizer.ggml.model", "no_vocab");
   }
+}
+
+void WriteMetadata(const model::ModelWeights& w, Out& kv) {
+  WriteModelKeys(w, kv);
+  WriteSamebitsKeys(w.config, kv);
+  WriteVocabularyKeys(w, kv);
 }
 
 }  // namespace

@@ -59,24 +59,6 @@ bool MatchNumbered(const std::string& s, const std::string& pattern, long* n) {
 
 }  // namespace
 
-HfFamily HfFamilyOf(const std::string& c) {
-  if (c == "LlamaForCausalLM") return HfFamily::kLlama;
-  if (c == "MixtralForCausalLM") return HfFamily::kMixtral;
-  if (c == "Qwen3MoeForCausalLM") return HfFamily::kQwen3Moe;
-  return HfFamily::kUnknown;
-}
-
-const char* HfClassName(HfFamily f) {
-  switch (f) {
-    case HfFamily::kMixtral:
-      return "MixtralForCausalLM";
-    case HfFamily::kQwen3Moe:
-      return "Qwen3MoeForCausalLM";
-    default:
-      return "LlamaForCausalLM";
-  }
-}
-
 std::string GgufNameFromHf(const std::string& hf) {
   if (hf == "model.embed_tokens.weight") return "token_embd.weight";
   if (hf == "model.norm.weight") return "output_norm.weight";

@@ -7,12 +7,9 @@
 
 namespace samebits::formats {
 
-enum class HfFamily { kUnknown, kLlama, kMixtral, kQwen3Moe };
-
-// Returns the family of a `config.json` architecture class name.
-HfFamily HfFamilyOf(const std::string& class_name);
-// Returns the class name of a family ("LlamaForCausalLM", ...).
-const char* HfClassName(HfFamily family);
+// The tensor naming (and MoE keys) of a transformers class; which class has
+// which family is architectures.h's table.
+enum class HfFamily { kLlama, kMixtral, kQwen3Moe };
 
 // Returns the engine name of HF tensor `hf` ("" when it is unknown).
 // Names `samebits.X` (our writer's, for tensors HF has no name for) map to X.

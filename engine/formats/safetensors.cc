@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/formats/architectures.h"
 #include "engine/formats/byte_reader.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/hf_names.h"
@@ -99,28 +100,33 @@ class Config {
   std::string label_;
 };
 
-model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
-                                  const TensorTable& table) {
-  if (!j.is_object()) throw CheckpointError(label + ": config.json is not a JSON object");
-  const Config c(j, label);
-  model::ModelConfig m;
+// The steps of ConfigFromJson, in the order it takes them.
+
+// Returns the table entry of `architectures[0]`; an unknown class is refused
+// naming the ones the table knows. Refuses the features no class supports.
+const HfArchitecture& ReadArchitecture(const Config& c, model::ModelConfig& m) {
+  const json& j = c.raw();
   if (!c.Has("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
       !j["architectures"][0].is_string()) {
     c.Fail("config.json lacks an 'architectures' list naming the model class");
   }
   const std::string cls = j["architectures"][0].get<std::string>();
-  const HfFamily family = HfFamilyOf(cls);
-  if (family == HfFamily::kUnknown) {
-    c.Fail("architecture '" + cls +
-           "' is not supported (LlamaForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM)");
+  const HfArchitecture* arch = FindHfArchitecture(cls);
+  if (arch == nullptr) {
+    c.Fail("architecture '" + cls + "' is not supported (" + KnownHfArchitectures() + ")");
   }
   if (c.Has("rope_scaling"))
     c.Fail("config.json sets rope_scaling, which the engine does not implement");
   if (c.BoolOr("attention_bias", false) || c.BoolOr("mlp_bias", false)) {
     c.Fail("config.json asks for attention or MLP biases, which the engine does not implement");
   }
-  m.arch = c.StringOr("samebits_arch", family == HfFamily::kQwen3Moe ? "qwen3moe" : "llama");
-  m.name = c.StringOr("samebits_name", std::filesystem::path(label).filename().string());
+  m.arch = c.StringOr("samebits_arch", arch->gguf_arch);
+  return *arch;
+}
+
+// Reads the widths, the layer count (bounded by the tensor table) and the
+// attention heads. Returns the layer count.
+int ReadShape(const Config& c, const TensorTable& table, model::ModelConfig& m) {
   m.vocab_size = c.Int("vocab_size");
   m.d_model = c.Int("hidden_size");
   const int n_layers = c.Int("num_hidden_layers");
@@ -137,6 +143,11 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
       c.Fail("hidden_size is not a multiple of num_attention_heads and head_dim is absent");
     m.head_dim = m.d_model / m.n_heads;
   }
+  return n_layers;
+}
+
+// Reads the rotary embedding, the norm and the switches of the block.
+void ReadRopeNormAndSwitches(const Config& c, const HfArchitecture& arch, model::ModelConfig& m) {
   m.rope_dim = c.IntOr("samebits_rope_dim", 0);
   m.rope_base = c.FloatOr("rope_theta", 10000.0f);
   // transformers' llama family rotates halves (rotate_half) of unpermuted weights.
@@ -156,20 +167,26 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
   } else {
     c.Fail("samebits_norm is '" + norm + "' (expected 'rms' or 'layer')");
   }
-  m.qk_norm = c.BoolOr("samebits_qk_norm", family == HfFamily::kQwen3Moe);
+  m.qk_norm = c.BoolOr("samebits_qk_norm", arch.qk_norm);
   m.parallel_block = c.BoolOr("samebits_parallel_block", false);
   m.logit_scale = c.FloatOr("samebits_logit_scale", 1.0f);
   m.max_seq_len = c.IntOr("max_position_embeddings", 4096, 1);
   m.tied_output = c.BoolOr("tie_word_embeddings", false);
+}
+
+// Reads the FFN widths and the experts, in the keys of the class's family,
+// and which layers are MoE.
+void ReadFeedForward(const Config& c, const HfArchitecture& arch, int n_layers,
+                     model::ModelConfig& m) {
   m.ffn_dim = c.IntOr("intermediate_size", 0);
   m.layers.resize(n_layers);
-  if (family == HfFamily::kMixtral) {
+  if (arch.family == HfFamily::kMixtral) {
     m.n_experts = c.Int("num_local_experts");
     m.top_k = c.Int("num_experts_per_tok");
     m.expert_ffn_dim = m.ffn_dim;
     m.renormalize_top_k = true;  // softmax over the chosen experts' logits
     for (auto& l : m.layers) l.moe = true;
-  } else if (family == HfFamily::kQwen3Moe) {
+  } else if (arch.family == HfFamily::kQwen3Moe) {
     m.n_experts = c.IntOr("num_experts", 0);
     if (m.n_experts > 0) {
       m.top_k = c.Int("num_experts_per_tok");
@@ -178,20 +195,26 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
       const int step = c.IntOr("decoder_sparse_step", 1, 1);
       std::set<int> dense;
       if (c.Has("mlp_only_layers")) {
-        if (!j["mlp_only_layers"].is_array())
-          c.Fail("config.json key 'mlp_only_layers' is not a list");
-        for (const json& v : j["mlp_only_layers"]) dense.insert(c.IntOf(v, "mlp_only_layers", 0));
+        const json& listed = c.raw()["mlp_only_layers"];
+        if (!listed.is_array()) c.Fail("config.json key 'mlp_only_layers' is not a list");
+        for (const json& v : listed) dense.insert(c.IntOf(v, "mlp_only_layers", 0));
       }
       for (int i = 0; i < n_layers; ++i)
         m.layers[i].moe = dense.count(i) == 0 && (i + 1) % step == 0;
     }
   }
+}
+
+// Reads what transformers has no key for (our writer's samebits_* keys),
+// which overrides what the class implies.
+void ReadSamebitsKeys(const Config& c, const std::string& label, int n_layers,
+                      model::ModelConfig& m) {
   m.shared_expert_ffn_dim = c.IntOr("samebits_shared_expert_ffn_dim", 0);
   if (c.Has("samebits_renormalize_top_k"))
     m.renormalize_top_k = c.BoolOr("samebits_renormalize_top_k", false);
   if (c.Has("samebits_ffn_dim")) m.ffn_dim = c.Int("samebits_ffn_dim", 0);
   if (c.Has("samebits_layers")) {
-    const json& layers = j["samebits_layers"];
+    const json& layers = c.raw()["samebits_layers"];
     if (!layers.is_array() || layers.size() != static_cast<size_t>(n_layers)) {
       c.Fail("samebits_layers is not a list of num_hidden_layers entries");
     }
@@ -204,6 +227,19 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
       m.layers[i].moe = l.BoolOr("moe", m.layers[i].moe);
     }
   }
+}
+
+model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
+                                  const TensorTable& table) {
+  if (!j.is_object()) throw CheckpointError(label + ": config.json is not a JSON object");
+  const Config c(j, label);
+  model::ModelConfig m;
+  const HfArchitecture& arch = ReadArchitecture(c, m);
+  m.name = c.StringOr("samebits_name", std::filesystem::path(label).filename().string());
+  const int n_layers = ReadShape(c, table, m);
+  ReadRopeNormAndSwitches(c, arch, m);
+  ReadFeedForward(c, arch, n_layers, m);
+  ReadSamebitsKeys(c, label, n_layers, m);
   return m;
 }
 
@@ -226,6 +262,15 @@ const char* DTypeTag(model::DType d) {
       return "BF16";
   }
   return "F32";
+}
+
+// Returns the transformers family a configuration is written as: experts
+// with q/k norms (or of Qwen3-MoE's GGUF architecture) are Qwen3-MoE, other
+// experts Mixtral, the rest Llama.
+HfFamily HfFamilyToWrite(const model::ModelConfig& c) {
+  if (c.n_experts <= 0) return HfFamily::kLlama;
+  const bool qwen3moe = c.qk_norm || c.arch == HfArchitectureOf(HfFamily::kQwen3Moe).gguf_arch;
+  return qwen3moe ? HfFamily::kQwen3Moe : HfFamily::kMixtral;
 }
 
 void WriteFile(const std::string& path, const std::string& header,
@@ -389,25 +434,21 @@ model::ModelWeights LoadSafetensorsFile(const std::string& path) {
   return BindSafetensors(ReadText(config.string()), table, path, storage);
 }
 
-void WriteSafetensors(const model::ModelWeights& quantized, const std::string& dir, int shards) {
-  namespace fs = std::filesystem;
-  // Safetensors has no block types: quantized tensors go as their F32 values.
-  const model::ModelWeights weights = model::DequantizedWeights(quantized);
-  const model::ModelConfig& c = weights.config;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const HfFamily family = c.n_experts > 0 ? (c.qk_norm || c.arch == "qwen3moe" ? HfFamily::kQwen3Moe
-                                                                               : HfFamily::kMixtral)
-                                          : HfFamily::kLlama;
+namespace {
 
-  // Split every present tensor into HF tensors (experts one by one).
-  struct Part {
-    std::string name;
-    model::TensorView view;
-  };
-  std::vector<Part> parts;
-  model::ModelWeights& w = const_cast<model::ModelWeights&>(weights);
-  model::ForEachTensor(c, [&](const model::TensorSpec& spec) {
+// The steps of WriteSafetensors, in order.
+
+// One HF tensor: a whole tensor, or one expert of a 3-D expert tensor.
+struct HfPart {
+  std::string name;
+  model::TensorView view;
+};
+
+// Splits every present tensor into HF tensors (experts one by one).
+std::vector<HfPart> SplitIntoHfTensors(const model::ModelWeights& weights, HfFamily family) {
+  std::vector<HfPart> parts;
+  model::ModelWeights& w = const_cast<model::ModelWeights&>(weights);  // slots only read here
+  model::ForEachTensor(weights.config, [&](const model::TensorSpec& spec) {
     if (spec.layer >= static_cast<int>(w.layers.size())) return;
     const model::TensorView& v = spec.slot(w);
     if (!v.present()) return;
@@ -422,8 +463,14 @@ void WriteSafetensors(const model::ModelWeights& quantized, const std::string& d
       parts.push_back({HfNameFromGguf(spec.name, family, -1), v});
     }
   });
+  return parts;
+}
 
-  shards = std::max(1, std::min<int>(shards, static_cast<int>(parts.size())));
+// Writes the parts into `shards` files of about equal tensor counts, and
+// the index that maps each tensor to its file when there are several (a
+// stale index is removed when there is one).
+void WriteShards(const std::vector<HfPart>& parts, const std::string& dir, int shards) {
+  namespace fs = std::filesystem;
   json weight_map = json::object();
   for (int s = 0; s < shards; ++s) {
     const size_t from = parts.size() * s / shards, to = parts.size() * (s + 1) / shards;
@@ -454,14 +501,17 @@ void WriteSafetensors(const model::ModelWeights& quantized, const std::string& d
     out << index.dump(1) << "\n";
     if (!out) throw CheckpointError(dir + ": cannot write model.safetensors.index.json");
   } else {
+    std::error_code ec;
     fs::remove(fs::path(dir) / "model.safetensors.index.json", ec);
   }
+}
 
-  json j;
-  j["architectures"] = {HfClassName(family)};
-  j["model_type"] = family == HfFamily::kQwen3Moe  ? "qwen3_moe"
-                    : family == HfFamily::kMixtral ? "mixtral"
-                                                   : "llama";
+// Sets transformers' keys of the family's class.
+void PutHfKeys(const model::ModelWeights& weights, HfFamily family, json& j) {
+  const model::ModelConfig& c = weights.config;
+  const HfArchitecture& arch = HfArchitectureOf(family);
+  j["architectures"] = {arch.class_name};
+  j["model_type"] = arch.model_type;
   j["vocab_size"] = c.vocab_size;
   j["hidden_size"] = c.d_model;
   j["num_hidden_layers"] = c.n_layers();
@@ -487,7 +537,10 @@ void WriteSafetensors(const model::ModelWeights& quantized, const std::string& d
     j["moe_intermediate_size"] = c.expert_ffn_dim;
     j["norm_topk_prob"] = c.renormalize_top_k;
   }
-  // What transformers has no key for, only this engine reads back.
+}
+
+// Sets what transformers has no key for, which only this engine reads back.
+void PutSamebitsKeys(const model::ModelConfig& c, json& j) {
   j["samebits_arch"] = c.arch;
   j["samebits_name"] = c.name;
   j["samebits_rope_style"] = c.rope_style == model::RopeStyle::kNeox ? "neox" : "interleaved";
@@ -505,6 +558,22 @@ void WriteSafetensors(const model::ModelWeights& quantized, const std::string& d
     layers.push_back(
         {{"sliding_window", l.sliding_window}, {"use_rope", l.use_rope}, {"moe", l.moe}});
   j["samebits_layers"] = layers;
+}
+
+}  // namespace
+
+void WriteSafetensors(const model::ModelWeights& quantized, const std::string& dir, int shards) {
+  namespace fs = std::filesystem;
+  // Safetensors has no block types: quantized tensors go as their F32 values.
+  const model::ModelWeights weights = model::DequantizedWeights(quantized);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const HfFamily family = HfFamilyToWrite(weights.config);
+  const std::vector<HfPart> parts = SplitIntoHfTensors(weights, family);
+  WriteShards(parts, dir, std::max(1, std::min<int>(shards, static_cast<int>(parts.size()))));
+  json j;
+  PutHfKeys(weights, family, j);
+  PutSamebitsKeys(weights.config, j);
   std::ofstream out(fs::path(dir) / "config.json", std::ios::trunc);
   out << j.dump(2) << "\n";
   if (!out) throw CheckpointError(dir + ": cannot write config.json");

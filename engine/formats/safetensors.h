@@ -1,6 +1,6 @@
 // safetensors + config.json (the Hugging Face layout): one
 // `model.safetensors`, or shards listed by `model.safetensors.index.json`.
-// Architectures LlamaForCausalLM, MixtralForCausalLM and Qwen3MoeForCausalLM;
+// The architecture classes are architectures.h's `kHfArchitectures`;
 // HF llama applies RoPE NeoX-style (rotate_half) to unpermuted weights, so
 // these load as `kNeox`. Per-expert tensors are gathered into the engine's
 // 3-D expert tensors. Keys `samebits_*` in config.json (written by

@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/formats/architectures.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/gguf.h"
+#include "engine/formats/gguf_config.h"
 #include "engine/formats/gguf_writer.h"
 #include "engine/formats/llama2c.h"
 #include "engine/formats/safetensors.h"
@@ -191,6 +193,27 @@ TEST(BadGguf, MetadataLies) {
   ExpectError(TinyGguf({.block_count_as_string = true}),
               "'llama.block_count' has type string, expected an integer");
   ExpectError(TinyGguf({.omit_heads = true}), "'llama.attention.head_count' is missing");
+}
+
+// Every entry of the architecture table loads, and the configuration gets
+// the entry's switches; a name the table lacks is refused listing them all.
+TEST(GgufArchitectures, EachEntryLoadsWithItsSwitches) {
+  for (const GgufArchitecture& a : kGgufArchitectures) {
+    SCOPED_TRACE(a.name);
+    const auto bytes = TinyGguf({.arch = a.name});
+    const model::ModelConfig c = GgufToConfig(ParseGguf(bytes, "tiny.gguf"));
+    EXPECT_EQ(c.arch, a.name);
+    EXPECT_EQ(c.rope_style, a.rope_style);
+    EXPECT_EQ(c.qk_norm, a.qk_norm);
+    EXPECT_EQ(c.qkv_bias, a.qkv_bias);
+  }
+  const auto unknown = TinyGguf({.arch = "gpt2"});
+  const std::string error = ErrorOf(unknown, unknown.size(), LoadGguf);
+  for (const GgufArchitecture& a : kGgufArchitectures) {
+    EXPECT_NE(error.find(a.name), std::string::npos) << error;
+  }
+  EXPECT_NE(error.find("(supported: " + KnownGgufArchitectures() + ")"), std::string::npos)
+      << error;
 }
 
 // A NUL inside a string of the file used to end the message there (what()

@@ -1,0 +1,77 @@
+// The model architectures the loaders read, one entry each, written as data
+// (gemma.cpp's configs.cc is the model): what a file's architecture name
+// sets on `ModelConfig` before the file's own keys are read. An architecture
+// built from the engine's existing ops is one entry here (and, when its
+// keys differ from llama.cpp's usual ones, a line in the reader that uses
+// the new field); one that needs a new op adds the op in engine/model/
+// beside its reference step, and the switch that turns it on here.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "engine/formats/hf_names.h"
+#include "engine/model/config.h"
+
+namespace samebits::formats {
+
+// A GGUF `general.architecture` name and the switches llama.cpp's loader
+// implies for it. Files our writer made (`samebits.version`) state every
+// switch as a `samebits.*` key, which overrides these.
+struct GgufArchitecture {
+  const char* name = "";
+  // llama.cpp's rope type: NORM rotates adjacent pairs (its converter
+  // permuted q and k to match), NEOX rotates halves.
+  model::RopeStyle rope_style = model::RopeStyle::kInterleaved;
+  bool qk_norm = false;   // RMSNorm of q and k per head
+  bool qkv_bias = false;  // biases on q, k and v (`blk.N.attn_{q,k,v}.bias`)
+  // Mixtral-style files give the expert width as `{arch}.feed_forward_length`
+  // and may omit `{arch}.expert_feed_forward_length`.
+  bool expert_width_in_ffn = false;
+};
+
+// Each entry names only what differs from the defaults above.
+inline constexpr GgufArchitecture kGgufArchitectures[] = {
+    {.name = "llama", .expert_width_in_ffn = true},
+    {.name = "qwen2", .rope_style = model::RopeStyle::kNeox, .qkv_bias = true},
+    {.name = "qwen3", .rope_style = model::RopeStyle::kNeox, .qk_norm = true},
+    {.name = "qwen3moe", .rope_style = model::RopeStyle::kNeox, .qk_norm = true},
+};
+
+// What an architecture name the table does not know gets, in a file our
+// writer made (`samebits.version`): the defaults, every switch then comes
+// from the file's `samebits.*` keys. Such a name is refused in other files.
+inline constexpr GgufArchitecture kSamebitsOnlyArchitecture = {};
+
+// Returns the entry named `name`, or null.
+const GgufArchitecture* FindGgufArchitecture(const std::string& name);
+
+// A transformers `config.json` architecture class and what it implies.
+struct HfArchitecture {
+  const char* class_name = "";         // `architectures[0]`
+  const char* model_type = "";         // written beside it
+  HfFamily family = HfFamily::kLlama;  // tensor names and MoE keys (hf_names.h)
+  const char* gguf_arch = "llama";     // `ModelConfig::arch` unless `samebits_arch` is set
+  bool qk_norm = false;
+};
+
+inline constexpr HfArchitecture kHfArchitectures[] = {
+    {.class_name = "LlamaForCausalLM", .model_type = "llama"},
+    {.class_name = "MixtralForCausalLM", .model_type = "mixtral", .family = HfFamily::kMixtral},
+    {.class_name = "Qwen3MoeForCausalLM",
+     .model_type = "qwen3_moe",
+     .family = HfFamily::kQwen3Moe,
+     .gguf_arch = "qwen3moe",
+     .qk_norm = true},
+};
+
+// Returns the entry of class `class_name`, or null.
+const HfArchitecture* FindHfArchitecture(const std::string& class_name);
+// Returns the entry of `family`.
+const HfArchitecture& HfArchitectureOf(HfFamily family);
+
+// Returns the names a table knows, comma separated, for error messages.
+std::string KnownGgufArchitectures();
+std::string KnownHfArchitectures();
+
+}  // namespace samebits::formats
