@@ -1,39 +1,26 @@
 // `samebits-engine run`: runs one scenario on one checkpoint in one
 // configuration and prints the protocol's JSON Lines (PROTOCOL.md) on
 // stdout. Every switch is read once here, before the first record.
-#include <chrono>
 #include <cstdio>
-#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "engine/cli/commands.h"
-#include "engine/formats/checkpoint.h"
-#include "engine/kernels/kernels.h"
+#include "engine/cli/isa_option.h"
 #include "engine/model/forward.h"
-#include "engine/model/tensor_spec.h"
 #include "engine/numerics/math.h"
-#include "engine/protocol/platform.h"
-#include "engine/protocol/records.h"
-#include "engine/run/batch_driver.h"
+#include "engine/run/driver.h"
 #include "engine/run/logit_dump.h"
 #include "engine/run/scenario.h"
+#include "engine/run/scenario_run.h"
 #include "engine/threads/thread_pool.h"
 
 namespace samebits::cli {
 namespace {
 
-// Returns the names of the ISAs this machine can run, for messages.
-std::string AvailableIsaList() {
-  std::string list;
-  for (const kernels::Isa isa : kernels::AvailableIsas()) {
-    list += std::string(list.empty() ? "" : ", ") + kernels::IsaName(isa);
-  }
-  return list;
-}
-
-struct RunOptions {
+// The flags as given.
+struct RunFlags {
   std::string checkpoint;
   std::string scenario_file;
   std::string kernels = "cpu";
@@ -49,183 +36,94 @@ struct RunOptions {
   std::string batch_schedule = "together";
 };
 
-int RunScenarioCommand(RunOptions options) {
-  // Resolve every switch before loading anything, so that a bad argument
-  // fails fast.
-  if (ProfileRequestedByEnvironment()) options.profile = true;
-  numerics::MathProfile math_profile;
-  if (!numerics::ParseMathProfile(options.math, &math_profile)) {
-    throw UsageError("unknown math profile '" + options.math + "' (use portable or libm)");
+// Resolves every switch before anything is loaded, so that a bad argument
+// fails fast.
+run::RunOptions ResolveOptions(const RunFlags& flags) {
+  run::RunOptions options;
+  options.checkpoint = flags.checkpoint;
+  options.profile = flags.profile || ProfileRequestedByEnvironment();
+  options.trace = flags.trace;
+  if (!numerics::ParseMathProfile(flags.math, &options.math)) {
+    throw UsageError("unknown math profile '" + flags.math + "' (use portable or libm)");
   }
-  const numerics::MathLibrary& math = numerics::GetMathLibrary(math_profile);
-  model::KernelPath path;
-  if (!model::ParseKernelPath(options.kernels, &path)) {
-    throw UsageError("unknown kernel path '" + options.kernels + "' (use reference or cpu)");
+  if (!model::ParseKernelPath(flags.kernels, &options.path)) {
+    throw UsageError("unknown kernel path '" + flags.kernels + "' (use reference or cpu)");
   }
-  kernels::Isa isa = kernels::BestIsa();
-  if (options.isa != "auto") {
-    if (!kernels::ParseIsa(options.isa, &isa)) {
-      throw UsageError("unknown ISA '" + options.isa +
-                       "' (use auto, scalar, avx2, avx512 or neon)");
-    }
-    if (!kernels::IsaAvailable(isa)) {
-      throw UnsupportedError("ISA " + options.isa +
-                             " is not available on this machine or in this build "
-                             "(available: " +
-                             AvailableIsaList() + ")");
-    }
-  }
-  run::BatchOptions batch;
-  batch.batch = options.batch;
-  batch.seed = options.batch_seed;
-  if (batch.batch < 1 || batch.batch > run::kMaxBatch) {
-    throw UsageError("--batch " + std::to_string(batch.batch) + " is outside [1, " +
+  options.isa = ResolveIsaOption(flags.isa);
+  options.batch.batch = flags.batch;
+  options.batch.seed = flags.batch_seed;
+  if (flags.batch < 1 || flags.batch > run::kMaxBatch) {
+    throw UsageError("--batch " + std::to_string(flags.batch) + " is outside [1, " +
                      std::to_string(run::kMaxBatch) + "]");
   }
-  if (!run::ParseBatchSchedule(options.batch_schedule, &batch.schedule)) {
-    throw UsageError("unknown batch schedule '" + options.batch_schedule +
+  if (!run::ParseBatchSchedule(flags.batch_schedule, &options.batch.schedule)) {
+    throw UsageError("unknown batch schedule '" + flags.batch_schedule +
                      "' (use together or staggered)");
   }
-  const int threads = options.threads.value_or(threads::DefaultThreadCount());
+  options.threads = flags.threads.value_or(threads::DefaultThreadCount());
+  options.gemv_chunk_bytes = flags.gemv_chunk_bytes;
   const unsigned cores = std::thread::hardware_concurrency();
-  if (path == model::KernelPath::kCpu && cores > 0 && static_cast<unsigned>(threads) > cores) {
+  if (options.path == model::KernelPath::kCpu && cores > 0 &&
+      static_cast<unsigned>(options.threads) > cores) {
     std::fprintf(stderr,
                  "samebits-engine: warning: %d threads requested on %u cores: the results are "
                  "unaffected, but timings will be noisy\n",
-                 threads, cores);
+                 options.threads, cores);
   }
+  return options;
+}
 
-  run::Scenario scenario;
+// Returns the scenario file's scenario; a bad one is a usage error.
+run::Scenario LoadScenarioForCommand(const std::string& path) {
   try {
-    scenario = run::LoadScenario(options.scenario_file);
+    return run::LoadScenario(path);
   } catch (const run::ScenarioError& e) {
     throw UsageError(e.what());
   }
-  const model::ModelWeights weights = LoadCheckpointForCommand(options.checkpoint);
-  run::PreparedScenario prepared;
+}
+
+// Returns the scenario fitted to the checkpoint; a misfit is a usage error.
+run::PreparedScenario PrepareForCommand(const run::Scenario& scenario,
+                                        const model::ModelWeights& weights) {
   try {
-    prepared = run::PrepareScenario(scenario, weights.config, weights.vocabulary.get());
+    return run::PrepareScenario(scenario, weights.config, weights.vocabulary.get());
   } catch (const run::ScenarioError& e) {
     throw UsageError(e.what());
   }
+}
 
-  // The forward pass and the configuration it really uses.
-  protocol::RunConfig config;
-  config.checkpoint = options.checkpoint;
-  config.scenario = scenario.name;
-  config.kernels = model::KernelPathName(path);
-  config.math = std::string(numerics::MathProfileName(math_profile));
-  config.batch = batch.batch;
-  config.batch_seed = batch.seed;
-  config.batch_schedule = run::BatchScheduleName(batch.schedule);
-  std::unique_ptr<threads::ThreadPool> pool;
-  std::unique_ptr<model::Forward> forward;
-  if (path == model::KernelPath::kReference) {
-    // The reference is single-threaded plain code with no chunking; its
-    // dot products run on the kernel table --isa chose, recorded here.
-    config.threads = 1;
-    config.isa = kernels::IsaName(isa);
-    config.gemv_chunk_bytes = 0;
-    forward = model::MakeReferenceForward(weights, math, isa);
-  } else {
-    model::CpuOptions cpu_options;
-    cpu_options.isa = isa;
-    if (options.gemv_chunk_bytes) cpu_options.gemv_chunk_bytes = *options.gemv_chunk_bytes;
-    cpu_options.profile = options.profile;
-    config.threads = threads;
-    config.isa = kernels::IsaName(isa);
-    config.gemv_chunk_bytes = cpu_options.gemv_chunk_bytes;
-    pool = std::make_unique<threads::ThreadPool>(threads);
-    const kernels::KernelTable& kt = CpuPassKernelTable(isa);
-    forward = model::MakeCpuForward(weights, math, *pool, cpu_options, kt,
-                                    CpuPassMultiSequenceKernelTable(isa, kt));
+// Opens --dump-logits' file, when given; one that cannot be opened is a
+// usage error.
+void OpenDump(const std::string& path, std::optional<run::LogitDumpWriter>& dump) {
+  if (path.empty()) return;
+  try {
+    dump.emplace(path);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+int RunScenarioCommand(const RunFlags& flags) {
+  run::RunOptions options = ResolveOptions(flags);
+  const run::Scenario scenario = LoadScenarioForCommand(flags.scenario_file);
+  const model::ModelWeights weights = LoadCheckpointForCommand(flags.checkpoint);
+  const run::PreparedScenario prepared = PrepareForCommand(scenario, weights);
+  if (options.path == model::KernelPath::kCpu) {
+    options.cpu_table = &CpuPassKernelTable(options.isa);
+    options.cpu_multi_sequence_table =
+        &CpuPassMultiSequenceKernelTable(options.isa, *options.cpu_table);
   }
   std::optional<run::LogitDumpWriter> dump;
-  if (!options.dump_path.empty()) {
-    try {
-      dump.emplace(options.dump_path);
-    } catch (const std::runtime_error& e) {
-      throw UsageError(e.what());
-    }
-  }
-
-  protocol::Hello hello;
-  hello.engine = protocol::ThisEngine();
-  hello.build = protocol::ThisBuild();
-  hello.platform = protocol::ThisPlatform();
-  hello.math = protocol::DescribeMath(math_profile);
-  hello.config = config;
-  hello.checkpoint.spec = options.checkpoint;
-  hello.checkpoint.weights_xxh3 = model::HashWeights(weights);
-  hello.checkpoint.vocab_size = weights.config.vocab_size;
-  protocol::RecordWriter writer(stdout);
-  writer.Write(hello);
-
-  // Phase timing for `done`: the time from the end of the previous row's
-  // record to this row is its forward pass (zero for the later rows of one
-  // chunk), credited to decode for decode rows and to prefill for prefill
-  // and extend rows; writing the records is left out of both.
-  protocol::PhaseTimes phases;
-  auto phase_mark = std::chrono::steady_clock::now();
-  run::DriverSinks sinks;
-  sinks.on_step = [&](const run::StepResult& s) {
-    const double forward_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - phase_mark)
-            .count();
-    if (s.kind == run::ScenarioStep::Kind::kDecode) {
-      phases.decode_ms += forward_ms;
-      ++phases.decode_tokens;
-    } else {
-      phases.prefill_ms += forward_ms;
-    }
-    protocol::Step step{s.index,
-                        run::StepKindName(s.kind),
-                        s.position,
-                        s.input_token,
-                        s.token,
-                        s.fnv1a64,
-                        s.xxh3_64,
-                        s.argmax,
-                        s.nan_count,
-                        s.inf_count,
-                        /*text=*/std::nullopt,
-                        /*batch=*/std::nullopt};
-    // The text of the chosen token, decoded after the token fed before it.
-    if (weights.vocabulary) step.text = weights.vocabulary->DecodeToken(s.input_token, s.token);
-    if (s.batch)
-      step.batch =
-          protocol::BatchPlace{s.batch->sequences, s.batch->rows, s.batch->slot, s.batch->row};
-    writer.Write(step);
-    if (dump) dump->WriteRow(s.logits);
-    phase_mark = std::chrono::steady_clock::now();
-  };
-  if (options.trace) {
-    sinks.on_trace = [&](const run::TraceResult& t) {
-      writer.Write(protocol::Trace{t.position, t.layer, t.op, t.xxh3_64});
-    };
-  }
-  const auto start = std::chrono::steady_clock::now();
-  phase_mark = start;
-  const run::RunSummary summary =
-      run::RunBatchedScenario(prepared, weights.config, *forward, math, batch, sinks);
-  const double elapsed_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (dump) dump->Close();
-  phases.prefill_tokens = summary.positions - phases.decode_tokens;
-  writer.Write(protocol::Done{summary.steps, elapsed_ms, phases});
-  if (options.profile) {
-    const std::string report = forward->ProfileReport();
-    std::fprintf(
-        stderr, "%s",
-        report.empty() ? "no profile: the reference path is not profiled\n" : report.c_str());
-  }
+  OpenDump(flags.dump_path, dump);
+  run::RunScenarioWithRecords(options, {weights, scenario, prepared, dump ? &*dump : nullptr},
+                              stdout);
   return 0;
 }
 
 CommandSpec SetupRun(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "run", "Runs a scenario on a checkpoint and prints the protocol's JSON Lines on stdout.");
-  auto options = std::make_shared<RunOptions>();
+  auto options = std::make_shared<RunFlags>();
   sub->add_option("--checkpoint", options->checkpoint,
                   "The checkpoint to run: synthetic:NAME[-DTYPE], gguf:PATH, safetensors:DIR, "
                   "llama2c:PATH or a path.")
@@ -245,12 +143,10 @@ CommandSpec SetupRun(CLI::App& app) {
                   "SAMEBITS_THREADS, else one per core).")
       ->option_text("N")
       ->check(CLI::Range(1, 1024));
-  sub->add_option("--isa", options->isa,
-                  "The instruction set of the kernel table both paths compute with (the "
-                  "reference uses its dot products); an ISA this machine lacks is refused "
-                  "(default: auto, the fastest available).")
-      ->option_text("auto|scalar|avx2|avx512|neon")
-      ->check(CLI::IsMember({"auto", "scalar", "avx2", "avx512", "neon"}));
+  AddIsaOption(sub, &options->isa,
+               "The instruction set of the kernel table both paths compute with (the "
+               "reference uses its dot products); an ISA this machine lacks is refused "
+               "(default: auto, the fastest available).");
   sub->add_option("--gemv-chunk-bytes", options->gemv_chunk_bytes,
                   "Bytes of weights per GEMV work unit on the cpu path; any value gives the same "
                   "bits (default: 262144).")

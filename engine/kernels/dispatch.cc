@@ -1,7 +1,8 @@
-// ISA names and the choice of kernel table. The CPU is probed once, by the
-// machine probe every part of samebits shares (engine/platform), and every
-// answer here comes from that one probe.
-#include <cstring>
+// The ISAs and the choice of kernel table. `kIsas` is the one list of ISAs:
+// the names `--isa` accepts, the cells the harness's matrix runs, the
+// tables and what each needs of the CPU all come from it. The CPU is probed
+// once, by the machine probe every part of samebits shares
+// (engine/platform), and every answer here comes from that one probe.
 #include <stdexcept>
 
 #include "engine/kernels/kernel_tables.h"
@@ -12,31 +13,82 @@ namespace samebits::kernels {
 namespace {
 
 using Features = platform::CpuFeatures;
+using TableFunction = const KernelTable& (*)();
 
-const Features& Cpu() {
-  return platform::ThisCpu();
+// The tables this build has: the x86 files are compiled for x86-64 targets
+// only, the NEON file for aarch64 (kernels.cmake).
+#if defined(SAMEBITS_KERNELS_HAVE_X86)
+constexpr TableFunction kAvx2Table = internal::Avx2Table;
+constexpr TableFunction kAvx512Table = internal::Avx512Table;
+#else
+constexpr TableFunction kAvx2Table = nullptr;
+constexpr TableFunction kAvx512Table = nullptr;
+#endif
+#if defined(SAMEBITS_KERNELS_HAVE_NEON)
+constexpr TableFunction kNeonTable = internal::NeonTable;
+#else
+constexpr TableFunction kNeonTable = nullptr;
+#endif
+
+// What each table's instructions need of the CPU and the OS.
+bool Always(const Features&) {
+  return true;
+}
+bool RunsAvx2(const Features& f) {
+  return f.avx && f.avx2 && f.fma && f.f16c && f.os_ymm;
+}
+// The AVX-512 file also uses AVX2/FMA/F16C instructions for its 256-bit
+// steps, so it requires everything AVX2 does.
+bool RunsAvx512(const Features& f) {
+  return f.avx512f && f.avx512bw && f.avx512vl && f.os_zmm && f.avx2 && f.fma && f.f16c;
+}
+bool RunsNeon(const Features& f) {
+  return f.neon;
+}
+
+// One entry per ISA, in enumerator order.
+constexpr IsaEntry kIsas[] = {
+    {Isa::kScalar, "scalar", Always, internal::ScalarTable, /*rank=*/0},
+    {Isa::kAvx2, "avx2", RunsAvx2, kAvx2Table, /*rank=*/2},
+    {Isa::kAvx512, "avx512", RunsAvx512, kAvx512Table, /*rank=*/3},
+    {Isa::kNeon, "neon", RunsNeon, kNeonTable, /*rank=*/1},
+};
+static_assert(std::size(kIsas) == kIsaCount, "kIsaCount counts kIsas' entries");
+constexpr bool InEnumeratorOrder() {
+  for (int i = 0; i < kIsaCount; ++i) {
+    if (static_cast<int>(kIsas[i].isa) != i) return false;
+  }
+  return true;
+}
+static_assert(InEnumeratorOrder(), "kIsas lists the ISAs in enumerator order");
+
+// Returns the entry of `isa`, or null for a value outside the enumeration.
+const IsaEntry* Find(Isa isa) {
+  const auto i = static_cast<size_t>(isa);
+  return i < std::size(kIsas) ? &kIsas[i] : nullptr;
 }
 
 }  // namespace
 
+std::span<const IsaEntry> Isas() {
+  return kIsas;
+}
+
 const char* IsaName(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar:
-      return "scalar";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512";
-    case Isa::kNeon:
-      return "neon";
-  }
-  return "unknown";
+  const IsaEntry* e = Find(isa);
+  return e != nullptr ? e->name : "unknown";
+}
+
+std::vector<std::string> IsaNames() {
+  std::vector<std::string> names;
+  for (const IsaEntry& e : kIsas) names.emplace_back(e.name);
+  return names;
 }
 
 bool ParseIsa(std::string_view name, Isa* out) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
-    if (name == IsaName(isa)) {
-      *out = isa;
+  for (const IsaEntry& e : kIsas) {
+    if (name == e.name) {
+      *out = e.isa;
       return true;
     }
   }
@@ -44,43 +96,24 @@ bool ParseIsa(std::string_view name, Isa* out) {
 }
 
 bool IsaAvailable(Isa isa) {
-  const Features& f = Cpu();
-  switch (isa) {
-    case Isa::kScalar:
-      return true;
-    case Isa::kAvx2:
-#if defined(SAMEBITS_KERNELS_HAVE_X86)
-      return f.avx && f.avx2 && f.fma && f.f16c && f.os_ymm;
-#else
-      return false;
-#endif
-    case Isa::kAvx512:
-#if defined(SAMEBITS_KERNELS_HAVE_X86)
-      // The AVX-512 file also uses AVX2/FMA/F16C instructions for its
-      // 256-bit steps, so it requires everything AVX2 does.
-      return f.avx512f && f.avx512bw && f.avx512vl && f.os_zmm && f.avx2 && f.fma && f.f16c;
-#else
-      return false;
-#endif
-    case Isa::kNeon:
-      return f.neon;
-  }
-  return false;
+  const IsaEntry* e = Find(isa);
+  return e != nullptr && e->table != nullptr && e->cpu_runs(platform::ThisCpu());
 }
 
 std::vector<Isa> AvailableIsas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
-    if (IsaAvailable(isa)) isas.push_back(isa);
+  for (const IsaEntry& e : kIsas) {
+    if (IsaAvailable(e.isa)) isas.push_back(e.isa);
   }
   return isas;
 }
 
 Isa BestIsa() {
-  if (IsaAvailable(Isa::kAvx512)) return Isa::kAvx512;
-  if (IsaAvailable(Isa::kAvx2)) return Isa::kAvx2;
-  if (IsaAvailable(Isa::kNeon)) return Isa::kNeon;
-  return Isa::kScalar;
+  const IsaEntry* best = &kIsas[0];
+  for (const IsaEntry& e : kIsas) {
+    if (IsaAvailable(e.isa) && e.rank > best->rank) best = &e;
+  }
+  return best->isa;
 }
 
 std::vector<std::string> CpuFeatures() {
@@ -92,23 +125,7 @@ const KernelTable& GetKernelTable(Isa isa) {
     throw std::invalid_argument(std::string("kernel table '") + IsaName(isa) +
                                 "' is not available on this machine (build or CPU lacks it)");
   }
-  switch (isa) {
-    case Isa::kScalar:
-      return internal::ScalarTable();
-#if defined(SAMEBITS_KERNELS_HAVE_X86)
-    case Isa::kAvx2:
-      return internal::Avx2Table();
-    case Isa::kAvx512:
-      return internal::Avx512Table();
-#endif
-#if defined(SAMEBITS_KERNELS_HAVE_NEON)
-    case Isa::kNeon:
-      return internal::NeonTable();
-#endif
-    default:
-      break;
-  }
-  return internal::ScalarTable();  // Unreachable: IsaAvailable said no above.
+  return Find(isa)->table();
 }
 
 }  // namespace samebits::kernels

@@ -11,7 +11,7 @@ namespace samebits::kernels::internal {
 const KernelTable& ScalarTable();
 
 // The x86 tables exist whenever the build targets x86-64, because
-// engine/CMakeLists.txt lists the AVX2 and AVX-512 files there, with their
+// kernels.cmake lists the AVX2 and AVX-512 files there, with their
 // own ISA flags; whether the CPU can run them is decided at run time.
 #if defined(__x86_64__) || defined(_M_X64)
 #define SAMEBITS_KERNELS_HAVE_X86 1

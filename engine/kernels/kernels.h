@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,15 +17,40 @@
 #include "engine/numerics/dtype.h"
 #include "engine/numerics/quant_blocks.h"
 
+namespace samebits::platform {
+struct CpuFeatures;
+}  // namespace samebits::platform
+
 namespace samebits::kernels {
 
 using numerics::DType;
 using numerics::QuantType;
 
+// The instruction sets the engine has kernel tables for, in the order of
+// dispatch.cc's `kIsas`, which says everything else about each (adding an
+// ISA: README.md).
 enum class Isa : uint8_t { kScalar, kAvx2, kAvx512, kNeon };
+inline constexpr int kIsaCount = 4;
 
+struct KernelTable;
+
+// One ISA as the engine knows it: the only list of ISAs (dispatch.cc).
+struct IsaEntry {
+  Isa isa;
+  const char* name;  // `--isa`'s value, the `isa` of records and of cpu-<isa> cells
+  // Whether this CPU and OS can run the table's instructions.
+  bool (*cpu_runs)(const platform::CpuFeatures&);
+  // The table, or null when this build lacks it (another architecture).
+  const KernelTable& (*table)();
+  int rank;  // `--isa auto` picks the available ISA of highest rank
+};
+
+// Returns every ISA, built or not, in enumerator order.
+std::span<const IsaEntry> Isas();
 // Returns "scalar", "avx2", "avx512" or "neon".
 const char* IsaName(Isa isa);
+// Returns every ISA's name, in enumerator order.
+std::vector<std::string> IsaNames();
 // Returns true and sets `*out` for one of the names above.
 bool ParseIsa(std::string_view name, Isa* out);
 // Returns whether this build has the ISA's kernels and this CPU and OS can

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "engine/numerics/dtype.h"
@@ -88,19 +89,19 @@ KernelTable Split() {
   return table;
 }
 
+// One split table per ISA of kernels.h, indexed by the enumerator; those
+// this machine cannot run stay empty.
+template <int... kIsas>
+std::vector<KernelTable> SplitTables(std::integer_sequence<int, kIsas...>) {
+  return {(IsaAvailable(static_cast<Isa>(kIsas)) ? Split<kIsas>() : KernelTable{})...};
+}
+
 }  // namespace
 
 const KernelTable& TestOnlySplitReductionTable(Isa isa) {
   GetKernelTable(isa);  // throws, naming the ISA, when it is not available
-  static const std::vector<KernelTable> tables = [] {
-    std::vector<KernelTable> all;
-    all.push_back(Split<static_cast<int>(Isa::kScalar)>());
-    all.push_back(IsaAvailable(Isa::kAvx2) ? Split<static_cast<int>(Isa::kAvx2)>() : KernelTable{});
-    all.push_back(IsaAvailable(Isa::kAvx512) ? Split<static_cast<int>(Isa::kAvx512)>()
-                                             : KernelTable{});
-    all.push_back(IsaAvailable(Isa::kNeon) ? Split<static_cast<int>(Isa::kNeon)>() : KernelTable{});
-    return all;
-  }();
+  static const std::vector<KernelTable> tables =
+      SplitTables(std::make_integer_sequence<int, kIsaCount>());
   return tables[static_cast<size_t>(isa)];
 }
 
@@ -109,8 +110,8 @@ const KernelTable& TestOnlyReversedAttentionTable(Isa isa) {
   // One table per ISA, indexed by the enumerator; unavailable ones stay empty.
   static const std::vector<KernelTable> tables = [] {
     std::vector<KernelTable> all;
-    for (Isa each : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
-      all.push_back(IsaAvailable(each) ? Reversed(each) : KernelTable{});
+    for (const IsaEntry& each : Isas()) {
+      all.push_back(IsaAvailable(each.isa) ? Reversed(each.isa) : KernelTable{});
     }
     return all;
   }();

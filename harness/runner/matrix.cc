@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
 #include "harness/runner/batched_name.h"
 
@@ -29,7 +30,8 @@ const std::vector<std::string>& DefaultCheckpoints() {
 }
 
 const std::vector<std::string>& AllIsas() {
-  static const std::vector<std::string> kIsas = {"scalar", "avx2", "avx512", "neon"};
+  // The engine's ISA table: a new ISA gets its cpu-<isa> cell by itself.
+  static const std::vector<std::string> kIsas = kernels::IsaNames();
   return kIsas;
 }
 
@@ -96,9 +98,12 @@ std::string ScenarioName(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
-                               const std::vector<std::string>& available_isas,
-                               const std::string& arch) {
+namespace {
+
+// The steps of ExpandMatrix, in order.
+
+// Refuses thread counts and math profiles the engine would refuse.
+void CheckAxes(const MatrixOptions& options) {
   for (int n : options.threads) {
     if (n < 1 || n > 1024) {
       throw std::invalid_argument("--threads: " + std::to_string(n) +
@@ -112,57 +117,75 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
       throw std::invalid_argument("--math: unknown profile '" + m + "' (portable or libm)");
     }
   }
-  const std::vector<harness::Configuration> all =
-      DefaultConfigurations(options.threads, options.math, options.small_chunk_bytes);
-  std::vector<harness::Configuration> configs;
-  if (options.configs.empty()) {
-    configs = all;
-  } else {
-    const auto resolve = [&](const std::string& name) -> std::optional<harness::Configuration> {
-      auto it = std::find_if(all.begin(), all.end(),
-                             [&](const harness::Configuration& c) { return c.name == name; });
-      if (it != all.end()) return *it;
-      return ParseBatchedName(name, all);
-    };
-    for (const std::string& name : options.configs) {
-      const std::optional<harness::Configuration> chosen = resolve(name);
-      if (!chosen) {
-        std::string message = "--config: unknown configuration '" + name +
-                              "'; with these --threads and --math the configurations are: ";
-        for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
-        message +=
-            "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>] "
-            "(cpu-t2-b4, cpu-t3-b8-staggered)";
-        throw std::invalid_argument(message);
-      }
-      // Every named configuration runs under every --math profile: its
-      // twins are added (`--config reference --math portable,libm` ran no
-      // libm cell at all).
-      const std::string own_suffix = chosen->math == "portable" ? "" : "-" + chosen->math;
-      const std::string base = name.substr(0, name.size() - own_suffix.size());
-      for (const std::string& profile : options.math) {
-        const std::string twin = base + (profile == "portable" ? "" : "-" + profile);
-        const std::optional<harness::Configuration> resolved =
-            twin == name ? chosen : resolve(twin);
-        if (!resolved) {
-          throw std::invalid_argument(
-              "--config " + name + " with --math " + profile + ": there is no configuration '" +
-              twin + "'; name each configuration to run, and leave " + profile + " out of --math");
-        }
-        if (std::none_of(configs.begin(), configs.end(),
-                         [&](const harness::Configuration& c) { return c.name == twin; })) {
-          configs.push_back(*resolved);
-        }
-      }
+}
+
+// Returns the configuration `name` among `all`, or a batched form of one of
+// them; nothing when it is neither.
+std::optional<harness::Configuration> ResolveConfiguration(
+    const std::string& name, const std::vector<harness::Configuration>& all) {
+  auto it = std::find_if(all.begin(), all.end(),
+                         [&](const harness::Configuration& c) { return c.name == name; });
+  if (it != all.end()) return *it;
+  return ParseBatchedName(name, all);
+}
+
+// Refuses an unknown configuration name, listing the ones there are.
+[[noreturn]] void RefuseUnknownConfiguration(const std::string& name,
+                                             const std::vector<harness::Configuration>& all) {
+  std::string message = "--config: unknown configuration '" + name +
+                        "'; with these --threads and --math the configurations are: ";
+  for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
+  message +=
+      "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>] "
+      "(cpu-t2-b4, cpu-t3-b8-staggered)";
+  throw std::invalid_argument(message);
+}
+
+// Adds `chosen` (named `name`) and its twins under every --math profile to
+// `configs`, each once (`--config reference --math portable,libm` ran no
+// libm cell at all before twins were added).
+void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
+                  const MatrixOptions& options, const std::vector<harness::Configuration>& all,
+                  std::vector<harness::Configuration>& configs) {
+  const std::string own_suffix = chosen.math == "portable" ? "" : "-" + chosen.math;
+  const std::string base = name.substr(0, name.size() - own_suffix.size());
+  for (const std::string& profile : options.math) {
+    const std::string twin = base + (profile == "portable" ? "" : "-" + profile);
+    const std::optional<harness::Configuration> resolved =
+        twin == name ? chosen : ResolveConfiguration(twin, all);
+    if (!resolved) {
+      throw std::invalid_argument(
+          "--config " + name + " with --math " + profile + ": there is no configuration '" + twin +
+          "'; name each configuration to run, and leave " + profile + " out of --math");
+    }
+    if (std::none_of(configs.begin(), configs.end(),
+                     [&](const harness::Configuration& c) { return c.name == twin; })) {
+      configs.push_back(*resolved);
     }
   }
-  const std::vector<std::string>& checkpoints =
-      options.checkpoints.empty() ? DefaultCheckpoints() : options.checkpoints;
-  if (options.scenario_files.empty()) {
+}
+
+// Returns the configurations --config names (with their twins), or all.
+std::vector<harness::Configuration> SelectConfigurations(const MatrixOptions& options) {
+  const std::vector<harness::Configuration> all =
+      DefaultConfigurations(options.threads, options.math, options.small_chunk_bytes);
+  if (options.configs.empty()) return all;
+  std::vector<harness::Configuration> configs;
+  for (const std::string& name : options.configs) {
+    const std::optional<harness::Configuration> chosen = ResolveConfiguration(name, all);
+    if (!chosen) RefuseUnknownConfiguration(name, all);
+    AddWithTwins(name, *chosen, options, all, configs);
+  }
+  return configs;
+}
+
+// Refuses an empty scenario list and two scenarios of one name.
+void CheckScenarioNames(const std::vector<std::string>& files) {
+  if (files.empty()) {
     throw std::invalid_argument("no scenario selected (the scenarios folder has no *.json files?)");
   }
   std::map<std::string, std::string> names;  // name -> the first file of that name
-  for (const std::string& file : options.scenario_files) {
+  for (const std::string& file : files) {
     const auto [it, fresh] = names.emplace(ScenarioName(file), file);
     if (!fresh) {
       throw std::invalid_argument("two scenarios are named '" + it->first + "' (" + it->second +
@@ -171,6 +194,18 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
                                   "results and references are keyed by them");
     }
   }
+}
+
+}  // namespace
+
+std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
+                               const std::vector<std::string>& available_isas,
+                               const std::string& arch) {
+  CheckAxes(options);
+  const std::vector<harness::Configuration> configs = SelectConfigurations(options);
+  const std::vector<std::string>& checkpoints =
+      options.checkpoints.empty() ? DefaultCheckpoints() : options.checkpoints;
+  CheckScenarioNames(options.scenario_files);
   std::vector<Cell> cells;
   for (const std::string& checkpoint : checkpoints) {
     for (const std::string& file : options.scenario_files) {

@@ -3,14 +3,47 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "engine/kernels/kernels.h"
 
 namespace samebits::kernels {
 namespace {
 
+// The ISA table lists every enumerator once, in order, and its names are
+// the ones `--isa` and the harness's matrix use.
+TEST(Dispatch, TheTableListsEveryIsaInOrder) {
+  const std::span<const IsaEntry> isas = Isas();
+  ASSERT_EQ(isas.size(), static_cast<size_t>(kIsaCount));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < isas.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(isas[i].isa), i);
+    EXPECT_STREQ(IsaName(isas[i].isa), isas[i].name);
+    names.emplace_back(isas[i].name);
+  }
+  EXPECT_EQ(IsaNames(), names);
+  EXPECT_EQ(names, (std::vector<std::string>{"scalar", "avx2", "avx512", "neon"}));
+  EXPECT_STREQ(IsaName(static_cast<Isa>(kIsaCount)), "unknown");
+}
+
+// `auto` picks the available ISA of highest rank; an ISA this build has no
+// table for is never available.
+TEST(Dispatch, BestIsaIsTheHighestRankedAvailable) {
+  const IsaEntry* best = nullptr;
+  for (const IsaEntry& e : Isas()) {
+    if (e.table == nullptr) {
+      EXPECT_FALSE(IsaAvailable(e.isa)) << e.name;
+    }
+    if (IsaAvailable(e.isa) && (best == nullptr || e.rank > best->rank)) best = &e;
+  }
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(BestIsa(), best->isa);
+}
+
 TEST(Dispatch, NamesRoundTrip) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon}) {
+  for (const IsaEntry& e : Isas()) {
+    const Isa isa = e.isa;
     Isa parsed = Isa::kScalar;
     ASSERT_TRUE(ParseIsa(IsaName(isa), &parsed)) << IsaName(isa);
     EXPECT_EQ(parsed, isa);
