@@ -28,6 +28,23 @@ struct GgufArchitecture {
   // Mixtral-style files give the expert width as `{arch}.feed_forward_length`
   // and may omit `{arch}.expert_feed_forward_length`.
   bool expert_width_in_ffn = false;
+  // Cohere2: mean-subtracting LayerNorm (`{arch}.attention.layer_norm_epsilon`),
+  // attention and FFN in parallel from it, and `{arch}.logit_scale`.
+  model::NormKind norm = model::NormKind::kRmsNorm;
+  bool parallel_block = false;
+  // Gemma 2/3: post-attention and post-FFN norms, GeGLU (GELU, tanh form),
+  // embeddings times sqrt(d_model), `{arch}.attn_logit_softcapping` and
+  // `{arch}.final_logit_softcapping` when present.
+  bool gemma_block = false;
+  // llama.cpp's sliding-window pattern when the file names none: with
+  // `{arch}.attention.sliding_window` W, layer i slides (window W) unless
+  // i % N == N - 1 (global). 0: no pattern (Phi-3's window is ignored, as
+  // llama.cpp ignores it).
+  int sliding_window_pattern = 0;
+  bool global_layers_without_rope = false;  // Cohere2: no RoPE on the global layers
+  // Gemma 3: the sliding layers' RoPE base is `{arch}.rope.freq_base_swa`
+  // (llama.cpp's default 1e4 when absent).
+  bool local_rope_base = false;
 };
 
 // Each entry names only what differs from the defaults above.
@@ -36,6 +53,22 @@ inline constexpr GgufArchitecture kGgufArchitectures[] = {
     {.name = "qwen2", .rope_style = model::RopeStyle::kNeox, .qkv_bias = true},
     {.name = "qwen3", .rope_style = model::RopeStyle::kNeox, .qk_norm = true},
     {.name = "qwen3moe", .rope_style = model::RopeStyle::kNeox, .qk_norm = true},
+    {.name = "gemma2",
+     .rope_style = model::RopeStyle::kNeox,
+     .gemma_block = true,
+     .sliding_window_pattern = 2},
+    {.name = "gemma3",
+     .rope_style = model::RopeStyle::kNeox,
+     .qk_norm = true,
+     .gemma_block = true,
+     .sliding_window_pattern = 6,
+     .local_rope_base = true},
+    {.name = "cohere2",
+     .norm = model::NormKind::kLayerNorm,
+     .parallel_block = true,
+     .sliding_window_pattern = 4,
+     .global_layers_without_rope = true},
+    {.name = "phi3", .rope_style = model::RopeStyle::kNeox},
 };
 
 // What an architecture name the table does not know gets, in a file our

@@ -215,7 +215,8 @@ void ReadRope(const Meta& m, const std::string& p, const GgufArchitecture& arch,
 // attention and the block.
 void ReadNormAndSwitches(const Meta& m, const std::string& p, const GgufArchitecture& arch,
                          model::ModelConfig& c) {
-  const std::string norm = m.StringOr(kSbNorm, "rms");
+  const std::string norm =
+      m.StringOr(kSbNorm, arch.norm == model::NormKind::kLayerNorm ? "layer" : "rms");
   if (norm == "rms") {
     c.norm = model::NormKind::kRmsNorm;
     c.norm_eps = m.Float(p + "attention.layer_norm_rms_epsilon");
@@ -227,8 +228,16 @@ void ReadNormAndSwitches(const Meta& m, const std::string& p, const GgufArchitec
   }
   c.qk_norm = m.BoolOr(kSbQkNorm, arch.qk_norm);
   c.qkv_bias = m.BoolOr(kSbQkvBias, arch.qkv_bias);
-  c.parallel_block = m.BoolOr(kSbParallel, false);
-  c.logit_scale = m.FloatOr(kSbLogitScale, 1.0f);
+  c.parallel_block = m.BoolOr(kSbParallel, arch.parallel_block);
+  c.logit_scale = m.FloatOr(kSbLogitScale, m.FloatOr(p + "logit_scale", 1.0f));
+  if (arch.gemma_block) {
+    c.post_norms = true;
+    c.activation = model::Activation::kGeluTanh;
+    c.embedding_scale = std::sqrt(static_cast<float>(c.d_model));
+    c.attn_softcap = m.FloatOr(p + "attn_logit_softcapping", 0.0f);
+    c.final_softcap = m.FloatOr(p + "final_logit_softcapping", 0.0f);
+  }
+  if (arch.local_rope_base) c.rope_base_local = m.FloatOr(p + "rope.freq_base_swa", 10000.0f);
   c.max_seq_len = m.IntOr(p + "context_length", 4096, 1);
 }
 
@@ -250,10 +259,21 @@ void ReadFeedForward(const Meta& m, const std::string& p, const GgufArchitecture
   if (m.Has(kSbDenseFfn)) c.ffn_dim = m.Int(kSbDenseFfn, 0);
 }
 
-// Sizes the layers and reads the per-layer arrays of the samebits namespace.
-void ReadLayers(const Meta& m, int n_layers, model::ModelConfig& c) {
+// Sizes the layers, applies the architecture's sliding-window pattern, and
+// reads the per-layer arrays of the samebits namespace (which override it).
+void ReadLayers(const Meta& m, const std::string& p, const GgufArchitecture& arch, int n_layers,
+                model::ModelConfig& c) {
   c.layers.resize(n_layers);
   for (auto& l : c.layers) l.moe = c.n_experts > 0;
+  const int pattern = arch.sliding_window_pattern;
+  if (pattern > 0 && m.Has(p + "attention.sliding_window")) {
+    const int window = m.Int(p + "attention.sliding_window");
+    for (int i = 0; i < n_layers; ++i) {
+      const bool global = i % pattern == pattern - 1;
+      c.layers[i].sliding_window = global ? 0 : window;
+      if (global && arch.global_layers_without_rope) c.layers[i].use_rope = false;
+    }
+  }
   if (m.Has(kSbMoe)) {
     const auto& items = m.Array(kSbMoe, n_layers, IsBoolType, "bool");
     for (int i = 0; i < n_layers; ++i) c.layers[i].moe = items[i].b;
@@ -280,6 +300,9 @@ void ReadFromTensors(const Meta& m, const GgufFile& f, const std::string& p,
   for (const GgufTensorInfo& t : f.tensors) {
     if (t.name == "output.weight") has_output = true;
     if (t.name == "token_embd.weight") embd = &t;
+    // Llama 3.1's rope scaling, as its converter writes it: one divisor per
+    // rotary frequency.
+    if (t.name == "rope_freqs.weight") c.rope_freq_factors = true;
   }
   c.tied_output = !has_output;
   if (embd == nullptr) m.Fail("required tensor 'token_embd.weight' is missing");
@@ -306,7 +329,7 @@ model::ModelConfig GgufToConfig(const GgufFile& f) {
   ReadRope(m, p, arch, c);
   ReadNormAndSwitches(m, p, arch, c);
   ReadFeedForward(m, p, arch, c);
-  ReadLayers(m, n_layers, c);
+  ReadLayers(m, p, arch, n_layers, c);
   ReadFromTensors(m, f, p, c);
   return c;
 }

@@ -107,7 +107,7 @@ std::vector<std::byte> TinyGguf(const TinyOptions& o = {}) {
   for (char c : o.magic) g.U8(uint8_t(c));
   g.U32(o.version);
   g.U64(tensors.size());
-  g.U64(o.omit_heads ? 5 : 6);
+  g.U64(o.omit_heads ? 6 : 7);
   g.KvStr("general.architecture", o.arch);
   if (o.block_count_as_string)
     g.KvStr(o.arch + ".block_count", "1");
@@ -117,6 +117,7 @@ std::vector<std::byte> TinyGguf(const TinyOptions& o = {}) {
   if (!o.omit_heads) g.KvU32(o.arch + ".attention.head_count", 1);
   g.KvU32(o.arch + ".feed_forward_length", 2);
   g.KvF32(o.arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
+  g.KvF32(o.arch + ".attention.layer_norm_epsilon", 1e-5f);  // read by LayerNorm architectures
   uint64_t offset = 0;
   for (const T& t : tensors) {
     g.Str(t.name);
@@ -206,6 +207,10 @@ TEST(GgufArchitectures, EachEntryLoadsWithItsSwitches) {
     EXPECT_EQ(c.rope_style, a.rope_style);
     EXPECT_EQ(c.qk_norm, a.qk_norm);
     EXPECT_EQ(c.qkv_bias, a.qkv_bias);
+    EXPECT_EQ(c.norm, a.norm);
+    EXPECT_EQ(c.parallel_block, a.parallel_block);
+    EXPECT_EQ(c.post_norms, a.gemma_block);
+    EXPECT_EQ(c.activation == model::Activation::kGeluTanh, a.gemma_block);
   }
   const auto unknown = TinyGguf({.arch = "gpt2"});
   const std::string error = ErrorOf(unknown, unknown.size(), LoadGguf);

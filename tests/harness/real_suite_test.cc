@@ -68,11 +68,12 @@ TEST(RealSuite, GateOnTheRealCheckpointsMatchesTheCommittedReferences) {
       GateSuite("scenarios/real/suite.json", "reference,cpu-t2", dir.File("runs.db"), &output), 0)
       << output;
   // Every pair ran and passed: a missing file would be UNSUPPORTED, which
-  // does not fail a gate. The suite holds 42 pairs (18 checkpoints; two of
-  // them also run the three chunk-* equivalence scenarios).
+  // does not fail a gate. The suite holds 56 pairs (25 checkpoints; two of
+  // them also run the three chunk-* equivalence scenarios, and the seven
+  // with new operations the 48-token prompt across their windows).
   store::Store store(dir.File("runs.db"));
   const RunResult run = store.LoadRun(store.LatestRunId());
-  EXPECT_EQ(run.cells.size(), 42u * 2u);
+  EXPECT_EQ(run.cells.size(), 56u * 2u);
   for (const CellResult& c : run.cells) {
     EXPECT_EQ(c.code, ResultCode::kPass)
         << c.checkpoint << " " << c.scenario << " " << c.config.name << ": " << c.message;
