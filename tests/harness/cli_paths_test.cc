@@ -293,7 +293,10 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
   const std::string scenario = standin::WriteScenario(dir_.path());
   const CommandResult made = RunCommand(
       {sb, "run", "--engine", standin::FaultyEngine(dir_.path(), "ok"), "--checkpoint",
-       "synthetic:tiny", "--scenario", scenario, "--config", "reference", "--db", db, "-q"});
+       "synthetic:tiny", "--scenario", scenario, "--config", "reference", "--db", db, "-q",
+       // With dumps, every reader has something to read: `conform` compares
+       // the run's logit rows with themselves instead of finding none.
+       "--dump-logits"});
   ASSERT_EQ(made.exit_code, 0) << made.output;
   {
     sqlite3* handle = nullptr;
@@ -304,7 +307,7 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
   }
   const std::string before = Bytes(db);
   const std::set<std::string> listing = Listing(stored);
-  ASSERT_EQ(listing, std::set<std::string>{"runs.db"});
+  ASSERT_EQ(listing.count("runs.db"), 1u);
   const bool can_drop_privileges =
       ::geteuid() != 0 || std::system("setpriv --help >/dev/null 2>&1") == 0;
   int readers = 0;
