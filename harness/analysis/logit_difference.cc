@@ -44,8 +44,7 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
     std::string path = cell.dump_path;
     if (!base.empty() && !std::filesystem::path(path).is_absolute())
       path = (std::filesystem::path(base) / path).string();
-    const report::LogitDump dump =
-        report::ReadLogitDump(path, static_cast<int64_t>(cell.steps.size()));
+    const LogitDump dump = ReadLogitDump(path, static_cast<int64_t>(cell.steps.size()));
     const std::span<const float> row = dump.Row(r);
     side.values.assign(row.begin(), row.end());
   } else if (cell.dump && static_cast<size_t>(r) < cell.dump->rows.size()) {
@@ -64,7 +63,7 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
 
 DumpRowStats RowStatistics(std::span<const float> row) {
   DumpRowStats s;
-  s.argmax = report::ArgMax(row);
+  s.argmax = ArgMax(row);
   for (const float v : row) {
     if (std::isnan(v)) {
       ++s.nan_count;
@@ -92,7 +91,7 @@ std::optional<LogitDifference> CompareStepLogits(const CellResult& x, const Cell
                 std::to_string(b->row_length) + " values";
     } else if (!a->values.empty() && !b->values.empty()) {
       d.compared_rows = true;
-      d.rows = report::CompareLogitRows(a->values, b->values);
+      d.rows = CompareLogitRows(a->values, b->values);
     }
   } catch (const std::exception& e) {
     d = LogitDifference{};
@@ -111,8 +110,8 @@ std::string DescribeLogitDifference(const LogitDifference& d) {
     return "logits (statistics only): " + argmax + ", max |logit| " + Short(d.a.max_abs) + " vs " +
            Short(d.b.max_abs);
   }
-  const report::RowComparison& r = d.rows;
-  const std::string ulp = r.max_ulp == report::kUlpNaNMismatch
+  const RowComparison& r = d.rows;
+  const std::string ulp = r.max_ulp == kUlpNaNMismatch
                               ? "a NaN vs a number"
                               : "max " + std::to_string(r.max_ulp) + " ulp";
   return "logits: " + ulp + ", " + std::to_string(r.differing) + " of " +

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "harness/analysis/results.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness {
 
@@ -22,7 +22,7 @@ struct LogitDifference {
   // True when both sides' rows were compared (`rows` holds the ULP
   // statistics); false when only the statistics were (`a`, `b`).
   bool compared_rows = false;
-  report::RowComparison rows;
+  RowComparison rows;
   int64_t row_length = 0;
   DumpRowStats a, b;  // each side's statistics of the step
   // Why the dumps could not be used (an unreadable file); the rest is unset.

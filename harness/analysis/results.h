@@ -86,7 +86,7 @@ struct TraceRecord {
 // bundle carries even when the rows themselves stay behind
 // (harness/exchange/bundle_dumps.h).
 struct DumpRowStats {
-  int argmax = 0;     // ties to the lower id, NaN never wins (report::ArgMax)
+  int argmax = 0;     // ties to the lower id, NaN never wins (ArgMax)
   float max_abs = 0;  // the largest |logit| over the finite ones (0 when none is)
   int nan_count = 0;
   int inf_count = 0;
@@ -118,6 +118,20 @@ struct Configuration {
   int batch = 1;
   uint64_t batch_seed = 1;
   std::string batch_schedule = "together";  // "together" or "staggered"
+};
+
+// One cell of the matrix: one child to run (runner/matrix.h expands them).
+struct Cell {
+  std::string checkpoint;  // the key results are stored and referenced by
+  // The spec handed to the engine when it differs from `checkpoint` (a
+  // suite's file resolved against the project root); empty: `checkpoint`.
+  std::string engine_checkpoint;
+  std::string scenario;       // the scenario's name (its file's stem)
+  std::string scenario_file;  // the path handed to the engine
+  std::string scenario_xxh3;  // its bytes' XXH3-64, 16 hex (runner/scenario_identity.h)
+  Configuration config;
+  bool supported = true;
+  std::string unsupported_reason;  // when not supported
 };
 
 struct MathLibraryInfo {

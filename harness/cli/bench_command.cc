@@ -83,8 +83,8 @@ bool IsExecutableFile(const std::string& path) {
 
 // Returns the side `spec` names: an engine program, a configuration of the
 // default engine, or a git revision built in a worktree of its own.
-runner::BenchSide ResolveSide(const std::string& spec, const BenchFlags& flags) {
-  runner::BenchSide side;
+harness::BenchSide ResolveSide(const std::string& spec, const BenchFlags& flags) {
+  harness::BenchSide side;
   side.label = spec;
   side.cell.checkpoint = flags.checkpoint;
   side.cell.scenario_file = ScenarioFile(flags);
@@ -142,7 +142,7 @@ runner::BenchSide ResolveSide(const std::string& spec, const BenchFlags& flags) 
 int Bench(const BenchFlags& flags) {
   if (flags.rounds < 2) throw UsageError("--rounds must be at least 2 (a confidence interval)");
   if (flags.warmup < 0) throw UsageError("--warmup must not be negative");
-  store::BenchRecord record;
+  harness::BenchRecord record;
   record.a = ResolveSide(flags.a, flags);
   record.b = ResolveSide(flags.b, flags);
   record.started_at = runner::NowUtc();
@@ -167,13 +167,14 @@ int Bench(const BenchFlags& flags) {
   options.rounds = flags.rounds;
   options.warmup = flags.warmup;
   options.timeout_seconds = flags.timeout_seconds;
-  record.samples = runner::RunBench(record.a, record.b, options, [&](const runner::BenchSample& s) {
-    if (flags.quiet) return;
-    std::fprintf(stderr, "  %c %s: %s\n", s.side,
-                 s.round < 0 ? "warm-up" : ("round " + std::to_string(s.round)).c_str(),
-                 s.ok ? (std::to_string(s.elapsed_ms) + " ms").c_str() : s.failure.c_str());
-  });
-  record.summary = runner::SummarizeBench(record.samples);
+  record.samples =
+      runner::RunBench(record.a, record.b, options, [&](const harness::BenchSample& s) {
+        if (flags.quiet) return;
+        std::fprintf(stderr, "  %c %s: %s\n", s.side,
+                     s.round < 0 ? "warm-up" : ("round " + std::to_string(s.round)).c_str(),
+                     s.ok ? (std::to_string(s.elapsed_ms) + " ms").c_str() : s.failure.c_str());
+      });
+  record.summary = harness::SummarizeBench(record.samples);
   std::unique_ptr<store::Store> store = OpenStore(flags.db);
   const int64_t id = store::SaveBench(*store, record);
   std::printf("%s", harness::report::BenchTable(record).c_str());
@@ -183,7 +184,7 @@ int Bench(const BenchFlags& flags) {
     harness::report::WriteBenchHtml(record, page);
     store::WriteOutputFile(flags.report_html, page.str());
   }
-  for (const runner::BenchSample& s : record.samples) {
+  for (const harness::BenchSample& s : record.samples) {
     if (!s.ok) {
       std::fprintf(stderr, "samebits bench: a run of %c failed: %s\n", s.side, s.failure.c_str());
       return 1;
