@@ -7,7 +7,7 @@
 // against the machine's memory read bandwidth (the kernels' probe), since
 // decode streams every weight it uses once per token.
 //
-// The steps live apart: preflight (bench_preflight.h), scheduling
+// The steps live apart: preflight (engine/platform/preflight.h), scheduling
 // (bench_schedule.h), statistics (bench_statistics.h) and output
 // (bench_output.h); this file resolves the options, builds the
 // configurations, times them and calls each step in turn.
@@ -24,7 +24,6 @@
 
 #include "engine/cli/bench_batch.h"
 #include "engine/cli/bench_output.h"
-#include "engine/cli/bench_preflight.h"
 #include "engine/cli/bench_schedule.h"
 #include "engine/cli/bench_statistics.h"
 #include "engine/cli/commands.h"
@@ -303,8 +302,7 @@ int RunBench(BenchOptions options) {
               kernels::IsaName(plan.isa), options.math.c_str());
 
   // Preflight.
-  const MachineLoad load = MeasureMachineLoad();
-  PrintPreflight(load, PreflightWarnings(load, max_threads));
+  PrintPreflight(platform::AssessMachine(platform::ReadMachine(), {.threads = max_threads}));
   if (options.bandwidth_mib > 0) PrintBandwidth(options.bandwidth_mib, plan.thread_counts);
   std::fflush(stdout);
 

@@ -1,9 +1,14 @@
 // Interleaved A/B runs (ab_bench.h).
 #include "harness/runner/ab_bench.h"
 
+#include <algorithm>
+
+#include "engine/platform/preflight.h"
 #include "engine/protocol/records.h"
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/child.h"
+#include "harness/runner/machine.h"
+#include "harness/runner/matrix_run.h"
 
 namespace samebits::runner {
 
@@ -40,7 +45,47 @@ BenchSample RunOnce(const BenchSide& side, char name, int round, const BenchOpti
   return s;
 }
 
+// Reads the machine and records the preflight in `record`, saying what it
+// found. Returns false when the machine is busy and `force` was not given.
+bool Preflight(const AbBenchOptions& options, harness::BenchRecord& record) {
+  platform::PreflightLimits limits;
+  limits.threads = std::max(record.a.cell.config.threads, record.b.cell.config.threads);
+  const platform::PreflightVerdict pre = platform::AssessMachine(platform::ReadMachine(), limits);
+  record.preflight = pre.summary + (pre.busy ? ": BUSY" : ": quiet");
+  record.forced = options.force && pre.busy;
+  options.say("preflight: " + record.preflight);
+  for (const std::string& reason : pre.reasons) options.say("  " + reason);
+  return !pre.busy || options.force;
+}
+
+// Returns the progress line of one run ("  A round 2: 41.5 ms").
+std::string SampleLine(const BenchSample& s) {
+  return std::string("  ") + s.side + " " +
+         (s.round < 0 ? "warm-up" : "round " + std::to_string(s.round)) + ": " +
+         (s.ok ? std::to_string(s.elapsed_ms) + " ms" : s.failure);
+}
+
 }  // namespace
+
+AbBenchOutcome RunAbBench(const AbBenchOptions& options) {
+  AbBenchOutcome out;
+  harness::BenchRecord& record = out.record;
+  record.a = ResolveBenchSide(options.a, options.sides);
+  record.b = ResolveBenchSide(options.b, options.sides);
+  record.started_at = NowUtc();
+  record.command = options.command_line;
+  const harness::MachineInfo machine = LocalMachine();
+  record.machine = machine.cpu + ", " + machine.arch;
+  if (!Preflight(options, record)) {
+    out.refused = true;
+    return out;
+  }
+  record.samples = RunBench(record.a, record.b, options.timing, [&](const BenchSample& s) {
+    if (!options.quiet) options.progress(SampleLine(s));
+  });
+  record.summary = harness::SummarizeBench(record.samples);
+  return out;
+}
 
 std::vector<BenchSample> RunBench(const BenchSide& a, const BenchSide& b,
                                   const BenchOptions& options,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/analysis/bench_summary.h"
+#include "harness/runner/bench_sides.h"
 #include "harness/runner/matrix.h"
 
 namespace samebits::runner {
@@ -25,5 +26,29 @@ struct BenchOptions {
 std::vector<harness::BenchSample> RunBench(
     const harness::BenchSide& a, const harness::BenchSide& b, const BenchOptions& options,
     const std::function<void(const harness::BenchSample&)>& progress);
+
+// `samebits bench A B` from its options to its record: the sides resolved
+// (revisions built), the machine's preflight, the timed runs and their
+// summary.
+struct AbBenchOptions {
+  std::string a, b;  // the sides as the user named them (bench_sides.h)
+  BenchSideOptions sides;
+  BenchOptions timing;
+  bool force = false;  // times even when the preflight finds the machine busy
+  bool quiet = false;  // no line per run
+  std::string command_line;
+  std::function<void(const std::string& line)> say;       // the preflight, for stdout
+  std::function<void(const std::string& line)> progress;  // builds and runs, for stderr
+};
+
+struct AbBenchOutcome {
+  // The preflight found the machine busy and `force` was not given: nothing
+  // was timed (exit 2).
+  bool refused = false;
+  harness::BenchRecord record;  // all of it unless refused; not yet stored
+};
+
+// Runs the bench. Throws RunError (exit 2) when a side cannot be resolved.
+AbBenchOutcome RunAbBench(const AbBenchOptions& options);
 
 }  // namespace samebits::runner
