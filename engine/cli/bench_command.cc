@@ -9,7 +9,7 @@
 //
 // This file parses the flags into BenchSettings and loads the checkpoint;
 // bench_run.h does the work, its steps living apart: preflight
-// (bench_preflight.h), scheduling (bench_schedule.h), statistics
+// (engine/platform/preflight.h), scheduling (bench_schedule.h), statistics
 // (bench_statistics.h) and output (bench_output.h).
 #include <algorithm>
 #include <memory>

@@ -5,13 +5,9 @@
 
 namespace samebits::cli {
 
-void PrintPreflight(const MachineLoad& load, const std::vector<std::string>& warnings) {
-  std::printf(
-      "preflight: load average %.2f on %d cores, other processes %.0f%% CPU, swap in "
-      "use %lld MiB: %s\n",
-      load.load1, load.cores, load.busy_percent, static_cast<long long>(load.swap_used_mib),
-      warnings.empty() ? "quiet" : "BUSY");
-  for (const std::string& w : warnings) {
+void PrintPreflight(const platform::PreflightVerdict& preflight) {
+  std::printf("preflight: %s: %s\n", preflight.summary.c_str(), preflight.busy ? "BUSY" : "quiet");
+  for (const std::string& w : preflight.reasons) {
     std::printf("WARNING: %s\n", w.c_str());
     std::fprintf(stderr, "samebits-engine bench: warning: %s\n", w.c_str());
   }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/cli/bench_preflight.h"
 #include "engine/cli/bench_statistics.h"
+#include "engine/platform/preflight.h"
 
 namespace samebits::cli {
 
@@ -26,7 +26,7 @@ struct BenchShape {
 };
 
 // Prints the preflight line and each warning (also on stderr).
-void PrintPreflight(const MachineLoad& load, const std::vector<std::string>& warnings);
+void PrintPreflight(const platform::PreflightVerdict& preflight);
 
 // Prints the decode table, the prefill table and the ratios of medians
 // against the first record.

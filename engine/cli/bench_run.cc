@@ -12,7 +12,6 @@
 
 #include "engine/cli/bench_batch.h"
 #include "engine/cli/bench_output.h"
-#include "engine/cli/bench_preflight.h"
 #include "engine/cli/bench_schedule.h"
 #include "engine/cli/bench_statistics.h"
 #include "engine/kernels/bandwidth.h"
@@ -188,8 +187,7 @@ void PrintHeading(const BenchSettings& settings, const model::ModelWeights& weig
 void RunPreflight(const BenchSettings& settings) {
   const int max_threads =
       *std::max_element(settings.thread_counts.begin(), settings.thread_counts.end());
-  const MachineLoad load = MeasureMachineLoad();
-  PrintPreflight(load, PreflightWarnings(load, max_threads));
+  PrintPreflight(platform::AssessMachine(platform::ReadMachine(), {.threads = max_threads}));
   if (settings.bandwidth_mib > 0) PrintBandwidth(settings.bandwidth_mib, settings.thread_counts);
   std::fflush(stdout);
 }

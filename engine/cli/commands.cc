@@ -1,7 +1,6 @@
-// The subcommand registry and the shared helpers (commands.h).
+// The subcommands' shared helpers (commands.h).
 #include "engine/cli/commands.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -10,31 +9,6 @@
 #include "engine/kernels/test_only_table.h"
 
 namespace samebits::cli {
-namespace {
-
-// A function-local static, so registration from other files' static
-// initializers works whatever order they run in.
-std::vector<RegisteredCommand>& Registry() {
-  static std::vector<RegisteredCommand> commands;
-  return commands;
-}
-
-}  // namespace
-
-bool RegisterCommand(const char* name, int order, CommandSetup setup) {
-  Registry().push_back({name, order, setup});
-  return true;
-}
-
-std::vector<RegisteredCommand> RegisteredCommands() {
-  std::vector<RegisteredCommand> commands = Registry();
-  std::sort(commands.begin(), commands.end(),
-            [](const RegisteredCommand& a, const RegisteredCommand& b) {
-              return a.order != b.order ? a.order < b.order : a.name < b.name;
-            });
-  return commands;
-}
-
 model::ModelWeights LoadCheckpointForCommand(const std::string& spec) {
   try {
     return formats::LoadCheckpoint(spec);

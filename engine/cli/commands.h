@@ -1,6 +1,6 @@
-// The samebits-engine subcommands and what they share. The registration is
-// the same as the `samebits` program's (harness/cli/commands.h), so a
-// subcommand is written one way in both programs.
+// The samebits-engine subcommands and what they share. The registry is the
+// one the `samebits` program uses too (engine/program/command_registry.h),
+// so a subcommand is written one way in both programs.
 //
 // Adding a subcommand: create engine/cli/<name>_command.cc, add it to the
 // program's source list in engine/CMakeLists.txt, and define in it
@@ -36,6 +36,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/model/weights.h"
+#include "engine/program/command_registry.h"
 
 namespace samebits::cli {
 
@@ -63,21 +64,13 @@ struct CommandSpec {
 };
 using CommandSetup = CommandSpec (*)(CLI::App& app);
 
-// Registers a subcommand; used through SAMEBITS_REGISTER_COMMAND at namespace
-// scope. Returns true.
-bool RegisterCommand(const char* name, int order, CommandSetup setup);
+// The registry is the one both programs use (engine/program/command_registry.h).
+using RegisteredCommand = program::RegisteredCommand<CommandSpec>;
 
-struct RegisteredCommand {
-  std::string name;
-  int order;
-  CommandSetup setup;
-};
 // Returns the registered subcommands, sorted by order, then name.
-std::vector<RegisteredCommand> RegisteredCommands();
-
-#define SAMEBITS_REGISTER_COMMAND(name, order, setup)                     \
-  [[maybe_unused]] static const bool samebits_command_registered_##name = \
-      ::samebits::cli::RegisterCommand(#name, order, setup)
+inline std::vector<RegisteredCommand> RegisteredCommands() {
+  return program::RegisteredCommands<CommandSpec>();
+}
 
 // Returns the checkpoint `spec` names (formats::LoadCheckpoint). Throws
 // UsageError with the loader's message when it cannot be loaded, so every

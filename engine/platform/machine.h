@@ -10,13 +10,16 @@
 
 namespace samebits::platform {
 
+// The protocol's `hello` platform (protocol::PlatformInfo) and the machine
+// a harness run records (harness::MachineInfo) are this struct.
 struct Machine {
   std::string arch;                       // uname -m: "x86_64", "aarch64", "s390x", ...
+  std::string cpu;                        // the CPU model, or "unknown"
   std::string os;                         // uname -s: "Linux"
   std::string kernel;                     // uname -r: "6.1.0-18-amd64"
   std::string libc;                       // "glibc 2.36", or "unknown"
-  std::string cpu;                        // the CPU model, or "unknown"
   std::vector<std::string> isa_features;  // CpuFeatureNames()
+  bool operator==(const Machine&) const = default;
 };
 
 // Returns this machine (uname, /proc/cpuinfo, the CPU probe). A field the

@@ -1,7 +1,6 @@
 #include "engine/protocol/platform.h"
 
 #include <string>
-#include <utility>
 
 #include "engine/platform/machine.h"
 #include "samebits_build_info.h"
@@ -30,15 +29,7 @@ BuildInfo ThisBuild() {
 }
 
 PlatformInfo ThisPlatform() {
-  platform::Machine m = platform::ThisMachine();
-  PlatformInfo info;
-  info.arch = std::move(m.arch);
-  info.isa_features = std::move(m.isa_features);
-  info.os = std::move(m.os);
-  info.kernel = std::move(m.kernel);
-  info.libc = std::move(m.libc);
-  info.cpu = std::move(m.cpu);
-  return info;
+  return platform::ThisMachine();
 }
 
 MathInfo DescribeMath(numerics::MathProfile profile) {

@@ -156,8 +156,8 @@ Step ParseStep(const json& j) {
   s.fnv1a64 = GetHash(j, "fnv1a64", "step");
   s.xxh3_64 = GetHash(j, "xxh3_64", "step");
   s.argmax = GetInt32(j, "argmax", "step", 0);
-  s.nan = GetInt32(j, "nan", "step", 0);
-  s.inf = GetInt32(j, "inf", "step", 0);
+  s.nan_count = GetInt32(j, "nan", "step", 0);
+  s.inf_count = GetInt32(j, "inf", "step", 0);
   if (j.contains("text")) s.text = GetString(j, "text", "step");
   if (j.contains("batch")) {
     const json& batch = GetObject(j, "batch", "step");
@@ -283,8 +283,8 @@ std::string ToJsonLine(const Step& s) {
   j["fnv1a64"] = HashToHex(s.fnv1a64);
   j["xxh3_64"] = HashToHex(s.xxh3_64);
   j["argmax"] = s.argmax;
-  j["nan"] = s.nan;
-  j["inf"] = s.inf;
+  j["nan"] = s.nan_count;
+  j["inf"] = s.inf_count;
   if (s.text) j["text"] = *s.text;
   if (s.batch) {
     j["batch"] = {{"sequences", s.batch->sequences},

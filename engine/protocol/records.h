@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "engine/platform/machine.h"
+
 namespace samebits::protocol {
 
 inline constexpr int kProtocolVersion = 1;
@@ -38,15 +40,9 @@ struct BuildInfo {
   bool operator==(const BuildInfo&) const = default;
 };
 
-struct PlatformInfo {
-  std::string arch;                       // "x86_64", "aarch64", ...
-  std::vector<std::string> isa_features;  // "avx2", "fma", ...
-  std::string os;                         // "Linux"
-  std::string kernel;                     // "6.1.0-18-amd64"
-  std::string libc;                       // "glibc 2.36"
-  std::string cpu;                        // the CPU model, or "unknown"
-  bool operator==(const PlatformInfo&) const = default;
-};
+// The machine the engine ran on: uname, the C library, the CPU model and
+// the ISA features the CPU reports (engine/platform/machine.h).
+using PlatformInfo = platform::Machine;
 
 struct MathInfo {
   std::string profile;  // "portable" or "libm"
@@ -104,6 +100,8 @@ struct BatchPlace {
   bool operator==(const BatchPlace&) const = default;
 };
 
+// One output row (a `step` record). The harness keeps these as they are
+// (harness::StepRecord is this type).
 struct Step {
   int index = 0;
   std::string kind;  // "prefill", "decode" or "extend"
@@ -113,8 +111,8 @@ struct Step {
   uint64_t fnv1a64 = 0;
   uint64_t xxh3_64 = 0;
   int argmax = 0;
-  int nan = 0;
-  int inf = 0;
+  int nan_count = 0;  // NaN logits (the JSON key `nan`)
+  int inf_count = 0;  // infinite logits (the JSON key `inf`)
   // The decoded text of `token`, when the checkpoint has a vocabulary
   // (optional: older engines and checkpoints without one leave it out).
   std::optional<std::string> text;

@@ -34,7 +34,7 @@ namespace {
 // (same kind, position and input token), into `row`.
 void MeasureDumps(const CellResult& baseline, const CellResult& variant,
                   const std::string& dump_base_dir, CardRow* row) {
-  std::optional<report::LogitDump> a, b;
+  std::optional<harness::LogitDump> a, b;
   try {
     a = LoadCellDump(baseline, dump_base_dir);
     b = LoadCellDump(variant, dump_base_dir);

@@ -7,7 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness {
 namespace {
@@ -122,7 +122,7 @@ StepConformance Measure(int step_index, std::span<const float> a, std::span<cons
   double squared_error = 0, squared_a = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     const FloatClass ca = Classify(a[i]), cb = Classify(b[i]);
-    ulps->push_back(report::UlpDistance(a[i], b[i]));
+    ulps->push_back(harness::UlpDistance(a[i], b[i]));
     if (ca != cb) ++s.nonfinite_mismatches;  // one side non-finite, or two different kinds
     if (ca != FloatClass::kFinite || cb != FloatClass::kFinite) continue;
     const double da = a[i], diff = da - static_cast<double>(b[i]);
@@ -138,8 +138,8 @@ StepConformance Measure(int step_index, std::span<const float> a, std::span<cons
   const std::optional<std::vector<double>> log_a = LogSoftmax(a), log_b = LogSoftmax(b);
   s.kl_divergence =
       (log_a && log_b) ? KlDivergence(*log_a, *log_b) : std::numeric_limits<double>::quiet_NaN();
-  s.top1_a = report::ArgMax(a);
-  s.top1_b = report::ArgMax(b);
+  s.top1_a = harness::ArgMax(a);
+  s.top1_b = harness::ArgMax(b);
   s.top1_agrees = s.top1_a == s.top1_b;
   const std::vector<int> top_a = TopIndices(a, kTopOverlapCount);
   const std::vector<int> top_b = TopIndices(b, kTopOverlapCount);

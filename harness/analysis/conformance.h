@@ -38,7 +38,7 @@ struct ConformanceThreshold {
 inline constexpr int kTopOverlapCount = 5;
 
 // ULP distances at three ranks (nearest rank; report/ulp.h's UlpDistance,
-// a NaN against a number counting as report::kUlpNaNMismatch).
+// a NaN against a number counting as harness::kUlpNaNMismatch).
 struct UlpPercentiles {
   uint64_t p50 = 0, p99 = 0, max = 0;
 };

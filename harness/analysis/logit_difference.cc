@@ -37,7 +37,7 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
   const int64_t r = RowOf(cell, index);
   if (r < 0) return std::nullopt;
   Side side;
-  if (const std::optional<report::LogitDump> dump = LoadCellDump(cell, base)) {
+  if (const std::optional<harness::LogitDump> dump = LoadCellDump(cell, base)) {
     const std::span<const float> row = dump->Row(r);
     side.values.assign(row.begin(), row.end());
   } else if (cell.dump && static_cast<size_t>(r) < cell.dump->rows.size()) {
@@ -54,11 +54,11 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
 
 }  // namespace
 
-std::optional<report::LogitDump> LoadCellDump(const CellResult& cell,
+std::optional<harness::LogitDump> LoadCellDump(const CellResult& cell,
                                               const std::string& dump_base_dir) {
   const auto rows = static_cast<int64_t>(cell.steps.size());
   if (cell.dump && !cell.dump->values.empty()) {
-    report::LogitDump dump;
+    harness::LogitDump dump;
     dump.rows = rows;
     dump.vocab_size = cell.dump->row_length;
     if (dump.vocab_size <= 0 ||
@@ -74,12 +74,12 @@ std::optional<report::LogitDump> LoadCellDump(const CellResult& cell,
   std::string path = cell.dump_path;
   if (!dump_base_dir.empty() && !std::filesystem::path(path).is_absolute())
     path = (std::filesystem::path(dump_base_dir) / path).string();
-  return report::ReadLogitDump(path, rows);
+  return harness::ReadLogitDump(path, rows);
 }
 
 DumpRowStats RowStatistics(std::span<const float> row) {
   DumpRowStats s;
-  s.argmax = report::ArgMax(row);
+  s.argmax = ArgMax(row);
   for (const float v : row) {
     if (std::isnan(v)) {
       ++s.nan_count;
@@ -107,7 +107,7 @@ std::optional<LogitDifference> CompareStepLogits(const CellResult& x, const Cell
                 std::to_string(b->row_length) + " values";
     } else if (!a->values.empty() && !b->values.empty()) {
       d.compared_rows = true;
-      d.rows = report::CompareLogitRows(a->values, b->values);
+      d.rows = CompareLogitRows(a->values, b->values);
     }
   } catch (const std::exception& e) {
     d = LogitDifference{};
@@ -126,8 +126,8 @@ std::string DescribeLogitDifference(const LogitDifference& d) {
     return "logits (statistics only): " + argmax + ", max |logit| " + Short(d.a.max_abs) + " vs " +
            Short(d.b.max_abs);
   }
-  const report::RowComparison& r = d.rows;
-  const std::string ulp = r.max_ulp == report::kUlpNaNMismatch
+  const RowComparison& r = d.rows;
+  const std::string ulp = r.max_ulp == kUlpNaNMismatch
                               ? "a NaN vs a number"
                               : "max " + std::to_string(r.max_ulp) + " ulp";
   return "logits: " + ulp + ", " + std::to_string(r.differing) + " of " +

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "harness/analysis/results.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness {
 
@@ -22,15 +22,15 @@ DumpRowStats RowStatistics(std::span<const float> row);
 // bundle carried, else the file at `dump_path` (a relative path resolved
 // against `dump_base_dir`), or nothing when the cell has neither (no dump,
 // or a bundle's statistics only). Throws std::runtime_error naming the
-// problem when the rows cannot be read whole (report::ReadLogitDump).
-std::optional<report::LogitDump> LoadCellDump(const CellResult& cell,
+// problem when the rows cannot be read whole (harness::ReadLogitDump).
+std::optional<harness::LogitDump> LoadCellDump(const CellResult& cell,
                                               const std::string& dump_base_dir);
 
 struct LogitDifference {
   // True when both sides' rows were compared (`rows` holds the ULP
   // statistics); false when only the statistics were (`a`, `b`).
   bool compared_rows = false;
-  report::RowComparison rows;
+  RowComparison rows;
   int64_t row_length = 0;
   DumpRowStats a, b;  // each side's statistics of the step
   // Why the dumps could not be used (an unreadable file); the rest is unset.

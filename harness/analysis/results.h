@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/protocol/records.h"
+
 namespace samebits::harness {
 
 // Result codes in the manner of LLVM lit: each knows whether it fails a run
@@ -46,47 +48,25 @@ const ResultCodeInfo& CodeInfo(ResultCode code);
 const char* ResultCodeName(ResultCode code);  // "PASS", "FAIL", ...
 bool IsFailure(ResultCode code);
 
+// The records of a child's output, as the protocol defines them
+// (engine/protocol/records.h, PROTOCOL.md): one definition for the engine
+// that writes them and the harness that keeps them.
+//
 // Where a batched run's output row sat in the forward call that computed
-// it (the protocol's step `batch`, PROTOCOL.md): `sequences` sequences fed
-// `rows` token rows; the scenario's sequence was the `slot`-th (0-based, in
-// row order) and this row was row `row`. It takes no part in any hash.
-struct BatchPlace {
-  int sequences = 1;
-  int rows = 1;
-  int slot = 0;
-  int row = 0;
-  bool operator==(const BatchPlace&) const = default;
-};
-
-// One output row of a child (a protocol `step` record).
-struct StepRecord {
-  int index = 0;
-  std::string kind;  // prefill, decode, extend
-  int position = 0;
-  int input_token = 0;
-  int token = 0;
-  uint64_t fnv1a64 = 0;
-  uint64_t xxh3_64 = 0;
-  int argmax = 0;
-  int nan_count = 0;
-  int inf_count = 0;
-  std::string text;                 // the decoded text of `token` ("" when the engine gave none)
-  std::optional<BatchPlace> batch;  // only in batched runs; not compared
-};
-
-// One activation-trace record (with --trace).
-struct TraceRecord {
-  int position = 0;
-  int layer = 0;  // -1 for model-level ops
-  std::string op;
-  uint64_t xxh3_64 = 0;
-};
+// it (a step's `batch`). It takes no part in any hash.
+using BatchPlace = protocol::BatchPlace;
+// One output row of a child (a `step` record). `text` is the decoded text
+// of `token`, absent when the engine gave none; `batch` only in batched
+// runs (not compared).
+using StepRecord = protocol::Step;
+// One activation-trace record (with --trace); `layer` -1 for model-level ops.
+using TraceRecord = protocol::Trace;
 
 // Statistics of one row of a raw logit dump (one step's logits), which a
 // bundle carries even when the rows themselves stay behind
 // (harness/exchange/bundle_dumps.h).
 struct DumpRowStats {
-  int argmax = 0;     // ties to the lower id, NaN never wins (report::ArgMax)
+  int argmax = 0;     // ties to the lower id, NaN never wins (ArgMax)
   float max_abs = 0;  // the largest |logit| over the finite ones (0 when none is)
   int nan_count = 0;
   int inf_count = 0;
@@ -120,6 +100,20 @@ struct Configuration {
   std::string batch_schedule = "together";  // "together" or "staggered"
 };
 
+// One cell of the matrix: one child to run (runner/matrix.h expands them).
+struct Cell {
+  std::string checkpoint;  // the key results are stored and referenced by
+  // The spec handed to the engine when it differs from `checkpoint` (a
+  // suite's file resolved against the project root); empty: `checkpoint`.
+  std::string engine_checkpoint;
+  std::string scenario;       // the scenario's name (its file's stem)
+  std::string scenario_file;  // the path handed to the engine
+  std::string scenario_xxh3;  // its bytes' XXH3-64, 16 hex (runner/scenario_identity.h)
+  Configuration config;
+  bool supported = true;
+  std::string unsupported_reason;  // when not supported
+};
+
 struct MathLibraryInfo {
   std::string profile;
   std::string name;
@@ -127,10 +121,9 @@ struct MathLibraryInfo {
   std::string fingerprint;
 };
 
-struct MachineInfo {
-  std::string arch, cpu, os, kernel, libc;
-  std::vector<std::string> isa_features;
-};
+// The machine a run ran on, as the children's hello (or, when none said
+// hello, the harness's own probe) describes it (engine/platform/machine.h).
+using MachineInfo = protocol::PlatformInfo;
 
 struct BuildInfo {
   std::string engine, version, revision, compiler, flags;

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "harness/analysis/logit_difference.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness {
 namespace {
@@ -86,8 +86,8 @@ std::string ContextDifference(const StepRecord& x, const StepRecord& y) {
 
 void Measure(const CellResult& a, const CellResult& b, const ConformOptions& options,
              PairConformance* pair) {
-  const std::optional<report::LogitDump> dump_a = LoadCellDump(a, options.dump_base_dir);
-  const std::optional<report::LogitDump> dump_b = LoadCellDump(b, options.dump_base_dir);
+  const std::optional<harness::LogitDump> dump_a = LoadCellDump(a, options.dump_base_dir);
+  const std::optional<harness::LogitDump> dump_b = LoadCellDump(b, options.dump_base_dir);
   if (!dump_a || !dump_b) {
     pair->reason = "a side has no logit rows";
     return;
@@ -250,8 +250,8 @@ std::string FormatConformance(const RunConformance& c) {
         << Short(s.kld_mean) << " p99 " << Short(s.kld_p99) << " max " << Short(s.kld_max)
         << "; top-1 " << s.top1_agreements << "/" << s.steps << "; top-5 overlap "
         << Short(s.top_overlap_mean) << "; max |a - b| " << Short(s.max_abs_diff) << "; ulp p50 "
-        << report::FormatUlp(s.ulp.p50) << " p99 " << report::FormatUlp(s.ulp.p99) << " max "
-        << report::FormatUlp(s.ulp.max) << "\n";
+        << harness::FormatUlp(s.ulp.p50) << " p99 " << harness::FormatUlp(s.ulp.p99) << " max "
+        << harness::FormatUlp(s.ulp.max) << "\n";
     if (s.first_deviating_step) {
       for (const StepConformance& st : p.steps) {
         if (st.step_index == *s.first_deviating_step)

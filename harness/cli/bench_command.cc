@@ -1,24 +1,15 @@
 // `samebits bench A B`: which of two engines (programs, revisions or
 // configurations) is faster, by how much, with what confidence, and do they
 // still print the same bits? Refuses a busy machine unless --force.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <sstream>
-#include <thread>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/report/bench_html.h"
 #include "harness/runner/ab_bench.h"
-#include "harness/runner/git.h"
-#include "harness/runner/machine.h"
-#include "harness/runner/matrix_run.h"
-#include "harness/runner/preflight.h"
-#include "harness/runner/revision_build.h"
 #include "harness/store/bench_records.h"
 #include "harness/store/output_file.h"
 
@@ -45,135 +36,44 @@ struct BenchFlags {
   bool quiet = false;
 };
 
-// Returns the configuration named `name` ("reference", "cpu-t2",
-// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", ...), or nullopt.
-std::optional<harness::Configuration> NamedConfiguration(const std::string& name) {
-  static const std::regex kThreads("cpu-t([0-9]+)");
-  std::smatch m;
-  int threads = 1;
-  if (std::regex_search(name, m, kThreads)) threads = std::stoi(m[1]);
-  if (threads < 1 || threads > 1024) return std::nullopt;
-  for (const harness::Configuration& c :
-       runner::DefaultConfigurations({threads}, {"portable", "libm"}, 8192)) {
-    if (c.name == name) return c;
-  }
-  return std::nullopt;
-}
-
-std::string ScenarioFile(const BenchFlags& flags) {
-  std::error_code ec;
-  if (flags.scenario.find('/') != std::string::npos || flags.scenario.ends_with(".json")) {
-    if (!fs::is_regular_file(flags.scenario, ec)) {
-      throw UsageError("--scenario: no such file " + flags.scenario);
-    }
-    return flags.scenario;
-  }
-  const std::string dir = flags.scenarios_dir.empty() ? GetPaths().scenarios : flags.scenarios_dir;
-  const std::string file = (fs::path(dir) / (flags.scenario + ".json")).string();
-  if (!fs::is_regular_file(file, ec)) {
-    throw UsageError("--scenario: no scenario named '" + flags.scenario + "' in " + dir);
-  }
-  return file;
-}
-
-bool IsExecutableFile(const std::string& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// Returns the side `spec` names: an engine program, a configuration of the
-// default engine, or a git revision built in a worktree of its own.
-runner::BenchSide ResolveSide(const std::string& spec, const BenchFlags& flags) {
-  runner::BenchSide side;
-  side.label = spec;
-  side.cell.checkpoint = flags.checkpoint;
-  side.cell.scenario_file = ScenarioFile(flags);
-  side.cell.scenario = runner::ScenarioName(side.cell.scenario_file);
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::string config_name =
-      flags.config.empty() ? "cpu-t" + std::to_string(cores) : flags.config;
-  auto config = NamedConfiguration(config_name);
-  if (!config) throw UsageError("--config: no configuration named '" + config_name + "'");
-  side.cell.config = *config;
-  if (IsExecutableFile(spec)) {
-    side.engine = fs::absolute(spec).string();
-  } else if (auto named = NamedConfiguration(spec)) {
-    side.cell.config = *named;
-    side.engine = flags.engine.empty() ? GetPaths().engine : flags.engine;
-    if (!IsExecutableFile(side.engine)) {
-      throw UsageError("no engine program at " + side.engine + " (build it, or pass --engine)");
-    }
-    side.engine = fs::absolute(side.engine).string();
-  } else {
-    const std::string dir = flags.repo.empty() ? fs::current_path().string() : flags.repo;
-    std::string repo;
-    try {
-      repo = runner::RepositoryRoot(dir);
-      side.revision = runner::ResolveCommit(repo, spec);
-    } catch (const std::runtime_error& e) {
-      throw UsageError("'" + spec +
-                       "' is neither an engine program, a configuration (such as cpu-t2) nor a "
-                       "revision (" +
-                       e.what() + ")");
-    }
-    runner::RevisionBuildOptions build;
-    build.repo = repo;
-    build.build_command = flags.build;
-    build.engine = flags.built_engine;
-    build.cache_dir =
-        flags.cache_dir.empty()
-            ? (fs::absolute(flags.db.empty() ? GetPaths().db : flags.db).parent_path() / "builds")
-                  .string()
-            : flags.cache_dir;
-    std::fprintf(stderr, "building %s ...\n", spec.c_str());
-    const runner::RevisionBuild built = runner::BuildRevision(side.revision, build);
-    if (!built.built) throw UsageError("revision " + spec + " " + built.message);
-    side.engine = built.engine;
-  }
-  const std::vector<std::string> isas = runner::MachineIsas();
-  if (side.cell.config.isa != "auto" &&
-      std::find(isas.begin(), isas.end(), side.cell.config.isa) == isas.end()) {
-    throw UsageError("this machine cannot run " + side.cell.config.name + " (no " +
-                     side.cell.config.isa + ")");
-  }
-  return side;
-}
-
-int Bench(const BenchFlags& flags) {
+// Returns the bench's options: the flags with this project's defaults
+// (scenarios folder, engine, builds/ beside the database). Throws
+// UsageError for a value out of range.
+runner::AbBenchOptions BenchOptionsFor(const BenchFlags& flags) {
   if (flags.rounds < 2) throw UsageError("--rounds must be at least 2 (a confidence interval)");
   if (flags.warmup < 0) throw UsageError("--warmup must not be negative");
-  store::BenchRecord record;
-  record.a = ResolveSide(flags.a, flags);
-  record.b = ResolveSide(flags.b, flags);
-  record.started_at = runner::NowUtc();
-  record.command = CommandLine();
-  const harness::MachineInfo machine = runner::LocalMachine();
-  record.machine = machine.cpu + ", " + machine.arch;
+  runner::AbBenchOptions options;
+  options.a = flags.a;
+  options.b = flags.b;
+  runner::BenchSideOptions& sides = options.sides;
+  sides.checkpoint = flags.checkpoint;
+  sides.scenario = flags.scenario;
+  sides.scenarios_dir = flags.scenarios_dir.empty() ? GetPaths().scenarios : flags.scenarios_dir;
+  sides.config = flags.config;
+  sides.engine = flags.engine.empty() ? GetPaths().engine : flags.engine;
+  sides.build.repo = flags.repo;
+  sides.build.build_command = flags.build;
+  sides.build.engine = flags.built_engine;
+  sides.build.cache_dir =
+      flags.cache_dir.empty()
+          ? (fs::absolute(flags.db.empty() ? GetPaths().db : flags.db).parent_path() / "builds")
+                .string()
+          : flags.cache_dir;
+  options.timing.rounds = flags.rounds;
+  options.timing.warmup = flags.warmup;
+  options.timing.timeout_seconds = flags.timeout_seconds;
+  options.force = flags.force;
+  options.quiet = flags.quiet;
+  options.command_line = CommandLine();
+  options.say = [](const std::string& line) { std::printf("%s\n", line.c_str()); };
+  options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  sides.progress = options.progress;
+  return options;
+}
 
-  runner::PreflightLimits limits;
-  limits.threads = std::max(record.a.cell.config.threads, record.b.cell.config.threads);
-  const runner::PreflightVerdict pre = runner::AssessMachine(runner::ReadMachine(), limits);
-  record.preflight = pre.summary + (pre.busy ? ": BUSY" : ": quiet");
-  record.forced = flags.force && pre.busy;
-  std::printf("preflight: %s\n", record.preflight.c_str());
-  for (const std::string& reason : pre.reasons) std::printf("  %s\n", reason.c_str());
-  if (pre.busy && !flags.force) {
-    std::fprintf(stderr,
-                 "samebits bench: refusing to time on a busy machine (the figures would measure "
-                 "the other work); fix the above, or pass --force to time anyway\n");
-    return 2;
-  }
-  runner::BenchOptions options;
-  options.rounds = flags.rounds;
-  options.warmup = flags.warmup;
-  options.timeout_seconds = flags.timeout_seconds;
-  record.samples = runner::RunBench(record.a, record.b, options, [&](const runner::BenchSample& s) {
-    if (flags.quiet) return;
-    std::fprintf(stderr, "  %c %s: %s\n", s.side,
-                 s.round < 0 ? "warm-up" : ("round " + std::to_string(s.round)).c_str(),
-                 s.ok ? (std::to_string(s.elapsed_ms) + " ms").c_str() : s.failure.c_str());
-  });
-  record.summary = runner::SummarizeBench(record.samples);
+// Stores the bench, prints its table and writes the HTML report. Returns
+// the exit code: 0 when every run ran and printed the same bits.
+int Finish(const BenchFlags& flags, const harness::BenchRecord& record) {
   std::unique_ptr<store::Store> store = OpenStore(flags.db);
   const int64_t id = store::SaveBench(*store, record);
   std::printf("%s", harness::report::BenchTable(record).c_str());
@@ -183,7 +83,7 @@ int Bench(const BenchFlags& flags) {
     harness::report::WriteBenchHtml(record, page);
     store::WriteOutputFile(flags.report_html, page.str());
   }
-  for (const runner::BenchSample& s : record.samples) {
+  for (const harness::BenchSample& s : record.samples) {
     if (!s.ok) {
       std::fprintf(stderr, "samebits bench: a run of %c failed: %s\n", s.side, s.failure.c_str());
       return 1;
@@ -193,6 +93,38 @@ int Bench(const BenchFlags& flags) {
       record.summary.identical && record.summary.a_repeatable && record.summary.b_repeatable;
   return same ? 0 : 1;
 }
+
+int Bench(const BenchFlags& flags) {
+  const runner::AbBenchOutcome outcome = runner::RunAbBench(BenchOptionsFor(flags));
+  if (outcome.refused) {
+    std::fprintf(stderr,
+                 "samebits bench: refusing to time on a busy machine (the figures would measure "
+                 "the other work); fix the above, or pass --force to time anyway\n");
+    return 2;
+  }
+  return Finish(flags, outcome.record);
+}
+
+constexpr const char* kBenchFooter =
+    "Times are the engine's own (`done` elapsed_ms: the forward passes, loading excluded);\n"
+    "wall times are reported beside them. The ratio B/A is the geometric mean of the paired\n"
+    "ratios (each A run with the B run next to it), with a 95% Student t-interval over the\n"
+    "paired log-ratios. Prefill (prefill and extend steps) and decode are reported apart, per\n"
+    "token, with their own medians and paired ratios, from the `done` record's optional\n"
+    "prefill_ms/decode_ms; an engine that leaves them out gets \"split unknown\". Every run's\n"
+    "outputs are compared: a B that changes a bit is reported as such, whatever its speed.\n\n"
+    "The preflight refuses (exit 2) a machine with a load average above half its cores,\n"
+    "other processes using more than 25% of the CPU, swap in use, less than 10% memory\n"
+    "free, or a CPU frequency governor other than `performance` (where readable).\n\n"
+    "Exit codes:\n"
+    "  0  both ran every time and printed the same bits\n"
+    "  1  a run failed, or the outputs differ (B from A, or a side from itself)\n"
+    "  2  the bench could not be carried out: bad arguments, a revision that does not\n"
+    "     build, a busy machine (without --force)\n\n"
+    "Examples:\n"
+    "  samebits bench cpu-t1 cpu-t2\n"
+    "  samebits bench HEAD~1 HEAD --config cpu-t2 --report-html reports/bench.html\n"
+    "  samebits bench ./old-engine build/bin/samebits-engine --checkpoint synthetic:bench";
 
 CommandSpec Setup(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
@@ -278,26 +210,7 @@ CommandSpec Setup(CLI::App& app) {
               ->type_name("DIR"),
           PathRole::kOutputFolder);
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no line per run.");
-  sub->footer(
-      "Times are the engine's own (`done` elapsed_ms: the forward passes, loading excluded);\n"
-      "wall times are reported beside them. The ratio B/A is the geometric mean of the paired\n"
-      "ratios (each A run with the B run next to it), with a 95% Student t-interval over the\n"
-      "paired log-ratios. Prefill (prefill and extend steps) and decode are reported apart, per\n"
-      "token, with their own medians and paired ratios, from the `done` record's optional\n"
-      "prefill_ms/decode_ms; an engine that leaves them out gets \"split unknown\". Every run's\n"
-      "outputs are compared: a B that changes a bit is reported as such, whatever its speed.\n\n"
-      "The preflight refuses (exit 2) a machine with a load average above half its cores,\n"
-      "other processes using more than 25% of the CPU, swap in use, less than 10% memory\n"
-      "free, or a CPU frequency governor other than `performance` (where readable).\n\n"
-      "Exit codes:\n"
-      "  0  both ran every time and printed the same bits\n"
-      "  1  a run failed, or the outputs differ (B from A, or a side from itself)\n"
-      "  2  the bench could not be carried out: bad arguments, a revision that does not\n"
-      "     build, a busy machine (without --force)\n\n"
-      "Examples:\n"
-      "  samebits bench cpu-t1 cpu-t2\n"
-      "  samebits bench HEAD~1 HEAD --config cpu-t2 --report-html reports/bench.html\n"
-      "  samebits bench ./old-engine build/bin/samebits-engine --checkpoint synthetic:bench");
+  sub->footer(kBenchFooter);
   return {sub, [flags] { return Bench(*flags); }};
 }
 

@@ -1,9 +1,8 @@
-// The subcommand registry and the shared helpers (commands.h).
+// The subcommands' shared helpers (commands.h).
 #include "harness/cli/commands.h"
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "harness/cli/path_flags.h"
@@ -12,11 +11,6 @@ namespace samebits::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<RegisteredCommand>& Registry() {
-  static std::vector<RegisteredCommand> registry;
-  return registry;
-}
 
 std::string& CommandLineStorage() {
   static std::string line;
@@ -55,29 +49,9 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
-bool RegisterCommand(const char* name, int order, CommandSetup setup) {
-  Registry().push_back({name, order, setup});
-  return true;
-}
-
-std::vector<RegisteredCommand> RegisteredCommands() {
-  std::vector<RegisteredCommand> out = Registry();
-  std::stable_sort(
-      out.begin(), out.end(),
-      [](const RegisteredCommand& a, const RegisteredCommand& b) { return a.order < b.order; });
-  return out;
-}
-
 const Paths& GetPaths() {
   static const Paths paths = FindPaths();
   return paths;
-}
-
-std::string DisplayPath(const std::string& path) {
-  std::error_code ec;
-  const fs::path relative = fs::path(path).lexically_relative(fs::current_path(ec));
-  if (ec || relative.empty() || *relative.begin() == "..") return path;
-  return relative.string();
 }
 
 const std::string& CommandLine() {

@@ -1,8 +1,8 @@
 // The `samebits` subcommands and what they share.
 //
 // Adding a subcommand (this is how `report` and `diff` are added): create
-// one file harness/cli/<name>_command.cc (every harness/cli/*.cc is built
-// into the program; no CMake or main.cc edit) that defines
+// one file harness/cli/<name>_command.cc, listed in the program's sources
+// (harness/CMakeLists.txt), that defines
 //
 //   namespace samebits::cli {
 //   namespace {
@@ -33,7 +33,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/program/command_registry.h"
 #include "harness/analysis/results.h"
+#include "harness/runner/display_path.h"
 #include "harness/store/store.h"
 
 namespace samebits::cli {
@@ -50,21 +52,13 @@ struct CommandSpec {
 };
 using CommandSetup = CommandSpec (*)(CLI::App& app);
 
-// Registers a subcommand; used through SAMEBITS_REGISTER_COMMAND at namespace
-// scope. Returns true.
-bool RegisterCommand(const char* name, int order, CommandSetup setup);
+// The registry is the one both programs use (engine/program/command_registry.h).
+using RegisteredCommand = program::RegisteredCommand<CommandSpec>;
 
-struct RegisteredCommand {
-  std::string name;
-  int order;
-  CommandSetup setup;
-};
-// Returns the registered subcommands, ordered.
-std::vector<RegisteredCommand> RegisteredCommands();
-
-#define SAMEBITS_REGISTER_COMMAND(name, order, setup)                     \
-  [[maybe_unused]] static const bool samebits_command_registered_##name = \
-      ::samebits::cli::RegisterCommand(#name, order, setup)
+// Returns the registered subcommands, sorted by order, then name.
+inline std::vector<RegisteredCommand> RegisteredCommands() {
+  return program::RegisteredCommands<CommandSpec>();
+}
 
 // Where things are. The project root is found from the program's location
 // (build/bin/samebits -> ../..) when that folder holds scenarios/ or
@@ -81,9 +75,8 @@ struct Paths {
 };
 const Paths& GetPaths();
 
-// Returns `path` relative to the current directory when it lies below it
-// (shorter messages), else as given.
-std::string DisplayPath(const std::string& path);
+// Paths in messages: relative to the current directory when below it.
+using runner::DisplayPath;
 
 // Returns the command line this process was started with, quoted for a
 // shell (stored with each run).

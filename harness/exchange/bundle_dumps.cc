@@ -8,9 +8,9 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/logit_difference.h"
+#include "harness/analysis/ulp.h"
 #include "harness/exchange/base64.h"
 #include "harness/exchange/bundle.h"
-#include "harness/report/ulp.h"
 #include "harness/store/output_file.h"
 
 namespace samebits::exchange {
@@ -84,8 +84,8 @@ std::string ResolveDumpPath(const std::string& path, const std::string& base_dir
 }
 
 DumpData ReadCellDump(const CellResult& cell, const std::string& path, bool keep_rows) {
-  const harness::report::LogitDump file =
-      harness::report::ReadLogitDump(path, static_cast<int64_t>(cell.steps.size()));
+  const harness::LogitDump file =
+      harness::ReadLogitDump(path, static_cast<int64_t>(cell.steps.size()));
   if (cell.vocab_size > 0 && file.vocab_size != cell.vocab_size)
     throw std::runtime_error("logit dump " + path + ": rows of " + std::to_string(file.vocab_size) +
                              " values, but the checkpoint's vocabulary has " +

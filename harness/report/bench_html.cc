@@ -19,19 +19,19 @@ std::string Fixed(double value, int decimals = 2) {
   return buffer;
 }
 
-std::string SideName(const runner::BenchSide& side) {
+std::string SideName(const harness::BenchSide& side) {
   std::string name = side.label;
   if (side.cell.config.name != side.label) name += " (" + side.cell.config.name + ")";
   return name;
 }
 
 // Returns the summary rows: side, name, counted runs, medians, steps/s.
-std::vector<std::vector<std::string>> Rows(const store::BenchRecord& b) {
+std::vector<std::vector<std::string>> Rows(const harness::BenchRecord& b) {
   std::vector<std::vector<std::string>> rows;
   for (char side : {'A', 'B'}) {
-    const runner::BenchSide& s = side == 'A' ? b.a : b.b;
+    const harness::BenchSide& s = side == 'A' ? b.a : b.b;
     int runs = 0, steps = 0;
-    for (const runner::BenchSample& x : b.samples) {
+    for (const harness::BenchSample& x : b.samples) {
       if (x.side == side && x.round >= 0 && x.ok) {
         ++runs;
         steps = x.steps;
@@ -45,7 +45,7 @@ std::vector<std::vector<std::string>> Rows(const store::BenchRecord& b) {
   return rows;
 }
 
-std::string RatioLine(const store::BenchRecord& b) {
+std::string RatioLine(const harness::BenchRecord& b) {
   const PairedRatio& r = b.summary.ratio;
   if (r.pairs == 0) return "B/A: no complete pair of runs";
   std::string line = "B/A time: " + Fixed(r.ratio, 3);
@@ -58,7 +58,7 @@ std::string RatioLine(const store::BenchRecord& b) {
 }
 
 // Returns the per-token line of one phase, or why the split is unknown.
-std::string PhaseLine(const char* name, const runner::PhaseSummary& p) {
+std::string PhaseLine(const char* name, const harness::PhaseSummary& p) {
   if (!p.known) return "";
   auto side = [](double ms_per_token) {
     return Fixed(ms_per_token, 4) + " ms/token (" +
@@ -74,7 +74,7 @@ std::string PhaseLine(const char* name, const runner::PhaseSummary& p) {
 
 // Returns the prefill and decode lines, or one line saying the split is
 // unknown (an engine whose `done` record leaves prefill_ms/decode_ms out).
-std::vector<std::string> PhaseLines(const store::BenchRecord& b) {
+std::vector<std::string> PhaseLines(const harness::BenchRecord& b) {
   std::vector<std::string> lines;
   for (const auto& [name, phase] :
        {std::pair{"prefill", &b.summary.prefill}, std::pair{"decode", &b.summary.decode}}) {
@@ -90,7 +90,7 @@ std::vector<std::string> PhaseLines(const store::BenchRecord& b) {
   return lines;
 }
 
-std::string IdentityLine(const store::BenchRecord& b) {
+std::string IdentityLine(const harness::BenchRecord& b) {
   if (b.summary.identical && b.summary.a_repeatable && b.summary.b_repeatable) {
     return "identity: every run of A and B printed the same outputs (tokens and logit hashes)";
   }
@@ -99,7 +99,7 @@ std::string IdentityLine(const store::BenchRecord& b) {
 
 }  // namespace
 
-std::string BenchTable(const store::BenchRecord& b) {
+std::string BenchTable(const harness::BenchRecord& b) {
   std::ostringstream out;
   char line[512];
   std::snprintf(line, sizeof line, "%-4s %-40s %5s %12s %12s %10s\n", "side", "engine", "runs",
@@ -124,13 +124,13 @@ namespace {
 // the times `value` gives, both medians marked, and an axis in `unit`.
 // Returns the panel's height.
 double SvgPanel(std::ostringstream& svg, double top, const std::string& title,
-                const std::vector<runner::BenchSample>& samples,
-                const std::function<std::optional<double>(const runner::BenchSample&)>& value,
+                const std::vector<harness::BenchSample>& samples,
+                const std::function<std::optional<double>(const harness::BenchSample&)>& value,
                 double median_a, double median_b, const char* unit) {
   constexpr double kWidth = 640, kLeft = 60, kRight = 20, kRowHeight = 50, kTitle = 18;
   double low = 0, high = 0;
   bool any = false;
-  for (const runner::BenchSample& x : samples) {
+  for (const harness::BenchSample& x : samples) {
     const std::optional<double> v = x.ok ? value(x) : std::nullopt;
     if (!v) continue;
     low = any ? std::min(low, *v) : *v;
@@ -161,7 +161,7 @@ double SvgPanel(std::ostringstream& svg, double top, const std::string& title,
           << "\" stroke-width=\"2\"><title>median " << Fixed(median, 4) << " " << unit
           << "</title></line>\n";
     }
-    for (const runner::BenchSample& x : samples) {
+    for (const harness::BenchSample& x : samples) {
       const std::optional<double> v = x.side == side && x.ok ? value(x) : std::nullopt;
       if (!v) continue;
       const bool warmup = x.round < 0;
@@ -183,9 +183,9 @@ double SvgPanel(std::ostringstream& svg, double top, const std::string& title,
 }
 
 // The per-token time of one phase of a run, when it reported the split.
-std::function<std::optional<double>(const runner::BenchSample&)> PerToken(
+std::function<std::optional<double>(const harness::BenchSample&)> PerToken(
     double protocol::PhaseTimes::*ms, int64_t protocol::PhaseTimes::*tokens) {
-  return [ms, tokens](const runner::BenchSample& x) -> std::optional<double> {
+  return [ms, tokens](const harness::BenchSample& x) -> std::optional<double> {
     if (!x.phases || (*x.phases).*tokens <= 0) return std::nullopt;
     return (*x.phases).*ms / static_cast<double>((*x.phases).*tokens);
   };
@@ -193,17 +193,17 @@ std::function<std::optional<double>(const runner::BenchSample&)> PerToken(
 
 }  // namespace
 
-std::string BenchSvg(const store::BenchRecord& b) {
+std::string BenchSvg(const harness::BenchRecord& b) {
   std::ostringstream body;
   double height = 10;
   height += SvgPanel(
       body, height, "whole run (done elapsed_ms)", b.samples,
-      [](const runner::BenchSample& x) { return std::optional<double>(x.elapsed_ms); },
+      [](const harness::BenchSample& x) { return std::optional<double>(x.elapsed_ms); },
       b.summary.median_a_ms, b.summary.median_b_ms, "ms");
   // The phases only when known, so an older engine's plot is the whole alone.
   struct Phase {
     const char* title;
-    const runner::PhaseSummary* summary;
+    const harness::PhaseSummary* summary;
     double protocol::PhaseTimes::*ms;
     int64_t protocol::PhaseTimes::*tokens;
   };
@@ -227,7 +227,7 @@ std::string BenchSvg(const store::BenchRecord& b) {
   return svg.str();
 }
 
-void WriteBenchHtml(const store::BenchRecord& b, std::ostream& out) {
+void WriteBenchHtml(const harness::BenchRecord& b, std::ostream& out) {
   out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>samebits bench</title>\n"
          "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"

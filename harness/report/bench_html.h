@@ -8,17 +8,17 @@
 #include <ostream>
 #include <string>
 
-#include "harness/store/bench_records.h"
+#include "harness/analysis/bench_summary.h"
 
 namespace samebits::harness::report {
 
 // Writes a self-contained HTML page (no scripts, no external files).
-void WriteBenchHtml(const store::BenchRecord& bench, std::ostream& out);
+void WriteBenchHtml(const harness::BenchRecord& bench, std::ostream& out);
 
 // Returns the SVG plot alone (an <svg> element).
-std::string BenchSvg(const store::BenchRecord& bench);
+std::string BenchSvg(const harness::BenchRecord& bench);
 
 // Returns the plain-text summary table printed on stdout.
-std::string BenchTable(const store::BenchRecord& bench);
+std::string BenchTable(const harness::BenchRecord& bench);
 
 }  // namespace samebits::harness::report

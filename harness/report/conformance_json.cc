@@ -8,7 +8,7 @@
 
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness::report {
 namespace {
@@ -26,8 +26,8 @@ Json Number(double x) {
   return FormatMetric(x);
 }
 
-// A ULP distance; a NaN against a number (report::kUlpNaNMismatch) has
-// none, written as the string report::FormatUlp gives.
+// A ULP distance; a NaN against a number (harness::kUlpNaNMismatch) has
+// none, written as the string harness::FormatUlp gives.
 Json Ulp(uint64_t ulp) {
   if (ulp == kUlpNaNMismatch) return FormatUlp(ulp);
   return ulp;

@@ -5,7 +5,7 @@
 
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness::report {
 namespace {

@@ -62,8 +62,8 @@ Json ToJson(const StepRecord& s) {
          {"argmax", s.argmax},
          {"nan", s.nan_count},
          {"inf", s.inf_count}};
-  if (!s.text.empty()) j["text"] = Text(s.text);  // only when the engine decoded the token
-  if (s.batch) {                                  // only in batched runs
+  if (s.text && !s.text->empty()) j["text"] = Text(*s.text);  // only when the engine decoded it
+  if (s.batch) {                                              // only in batched runs
     j["batch"] = Json{{"sequences", s.batch->sequences},
                       {"rows", s.batch->rows},
                       {"slot", s.batch->slot},

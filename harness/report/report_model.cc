@@ -49,7 +49,7 @@ void FillAgreement(CellGroup& group) {
   for (StepColumn& column : group.columns) {
     if (const StepRecord* s = FindStep(base, column.index)) {
       column.token = s->token;
-      column.text = s->text;
+      column.text = s->text.value_or("");
     }
   }
   for (ConfigRow& row : group.rows) {

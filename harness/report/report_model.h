@@ -14,7 +14,7 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/results.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 namespace samebits::harness::report {
 

@@ -10,19 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/protocol/records.h"
-#include "harness/analysis/bench_statistics.h"
-#include "harness/analysis/results.h"
+#include "harness/analysis/bench_summary.h"
+#include "harness/runner/bench_sides.h"
 #include "harness/runner/matrix.h"
 
 namespace samebits::runner {
-
-struct BenchSide {
-  std::string label;     // as the user named it ("cpu-t2", "HEAD~3", "./engine")
-  std::string engine;    // the program
-  Cell cell;             // checkpoint, scenario, configuration
-  std::string revision;  // the commit it was built from, when it was
-};
 
 struct BenchOptions {
   int warmup = 1;  // runs of each side first, not counted
@@ -30,50 +22,33 @@ struct BenchOptions {
   double timeout_seconds = 600;
 };
 
-// One run of one side.
-struct BenchSample {
-  char side = 'A';
-  int round = 0;  // -1 for a warm-up run
-  bool ok = false;
-  std::string failure;    // why not, for a person
-  double elapsed_ms = 0;  // the `done` record's: the forward passes only
-  double wall_ms = 0;     // the child's wall time, loading included
-  int steps = 0;          // output rows
-  // The `done` record's split of elapsed_ms into prefill and decode; absent
-  // when the engine does not report it (not kept in the store).
-  std::optional<protocol::PhaseTimes> phases;
-  std::vector<harness::StepRecord> outputs;
-};
-
-// One phase of the runs (prefill or decode), per token.
-struct PhaseSummary {
-  // Whether every counted run of both sides reported the split and fed the
-  // phase at least one token; when not, the other fields are zero.
-  bool known = false;
-  int64_t tokens = 0;  // per run (A's; the same scenario on both sides)
-  double median_a_ms_per_token = 0, median_b_ms_per_token = 0;
-  harness::PairedRatio ratio;  // B/A of the per-token times, paired as the whole
-};
-
-struct BenchSummary {
-  double median_a_ms = 0, median_b_ms = 0;
-  double median_a_wall_ms = 0, median_b_wall_ms = 0;
-  harness::PairedRatio ratio;  // B/A of the `done` times, paired per round
-  PhaseSummary prefill, decode;
-  bool all_ran = true;
-  // Token identity over the same runs: A's runs agree with each other, B's
-  // with each other, and B with A.
-  bool a_repeatable = true, b_repeatable = true, identical = true;
-  std::string identity_detail;  // where they first differ, for a person
-};
-
 // Runs the bench; `progress` (may be empty) hears of each run as it ends.
-std::vector<BenchSample> RunBench(const BenchSide& a, const BenchSide& b,
-                                  const BenchOptions& options,
-                                  const std::function<void(const BenchSample&)>& progress);
+std::vector<harness::BenchSample> RunBench(
+    const harness::BenchSide& a, const harness::BenchSide& b, const BenchOptions& options,
+    const std::function<void(const harness::BenchSample&)>& progress);
 
-// Returns the medians, the paired ratio and the identity of the counted
-// (non-warm-up) samples; warm-up runs count for identity too (pure).
-BenchSummary SummarizeBench(const std::vector<BenchSample>& samples);
+// `samebits bench A B` from its options to its record: the sides resolved
+// (revisions built), the machine's preflight, the timed runs and their
+// summary.
+struct AbBenchOptions {
+  std::string a, b;  // the sides as the user named them (bench_sides.h)
+  BenchSideOptions sides;
+  BenchOptions timing;
+  bool force = false;  // times even when the preflight finds the machine busy
+  bool quiet = false;  // no line per run
+  std::string command_line;
+  std::function<void(const std::string& line)> say;       // the preflight, for stdout
+  std::function<void(const std::string& line)> progress;  // builds and runs, for stderr
+};
+
+struct AbBenchOutcome {
+  // The preflight found the machine busy and `force` was not given: nothing
+  // was timed (exit 2).
+  bool refused = false;
+  harness::BenchRecord record;  // all of it unless refused; not yet stored
+};
+
+// Runs the bench. Throws RunError (exit 2) when a side cannot be resolved.
+AbBenchOutcome RunAbBench(const AbBenchOptions& options);
 
 }  // namespace samebits::runner

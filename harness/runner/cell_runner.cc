@@ -113,6 +113,79 @@ std::map<std::string, std::string> CellVariables(const Cell& cell) {
 
 namespace {
 
+// Keeps what the child's hello says of the cell (its math library, build,
+// checkpoint and resolved ISA) and, when `platform` is given, of the
+// machine.
+void KeepHello(const protocol::Hello& h, CellResult& r, harness::MachineInfo* platform) {
+  r.math =
+      harness::MathLibraryInfo{h.math.profile, h.math.library, h.math.version, h.math.fingerprint};
+  harness::BuildInfo b;
+  b.engine = h.engine.name;
+  b.version = h.engine.version;
+  b.revision = h.build.revision;
+  b.dirty = h.build.dirty;
+  b.compiler = h.build.compiler;
+  b.flags = h.build.flags;
+  r.build = b;
+  r.weights_xxh3 = h.checkpoint.weights_xxh3;
+  r.vocab_size = h.checkpoint.vocab_size;
+  r.isa_used = h.config.isa;
+  if (platform != nullptr) *platform = h.platform;
+}
+
+// Sets `r`'s code and message from how the child ended and what its
+// transcript says, the first that applies: a timeout, a configuration the
+// engine says it cannot run, a signal, an exit code, runaway output, a
+// broken protocol, a hello that `hello_check` refuses; else PASS.
+void ClassifyExit(const Cell& cell, const ChildOutcome& outcome, const protocol::Transcript& t,
+                  const HelloCheck& hello_check, CellResult& r) {
+  r.code = ResultCode::kUnresolved;
+  if (outcome.timed_out) {
+    r.code = ResultCode::kTimeout;
+    char m[128];
+    std::snprintf(m, sizeof m, "ran past the timeout; killed with its process group after %.1f s",
+                  outcome.elapsed_ms / 1000.0);
+    r.message = m;
+    return;
+  }
+  // Only the engine's `unsupported` record makes a cell UNSUPPORTED
+  // (PROTOCOL.md); an `error` is a failure whatever its text says.
+  if (t.unsupported && outcome.signal == 0) {
+    r.code = ResultCode::kUnsupported;
+    r.message = "the engine cannot run this here: " + t.unsupported->reason;
+    return;
+  }
+  if (outcome.signal != 0) {
+    r.message = "killed by " + SignalName(outcome.signal);
+    if (!t.ok) r.message += "; " + t.failure;
+    return;
+  }
+  if (outcome.exit_code != 0) {
+    r.message = "exited with code " + std::to_string(outcome.exit_code);
+    if (!t.ok) r.message += "; " + t.failure;
+    const std::string said = (t.error ? t.error->message : "") + outcome.stderr_tail;
+    if (cell.config.batch > 1 && said.find("--batch") != std::string::npos) {
+      r.message +=
+          "; the engine did not run batched: it refused --batch (an engine older than "
+          "batched runs?)";
+    }
+    return;
+  }
+  if (outcome.stdout_truncated) {
+    r.message = "printed more than the harness keeps on stdout (runaway output)";
+    return;
+  }
+  if (!t.ok) {
+    r.message = t.failure;
+    return;
+  }
+  if (const std::string mismatch = hello_check(t, outcome.stdout_text); !mismatch.empty()) {
+    r.message = mismatch;
+    return;
+  }
+  r.code = ResultCode::kPass;
+}
+
 // Returns what the child's transcript and exit say, its hello checked by
 // `hello_check` (JudgeChild adds what it left behind).
 CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloCheck& hello_check,
@@ -129,95 +202,10 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloC
   }
   const protocol::Transcript t = protocol::ReadTranscript(outcome.stdout_text);
   // Keep whatever the child did say, so a report can show how far it got.
-  for (const protocol::Step& s : t.steps) {
-    harness::StepRecord st;
-    st.index = s.index;
-    st.kind = s.kind;
-    st.position = s.position;
-    st.input_token = s.input_token;
-    st.token = s.token;
-    st.fnv1a64 = s.fnv1a64;
-    st.xxh3_64 = s.xxh3_64;
-    st.argmax = s.argmax;
-    st.nan_count = s.nan;
-    st.inf_count = s.inf;
-    st.text = s.text.value_or("");
-    if (s.batch)
-      st.batch =
-          harness::BatchPlace{s.batch->sequences, s.batch->rows, s.batch->slot, s.batch->row};
-    r.steps.push_back(std::move(st));
-  }
-  for (const protocol::Trace& tr : t.traces) {
-    r.traces.push_back({tr.position, tr.layer, tr.op, tr.xxh3_64});
-  }
-  if (t.hello) {
-    const protocol::Hello& h = *t.hello;
-    r.math = harness::MathLibraryInfo{h.math.profile, h.math.library, h.math.version,
-                                      h.math.fingerprint};
-    harness::BuildInfo b;
-    b.engine = h.engine.name;
-    b.version = h.engine.version;
-    b.revision = h.build.revision;
-    b.dirty = h.build.dirty;
-    b.compiler = h.build.compiler;
-    b.flags = h.build.flags;
-    r.build = b;
-    r.weights_xxh3 = h.checkpoint.weights_xxh3;
-    r.vocab_size = h.checkpoint.vocab_size;
-    r.isa_used = h.config.isa;
-    if (platform != nullptr) {
-      platform->arch = h.platform.arch;
-      platform->cpu = h.platform.cpu;
-      platform->os = h.platform.os;
-      platform->kernel = h.platform.kernel;
-      platform->libc = h.platform.libc;
-      platform->isa_features = h.platform.isa_features;
-    }
-  }
-  if (outcome.timed_out) {
-    r.code = ResultCode::kTimeout;
-    char m[128];
-    std::snprintf(m, sizeof m, "ran past the timeout; killed with its process group after %.1f s",
-                  outcome.elapsed_ms / 1000.0);
-    r.message = m;
-    return r;
-  }
-  // Only the engine's `unsupported` record makes a cell UNSUPPORTED
-  // (PROTOCOL.md); an `error` is a failure whatever its text says.
-  if (t.unsupported && outcome.signal == 0) {
-    r.code = ResultCode::kUnsupported;
-    r.message = "the engine cannot run this here: " + t.unsupported->reason;
-    return r;
-  }
-  if (outcome.signal != 0) {
-    r.message = "killed by " + SignalName(outcome.signal);
-    if (!t.ok) r.message += "; " + t.failure;
-    return r;
-  }
-  if (outcome.exit_code != 0) {
-    r.message = "exited with code " + std::to_string(outcome.exit_code);
-    if (!t.ok) r.message += "; " + t.failure;
-    const std::string said = (t.error ? t.error->message : "") + outcome.stderr_tail;
-    if (cell.config.batch > 1 && said.find("--batch") != std::string::npos) {
-      r.message +=
-          "; the engine did not run batched: it refused --batch (an engine older than "
-          "batched runs?)";
-    }
-    return r;
-  }
-  if (outcome.stdout_truncated) {
-    r.message = "printed more than the harness keeps on stdout (runaway output)";
-    return r;
-  }
-  if (!t.ok) {
-    r.message = t.failure;
-    return r;
-  }
-  if (const std::string mismatch = hello_check(t, outcome.stdout_text); !mismatch.empty()) {
-    r.message = mismatch;
-    return r;
-  }
-  r.code = ResultCode::kPass;
+  r.steps = t.steps;
+  r.traces = t.traces;
+  if (t.hello) KeepHello(*t.hello, r, platform);
+  ClassifyExit(cell, outcome, t, hello_check, r);
   return r;
 }
 

@@ -376,6 +376,215 @@ int MillisecondsUntil(Clock::time_point t) {
   return ms < 0 ? 0 : static_cast<int>(std::min<int64_t>(ms, 1 << 30));
 }
 
+// Everything the forked processes need, made before the fork: the
+// program's arguments and environment as C arrays.
+struct ExecArguments {
+  explicit ExecArguments(const ChildSpec& spec) {
+    for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
+    argv.push_back(const_cast<char*>(spec.program.c_str()));
+    for (const std::string& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (std::string& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+  std::vector<std::string> env_strings;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+// A started supervisor and the read ends of its three pipes.
+struct Spawned {
+  pid_t supervisor = -1;
+  int out = -1, err = -1, report = -1;
+};
+
+// Starts the supervisor (which starts the engine). Returns nothing and sets
+// `*error` when a pipe or the fork fails.
+std::optional<Spawned> Spawn(const ChildSpec& spec, const ExecArguments& exec, std::string* error) {
+  int out_pipe[2], err_pipe[2], report_pipe[2];
+  std::lock_guard<std::mutex> lock(SpawnMutex());
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    *error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
+    return std::nullopt;
+  }
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
+    *error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    return std::nullopt;
+  }
+  const SpawnPlan plan{spec.program.c_str(), exec.argv.data(), exec.envp.data(),
+                       out_pipe[1],          err_pipe[1],      report_pipe[1]};
+  const pid_t supervisor = ::fork();
+  if (supervisor == 0) Supervise(plan);
+  const int fork_errno = errno;
+  for (int fd : {out_pipe[1], err_pipe[1], report_pipe[1]}) ::close(fd);
+  if (supervisor < 0) {
+    for (int fd : {out_pipe[0], err_pipe[0], report_pipe[0]}) ::close(fd);
+    *error = "cannot start " + spec.program + ": fork: " + ::strerror(fork_errno);
+    return std::nullopt;
+  }
+  return Spawned{supervisor, out_pipe[0], err_pipe[0], report_pipe[0]};
+}
+
+// The harness's side of a running child: reads its stdout (up to the
+// limit), the tail of its stderr and the supervisor's report until all
+// three pipes close, killing the engine at its deadline and giving up on
+// pipes held open past a grace period.
+class ChildWatch {
+ public:
+  ChildWatch(const ChildSpec& spec, Clock::time_point start, const Spawned& spawned,
+             ChildOutcome& outcome)
+      : spec_(spec),
+        outcome_(outcome),
+        supervisor_(spawned.supervisor),
+        out_{spawned.out},
+        err_{spawned.err},
+        report_{spawned.report},
+        tail_(spec.stderr_tail_lines),
+        has_deadline_(spec.timeout_seconds > 0),
+        deadline_(start +
+                  std::chrono::microseconds(static_cast<int64_t>(spec.timeout_seconds * 1e6))) {}
+
+  // Polls the pipes until they all close or the harness gives up on them.
+  void Run() {
+    while (out_.open() || err_.open() || report_.open()) {
+      if (!PollOnce()) break;
+      const Clock::time_point now = Clock::now();
+      if (has_deadline_ && !outcome_.timed_out && now >= deadline_) KillAtDeadline(now);
+      if (give_up_ && now >= *give_up_) break;
+    }
+  }
+
+  // Stops tracking the engine, notes pipes still held open, closes them and
+  // reaps the supervisor.
+  void Finish() {
+    Untrack(slot_);
+    // A pipe still open here is held by a process outside the supervisor's
+    // tree (one that made itself a subreaper, or got the descriptor passed).
+    outcome_.output_held_open = out_.open() || err_.open();
+    if (report_.open()) ::kill(supervisor_, SIGKILL);  // stuck collecting: stop it
+    for (Source* s : {&out_, &err_, &report_}) s->Close();
+    int supervisor_status = 0;
+    while (::waitpid(supervisor_, &supervisor_status, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+  SupervisorReport& supervised() { return supervised_; }
+  TailKeeper& tail() { return tail_; }
+
+ private:
+  // Returns when poll() should return at the latest.
+  Clock::time_point NextWake() {
+    Clock::time_point wake = Clock::time_point::max();
+    if (has_deadline_ && !outcome_.timed_out) wake = deadline_;
+    if (give_up_) wake = std::min(wake, *give_up_);
+    if (!report_.open() && !give_up_) {
+      // The supervisor has killed all it could; what still holds a pipe
+      // lives outside its tree.
+      give_up_ = Clock::now() + kGrace;
+      wake = std::min(wake, *give_up_);
+    }
+    return wake;
+  }
+
+  // Waits for the open pipes and reads what is ready. Returns false when
+  // poll() fails.
+  bool PollOnce() {
+    const Clock::time_point wake = NextWake();
+    struct pollfd fds[3];
+    Source* sources[3];
+    nfds_t count = 0;
+    for (Source* s : {&out_, &err_, &report_}) {
+      if (!s->open()) continue;
+      fds[count] = {s->fd, POLLIN, 0};
+      sources[count++] = s;
+    }
+    const int timeout = wake == Clock::time_point::max() ? -1 : MillisecondsUntil(wake);
+    const int ready = ::poll(fds, count, timeout);
+    if (ready < 0 && errno != EINTR) return false;
+    for (nfds_t i = 0; ready > 0 && i < count; ++i) {
+      if (fds[i].revents != 0) Read(*sources[i]);
+    }
+    return true;
+  }
+
+  // Reads once from `s`, closing it at its end.
+  void Read(Source& s) {
+    const ssize_t n = ::read(s.fd, buffer_, sizeof buffer_);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      s.Close();
+      return;
+    }
+    const size_t got = static_cast<size_t>(n);
+    if (&s == &out_) {
+      const size_t room = spec_.max_stdout_bytes > outcome_.stdout_text.size()
+                              ? spec_.max_stdout_bytes - outcome_.stdout_text.size()
+                              : 0;
+      outcome_.stdout_text.append(buffer_, std::min(room, got));
+      if (got > room) outcome_.stdout_truncated = true;
+    } else if (&s == &err_) {
+      tail_.Add(buffer_, got);
+    } else {
+      supervised_.Add(buffer_, got);
+      if (supervised_.engine > 0 && slot_ < 0 && !supervised_.has_status) {
+        slot_ = Track(supervised_.engine);
+      }
+      if (supervised_.has_status) {
+        Untrack(slot_);
+        slot_ = -1;
+      }
+    }
+  }
+
+  // The engine's group dies now; its supervisor then collects the rest.
+  void KillAtDeadline(Clock::time_point now) {
+    outcome_.timed_out = true;
+    if (supervised_.engine > 0 && !supervised_.has_status) {
+      ::kill(-supervised_.engine, SIGKILL);
+      ::kill(supervised_.engine, SIGKILL);
+    }
+    give_up_ = now + kGrace;
+  }
+
+  const ChildSpec& spec_;
+  ChildOutcome& outcome_;
+  const pid_t supervisor_;
+  Source out_, err_, report_;
+  SupervisorReport supervised_;
+  TailKeeper tail_;
+  int slot_ = -1;
+  const bool has_deadline_;
+  const Clock::time_point deadline_;
+  // Past this point the harness stops waiting: set at the deadline, or when
+  // the supervisor is done but the pipes are still held open.
+  std::optional<Clock::time_point> give_up_;
+  char buffer_[65536];
+};
+
+// Fills in how the child ended, from what its supervisor reported.
+void ConcludeOutcome(const ChildSpec& spec, Clock::time_point start, ChildWatch& watch,
+                     ChildOutcome& outcome) {
+  SupervisorReport& supervised = watch.supervised();
+  if (supervised.exec_errno != 0) {
+    outcome.start_error = "cannot start " + spec.program + ": " + ::strerror(supervised.exec_errno);
+    return;
+  }
+  outcome.started = true;
+  if (supervised.has_status) {
+    if (WIFSIGNALED(supervised.status)) {
+      outcome.signal = WTERMSIG(supervised.status);
+    } else if (WIFEXITED(supervised.status)) {
+      outcome.exit_code = WEXITSTATUS(supervised.status);
+    }
+  } else {
+    outcome.signal = SIGKILL;  // killed before its supervisor could say how it ended
+  }
+  outcome.left_running = std::move(supervised.left);
+  outcome.stderr_tail = watch.tail().Finish();
+  outcome.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
 }  // namespace
 
 const std::vector<std::string>& DefaultPassthrough() {
@@ -403,143 +612,13 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   ChildOutcome outcome;
   InstallInterruptHandlers();
   const Clock::time_point start = Clock::now();
-
-  // Everything the forked processes need, made before the fork.
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
-  std::vector<char*> argv = {const_cast<char*>(spec.program.c_str())};
-  for (const std::string& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int out_pipe[2], err_pipe[2], report_pipe[2];
-  pid_t supervisor = -1;
-  {
-    std::lock_guard<std::mutex> lock(SpawnMutex());
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-      outcome.start_error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
-      return outcome;
-    }
-    if (::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
-      outcome.start_error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
-      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-      return outcome;
-    }
-    const SpawnPlan plan{spec.program.c_str(), argv.data(), envp.data(),
-                         out_pipe[1],          err_pipe[1], report_pipe[1]};
-    supervisor = ::fork();
-    if (supervisor == 0) Supervise(plan);
-    const int fork_errno = errno;
-    for (int fd : {out_pipe[1], err_pipe[1], report_pipe[1]}) ::close(fd);
-    if (supervisor < 0) {
-      for (int fd : {out_pipe[0], err_pipe[0], report_pipe[0]}) ::close(fd);
-      outcome.start_error = "cannot start " + spec.program + ": fork: " + ::strerror(fork_errno);
-      return outcome;
-    }
-  }
-
-  Source out{out_pipe[0]}, err{err_pipe[0]}, report{report_pipe[0]};
-  SupervisorReport supervised;
-  TailKeeper tail(spec.stderr_tail_lines);
-  int slot = -1;
-  const bool has_deadline = spec.timeout_seconds > 0;
-  const Clock::time_point deadline =
-      start + std::chrono::microseconds(static_cast<int64_t>(spec.timeout_seconds * 1e6));
-  // Past this point the harness stops waiting: set at the deadline, or when
-  // the supervisor is done but the pipes are still held open.
-  std::optional<Clock::time_point> give_up;
-  char buffer[65536];
-  while (out.open() || err.open() || report.open()) {
-    Clock::time_point wake = Clock::time_point::max();
-    if (has_deadline && !outcome.timed_out) wake = deadline;
-    if (give_up) wake = std::min(wake, *give_up);
-    if (!report.open() && !give_up) {
-      // The supervisor has killed all it could; what still holds a pipe
-      // lives outside its tree.
-      give_up = Clock::now() + kGrace;
-      wake = std::min(wake, *give_up);
-    }
-    struct pollfd fds[3];
-    Source* sources[3];
-    nfds_t count = 0;
-    for (Source* s : {&out, &err, &report}) {
-      if (!s->open()) continue;
-      fds[count] = {s->fd, POLLIN, 0};
-      sources[count++] = s;
-    }
-    const int timeout = wake == Clock::time_point::max() ? -1 : MillisecondsUntil(wake);
-    const int ready = ::poll(fds, count, timeout);
-    if (ready < 0 && errno != EINTR) break;
-    for (nfds_t i = 0; ready > 0 && i < count; ++i) {
-      if (fds[i].revents == 0) continue;
-      Source& s = *sources[i];
-      const ssize_t n = ::read(s.fd, buffer, sizeof buffer);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) {
-        s.Close();
-        continue;
-      }
-      const size_t got = static_cast<size_t>(n);
-      if (&s == &out) {
-        const size_t room = spec.max_stdout_bytes > outcome.stdout_text.size()
-                                ? spec.max_stdout_bytes - outcome.stdout_text.size()
-                                : 0;
-        outcome.stdout_text.append(buffer, std::min(room, got));
-        if (got > room) outcome.stdout_truncated = true;
-      } else if (&s == &err) {
-        tail.Add(buffer, got);
-      } else {
-        supervised.Add(buffer, got);
-        if (supervised.engine > 0 && slot < 0 && !supervised.has_status) {
-          slot = Track(supervised.engine);
-        }
-        if (supervised.has_status) {
-          Untrack(slot);
-          slot = -1;
-        }
-      }
-    }
-    const Clock::time_point now = Clock::now();
-    if (has_deadline && !outcome.timed_out && now >= deadline) {
-      outcome.timed_out = true;
-      // The engine's group dies now; its supervisor then collects the rest.
-      if (supervised.engine > 0 && !supervised.has_status) {
-        ::kill(-supervised.engine, SIGKILL);
-        ::kill(supervised.engine, SIGKILL);
-      }
-      give_up = now + kGrace;
-    }
-    if (give_up && now >= *give_up) break;
-  }
-  Untrack(slot);
-  // A pipe still open here is held by a process outside the supervisor's
-  // tree (one that made itself a subreaper, or got the descriptor passed).
-  outcome.output_held_open = out.open() || err.open();
-  if (report.open()) ::kill(supervisor, SIGKILL);  // stuck collecting: stop it
-  for (Source* s : {&out, &err, &report}) s->Close();
-  int supervisor_status = 0;
-  while (::waitpid(supervisor, &supervisor_status, 0) < 0 && errno == EINTR) {
-  }
-
-  if (supervised.exec_errno != 0) {
-    outcome.start_error = "cannot start " + spec.program + ": " + ::strerror(supervised.exec_errno);
-    return outcome;
-  }
-  outcome.started = true;
-  if (supervised.has_status) {
-    if (WIFSIGNALED(supervised.status)) {
-      outcome.signal = WTERMSIG(supervised.status);
-    } else if (WIFEXITED(supervised.status)) {
-      outcome.exit_code = WEXITSTATUS(supervised.status);
-    }
-  } else {
-    outcome.signal = SIGKILL;  // killed before its supervisor could say how it ended
-  }
-  outcome.left_running = std::move(supervised.left);
-  outcome.stderr_tail = tail.Finish();
-  outcome.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  ExecArguments exec(spec);
+  std::optional<Spawned> spawned = Spawn(spec, exec, &outcome.start_error);
+  if (!spawned) return outcome;
+  ChildWatch watch(spec, start, *spawned, outcome);
+  watch.Run();
+  watch.Finish();
+  ConcludeOutcome(spec, start, watch, outcome);
   return outcome;
 }
 

@@ -28,19 +28,9 @@ struct MatrixOptions {
   int64_t small_chunk_bytes = 8192;  // the cpu-tN-chunk8k configuration
 };
 
-// One child to run.
-struct Cell {
-  std::string checkpoint;  // the key results are stored and referenced by
-  // The spec handed to the engine when it differs from `checkpoint` (a
-  // suite's file resolved against the project root); empty: `checkpoint`.
-  std::string engine_checkpoint;
-  std::string scenario;       // the scenario's name (its file's stem)
-  std::string scenario_file;  // the path handed to the engine
-  std::string scenario_xxh3;  // its bytes' XXH3-64, 16 hex (scenario_identity.h)
-  harness::Configuration config;
-  bool supported = true;
-  std::string unsupported_reason;  // when not supported
-};
+// One child to run (a plain record of the data model, analysis/results.h,
+// so the bench records the store keeps can name it).
+using harness::Cell;
 
 // Returns the configurations for `threads` and `math` profiles, in matrix
 // order: reference; cpu-t1, cpu-t2, ...; cpu-tMAX-chunk8k; cpu-scalar,

@@ -5,7 +5,7 @@
 
 namespace samebits::store {
 
-int64_t SaveBench(Store& store, const BenchRecord& b) {
+int64_t SaveBench(Store& store, const harness::BenchRecord& b) {
   Connection& db = store.connection();
   int64_t id = 0;
   WithWriteTransaction(db, [&] {
@@ -37,7 +37,7 @@ int64_t SaveBench(Store& store, const BenchRecord& b) {
         "INSERT INTO bench_samples (bench_id, seq, side, round, ok, failure, elapsed_ms, wall_ms, "
         "steps, last_xxh3_64) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (size_t i = 0; i < b.samples.size(); ++i) {
-      const runner::BenchSample& s = b.samples[i];
+      const harness::BenchSample& s = b.samples[i];
       sample.Reset();
       sample.Bind(1, id).Bind(2, static_cast<int64_t>(i)).Bind(3, std::string(1, s.side));
       sample.Bind(4, int64_t{s.round}).Bind(5, int64_t{s.ok ? 1 : 0}).Bind(6, s.failure);
@@ -50,14 +50,14 @@ int64_t SaveBench(Store& store, const BenchRecord& b) {
   return id;
 }
 
-std::vector<runner::BenchSample> LoadBenchSamples(Store& store, int64_t id) {
+std::vector<harness::BenchSample> LoadBenchSamples(Store& store, int64_t id) {
   Statement select = store.connection().Prepare(
       "SELECT side, round, ok, failure, elapsed_ms, wall_ms, steps FROM bench_samples WHERE "
       "bench_id = ? ORDER BY seq");
   select.Bind(1, id);
-  std::vector<runner::BenchSample> out;
+  std::vector<harness::BenchSample> out;
   while (select.Step()) {
-    runner::BenchSample s;
+    harness::BenchSample s;
     const std::string side = select.Text(0);
     s.side = side.empty() ? '?' : side[0];
     s.round = static_cast<int>(select.Int(1));

@@ -6,24 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner/ab_bench.h"
+#include "harness/analysis/bench_summary.h"
 #include "harness/store/store.h"
 
 namespace samebits::store {
 
-struct BenchRecord {
-  std::string started_at, command, machine, preflight;
-  bool forced = false;
-  runner::BenchSide a, b;
-  runner::BenchSummary summary;
-  std::vector<runner::BenchSample> samples;
-};
-
 // Saves the bench in one transaction. Returns its id.
-int64_t SaveBench(Store& store, const BenchRecord& bench);
+int64_t SaveBench(Store& store, const harness::BenchRecord& bench);
 
 // Returns the samples of bench `id` (outputs not kept: the last step's hash
 // only), in run order.
-std::vector<runner::BenchSample> LoadBenchSamples(Store& store, int64_t id);
+std::vector<harness::BenchSample> LoadBenchSamples(Store& store, int64_t id);
 
 }  // namespace samebits::store

@@ -128,6 +128,361 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
   }
 }
 
+// Binds `id` at `column`, or NULL for 0 (no row).
+void BindIdOrNull(Statement& s, int column, int64_t id) {
+  if (id != 0) {
+    s.Bind(column, id);
+  } else {
+    s.BindNull(column);
+  }
+}
+
+// Writes `run`'s row (and interns its machine). Returns the run's id.
+int64_t InsertRunRow(Connection& db, const RunResult& run) {
+  const harness::MachineInfo& m = run.machine;
+  const int64_t machine_id = InternRow(
+      db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"}, [&](Statement& s) {
+        s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
+        s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
+      });
+  Statement insert_run = db.Prepare(
+      "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count, "
+      "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
+  insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run)))
+      .Bind(5, static_cast<int64_t>(run.cells.size()));
+  insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
+  insert_run.Bind(8, run.command);
+  insert_run.Run();
+  return db.LastInsertId();
+}
+
+// The rows a cell refers to, shared between runs (0: none).
+struct CellIdentities {
+  int64_t checkpoint = 0;  // only when the engine said hello (weights known)
+  int64_t scenario = 0;
+  int64_t build = 0;
+  int64_t math_library = 0;
+};
+
+// Returns the ids of `cell`'s checkpoint, scenario, build and math library,
+// inserting the rows that are new.
+CellIdentities InternCellIdentities(Connection& db, const CellResult& cell) {
+  CellIdentities ids;
+  if (!cell.weights_xxh3.empty()) {
+    ids.checkpoint =
+        InternRow(db, "checkpoints", {"spec", "weights_xxh3", "vocab_size"}, [&](Statement& s) {
+          s.Bind(1, cell.checkpoint).Bind(2, cell.weights_xxh3);
+          s.Bind(3, static_cast<int64_t>(cell.vocab_size));
+        });
+  }
+  ids.scenario =
+      InternRow(db, "scenarios", {"name"}, [&](Statement& s) { s.Bind(1, cell.scenario); });
+  if (cell.build) {
+    const harness::BuildInfo& b = *cell.build;
+    ids.build =
+        InternRow(db, "builds", {"engine", "version", "revision", "dirty", "compiler", "flags"},
+                  [&](Statement& s) {
+                    s.Bind(1, b.engine).Bind(2, b.version).Bind(3, b.revision);
+                    s.Bind(4, static_cast<int64_t>(b.dirty ? 1 : 0));
+                    s.Bind(5, b.compiler).Bind(6, b.flags);
+                  });
+  }
+  if (cell.math) {
+    const harness::MathLibraryInfo& ml = *cell.math;
+    ids.math_library = InternRow(db, "math_libraries",
+                                 {"profile", "name", "version", "fingerprint"}, [&](Statement& s) {
+                                   s.Bind(1, ml.profile).Bind(2, ml.name).Bind(3, ml.version);
+                                   s.Bind(4, ml.fingerprint);
+                                 });
+  }
+  return ids;
+}
+
+// Returns whether the store keeps `cell`'s dump statistics: only when a
+// bundle brought them (a local dump's come from its file), one row per step.
+bool KeepsDumpStatistics(const CellResult& cell) {
+  return cell.dump && cell.dump->rows.size() == cell.steps.size();
+}
+
+// Writes cells, their steps and their traces with statements prepared once
+// per run.
+class CellWriter {
+ public:
+  explicit CellWriter(Connection& db)
+      : db_(db),
+        insert_cell_(db.Prepare(
+            "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, "
+            "kernels, threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, "
+            "exit_code, signal, message, stderr_tail, elapsed_ms, dump_path, isa_used, "
+            "engine_checkpoint, batch, batch_seed, batch_schedule, scenario_xxh3, "
+            "dump_row_length) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+            "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)")),
+        insert_step_(db.Prepare(
+            "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, "
+            "xxh3_64, argmax, nan_count, inf_count, text, batch_sequences, batch_rows, "
+            "batch_slot, batch_row, dump_argmax, dump_max_abs, dump_nan, dump_inf) VALUES (?1, "
+            "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+            "?20)")),
+        insert_trace_(db.Prepare("INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
+                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)")) {}
+
+  // Writes `cell`'s row. Returns its id.
+  int64_t InsertCell(int64_t run_id, const CellResult& cell, const CellIdentities& ids) {
+    Statement& s = insert_cell_;
+    const harness::Configuration& c = cell.config;
+    s.Bind(1, run_id).Bind(2, cell.checkpoint);
+    BindIdOrNull(s, 3, ids.checkpoint);
+    s.Bind(4, ids.scenario).Bind(5, c.name).Bind(6, c.kernels);
+    s.Bind(7, static_cast<int64_t>(c.threads)).Bind(8, c.isa);
+    s.Bind(9, c.gemv_chunk_bytes).Bind(10, c.math);
+    BindIdOrNull(s, 11, ids.build);
+    BindIdOrNull(s, 12, ids.math_library);
+    s.Bind(13, harness::ResultCodeName(cell.code));
+    s.Bind(14, static_cast<int64_t>(cell.exit_code));
+    s.Bind(15, static_cast<int64_t>(cell.signal));
+    s.Bind(16, cell.message).Bind(17, cell.stderr_tail).Bind(18, cell.elapsed_ms);
+    s.Bind(19, cell.dump_path).Bind(20, cell.isa_used).Bind(21, cell.engine_checkpoint);
+    s.Bind(22, static_cast<int64_t>(c.batch))
+        .Bind(23, static_cast<int64_t>(c.batch_seed))
+        .Bind(24, c.batch_schedule)
+        .Bind(25, cell.scenario_xxh3);
+    if (KeepsDumpStatistics(cell)) {
+      s.Bind(26, cell.dump->row_length);
+    } else {
+      s.BindNull(26);
+    }
+    s.Run();
+    return db_.LastInsertId();
+  }
+
+  // Writes `cell`'s steps, each with its dump statistics when kept.
+  void InsertSteps(int64_t cell_id, const CellResult& cell) {
+    Statement& s = insert_step_;
+    const bool dump_stats = KeepsDumpStatistics(cell);
+    for (size_t k = 0; k < cell.steps.size(); ++k) {
+      const harness::StepRecord& st = cell.steps[k];
+      s.Bind(1, cell_id).Bind(2, static_cast<int64_t>(st.index)).Bind(3, st.kind);
+      s.Bind(4, static_cast<int64_t>(st.position));
+      s.Bind(5, static_cast<int64_t>(st.input_token));
+      s.Bind(6, static_cast<int64_t>(st.token));
+      s.Bind(7, HashToHex(st.fnv1a64)).Bind(8, HashToHex(st.xxh3_64));
+      s.Bind(9, static_cast<int64_t>(st.argmax));
+      s.Bind(10, static_cast<int64_t>(st.nan_count));
+      s.Bind(11, static_cast<int64_t>(st.inf_count));
+      s.Bind(12, st.text.value_or(""));
+      if (st.batch) {
+        s.Bind(13, static_cast<int64_t>(st.batch->sequences));
+        s.Bind(14, static_cast<int64_t>(st.batch->rows));
+        s.Bind(15, static_cast<int64_t>(st.batch->slot));
+        s.Bind(16, static_cast<int64_t>(st.batch->row));
+      } else {
+        for (int column = 13; column <= 16; ++column) s.BindNull(column);
+      }
+      if (dump_stats) {
+        const harness::DumpRowStats& d = cell.dump->rows[k];
+        s.Bind(17, static_cast<int64_t>(d.argmax));
+        s.Bind(18, static_cast<double>(d.max_abs));
+        s.Bind(19, static_cast<int64_t>(d.nan_count));
+        s.Bind(20, static_cast<int64_t>(d.inf_count));
+      } else {
+        for (int column = 17; column <= 20; ++column) s.BindNull(column);
+      }
+      s.Run();
+    }
+  }
+
+  void InsertTraces(int64_t cell_id, const CellResult& cell) {
+    Statement& s = insert_trace_;
+    int64_t seq = 0;
+    for (const harness::TraceRecord& t : cell.traces) {
+      s.Bind(1, cell_id).Bind(2, seq++).Bind(3, static_cast<int64_t>(t.position));
+      s.Bind(4, static_cast<int64_t>(t.layer)).Bind(5, t.op);
+      s.Bind(6, HashToHex(t.xxh3_64));
+      s.Run();
+    }
+  }
+
+ private:
+  Connection& db_;
+  Statement insert_cell_, insert_step_, insert_trace_;
+};
+
+// Returns run `id`'s row: its times, diagnosis kind and headline, command
+// and machine. Throws StoreError when there is no such run.
+RunResult LoadRunRow(Connection& db, int64_t id) {
+  Statement select_run = db.Prepare(
+      "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, r.diagnosis_headline, r.command, "
+      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc "
+      "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1");
+  select_run.Bind(1, id);
+  if (!select_run.Step()) {
+    throw StoreError("database " + db.path() + ": no run " + std::to_string(id) +
+                     " (see `samebits runs`)");
+  }
+  RunResult run;
+  run.run_id = id;
+  run.started_at = select_run.Text(0);
+  run.elapsed_ms = select_run.Double(1);
+  ParseDiagnosisKind(select_run.Text(2), &run.diagnosis.kind);
+  run.diagnosis.headline = select_run.Text(3);
+  run.command = select_run.Text(4);
+  run.machine.arch = select_run.Text(5);
+  run.machine.cpu = select_run.Text(6);
+  run.machine.isa_features = SplitFeatures(select_run.Text(7));
+  run.machine.os = select_run.Text(8);
+  run.machine.kernel = select_run.Text(9);
+  run.machine.libc = select_run.Text(10);
+  return run;
+}
+
+// Reads the build (columns 16-22), math library (23-27) and checkpoint
+// (28-29) of a row of LoadCells' query into `cell`.
+void ReadCellIdentities(Statement& row, CellResult& cell) {
+  if (!row.IsNull(16)) {
+    harness::BuildInfo b;
+    b.engine = row.Text(17);
+    b.version = row.Text(18);
+    b.revision = row.Text(19);
+    b.dirty = row.Int(20) != 0;
+    b.compiler = row.Text(21);
+    b.flags = row.Text(22);
+    cell.build = b;
+  }
+  if (!row.IsNull(23)) {
+    harness::MathLibraryInfo ml;
+    ml.profile = row.Text(24);
+    ml.name = row.Text(25);
+    ml.version = row.Text(26);
+    ml.fingerprint = row.Text(27);
+    cell.math = ml;
+  }
+  if (!row.IsNull(28)) {
+    cell.weights_xxh3 = row.Text(28);
+    cell.vocab_size = static_cast<int>(row.Int(29));
+  }
+}
+
+// Returns a cell from a row of LoadCells' query (steps and traces not yet).
+CellResult ReadCell(Statement& row) {
+  CellResult cell;
+  cell.checkpoint = row.Text(1);
+  cell.scenario = row.Text(2);
+  cell.config.name = row.Text(3);
+  cell.config.kernels = row.Text(4);
+  cell.config.threads = static_cast<int>(row.Int(5));
+  cell.config.isa = row.Text(6);
+  cell.config.gemv_chunk_bytes = row.Int(7);
+  cell.config.math = row.Text(8);
+  ParseResultCode(row.Text(9), &cell.code);
+  cell.exit_code = static_cast<int>(row.Int(10));
+  cell.signal = static_cast<int>(row.Int(11));
+  cell.message = row.Text(12);
+  cell.stderr_tail = row.Text(13);
+  cell.elapsed_ms = row.Double(14);
+  cell.dump_path = row.Text(15);
+  ReadCellIdentities(row, cell);
+  cell.isa_used = row.Text(30);
+  cell.engine_checkpoint = row.Text(31);
+  cell.config.batch = static_cast<int>(row.Int(32));
+  cell.config.batch_seed = static_cast<uint64_t>(row.Int(33));
+  cell.config.batch_schedule = row.Text(34);
+  cell.scenario_xxh3 = row.Text(35);
+  if (!row.IsNull(36)) {
+    cell.dump.emplace();
+    cell.dump->row_length = row.Int(36);
+  }
+  return cell;
+}
+
+// Appends run `run_id`'s cells to `cells` in the order they were saved.
+// Returns their ids, in the same order.
+std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellResult>& cells) {
+  Statement select_cells = db.Prepare(
+      "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, c.isa, "
+      "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, c.stderr_tail, "
+      "c.elapsed_ms, c.dump_path, "
+      "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
+      "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
+      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
+      "c.scenario_xxh3, c.dump_row_length "
+      "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
+      "LEFT JOIN builds b ON b.id = c.build_id "
+      "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
+      "LEFT JOIN checkpoints k ON k.id = c.checkpoint_id "
+      "WHERE c.run_id = ?1 ORDER BY c.id");
+  select_cells.Bind(1, run_id);
+  std::vector<int64_t> cell_ids;
+  while (select_cells.Step()) {
+    cell_ids.push_back(select_cells.Int(0));
+    cells.push_back(ReadCell(select_cells));
+  }
+  return cell_ids;
+}
+
+// Reads cells' steps and traces with statements prepared once per run.
+class CellReader {
+ public:
+  explicit CellReader(Connection& db)
+      : select_steps_(db.Prepare(
+            "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, "
+            "nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row, "
+            "dump_argmax, dump_max_abs, dump_nan, dump_inf FROM steps "
+            "WHERE cell_id = ?1 ORDER BY idx")),
+        select_traces_(db.Prepare(
+            "SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq")) {}
+
+  // Appends cell `cell_id`'s steps to `cell` (and their dump statistics,
+  // when the store keeps the cell's).
+  void LoadSteps(int64_t cell_id, CellResult& cell) {
+    Statement& s = select_steps_;
+    s.Bind(1, cell_id);
+    while (s.Step()) {
+      harness::StepRecord st;
+      st.index = static_cast<int>(s.Int(0));
+      st.kind = s.Text(1);
+      st.position = static_cast<int>(s.Int(2));
+      st.input_token = static_cast<int>(s.Int(3));
+      st.token = static_cast<int>(s.Int(4));
+      st.fnv1a64 = HexOrZero(s.Text(5));
+      st.xxh3_64 = HexOrZero(s.Text(6));
+      st.argmax = static_cast<int>(s.Int(7));
+      st.nan_count = static_cast<int>(s.Int(8));
+      st.inf_count = static_cast<int>(s.Int(9));
+      // "" is stored for a step without text (the engine gave none).
+      if (std::string text = s.Text(10); !text.empty()) st.text = std::move(text);
+      if (!s.IsNull(11)) {
+        st.batch = harness::BatchPlace{static_cast<int>(s.Int(11)), static_cast<int>(s.Int(12)),
+                                       static_cast<int>(s.Int(13)), static_cast<int>(s.Int(14))};
+      }
+      if (cell.dump) {
+        // A step stored without statistics (none should be) reads as zeros.
+        cell.dump->rows.push_back({static_cast<int>(s.Int(15)), static_cast<float>(s.Double(16)),
+                                   static_cast<int>(s.Int(17)), static_cast<int>(s.Int(18))});
+      }
+      cell.steps.push_back(std::move(st));
+    }
+    s.Reset();
+  }
+
+  void LoadTraces(int64_t cell_id, CellResult& cell) {
+    Statement& s = select_traces_;
+    s.Bind(1, cell_id);
+    while (s.Step()) {
+      harness::TraceRecord t;
+      t.position = static_cast<int>(s.Int(0));
+      t.layer = static_cast<int>(s.Int(1));
+      t.op = s.Text(2);
+      t.xxh3_64 = HexOrZero(s.Text(3));
+      cell.traces.push_back(std::move(t));
+    }
+    s.Reset();
+  }
+
+ private:
+  Statement select_steps_, select_traces_;
+};
+
 // Throws StoreError when SQLite finds the database damaged (checked before
 // a run whose result would then fail to save).
 void CheckIntact(Connection& db) {
@@ -177,295 +532,29 @@ int64_t Store::SaveRun(const RunResult& run) {
 
 int64_t Store::InsertRun(const RunResult& run) {
   Connection& db = *db_;
-  int64_t run_id = 0;
-  {
-    const harness::MachineInfo& m = run.machine;
-    const int64_t machine_id = InternRow(
-        db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"}, [&](Statement& s) {
-          s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
-          s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
-        });
-    Statement insert_run = db.Prepare(
-        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count, "
-        "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-    insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
-    insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run)))
-        .Bind(5, static_cast<int64_t>(run.cells.size()));
-    insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
-    insert_run.Bind(8, run.command);
-    insert_run.Run();
-    run_id = db.LastInsertId();
-    SaveDiagnosis(db, run_id, run.diagnosis);
-
-    Statement insert_cell = db.Prepare(
-        "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, kernels, "
-        "threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, exit_code, signal, "
-        "message, stderr_tail, elapsed_ms, dump_path, isa_used, engine_checkpoint, batch, "
-        "batch_seed, batch_schedule, scenario_xxh3, dump_row_length) VALUES (?1, ?2, ?3, ?4, ?5, "
-        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
-        "?24, ?25, ?26)");
-    Statement insert_step = db.Prepare(
-        "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
-        "argmax, nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row, "
-        "dump_argmax, dump_max_abs, dump_nan, dump_inf) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
-    Statement insert_trace = db.Prepare(
-        "INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    int written = 0;
-    for (const CellResult& cell : run.cells) {
-      int64_t checkpoint_id = 0;
-      if (!cell.weights_xxh3.empty()) {
-        checkpoint_id =
-            InternRow(db, "checkpoints", {"spec", "weights_xxh3", "vocab_size"}, [&](Statement& s) {
-              s.Bind(1, cell.checkpoint).Bind(2, cell.weights_xxh3);
-              s.Bind(3, static_cast<int64_t>(cell.vocab_size));
-            });
-      }
-      const int64_t scenario_id =
-          InternRow(db, "scenarios", {"name"}, [&](Statement& s) { s.Bind(1, cell.scenario); });
-      int64_t build_id = 0;
-      if (cell.build) {
-        const harness::BuildInfo& b = *cell.build;
-        build_id =
-            InternRow(db, "builds", {"engine", "version", "revision", "dirty", "compiler", "flags"},
-                      [&](Statement& s) {
-                        s.Bind(1, b.engine).Bind(2, b.version).Bind(3, b.revision);
-                        s.Bind(4, static_cast<int64_t>(b.dirty ? 1 : 0));
-                        s.Bind(5, b.compiler).Bind(6, b.flags);
-                      });
-      }
-      int64_t math_id = 0;
-      if (cell.math) {
-        const harness::MathLibraryInfo& ml = *cell.math;
-        math_id = InternRow(db, "math_libraries", {"profile", "name", "version", "fingerprint"},
-                            [&](Statement& s) {
-                              s.Bind(1, ml.profile).Bind(2, ml.name).Bind(3, ml.version);
-                              s.Bind(4, ml.fingerprint);
-                            });
-      }
-      const harness::Configuration& c = cell.config;
-      insert_cell.Bind(1, run_id).Bind(2, cell.checkpoint);
-      if (checkpoint_id != 0) {
-        insert_cell.Bind(3, checkpoint_id);
-      } else {
-        insert_cell.BindNull(3);
-      }
-      insert_cell.Bind(4, scenario_id).Bind(5, c.name).Bind(6, c.kernels);
-      insert_cell.Bind(7, static_cast<int64_t>(c.threads)).Bind(8, c.isa);
-      insert_cell.Bind(9, c.gemv_chunk_bytes).Bind(10, c.math);
-      if (build_id != 0) {
-        insert_cell.Bind(11, build_id);
-      } else {
-        insert_cell.BindNull(11);
-      }
-      if (math_id != 0) {
-        insert_cell.Bind(12, math_id);
-      } else {
-        insert_cell.BindNull(12);
-      }
-      insert_cell.Bind(13, harness::ResultCodeName(cell.code));
-      insert_cell.Bind(14, static_cast<int64_t>(cell.exit_code));
-      insert_cell.Bind(15, static_cast<int64_t>(cell.signal));
-      insert_cell.Bind(16, cell.message).Bind(17, cell.stderr_tail).Bind(18, cell.elapsed_ms);
-      insert_cell.Bind(19, cell.dump_path).Bind(20, cell.isa_used).Bind(21, cell.engine_checkpoint);
-      insert_cell.Bind(22, static_cast<int64_t>(c.batch))
-          .Bind(23, static_cast<int64_t>(c.batch_seed))
-          .Bind(24, c.batch_schedule)
-          .Bind(25, cell.scenario_xxh3);
-      // A dump's statistics are kept only when a bundle brought them (a
-      // local dump's come from its file); one row per step.
-      const bool dump_stats = cell.dump && cell.dump->rows.size() == cell.steps.size();
-      if (dump_stats) {
-        insert_cell.Bind(26, cell.dump->row_length);
-      } else {
-        insert_cell.BindNull(26);
-      }
-      insert_cell.Run();
-      const int64_t cell_id = db.LastInsertId();
-      for (size_t k = 0; k < cell.steps.size(); ++k) {
-        const harness::StepRecord& st = cell.steps[k];
-        insert_step.Bind(1, cell_id).Bind(2, static_cast<int64_t>(st.index)).Bind(3, st.kind);
-        insert_step.Bind(4, static_cast<int64_t>(st.position));
-        insert_step.Bind(5, static_cast<int64_t>(st.input_token));
-        insert_step.Bind(6, static_cast<int64_t>(st.token));
-        insert_step.Bind(7, HashToHex(st.fnv1a64)).Bind(8, HashToHex(st.xxh3_64));
-        insert_step.Bind(9, static_cast<int64_t>(st.argmax));
-        insert_step.Bind(10, static_cast<int64_t>(st.nan_count));
-        insert_step.Bind(11, static_cast<int64_t>(st.inf_count));
-        insert_step.Bind(12, st.text);
-        if (st.batch) {
-          insert_step.Bind(13, static_cast<int64_t>(st.batch->sequences));
-          insert_step.Bind(14, static_cast<int64_t>(st.batch->rows));
-          insert_step.Bind(15, static_cast<int64_t>(st.batch->slot));
-          insert_step.Bind(16, static_cast<int64_t>(st.batch->row));
-        } else {
-          for (int column = 13; column <= 16; ++column) insert_step.BindNull(column);
-        }
-        if (dump_stats) {
-          const harness::DumpRowStats& d = cell.dump->rows[k];
-          insert_step.Bind(17, static_cast<int64_t>(d.argmax));
-          insert_step.Bind(18, static_cast<double>(d.max_abs));
-          insert_step.Bind(19, static_cast<int64_t>(d.nan_count));
-          insert_step.Bind(20, static_cast<int64_t>(d.inf_count));
-        } else {
-          for (int column = 17; column <= 20; ++column) insert_step.BindNull(column);
-        }
-        insert_step.Run();
-      }
-      int64_t seq = 0;
-      for (const harness::TraceRecord& t : cell.traces) {
-        insert_trace.Bind(1, cell_id).Bind(2, seq++).Bind(3, static_cast<int64_t>(t.position));
-        insert_trace.Bind(4, static_cast<int64_t>(t.layer)).Bind(5, t.op);
-        insert_trace.Bind(6, HashToHex(t.xxh3_64));
-        insert_trace.Run();
-      }
-      ++written;
-      if (after_cell_hook) after_cell_hook(written);
-    }
+  const int64_t run_id = InsertRunRow(db, run);
+  SaveDiagnosis(db, run_id, run.diagnosis);
+  CellWriter writer(db);
+  int written = 0;
+  for (const CellResult& cell : run.cells) {
+    const int64_t cell_id = writer.InsertCell(run_id, cell, InternCellIdentities(db, cell));
+    writer.InsertSteps(cell_id, cell);
+    writer.InsertTraces(cell_id, cell);
+    ++written;
+    if (after_cell_hook) after_cell_hook(written);
   }
   return run_id;
 }
 
 RunResult Store::LoadRun(int64_t id) {
   Connection& db = *db_;
-  RunResult run;
-  Statement select_run = db.Prepare(
-      "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, r.diagnosis_headline, r.command, "
-      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc "
-      "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1");
-  select_run.Bind(1, id);
-  if (!select_run.Step()) {
-    throw StoreError("database " + db.path() + ": no run " + std::to_string(id) +
-                     " (see `samebits runs`)");
-  }
-  run.run_id = id;
-  run.started_at = select_run.Text(0);
-  run.elapsed_ms = select_run.Double(1);
-  ParseDiagnosisKind(select_run.Text(2), &run.diagnosis.kind);
-  run.diagnosis.headline = select_run.Text(3);
-  run.command = select_run.Text(4);
-  run.machine.arch = select_run.Text(5);
-  run.machine.cpu = select_run.Text(6);
-  run.machine.isa_features = SplitFeatures(select_run.Text(7));
-  run.machine.os = select_run.Text(8);
-  run.machine.kernel = select_run.Text(9);
-  run.machine.libc = select_run.Text(10);
+  RunResult run = LoadRunRow(db, id);
   LoadDiagnosis(db, id, run.diagnosis);
-
-  Statement select_cells = db.Prepare(
-      "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, c.isa, "
-      "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, c.stderr_tail, "
-      "c.elapsed_ms, c.dump_path, "
-      "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
-      "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
-      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
-      "c.scenario_xxh3, c.dump_row_length "
-      "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
-      "LEFT JOIN builds b ON b.id = c.build_id "
-      "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
-      "LEFT JOIN checkpoints k ON k.id = c.checkpoint_id "
-      "WHERE c.run_id = ?1 ORDER BY c.id");
-  select_cells.Bind(1, id);
-  std::vector<int64_t> cell_ids;
-  while (select_cells.Step()) {
-    CellResult cell;
-    cell_ids.push_back(select_cells.Int(0));
-    cell.checkpoint = select_cells.Text(1);
-    cell.scenario = select_cells.Text(2);
-    cell.config.name = select_cells.Text(3);
-    cell.config.kernels = select_cells.Text(4);
-    cell.config.threads = static_cast<int>(select_cells.Int(5));
-    cell.config.isa = select_cells.Text(6);
-    cell.config.gemv_chunk_bytes = select_cells.Int(7);
-    cell.config.math = select_cells.Text(8);
-    ParseResultCode(select_cells.Text(9), &cell.code);
-    cell.exit_code = static_cast<int>(select_cells.Int(10));
-    cell.signal = static_cast<int>(select_cells.Int(11));
-    cell.message = select_cells.Text(12);
-    cell.stderr_tail = select_cells.Text(13);
-    cell.elapsed_ms = select_cells.Double(14);
-    cell.dump_path = select_cells.Text(15);
-    if (!select_cells.IsNull(16)) {
-      harness::BuildInfo b;
-      b.engine = select_cells.Text(17);
-      b.version = select_cells.Text(18);
-      b.revision = select_cells.Text(19);
-      b.dirty = select_cells.Int(20) != 0;
-      b.compiler = select_cells.Text(21);
-      b.flags = select_cells.Text(22);
-      cell.build = b;
-    }
-    if (!select_cells.IsNull(23)) {
-      harness::MathLibraryInfo ml;
-      ml.profile = select_cells.Text(24);
-      ml.name = select_cells.Text(25);
-      ml.version = select_cells.Text(26);
-      ml.fingerprint = select_cells.Text(27);
-      cell.math = ml;
-    }
-    if (!select_cells.IsNull(28)) {
-      cell.weights_xxh3 = select_cells.Text(28);
-      cell.vocab_size = static_cast<int>(select_cells.Int(29));
-    }
-    cell.isa_used = select_cells.Text(30);
-    cell.engine_checkpoint = select_cells.Text(31);
-    cell.config.batch = static_cast<int>(select_cells.Int(32));
-    cell.config.batch_seed = static_cast<uint64_t>(select_cells.Int(33));
-    cell.config.batch_schedule = select_cells.Text(34);
-    cell.scenario_xxh3 = select_cells.Text(35);
-    if (!select_cells.IsNull(36)) {
-      cell.dump.emplace();
-      cell.dump->row_length = select_cells.Int(36);
-    }
-    run.cells.push_back(std::move(cell));
-  }
-  Statement select_steps = db.Prepare(
-      "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, nan_count, "
-      "inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row, dump_argmax, "
-      "dump_max_abs, dump_nan, dump_inf FROM steps "
-      "WHERE cell_id = ?1 ORDER BY idx");
-  Statement select_traces =
-      db.Prepare("SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq");
+  const std::vector<int64_t> cell_ids = LoadCells(db, id, run.cells);
+  CellReader reader(db);
   for (size_t i = 0; i < cell_ids.size(); ++i) {
-    select_steps.Bind(1, cell_ids[i]);
-    while (select_steps.Step()) {
-      harness::StepRecord st;
-      st.index = static_cast<int>(select_steps.Int(0));
-      st.kind = select_steps.Text(1);
-      st.position = static_cast<int>(select_steps.Int(2));
-      st.input_token = static_cast<int>(select_steps.Int(3));
-      st.token = static_cast<int>(select_steps.Int(4));
-      st.fnv1a64 = HexOrZero(select_steps.Text(5));
-      st.xxh3_64 = HexOrZero(select_steps.Text(6));
-      st.argmax = static_cast<int>(select_steps.Int(7));
-      st.nan_count = static_cast<int>(select_steps.Int(8));
-      st.inf_count = static_cast<int>(select_steps.Int(9));
-      st.text = select_steps.Text(10);
-      if (!select_steps.IsNull(11)) {
-        st.batch = harness::BatchPlace{
-            static_cast<int>(select_steps.Int(11)), static_cast<int>(select_steps.Int(12)),
-            static_cast<int>(select_steps.Int(13)), static_cast<int>(select_steps.Int(14))};
-      }
-      if (run.cells[i].dump) {
-        // A step stored without statistics (none should be) reads as zeros.
-        run.cells[i].dump->rows.push_back(
-            {static_cast<int>(select_steps.Int(15)), static_cast<float>(select_steps.Double(16)),
-             static_cast<int>(select_steps.Int(17)), static_cast<int>(select_steps.Int(18))});
-      }
-      run.cells[i].steps.push_back(std::move(st));
-    }
-    select_steps.Reset();
-    select_traces.Bind(1, cell_ids[i]);
-    while (select_traces.Step()) {
-      harness::TraceRecord t;
-      t.position = static_cast<int>(select_traces.Int(0));
-      t.layer = static_cast<int>(select_traces.Int(1));
-      t.op = select_traces.Text(2);
-      t.xxh3_64 = HexOrZero(select_traces.Text(3));
-      run.cells[i].traces.push_back(std::move(t));
-    }
-    select_traces.Reset();
+    reader.LoadSteps(cell_ids[i], run.cells[i]);
+    reader.LoadTraces(cell_ids[i], run.cells[i]);
   }
   return run;
 }

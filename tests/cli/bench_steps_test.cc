@@ -1,39 +1,16 @@
-// `samebits-engine bench`'s steps apart from the timing: the preflight's
-// warning rules, the interleaved schedule and the identity verdict.
+// `samebits-engine bench`'s steps apart from the timing: the interleaved
+// schedule and the identity verdict (its preflight is engine/platform's,
+// tested in tests/platform/preflight_test.cc).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "engine/cli/bench_preflight.h"
 #include "engine/cli/bench_schedule.h"
 #include "engine/cli/bench_statistics.h"
 
 namespace samebits::cli {
 namespace {
-
-TEST(BenchPreflight, QuietMachineHasNoWarnings) {
-  MachineLoad load;
-  load.cores = 4;
-  load.load1 = 1.0;
-  load.busy_percent = 10.0;
-  load.swap_used_mib = 0;
-  EXPECT_TRUE(PreflightWarnings(load, 4).empty());
-}
-
-TEST(BenchPreflight, EachReasonGivesOneWarning) {
-  MachineLoad load;
-  load.cores = 2;
-  load.load1 = 1.5;                                               // above half the cores
-  load.busy_percent = 30.0;                                       // above 25%
-  load.swap_used_mib = 100;                                       // above 64 MiB
-  const std::vector<std::string> w = PreflightWarnings(load, 3);  // above the cores
-  ASSERT_EQ(w.size(), 4u);
-  EXPECT_NE(w[0].find("load average 1.50 on 2 cores"), std::string::npos) << w[0];
-  EXPECT_NE(w[1].find("30%"), std::string::npos) << w[1];
-  EXPECT_NE(w[2].find("100 MiB of swap"), std::string::npos) << w[2];
-  EXPECT_NE(w[3].find("3 threads requested on 2 cores"), std::string::npos) << w[3];
-}
 
 TEST(BenchSchedule, InterleavesAndLimitsTheReference) {
   // Reference first, then two cpu configurations; 3 rounds, reference in 1.

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "harness/runner/ab_bench.h"
+#include "harness/analysis/bench_summary.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::harness {
@@ -60,8 +60,8 @@ TEST(BenchStatistics, OnePairHasNoInterval) {
   EXPECT_THROW(PairedRatioOf({{0, 5}}), std::invalid_argument);
 }
 
-runner::BenchSample Sample(char side, int round, double ms, uint64_t seed) {
-  runner::BenchSample s;
+harness::BenchSample Sample(char side, int round, double ms, uint64_t seed) {
+  harness::BenchSample s;
   s.side = side;
   s.round = round;
   s.ok = true;
@@ -75,12 +75,12 @@ runner::BenchSample Sample(char side, int round, double ms, uint64_t seed) {
 TEST(BenchSummary, PairsNeighboursWithinABBARoundsAndDropsWarmups) {
   // Warm-ups (round -1) are slow and must not count. Round 0: A 10, B 5,
   // B 5, A 10; round 1: A 20, B 10, B 10, A 20: every pair is B/A = 0.5.
-  const std::vector<runner::BenchSample> samples = {
+  const std::vector<harness::BenchSample> samples = {
       Sample('A', -1, 1000, 1), Sample('B', -1, 1000, 1), Sample('A', 0, 10, 1),
       Sample('B', 0, 5, 1),     Sample('B', 0, 5, 1),     Sample('A', 0, 10, 1),
       Sample('A', 1, 20, 1),    Sample('B', 1, 10, 1),    Sample('B', 1, 10, 1),
       Sample('A', 1, 20, 1)};
-  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  const harness::BenchSummary s = harness::SummarizeBench(samples);
   EXPECT_EQ(s.ratio.pairs, 4);
   EXPECT_NEAR(s.ratio.ratio, 0.5, 1e-12);
   EXPECT_EQ(s.median_a_ms, 15);
@@ -90,21 +90,21 @@ TEST(BenchSummary, PairsNeighboursWithinABBARoundsAndDropsWarmups) {
 }
 
 TEST(BenchSummary, ABThatChangesABitIsNotIdenticalEvenWhenFaster) {
-  std::vector<runner::BenchSample> samples = {Sample('A', 0, 10, 1), Sample('B', 0, 5, 1),
-                                              Sample('B', 0, 5, 1), Sample('A', 0, 10, 1)};
-  for (runner::BenchSample& s : samples) {
+  std::vector<harness::BenchSample> samples = {Sample('A', 0, 10, 1), Sample('B', 0, 5, 1),
+                                               Sample('B', 0, 5, 1), Sample('A', 0, 10, 1)};
+  for (harness::BenchSample& s : samples) {
     if (s.side == 'B') s.outputs[2].xxh3_64 ^= 1;  // one bit of one hash
   }
-  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  const harness::BenchSummary s = harness::SummarizeBench(samples);
   EXPECT_FALSE(s.identical);
   EXPECT_NE(s.identity_detail.find("B changes the bits"), std::string::npos) << s.identity_detail;
   EXPECT_NE(s.identity_detail.find("step 2"), std::string::npos) << s.identity_detail;
 }
 
 TEST(BenchSummary, ASideThatDiffersFromItselfIsNotRepeatable) {
-  std::vector<runner::BenchSample> samples = {Sample('A', 0, 10, 1), Sample('B', 0, 5, 1),
-                                              Sample('B', 0, 5, 1), Sample('A', 0, 10, 2)};
-  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  std::vector<harness::BenchSample> samples = {Sample('A', 0, 10, 1), Sample('B', 0, 5, 1),
+                                               Sample('B', 0, 5, 1), Sample('A', 0, 10, 2)};
+  const harness::BenchSummary s = harness::SummarizeBench(samples);
   EXPECT_FALSE(s.a_repeatable);
   EXPECT_TRUE(s.b_repeatable);
 }
@@ -112,8 +112,8 @@ TEST(BenchSummary, ASideThatDiffersFromItselfIsNotRepeatable) {
 // Per-token phase times: A's prefill 1 ms/token and decode 2 ms/token in
 // every run; B's prefill half as long, its decode the same. So the prefill
 // ratio is 0.5 and the decode ratio 1, whatever the whole runs' ratio.
-runner::BenchSample PhasedSample(char side, int round) {
-  runner::BenchSample s = Sample(side, round, 20, 1);
+harness::BenchSample PhasedSample(char side, int round) {
+  harness::BenchSample s = Sample(side, round, 20, 1);
   protocol::PhaseTimes p;
   p.prefill_tokens = 12;
   p.prefill_ms = side == 'A' ? 12 : 6;
@@ -124,11 +124,11 @@ runner::BenchSample PhasedSample(char side, int round) {
 }
 
 TEST(BenchSummary, PrefillAndDecodeArePairedPerToken) {
-  std::vector<runner::BenchSample> samples;
+  std::vector<harness::BenchSample> samples;
   for (int round = 0; round < 2; ++round) {
     for (char side : {'A', 'B', 'B', 'A'}) samples.push_back(PhasedSample(side, round));
   }
-  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  const harness::BenchSummary s = harness::SummarizeBench(samples);
   ASSERT_TRUE(s.prefill.known);
   ASSERT_TRUE(s.decode.known);
   EXPECT_EQ(s.prefill.tokens, 12);
@@ -146,10 +146,10 @@ TEST(BenchSummary, PrefillAndDecodeArePairedPerToken) {
 // One run without the split (an older engine) makes the split unknown
 // rather than a summary of the runs that had it.
 TEST(BenchSummary, ARunWithoutTheSplitMakesItUnknown) {
-  std::vector<runner::BenchSample> samples;
+  std::vector<harness::BenchSample> samples;
   for (char side : {'A', 'B', 'B', 'A'}) samples.push_back(PhasedSample(side, 0));
   samples[2].phases.reset();
-  const runner::BenchSummary s = runner::SummarizeBench(samples);
+  const harness::BenchSummary s = harness::SummarizeBench(samples);
   EXPECT_FALSE(s.prefill.known);
   EXPECT_FALSE(s.decode.known);
   EXPECT_EQ(s.ratio.pairs, 2);  // the whole runs are summarized as before

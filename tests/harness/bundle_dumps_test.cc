@@ -126,8 +126,8 @@ TEST_F(BundleDumpsTest, RowsRoundTripBitForBitAndImportIsIdempotent) {
   for (int k = 0; k < 2; ++k) {
     const harness::CellResult& c = stored.cells[static_cast<size_t>(k)];
     EXPECT_EQ(c.dump_path.rfind("b/dumps/import-", 0), 0u) << c.dump_path;
-    const harness::report::LogitDump file =
-        harness::report::ReadLogitDump(ResolveDumpPath(c.dump_path, dir_.path()), kDumpSteps);
+    const harness::LogitDump file =
+        harness::ReadLogitDump(ResolveDumpPath(c.dump_path, dir_.path()), kDumpSteps);
     EXPECT_TRUE(SameBits(file.values, k == 0 ? values_ : other_));
     ASSERT_TRUE(c.dump);  // the statistics are kept in the store
     EXPECT_EQ(c.dump->rows, back[0].cells[static_cast<size_t>(k)].dump->rows);

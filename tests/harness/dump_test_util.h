@@ -13,7 +13,7 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/results.h"
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::harness::testing {
@@ -63,7 +63,7 @@ inline CellResult DumpedCell(const std::string& config, const std::vector<float>
     s.xxh3_64 = h.xxh3_64;
     s.nan_count = h.nan_count;
     s.inf_count = h.inf_count;
-    s.argmax = report::ArgMax(row);
+    s.argmax = ArgMax(row);
     s.token = s.argmax;
   }
   if (!dump_path.empty()) {

@@ -56,10 +56,10 @@ TEST_F(StandinBench, TwoEnginesThatAgreeAreIdenticalAndStored) {
   EXPECT_NE(r.output.find("95% CI"), std::string::npos) << r.output;
   store::Store store(db_);
   // One warm-up of each side, then two rounds of A B B A.
-  const std::vector<runner::BenchSample> samples = store::LoadBenchSamples(store, 1);
+  const std::vector<harness::BenchSample> samples = store::LoadBenchSamples(store, 1);
   ASSERT_EQ(samples.size(), 10u);
   std::string order;
-  for (const runner::BenchSample& s : samples) {
+  for (const harness::BenchSample& s : samples) {
     order += s.side;
     EXPECT_TRUE(s.ok) << s.failure;
     EXPECT_GT(s.elapsed_ms, 0);

@@ -17,7 +17,7 @@ Hello SampleHello() {
   h.engine = {"samebits-engine", "0.1.0"};
   h.build = {"0123456789abcdef0123456789abcdef01234567", true, "GNU 12.2.0",
              "-O3 -ffp-contract=off"};
-  h.platform = {"x86_64", {"avx2", "fma"}, "Linux", "6.1.0", "glibc 2.36", "Some \"quoted\" CPU"};
+  h.platform = {"x86_64", "Some \"quoted\" CPU", "Linux", "6.1.0", "glibc 2.36", {"avx2", "fma"}};
   h.math = {"libm", "glibc", "2.36", "00112233aabbccdd"};
   h.config = {"synthetic:tiny", "classic", "cpu", 3, "avx2", 8192, "libm"};
   h.checkpoint = {"synthetic:tiny", "8d67e3c1e65c42a7", 256};

@@ -14,7 +14,7 @@ std::string HelloLine() {
   Hello h;
   h.engine = {"samebits-engine", "0.1.0"};
   h.build = {"r", false, "c", "f"};
-  h.platform = {"x86_64", {}, "Linux", "6.1", "glibc 2.36", "unknown"};
+  h.platform = {"x86_64", "unknown", "Linux", "6.1", "glibc 2.36", {}};
   h.math = {"portable", "samebits-portable", "1", "0000000000000001"};
   h.config = {"synthetic:tiny", "classic", "reference", 1, "scalar", 0, "portable"};
   h.checkpoint = {"synthetic:tiny", "0000000000000002", 256};

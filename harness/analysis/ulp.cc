@@ -1,4 +1,4 @@
-#include "harness/report/ulp.h"
+#include "harness/analysis/ulp.h"
 
 #include <algorithm>
 #include <bit>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace samebits::harness::report {
+namespace samebits::harness {
 namespace {
 
 // Returns an integer that orders like the float `x` (NaN excluded): the bits
@@ -109,4 +109,4 @@ LogitDump ReadLogitDump(const std::string& path, int64_t rows) {
   return dump;
 }
 
-}  // namespace samebits::harness::report
+}  // namespace samebits::harness

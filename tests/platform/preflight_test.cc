@@ -1,11 +1,11 @@
 // The bench's busy-machine preflight on injected readings
-// (harness/runner/preflight.h): each reading alone refuses, a quiet machine
-// passes, and an unreadable reading refuses nothing.
-#include "harness/runner/preflight.h"
+// (engine/platform/preflight.h), which both benches share: each reading alone refuses, a quiet
+// machine passes, and an unreadable reading refuses nothing.
+#include "engine/platform/preflight.h"
 
 #include <gtest/gtest.h>
 
-namespace samebits::runner {
+namespace samebits::platform {
 namespace {
 
 MachineReadings Quiet() {
@@ -73,4 +73,4 @@ TEST(Preflight, ReadsThisMachine) {
 }
 
 }  // namespace
-}  // namespace samebits::runner
+}  // namespace samebits::platform

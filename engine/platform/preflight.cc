@@ -1,5 +1,5 @@
 // The busy-machine preflight (preflight.h).
-#include "harness/runner/preflight.h"
+#include "engine/platform/preflight.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 
 #include "engine/platform/machine.h"
 
-namespace samebits::runner {
+namespace samebits::platform {
 namespace {
 
 std::string Format(const char* format, double a, double b = 0, double c = 0) {
@@ -29,9 +29,9 @@ MachineReadings ReadMachine() {
   double load = 0;
   if (std::ifstream("/proc/loadavg") >> load) r.load1 = load;
   uint64_t b0 = 0, t0 = 0, b1 = 0, t1 = 0;
-  if (platform::ReadCpuTimes(&b0, &t0)) {
+  if (ReadCpuTimes(&b0, &t0)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    if (platform::ReadCpuTimes(&b1, &t1) && t1 > t0) {
+    if (ReadCpuTimes(&b1, &t1) && t1 > t0) {
       r.busy_percent = 100.0 * static_cast<double>(b1 - b0) / static_cast<double>(t1 - t0);
     }
   }
@@ -116,4 +116,4 @@ PreflightVerdict AssessMachine(const MachineReadings& r, const PreflightLimits& 
   return v;
 }
 
-}  // namespace samebits::runner
+}  // namespace samebits::platform

@@ -1,4 +1,6 @@
-// ULP distances and raw dump reading (harness/report/ulp.h).
+// ULP distances and raw dump reading (harness/analysis/ulp.h).
+#include "harness/analysis/ulp.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,9 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "harness/report/ulp.h"
-
-namespace samebits::harness::report {
+namespace samebits::harness {
 namespace {
 
 float Bits(uint32_t b) {
@@ -156,4 +156,4 @@ TEST_F(DumpFile, RejectsBadSizesWithClearMessages) {
 }
 
 }  // namespace
-}  // namespace samebits::harness::report
+}  // namespace samebits::harness

@@ -1,11 +1,10 @@
-// Is this machine quiet enough to time anything? `samebits bench` reads the
-// machine once before its runs and refuses (exit 2, unless --force) when
-// other work would make the figures meaningless: a high load average, other
-// processes using the CPU, swap in use, little free memory, or a CPU
-// frequency governor that scales the clock with the load.
-//
-// (samebits-engine bench has its own preflight in engine/cli; the two read
-// the same files with the same thresholds and should become one.)
+// Is this machine quiet enough to time anything? The one preflight of both
+// programs' benches: `samebits bench` reads the machine once before its runs
+// and refuses (exit 2, unless --force) when other work would make the
+// figures meaningless, `samebits-engine bench` prints the same reasons as
+// warnings. The reasons: a high load average, other processes using the
+// CPU, swap in use, little free memory, a CPU frequency governor that scales
+// the clock with the load, or more threads than cores.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace samebits::runner {
+namespace samebits::platform {
 
 // What the machine was doing, as read from /proc and /sys (or injected by a
 // test). An optional reading is absent when its file was unreadable.
@@ -50,4 +49,4 @@ MachineReadings ReadMachine();
 // Returns whether the readings show a busy machine, and why (pure).
 PreflightVerdict AssessMachine(const MachineReadings& readings, const PreflightLimits& limits);
 
-}  // namespace samebits::runner
+}  // namespace samebits::platform

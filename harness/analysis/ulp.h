@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace samebits::harness::report {
+namespace samebits::harness {
 
 inline constexpr uint64_t kUlpNaNMismatch = std::numeric_limits<uint64_t>::max();
 
@@ -71,4 +71,4 @@ struct LogitDump {
 // float32 values.
 LogitDump ReadLogitDump(const std::string& path, int64_t rows);
 
-}  // namespace samebits::harness::report
+}  // namespace samebits::harness

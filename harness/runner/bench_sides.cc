@@ -1,0 +1,124 @@
+// The sides of `samebits bench A B` (bench_sides.h).
+#include "harness/runner/bench_sides.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include "harness/runner/git.h"
+#include "harness/runner/machine.h"
+#include "harness/runner/matrix.h"
+#include "harness/runner/run_error.h"
+
+namespace samebits::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Returns the configuration named `name` ("reference", "cpu-t2",
+// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", ...), or nullopt.
+std::optional<harness::Configuration> NamedConfiguration(const std::string& name) {
+  static const std::regex kThreads("cpu-t([0-9]+)");
+  std::smatch m;
+  int threads = 1;
+  if (std::regex_search(name, m, kThreads)) threads = std::stoi(m[1]);
+  if (threads < 1 || threads > 1024) return std::nullopt;
+  for (const harness::Configuration& c :
+       DefaultConfigurations({threads}, {"portable", "libm"}, 8192)) {
+    if (c.name == name) return c;
+  }
+  return std::nullopt;
+}
+
+// Returns the scenario file `options.scenario` names (a path, or a name in
+// the scenarios folder).
+std::string ScenarioFile(const BenchSideOptions& options) {
+  std::error_code ec;
+  const std::string& scenario = options.scenario;
+  if (scenario.find('/') != std::string::npos || scenario.ends_with(".json")) {
+    if (!fs::is_regular_file(scenario, ec)) throw RunError("--scenario: no such file " + scenario);
+    return scenario;
+  }
+  const std::string file = (fs::path(options.scenarios_dir) / (scenario + ".json")).string();
+  if (!fs::is_regular_file(file, ec)) {
+    throw RunError("--scenario: no scenario named '" + scenario + "' in " + options.scenarios_dir);
+  }
+  return file;
+}
+
+bool IsExecutableFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// Returns the cell both sides run: the checkpoint, the scenario and the
+// configuration program and revision sides run.
+Cell BenchCell(const BenchSideOptions& options) {
+  Cell cell;
+  cell.checkpoint = options.checkpoint;
+  cell.scenario_file = ScenarioFile(options);
+  cell.scenario = ScenarioName(cell.scenario_file);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::string config_name =
+      options.config.empty() ? "cpu-t" + std::to_string(cores) : options.config;
+  auto config = NamedConfiguration(config_name);
+  if (!config) throw RunError("--config: no configuration named '" + config_name + "'");
+  cell.config = *config;
+  return cell;
+}
+
+// Returns the engine of a configuration side, absolute.
+std::string ConfigurationEngine(const BenchSideOptions& options) {
+  if (!IsExecutableFile(options.engine)) {
+    throw RunError("no engine program at " + options.engine + " (build it, or pass --engine)");
+  }
+  return fs::absolute(options.engine).string();
+}
+
+// Builds revision `spec` into `side` (its commit and engine).
+void BuildRevisionSide(const std::string& spec, const BenchSideOptions& options,
+                       harness::BenchSide& side) {
+  RevisionBuildOptions build = options.build;
+  try {
+    build.repo = RepositoryRoot(build.repo.empty() ? fs::current_path().string() : build.repo);
+    side.revision = ResolveCommit(build.repo, spec);
+  } catch (const std::runtime_error& e) {
+    throw RunError("'" + spec +
+                   "' is neither an engine program, a configuration (such as cpu-t2) nor a "
+                   "revision (" +
+                   e.what() + ")");
+  }
+  if (options.progress) options.progress("building " + spec + " ...");
+  const RevisionBuild built = BuildRevision(side.revision, build);
+  if (!built.built) throw RunError("revision " + spec + " " + built.message);
+  side.engine = built.engine;
+}
+
+}  // namespace
+
+harness::BenchSide ResolveBenchSide(const std::string& spec, const BenchSideOptions& options) {
+  harness::BenchSide side;
+  side.label = spec;
+  side.cell = BenchCell(options);
+  if (IsExecutableFile(spec)) {
+    side.engine = fs::absolute(spec).string();
+  } else if (auto named = NamedConfiguration(spec)) {
+    side.cell.config = *named;
+    side.engine = ConfigurationEngine(options);
+  } else {
+    BuildRevisionSide(spec, options, side);
+  }
+  const std::vector<std::string> isas = MachineIsas();
+  if (side.cell.config.isa != "auto" &&
+      std::find(isas.begin(), isas.end(), side.cell.config.isa) == isas.end()) {
+    throw RunError("this machine cannot run " + side.cell.config.name + " (no " +
+                   side.cell.config.isa + ")");
+  }
+  return side;
+}
+
+}  // namespace samebits::runner
