@@ -47,8 +47,8 @@ kernels::Isa ResolveIsaOption(const std::string& value) {
     // `unsupported` record (engine_main.cc), so the harness reports the cell
     // UNSUPPORTED on a machine without this ISA.
     throw UnsupportedError("ISA " + value +
-                     " is not available on this machine or in this build (available: " +
-                     Join(available, ", ", ", ") + ")");
+                           " is not available on this machine or in this build (available: " +
+                           Join(available, ", ", ", ") + ")");
   }
   return isa;
 }

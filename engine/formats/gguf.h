@@ -1,7 +1,7 @@
 // GGUF (llama.cpp's checkpoint format), versions 2 and 3: parsing of the
 // header, the metadata and the tensor table from untrusted bytes, and the
-// mapping of the architectures architectures.h lists onto `ModelConfig`. Keys under `samebits.*` (written by our
-// own exporter, gguf_writer.h) carry features llama.cpp has no key for.
+// mapping of the architectures architectures.h lists onto `ModelConfig`. Keys under `samebits.*`
+// (written by our own exporter, gguf_writer.h) carry features llama.cpp has no key for.
 #pragma once
 
 #include <cstddef>

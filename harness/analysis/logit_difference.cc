@@ -55,7 +55,7 @@ std::optional<Side> LoadSide(const CellResult& cell, int index, const std::strin
 }  // namespace
 
 std::optional<harness::LogitDump> LoadCellDump(const CellResult& cell,
-                                              const std::string& dump_base_dir) {
+                                               const std::string& dump_base_dir) {
   const auto rows = static_cast<int64_t>(cell.steps.size());
   if (cell.dump && !cell.dump->values.empty()) {
     harness::LogitDump dump;

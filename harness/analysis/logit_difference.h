@@ -24,7 +24,7 @@ DumpRowStats RowStatistics(std::span<const float> row);
 // or a bundle's statistics only). Throws std::runtime_error naming the
 // problem when the rows cannot be read whole (harness::ReadLogitDump).
 std::optional<harness::LogitDump> LoadCellDump(const CellResult& cell,
-                                              const std::string& dump_base_dir);
+                                               const std::string& dump_base_dir);
 
 struct LogitDifference {
   // True when both sides' rows were compared (`rows` holds the ULP

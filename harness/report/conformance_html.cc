@@ -3,9 +3,9 @@
 // step's measurements with the deviating ones marked.
 #include <ostream>
 
+#include "harness/analysis/ulp.h"
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
-#include "harness/analysis/ulp.h"
 
 namespace samebits::harness::report {
 namespace {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "harness/analysis/ulp.h"
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
-#include "harness/analysis/ulp.h"
 
 namespace samebits::harness::report {
 namespace {

@@ -3,9 +3,9 @@
 // worth reading (every step of a short run, else the deviating ones).
 #include <ostream>
 
+#include "harness/analysis/ulp.h"
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
-#include "harness/analysis/ulp.h"
 
 namespace samebits::harness::report {
 namespace {
