@@ -8,22 +8,12 @@
 
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/bundle_dumps.h"
-#include "harness/runner/matrix.h"
-#include "harness/runner/matrix_run.h"
+#include "harness/store/dump_paths.h"
 
 namespace samebits::exchange {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Returns the dump file name of `cell`, as the runner names local ones.
-std::string DumpFileName(const harness::CellResult& cell) {
-  runner::Cell c;
-  c.checkpoint = cell.checkpoint;
-  c.scenario = cell.scenario;
-  c.config = cell.config;
-  return runner::DumpFileName(c);
-}
 
 // Writes the rows `run`'s bundle carried into `folder`, one file per cell,
 // and points each cell's `dump_path` at its file; adds every file written
@@ -34,7 +24,7 @@ void WriteDumps(harness::RunResult& run, const fs::path& folder, const std::stri
   for (size_t i = 0; i < run.cells.size(); ++i) {
     harness::CellResult& cell = run.cells[i];
     if (!cell.dump || cell.dump->values.empty()) continue;
-    std::string name = DumpFileName(cell);
+    std::string name = store::DumpFileName(cell.checkpoint, cell.scenario, cell.config.name);
     // Two cells of one name (never made by samebits) keep apart.
     if (!names.insert(name).second) {
       name += '-';
@@ -44,7 +34,7 @@ void WriteDumps(harness::RunResult& run, const fs::path& folder, const std::stri
     WriteDumpFile(path.string(), *cell.dump);
     written.push_back(path);
     cell.dump_path = root.empty() ? fs::absolute(path).lexically_normal().string()
-                                  : runner::StoredDumpPath(path.string(), root);
+                                  : store::StoredDumpPath(path.string(), root);
   }
 }
 

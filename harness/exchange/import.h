@@ -21,7 +21,7 @@ namespace samebits::exchange {
 
 struct ImportOptions {
   // Dump paths are stored relative to this folder when the dump lies below
-  // it (the project root, as runner::StoredDumpPath does), else absolute;
+  // it (the project root, as store::StoredDumpPath does), else absolute;
   // stored relative paths are resolved against it. Empty: new dump paths
   // are stored absolute, and stored relative ones resolve against the
   // current directory.

@@ -12,6 +12,7 @@
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
 #include "harness/runner/batched_name.h"
+#include "harness/store/dump_paths.h"
 
 namespace samebits::runner {
 
@@ -286,32 +287,7 @@ std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
 }
 
 std::string DumpFileName(const Cell& cell) {
-  const std::string raw = cell.checkpoint + "." + cell.scenario + "." + cell.config.name;
-  std::string safe;
-  bool changed = false;
-  for (const char ch : raw) {
-    const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
-    safe += keep ? ch : '_';
-    changed = changed || !keep;
-  }
-  // The tail names the configuration, which tells cells of one group apart.
-  constexpr size_t kMaxStem = 120;
-  if (safe.size() > kMaxStem) {
-    safe = safe.substr(safe.size() - kMaxStem);
-    changed = true;
-  }
-  // A leading '.' would hide the file; ".." must never be a name.
-  if (!safe.empty() && safe.front() == '.') {
-    safe.front() = '_';
-    changed = true;
-  }
-  if (changed) {
-    // FNV-1a 64 over the original names keeps changed names apart.
-    safe += "-";
-    safe += numerics::Hex16(numerics::Fnv1a64(raw.data(), raw.size()));
-  }
-  return safe + ".f32";
+  return store::DumpFileName(cell.checkpoint, cell.scenario, cell.config.name);
 }
 
 }  // namespace samebits::runner

@@ -69,12 +69,8 @@ const std::string& EngineCheckpoint(const Cell& cell);
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
                                          const std::string& dump_file = "");
 
-// Returns the file name of a cell's raw logit dump: "<checkpoint>.<scenario>.
-// <configuration>.f32" with every character other than letters, digits,
-// '-' and '_' made '_' (a checkpoint may be a path), shortened to at most
-// 120 characters. When anything was replaced or cut, an FNV-1a hash of the
-// original names is added before ".f32", so two cells of one run never share
-// a file.
+// Returns the file name of a cell's raw logit dump (store::DumpFileName of
+// its checkpoint, scenario and configuration name).
 std::string DumpFileName(const Cell& cell);
 
 }  // namespace samebits::runner

@@ -14,6 +14,7 @@
 #include "harness/runner/machine.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/scheduler.h"
+#include "harness/store/dump_paths.h"
 
 namespace samebits::runner {
 namespace {
@@ -59,14 +60,6 @@ std::string NewDumpDirectory(const std::string& parent) {
   return dir.string();
 }
 
-std::string StoredDumpPath(const std::string& path, const std::string& root) {
-  if (path.empty()) return path;
-  const fs::path absolute = fs::absolute(path).lexically_normal();
-  const fs::path relative = absolute.lexically_relative(fs::absolute(root).lexically_normal());
-  if (relative.empty() || *relative.begin() == "..") return absolute.string();
-  return relative.string();
-}
-
 harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<Cell>& cells,
                              bool trace, bool quiet) {
   RunnerOptions runner;
@@ -85,7 +78,7 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
   run.cells = RunCells(cells, options.jobs, quiet ? nullptr : &progress, [&](const Cell& cell) {
     harness::MachineInfo platform;
     harness::CellResult result = RunCell(cell, runner, &platform);
-    result.dump_path = StoredDumpPath(result.dump_path, options.selection.root);
+    result.dump_path = store::StoredDumpPath(result.dump_path, options.selection.root);
     if (!platform.arch.empty()) {
       std::lock_guard<std::mutex> lock(machine_mutex);
       if (!have_hello) {

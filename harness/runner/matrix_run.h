@@ -38,11 +38,6 @@ std::string EnginePath(const MatrixRunOptions& options);
 // until it is stored). Throws RunError.
 std::string NewDumpDirectory(const std::string& parent);
 
-// Returns how a dump path is stored with its cell: relative to `root` when
-// it lies below it (the project moves with its dumps), else absolute.
-// Reports resolve relative paths against the root.
-std::string StoredDumpPath(const std::string& path, const std::string& root);
-
 // Returns the current time as ISO 8601 UTC ("2026-11-29T23:10:28Z").
 std::string NowUtc();
 

@@ -8,6 +8,7 @@
 
 #include "harness/analysis/terminal_text.h"
 #include "harness/runner/cell_runner.h"
+#include "harness/store/dump_paths.h"
 
 namespace samebits::runner {
 namespace {
@@ -58,7 +59,7 @@ void AdoptDumps(const RerunPair& pair, const harness::CellResult (&rerun)[2],
       std::fprintf(stderr, "  the engine wrote no whole logit dump for %s\n",
                    cell.config.name.c_str());
     } else if (SameSteps(rerun[k].steps, cell.steps)) {
-      cell.dump_path = StoredDumpPath(rerun[k].dump_path, root);
+      cell.dump_path = store::StoredDumpPath(rerun[k].dump_path, root);
     } else {
       std::fprintf(stderr,
                    "  the rerun of %s printed other outputs than the run (the engine differs "

@@ -11,6 +11,7 @@
 #include "harness/runner/matrix_run.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/scenario_identity.h"
+#include "harness/store/dump_paths.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::runner {
@@ -154,9 +155,10 @@ TEST(RefuseUnrunnableSelection, RefusesWhenTheEngineRefusedEveryCellOfACheckpoin
 }
 
 TEST(StoredDumpPath, IsRelativeBelowTheRootElseAbsolute) {
-  EXPECT_EQ(StoredDumpPath("/p/root/.samebits/dumps/x.f32", "/p/root"), ".samebits/dumps/x.f32");
-  EXPECT_EQ(StoredDumpPath("/elsewhere/x.f32", "/p/root"), "/elsewhere/x.f32");
-  EXPECT_EQ(StoredDumpPath("", "/p/root"), "");
+  EXPECT_EQ(store::StoredDumpPath("/p/root/.samebits/dumps/x.f32", "/p/root"),
+            ".samebits/dumps/x.f32");
+  EXPECT_EQ(store::StoredDumpPath("/elsewhere/x.f32", "/p/root"), "/elsewhere/x.f32");
+  EXPECT_EQ(store::StoredDumpPath("", "/p/root"), "");
 }
 
 }  // namespace

@@ -78,7 +78,9 @@ TEST(VerdictEvidence, ACellThatFallsShortIsNeverCountedAsAgreeing) {
       }
       EXPECT_EQ(c.agree, 0) << d.name << " on side " << side << "\n" << FormatComparison(c);
       EXPECT_NE(c.ExitCode(), 0) << d.name << " on side " << side;
-      if (d.is_difference) EXPECT_EQ(c.differ, 1) << d.name;
+      if (d.is_difference) {
+        EXPECT_EQ(c.differ, 1) << d.name;
+      }
     }
   }
   // Negative control: the undegraded cell agrees.
