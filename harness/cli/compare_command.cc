@@ -9,6 +9,7 @@
 #include "harness/analysis/run_compare.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/report_flags.h"
 #include "harness/cli/run_operand.h"
 #include "harness/exchange/bundle.h"
 #include "harness/report/exporter.h"
@@ -20,12 +21,11 @@ namespace {
 struct CompareFlags {
   std::string a, b;
   std::string db;
-  std::string report_html, report_md, report_json, report_junit;
+  ReportFlags reports;
 };
 
 void WriteReportFile(const harness::RunResult& run, const std::string& format,
                      const std::string& path) {
-  if (path.empty()) return;
   std::ostringstream out;
   harness::report::ReportOptions options;
   options.read_dumps = false;  // the logits are in each difference's detail already
@@ -41,10 +41,9 @@ int Compare(const CompareFlags& flags) {
   const harness::RunComparison cmp = harness::CompareRuns(a.run, b.run, a.label, b.label, options);
   std::printf("%s", harness::FormatComparison(cmp).c_str());
   const harness::RunResult as_run = harness::ComparisonAsRun(cmp, a.run);
-  WriteReportFile(as_run, "html", flags.report_html);
-  WriteReportFile(as_run, "md", flags.report_md);
-  WriteReportFile(as_run, "json", flags.report_json);
-  WriteReportFile(as_run, "junit", flags.report_junit);
+  WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
+    WriteReportFile(as_run, format, path);
+  });
   return cmp.ExitCode();
 }
 
@@ -57,30 +56,8 @@ CommandSpec SetupCompare(CLI::App& app) {
       "far apart the logits of that step are (when both sides have raw logit dumps), and "
       "its most likely cause: the code, the compiler or flags, the ISA, the math library or "
       "the architecture.");
-  Declare(sub->add_option("A", flags->a, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
-          PathRole::kInput);
-  Declare(sub->add_option("B", flags->b, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
-          PathRole::kInput);
-  Declare(sub->add_option("--db", flags->db,
-                          "Reads run ids from this database instead of .samebits/samebits.db.")
-              ->type_name("PATH"),
-          PathRole::kReadStore);
-  Declare(sub->add_option("--report-html", flags->report_html,
-                          "Writes a self-contained HTML report of the comparison to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-md", flags->report_md,
-                          "Writes a Markdown report of the comparison to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-json", flags->report_json,
-                          "Writes a JSON report of the comparison to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-junit", flags->report_junit,
-                          "Writes a JUnit XML report of the comparison to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
+  AddRunOperands(sub, flags->a, flags->b, flags->db);
+  AddReportFlags(sub, flags->reports, "the comparison");
   sub->footer(
       "Cells that did not run on both sides (UNSUPPORTED, crashed, or missing from one run)\n"
       "are reported as not compared, never as identical. Where both sides of a difference\n"

@@ -11,6 +11,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/report_flags.h"
 #include "harness/cli/run_operand.h"
 #include "harness/report/conformance_report.h"
 #include "harness/store/output_file.h"
@@ -23,12 +24,11 @@ struct ConformFlags {
   std::string db;
   std::string config_a, config_b;
   double max_nmse = harness::ConformanceThreshold{}.max_nmse;
-  std::string report_html, report_md, report_json, report_junit;
+  ReportFlags reports;
 };
 
 void WriteReportFile(const harness::RunConformance& c, const std::string& format,
                      const std::string& path) {
-  if (path.empty()) return;
   std::ostringstream out;
   harness::report::WriteConformanceReport(c, format, out);
   store::WriteOutputFile(path, out.str());
@@ -44,10 +44,9 @@ int Conform(const ConformFlags& flags) {
   options.dump_base_dir = GetPaths().root;  // dump paths are stored relative to it
   const harness::RunConformance c = harness::ConformRuns(a.run, b.run, a.label, b.label, options);
   std::printf("%s", harness::FormatConformance(c).c_str());
-  WriteReportFile(c, "html", flags.report_html);
-  WriteReportFile(c, "md", flags.report_md);
-  WriteReportFile(c, "json", flags.report_json);
-  WriteReportFile(c, "junit", flags.report_junit);
+  WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
+    WriteReportFile(c, format, path);
+  });
   return c.ExitCode();
 }
 
@@ -61,14 +60,7 @@ CommandSpec SetupConform(CLI::App& app) {
       "judged against a threshold (CONFORMS or DEVIATES, with the first deviating step). "
       "For engines that do not share samebits' order of operations, where bits are not "
       "expected to agree; within one engine use `samebits compare`.");
-  Declare(sub->add_option("A", flags->a, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
-          PathRole::kInput);
-  Declare(sub->add_option("B", flags->b, kRunOperandHelp)->type_name("RUN|DB|BUNDLE")->required(),
-          PathRole::kInput);
-  Declare(sub->add_option("--db", flags->db,
-                          "Reads run ids from this database instead of .samebits/samebits.db.")
-              ->type_name("PATH"),
-          PathRole::kReadStore);
+  AddRunOperands(sub, flags->a, flags->b, flags->db);
   sub->add_option("--config-a", flags->config_a,
                   "The configuration of A to measure against (default: the first that passed "
                   "with a logit dump, for each checkpoint and scenario).")
@@ -82,22 +74,7 @@ CommandSpec SetupConform(CLI::App& app) {
                   "llama.cpp's test-llama-archs uses).")
       ->type_name("X")
       ->check(FiniteNonNegativeNumber());
-  Declare(sub->add_option("--report-html", flags->report_html,
-                          "Writes a self-contained HTML report of the measurements to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-md", flags->report_md,
-                          "Writes a Markdown report of the measurements to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-json", flags->report_json,
-                          "Writes a JSON report of the measurements to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-junit", flags->report_junit,
-                          "Writes a JUnit XML report of the measurements to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
+  AddReportFlags(sub, flags->reports, "the measurements");
   sub->footer(
       "Per step: NMSE = sum (a - b)^2 / sum a^2 (A's row is the denominator, as in\n"
       "llama.cpp's test-backend-ops); KL(P_A || P_B) of the softmax distributions in nats,\n"

@@ -13,6 +13,7 @@
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/report_flags.h"
 #include "harness/report/exporter.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
@@ -32,12 +33,11 @@ struct GateFlags {
   bool trace = false;
   bool quiet = false;
   double rerun_budget_seconds = runner::kDefaultRerunBudgetSeconds;
-  std::string report_html, report_md, report_json, report_junit;
+  ReportFlags reports;
 };
 
 void WriteReportFile(const harness::RunResult& run, const std::string& format,
                      const std::string& path) {
-  if (path.empty()) return;
   // Relative dump paths are the project root's, as `samebits report` reads them.
   harness::report::ReportOptions options;
   options.dump_base_dir = GetPaths().root;
@@ -72,10 +72,9 @@ int Gate(const GateFlags& flags) {
                           flags.quiet, flags.rerun_budget_seconds);
   if (fresh) run.run_id = store->SaveRun(run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
-  WriteReportFile(run, "html", flags.report_html);
-  WriteReportFile(run, "md", flags.report_md);
-  WriteReportFile(run, "json", flags.report_json);
-  WriteReportFile(run, "junit", flags.report_junit);
+  WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
+    WriteReportFile(run, format, path);
+  });
   return harness::GateExitCode(harness::RunVerdict(run));
 }
 
@@ -106,21 +105,7 @@ CommandSpec Setup(CLI::App& app) {
       ->type_name("SECONDS")
       ->check(SecondsInRange(kMaxRerunBudgetSeconds));
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
-  Declare(sub->add_option("--report-html", flags->report_html,
-                          "Writes a self-contained HTML report of the run to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-md", flags->report_md,
-                          "Writes a Markdown report (for a pull request) to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-json", flags->report_json, "Writes a JSON report to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(sub->add_option("--report-junit", flags->report_junit,
-                          "Writes a JUnit XML report (for CI systems) to this file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
+  AddReportFlags(sub, flags->reports, "the run");
   sub->footer(
       "Exit codes:\n"
       "  0  every configuration agrees with the others and with the reference\n"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
 
 namespace samebits::cli {
@@ -44,6 +45,18 @@ RunOperand LoadRunOperand(const std::string& which, const std::string& db) {
   const std::string label =
       "run " + std::to_string(run.run_id) + (db.empty() ? std::string() : " of " + DisplayPath(db));
   return {std::move(run), label};
+}
+
+void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db) {
+  const char* help =
+      "A run id in the store (or latest), a database file (its latest run), or a bundle from "
+      "`samebits export` (its last run).";
+  Declare(sub->add_option("A", a, help)->type_name("RUN|DB|BUNDLE")->required(), PathRole::kInput);
+  Declare(sub->add_option("B", b, help)->type_name("RUN|DB|BUNDLE")->required(), PathRole::kInput);
+  Declare(sub->add_option("--db", db,
+                          "Reads run ids from this database instead of .samebits/samebits.db.")
+              ->type_name("PATH"),
+          PathRole::kReadStore);
 }
 
 }  // namespace samebits::cli

@@ -3,6 +3,7 @@
 // database file (its latest run) or a bundle file (its last run).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "harness/analysis/results.h"
@@ -19,9 +20,8 @@ struct RunOperand {
 // these, or a bundle without runs.
 RunOperand LoadRunOperand(const std::string& which, const std::string& db);
 
-// The help text of such an operand.
-inline constexpr const char* kRunOperandHelp =
-    "A run id in the store (or latest), a database file (its latest run), or a bundle from "
-    "`samebits export` (its last run).";
+// Adds the operands A and B (required, declared inputs) and --db (the
+// store run ids are read from, declared read-only) to `sub`.
+void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db);
 
 }  // namespace samebits::cli
