@@ -48,10 +48,10 @@ void Fill(T* out, int64_t n, uint64_t key, float scale, float offset, Convert co
   }
 }
 
-ModelConfig Tiny() {
-  ModelConfig c;
-  c.name = "synthetic:tiny";
-  c.arch = "qwen3moe";
+// The shape `tiny` and `gemma` share: a vocabulary of 256, d_model 64, four
+// query heads over two key/value heads of 16, RMSNorm with QK-norm and NeoX
+// rope, 128 positions.
+void SetTinyAttention(ModelConfig& c) {
   c.vocab_size = 256;
   c.d_model = 64;
   c.n_heads = 4;
@@ -60,16 +60,23 @@ ModelConfig Tiny() {
   c.norm = NormKind::kRmsNorm;
   c.norm_eps = 1e-6f;
   c.rope_style = RopeStyle::kNeox;
+  c.qk_norm = true;
+  c.max_seq_len = 128;
+}
+
+ModelConfig Tiny() {
+  ModelConfig c;
+  c.name = "synthetic:tiny";
+  c.arch = "qwen3moe";
+  SetTinyAttention(c);
   c.rope_base = 10000.0f;
   c.rope_dim = 8;  // partial rotary: half of each head is rotated
-  c.qk_norm = true;
   c.n_experts = 4;
   c.top_k = 2;
   c.expert_ffn_dim = 64;
   c.renormalize_top_k = true;
   c.shared_expert_ffn_dim = 32;
   c.tied_output = false;
-  c.max_seq_len = 128;
   c.layers = {{.sliding_window = 8, .use_rope = true, .moe = true},
               {.sliding_window = 0, .use_rope = true, .moe = true}};
   return c;
@@ -155,18 +162,10 @@ ModelConfig Gemma() {
   ModelConfig c;
   c.name = "synthetic:gemma";
   c.arch = "gemma3";
-  c.vocab_size = 256;
-  c.d_model = 64;
-  c.n_heads = 4;
-  c.n_kv_heads = 2;
-  c.head_dim = 16;
-  c.norm = NormKind::kRmsNorm;
-  c.norm_eps = 1e-6f;
-  c.rope_style = RopeStyle::kNeox;
+  SetTinyAttention(c);
   c.rope_base = 1e6f;
   c.rope_base_local = 10000.0f;
   c.rope_freq_factors = true;
-  c.qk_norm = true;
   c.post_norms = true;
   // Caps of the order of the synthetic scores and logits, so that tanh bends them.
   c.attn_softcap = 4.0f;
@@ -175,7 +174,6 @@ ModelConfig Gemma() {
   c.activation = Activation::kGeluTanh;
   c.ffn_dim = 128;
   c.tied_output = true;
-  c.max_seq_len = 128;
   c.layers = {{.sliding_window = 8}, {.sliding_window = 0}, {.sliding_window = 8}};
   return c;
 }
