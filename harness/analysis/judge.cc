@@ -39,10 +39,11 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
     const CellResult& c = run.cells[i];
     if (!Ran(c)) continue;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const AgreementGroup& g) {
-      return g.checkpoint == c.checkpoint && g.scenario == c.scenario && g.math == c.config.math;
+      return g.checkpoint == c.checkpoint && g.scenario == c.scenario && g.math == c.config.math &&
+             g.engine == c.config.engine;
     });
     if (it == groups.end()) {
-      groups.push_back({c.checkpoint, c.scenario, c.config.math, {}, {}});
+      groups.push_back({c.checkpoint, c.scenario, c.config.math, c.config.engine, {}, {}});
       it = groups.end() - 1;
     }
     it->cells.push_back(i);
@@ -56,14 +57,15 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
     }
     if (!placed) it->classes.push_back({i});
   }
-  // The baseline: the class of the reference kernels, else of the most
-  // unbatched configurations (a batched one is judged against batch 1, not
-  // the other way round, however many batches agree), else the largest.
+  // The baseline: the class of the reference kernels (or the profile's
+  // baseline), else of the most unbatched configurations (a batched one is
+  // judged against batch 1, not the other way round, however many batches
+  // agree), else the largest.
   for (AgreementGroup& g : groups) {
     auto rank = [&](size_t k) {
       const std::vector<size_t>& cls = g.classes[k];
       const bool has_reference = std::any_of(cls.begin(), cls.end(), [&](size_t i) {
-        return run.cells[i].config.kernels == "reference";
+        return run.cells[i].config.kernels == "reference" || run.cells[i].config.baseline;
       });
       const auto unbatched = std::count_if(
           cls.begin(), cls.end(), [&](size_t i) { return !IsBatched(run.cells[i].config); });
@@ -82,7 +84,7 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
 std::vector<std::string> NeededReferenceKeys(const RunResult& run) {
   std::set<std::string> keys;
   for (const CellResult& c : run.cells)
-    keys.insert(ReferenceGroupKey(c.config.math, run.machine.arch));
+    keys.insert(ReferenceGroupKey(c.config.math, run.machine.arch, c.config.engine));
   return {keys.begin(), keys.end()};
 }
 
@@ -139,7 +141,8 @@ Diagnosis OfKind(Diagnosis::Kind kind) {
 // compared afresh.
 void ResetJudgement(RunResult& run) {
   for (CellResult& c : run.cells) {
-    if (c.code == ResultCode::kFail) {
+    if (c.code == ResultCode::kFail || c.code == ResultCode::kKnown ||
+        c.code == ResultCode::kFixed) {
       c.code = ResultCode::kPass;
       c.message.clear();
     }
@@ -154,6 +157,19 @@ struct GroupFindings {
   // Batched cells that differ in groups where every unbatched one agrees.
   Diagnosis batch = OfKind(Diagnosis::Kind::kBatchVariance);
 };
+
+// Marks FIXED each cell of `g`'s baseline class that its engine's profile
+// declares to differ: the declaration no longer holds.
+void MarkFixed(RunResult& run, const AgreementGroup& g) {
+  const std::string& base = run.cells[g.baseline()].config.name;
+  for (size_t i : g.classes.front()) {
+    CellResult& c = run.cells[i];
+    if (c.config.known_difference.empty()) continue;
+    c.code = ResultCode::kFixed;
+    c.message = "identical to " + base + ", yet the engine's profile declares it to differ (" +
+                c.config.known_difference + "): remove that known difference from the profile";
+  }
+}
 
 // Returns whether every unbatched cell of `g` is in its baseline class.
 bool UnbatchedAgree(const RunResult& run, const AgreementGroup& g) {
@@ -172,11 +188,18 @@ GroupFindings CompareWithinGroups(RunResult& run, const std::vector<AgreementGro
   for (const AgreementGroup& g : groups) {
     const CellResult& base = run.cells[g.baseline()];
     Diagnosis& target = UnbatchedAgree(run, g) ? out.batch : out.identity;
+    MarkFixed(run, g);
     for (size_t k = 1; k < g.classes.size(); ++k) {
       for (size_t i : g.classes[k]) {
         CellResult& c = run.cells[i];
         const StepDifference d = *FirstStepDifference(base.steps, c.steps);
         const std::string place = DivergenceBatchPlace(base, c, d.index);
+        if (!c.config.known_difference.empty()) {
+          c.code = ResultCode::kKnown;
+          c.message = DifferenceText(base.config.name, d, place) +
+                      " (declared: " + c.config.known_difference + ")";
+          continue;
+        }
         c.code = ResultCode::kFail;
         c.message = DifferenceText(base.config.name, d, place);
         Divergence div = MakeDivergence(g, base.config.name, c.config.name, d, place);
@@ -270,7 +293,7 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
                                         const JudgeOptions& options) {
   ReferenceFindings out;
   for (const AgreementGroup& g : groups) {
-    const std::string key = ReferenceGroupKey(g.math, run.machine.arch);
+    const std::string key = ReferenceGroupKey(g.math, run.machine.arch, g.engine);
     const std::string file = options.references_dir + "/" + ReferenceFileName(key);
     auto ref_it = options.references.find(key);
     if (ref_it == options.references.end() || !ref_it->second.Has(g.checkpoint, g.scenario)) {
@@ -281,7 +304,8 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
     const std::vector<StepRecord> expected = ref.Steps(g.checkpoint, g.scenario);
     for (size_t i : g.cells) {
       CellResult& c = run.cells[i];
-      if (c.code == ResultCode::kFail) continue;
+      // A KNOWN cell differs from the baseline, and so from its reference, by declaration.
+      if (c.code == ResultCode::kFail || c.code == ResultCode::kKnown) continue;
       if (auto d = FirstStepDifference(AsReferenceSteps(c.steps), expected)) {
         c.code = ResultCode::kFail;
         c.message = DifferenceText(file, *d, StepBatchPlace(c, d->index));
@@ -321,10 +345,15 @@ Diagnosis MissingReferences(const std::map<std::string, std::vector<std::string>
                     (pairs.size() > 1 ? " and " + std::to_string(pairs.size() - 1) + " more" : "") +
                     ".";
     }
-    const std::string profile = key.substr(0, key.find('-'));
+    // "ENGINE/portable" for an engine described by a profile (ReferenceGroupKey).
+    const size_t slash = key.find('/');
+    const std::string engine = slash == std::string::npos ? "" : key.substr(0, slash);
+    const std::string group = slash == std::string::npos ? key : key.substr(slash + 1);
+    const std::string profile = group.substr(0, group.find('-'));
     std::string advice =
         "Make one from a run where every configuration agrees, then review and commit it: " +
         options.samebits + " reference generate";
+    if (!engine.empty()) advice += " --engine " + engine + " (or --engine-profile FILE)";
     if (profile != "portable") advice += " --math " + profile;
     advice += "  (writes " + file + ")";
     none.details.push_back(std::move(advice));
@@ -349,6 +378,13 @@ Diagnosis ChildFailures(const RunResult& run) {
   return children;
 }
 
+// Returns how many cells differ as their engine's profile declares.
+int CountKnown(const RunResult& run) {
+  return static_cast<int>(
+      std::count_if(run.cells.begin(), run.cells.end(),
+                    [](const CellResult& c) { return c.code == ResultCode::kKnown; }));
+}
+
 // Returns one diagnosis from the findings (those with a headline): the most
 // severe leads, the others follow as "Also: ...", every divergence kept.
 Diagnosis Merge(std::vector<Diagnosis> found, const RunResult& run) {
@@ -361,6 +397,11 @@ Diagnosis Merge(std::vector<Diagnosis> found, const RunResult& run) {
             ? "Nothing was checked: no cell ran (every selected cell is UNSUPPORTED on this "
               "machine; the summary says why)."
             : "Every configuration agrees with the others and with the references.";
+    if (const int known = CountKnown(run); known > 0) {
+      diag.details.push_back(std::to_string(known) +
+                             " KNOWN: cells that differ from their baseline as the engine's "
+                             "profile declares (each says why).");
+    }
     return diag;
   }
   std::stable_sort(found.begin(), found.end(), [](const Diagnosis& a, const Diagnosis& b) {

@@ -27,6 +27,7 @@ namespace samebits::harness {
 // produce the same outputs, split into classes of equal outputs.
 struct AgreementGroup {
   std::string checkpoint, scenario, math;
+  std::string engine;                        // Configuration::engine: empty for samebits-engine
   std::vector<size_t> cells;                 // indices into RunResult::cells that ran
   std::vector<std::vector<size_t>> classes;  // equal outputs; the baseline class first
   // Returns the cell whose outputs stand for the baseline class.

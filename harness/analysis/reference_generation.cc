@@ -1,6 +1,7 @@
 // Making references from a run (reference_generation.h).
 #include "harness/analysis/reference_generation.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -21,6 +22,9 @@ std::string WhyNotAReference(const RunResult& run) {
   for (const AgreementGroup& g : GroupCells(run)) {
     const CellResult& base = run.cells[g.baseline()];
     for (size_t k = 1; k < g.classes.size(); ++k) {
+      // Cells the engine's profile declares to differ are not the reference.
+      const auto declared = [&](size_t i) { return !run.cells[i].config.known_difference.empty(); };
+      if (std::all_of(g.classes[k].begin(), g.classes[k].end(), declared)) continue;
       const CellResult& other = run.cells[g.classes[k].front()];
       const auto d = FirstStepDifference(base.steps, other.steps);
       why << "  " << g.checkpoint << " " << g.scenario << ": " << other.config.name
@@ -29,6 +33,7 @@ std::string WhyNotAReference(const RunResult& run) {
     }
     for (size_t i : g.cells) {
       const CellResult& c = run.cells[i];
+      if (!c.math && !base.math && !g.engine.empty()) continue;  // another engine, silent on it
       if (!c.math || !base.math || c.math->fingerprint != base.math->fingerprint ||
           c.math->name != base.math->name || c.math->version != base.math->version) {
         why << "  " << g.checkpoint << " " << g.scenario << ": " << c.config.name
@@ -43,14 +48,20 @@ std::map<std::string, ReferenceGroup> ReferenceGroupsFromRun(const RunResult& ru
   std::map<std::string, ReferenceGroup> groups;
   for (const AgreementGroup& g : GroupCells(run)) {
     const CellResult& base = run.cells[g.baseline()];
-    if (!base.math) throw ReferenceError("the run's " + g.math + " cells name no math library");
-    const std::string key = ReferenceGroupKey(g.math, run.machine.arch);
+    // Another engine need not describe its math library; its references
+    // then name the engine instead.
+    if (!base.math && g.engine.empty()) {
+      throw ReferenceError("the run's " + g.math + " cells name no math library");
+    }
+    const MathLibraryInfo math =
+        base.math ? *base.math : MathLibraryInfo{g.math, g.engine, "unknown", "none"};
+    const std::string key = ReferenceGroupKey(g.math, run.machine.arch, g.engine);
     ReferenceGroup& group = groups[key];
     if (group.key.empty()) {
       group.key = key;
-      group.math = *base.math;
+      group.math = math;
       if (base.build) group.revision = base.build->revision + (base.build->dirty ? "-dirty" : "");
-    } else if (group.math.fingerprint != base.math->fingerprint) {
+    } else if (group.math.fingerprint != math.fingerprint) {
       throw ReferenceError("the run's " + g.math + " cells report different math libraries");
     }
     for (const StepRecord& s : base.steps) {

@@ -131,9 +131,11 @@ std::vector<StepRecord> AsReferenceSteps(const std::vector<StepRecord>& steps) {
   return out;
 }
 
-std::string ReferenceGroupKey(const std::string& profile, const std::string& arch) {
-  if (profile == "portable") return "portable";
-  return profile + "-" + (arch.empty() ? "unknown" : arch);
+std::string ReferenceGroupKey(const std::string& profile, const std::string& arch,
+                              const std::string& engine) {
+  const std::string key =
+      profile == "portable" ? profile : profile + "-" + (arch.empty() ? "unknown" : arch);
+  return engine.empty() || engine == "samebits" ? key : engine + "/" + key;
 }
 
 std::string ReferenceFileName(const std::string& key) {
@@ -302,9 +304,10 @@ std::optional<ReferenceGroup> LoadReferenceGroup(const std::string& dir, const s
 
 void SaveReferenceGroup(const std::string& dir, const ReferenceGroup& group) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw ReferenceError(dir + ": cannot create the folder: " + ec.message());
   const std::filesystem::path path = std::filesystem::path(dir) / ReferenceFileName(group.key);
+  // Another engine's groups live in a folder of their own (ReferenceGroupKey).
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) throw ReferenceError(dir + ": cannot create the folder: " + ec.message());
   const std::filesystem::path temp = path.string() + ".tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

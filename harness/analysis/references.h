@@ -71,8 +71,12 @@ struct ReferenceGroup {
 
 inline constexpr int kReferenceFormat = 1;
 
-// Returns the group key for a math profile on an architecture.
-std::string ReferenceGroupKey(const std::string& profile, const std::string& arch);
+// Returns the group key for a math profile on an architecture, of an
+// engine: "portable", "libm-x86_64" for samebits-engine (`engine` empty or
+// "samebits"); "ENGINE/portable" for another engine, whose references live
+// in a folder of their own (references/ENGINE/portable.txt).
+std::string ReferenceGroupKey(const std::string& profile, const std::string& arch,
+                              const std::string& engine = "");
 
 // Returns the file name of a group ("portable.txt").
 std::string ReferenceFileName(const std::string& key);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ enum class ResultCode : uint8_t {
   kUnsupported,  // a feature this machine lacks (an ISA); not a failure
   kUnresolved,   // the child crashed, was killed, printed garbage or no `done`
   kTimeout,      // the child ran past its timeout and was killed
+  kKnown,        // differs from the baseline as the engine's profile declares (lit's XFAIL)
+  kFixed,        // declared to differ, yet identical to the baseline (lit's XPASS)
 };
 
 // What a result code is, as data: its stable name (stored, exported), a
@@ -32,15 +35,21 @@ struct ResultCodeInfo {
 };
 
 // Every result code, in the order summaries and reports list them. As in
-// lit, an unsupported feature does not fail a run. (lit's XFAIL and XPASS
-// are not here: nothing in a suite declares an expected failure, because a
-// configuration that is expected to differ breaks the contract.)
-inline constexpr std::array<ResultCodeInfo, 5> kResultCodes = {{
+// lit, an unsupported feature does not fail a run. KNOWN and FIXED are
+// lit's XFAIL and XPASS, with the list owned by the engine: its profile's
+// `known_differences` (harness/runner/engine_profile.h) declares which
+// configurations differ from its baseline and why. samebits-engine declares
+// none in its gate (its math libraries are compared within themselves), so
+// its cells are never KNOWN. A FIXED cell fails the run, as lit's XPASS
+// does: the declaration is out of date and should be removed.
+inline constexpr std::array<ResultCodeInfo, 7> kResultCodes = {{
     {ResultCode::kPass, "PASS", "every step matched", false},
     {ResultCode::kFail, "FAIL", "a hash differs", true},
     {ResultCode::kUnsupported, "UNSUPPORTED", "this machine lacks a feature or file", false},
     {ResultCode::kUnresolved, "UNRESOLVED", "the child crashed or broke the protocol", true},
     {ResultCode::kTimeout, "TIMEOUT", "the child ran past its timeout", true},
+    {ResultCode::kKnown, "KNOWN", "differs as the engine's profile declares", false},
+    {ResultCode::kFixed, "FIXED", "declared to differ, yet identical: update the profile", true},
 }};
 
 // Returns the code's row of kResultCodes.
@@ -98,6 +107,20 @@ struct Configuration {
   int batch = 1;
   uint64_t batch_seed = 1;
   std::string batch_schedule = "together";  // "together" or "staggered"
+  // An engine driven by a profile (engines/NAME.json) other than
+  // samebits-engine's: its name, and this configuration's value on every
+  // axis the profile declares (the fields above then keep their defaults,
+  // but `math` takes the profile's math axis when it has one). Empty for
+  // samebits-engine.
+  std::string engine;
+  std::map<std::string, std::string> params;
+  // Whether this is the profile's baseline configuration, which every other
+  // configuration of its group is held to (samebits-engine's is the one
+  // with the reference kernels).
+  bool baseline = false;
+  // Why the profile declares this configuration to differ from its
+  // baseline (on this checkpoint); empty when it does not.
+  std::string known_difference;
 };
 
 // One cell of the matrix: one child to run (runner/matrix.h expands them).

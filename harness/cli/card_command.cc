@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/report/card_report.h"
@@ -29,18 +30,6 @@ struct CardFlags {
   std::string report_md, report_html;
 };
 
-// Returns the profile `--engine NAME` or `--engine-profile FILE` names.
-runner::EngineProfile LoadProfile(const CardFlags& flags) {
-  if (!flags.engine_profile.empty()) return runner::LoadEngineProfile(flags.engine_profile);
-  const std::string engines = GetPaths().root + "/engines";
-  const std::string path = runner::FindEngineProfile(engines, flags.engine);
-  if (path.empty()) {
-    throw UsageError("--engine " + flags.engine + ": no profile " + engines + "/" + flags.engine +
-                     ".json (give a profile's name there, or --engine-profile FILE)");
-  }
-  return runner::LoadEngineProfile(path);
-}
-
 // Returns the file of scenario `name`: a path as given, else
 // scenarios/NAME.json.
 std::string ScenarioFile(const std::string& name) {
@@ -55,12 +44,11 @@ std::string ScenarioFile(const std::string& name) {
 int Card(const CardFlags& flags) {
   if (flags.engine.empty() == flags.engine_profile.empty())
     throw UsageError("give exactly one of --engine NAME and --engine-profile FILE");
-  runner::EngineProfile profile;
-  try {
-    profile = LoadProfile(flags);
-  } catch (const runner::ProfileError& e) {
-    throw UsageError(std::string("engine profile refused: ") + e.what());
+  if (flags.engine.find('/') != std::string::npos) {
+    throw UsageError("--engine " + flags.engine +
+                     ": card takes a profile's name (or --program PATH)");
   }
+  const runner::EngineProfile profile = *ChosenProfile(flags.engine, flags.engine_profile);
   runner::CardOptions options;
   try {
     options.program = flags.program.empty() ? runner::ResolveProgram(profile) : flags.program;

@@ -9,18 +9,25 @@
 #include "harness/analysis/judge.h"
 #include "harness/cli/bisect_advice.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 
 namespace samebits::cli {
 
 void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
-  Declare(
-      sub->add_option("--engine", flags->engine,
-                      "Drives this program instead of the samebits-engine next to samebits; any "
-                      "program that speaks engine/protocol/PROTOCOL.md will do.")
-          ->type_name("PATH"),
-      PathRole::kInput);
+  Declare(sub->add_option("--engine", flags->engine,
+                          "Drives another engine: a profile's name (engines/NAME.json: its own "
+                          "configurations, baseline, known differences and references/NAME/), or a "
+                          "program's path, run as samebits-engine is (any program that speaks "
+                          "engine/protocol/PROTOCOL.md with samebits-engine's flags).")
+              ->type_name("NAME|PATH"),
+          PathRole::kInput);
+  Declare(sub->add_option("--engine-profile", flags->engine_profile,
+                          "Drives the engine this profile describes (any file; see --engine).")
+              ->type_name("FILE")
+              ->check(CLI::ExistingFile),
+          PathRole::kInput);
   Declare(
       sub->add_option("--checkpoint", flags->checkpoints,
                       "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
@@ -114,6 +121,16 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   s.project_scenarios = paths.scenarios;
   options.engine_given = !flags.engine.empty();
   options.engine = options.engine_given ? flags.engine : paths.engine;
+  if (auto profile = ChosenProfile(flags.engine, flags.engine_profile)) {
+    try {
+      options.engine = runner::ResolveProgram(*profile);
+    } catch (const runner::ProfileError& e) {
+      throw UsageError(e.what());
+    }
+    options.engine_given = true;
+    // samebits-engine's own profile keeps its built-in matrix and references.
+    if (!IsOwnEngine(*profile)) s.profile = std::move(profile);
+  }
   options.jobs = flags.jobs > 0
                      ? flags.jobs
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

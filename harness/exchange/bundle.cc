@@ -82,6 +82,16 @@ json CellJson(const CellResult& c) {
     config["batch_seed"] = c.config.batch_seed;
     config["batch_schedule"] = c.config.batch_schedule;
   }
+  // An engine described by a profile: only then, so samebits-engine's
+  // bundles (and their content ids) are as before.
+  if (!c.config.engine.empty()) {
+    config["engine"] = c.config.engine;
+    config["params"] = c.config.params;
+    config["baseline"] = c.config.baseline;
+    if (!c.config.known_difference.empty()) {
+      config["known_difference"] = c.config.known_difference;
+    }
+  }
   json cell = {{"checkpoint", c.checkpoint},
                {"scenario", c.scenario},
                {"config", std::move(config)},
@@ -302,6 +312,22 @@ class Reader {
       c.config.batch_schedule = String(config, cw, "batch_schedule");
       if (c.config.batch_schedule != "together" && c.config.batch_schedule != "staggered")
         Fail(Join(cw, "batch_schedule"), "expected together or staggered");
+    }
+    if (config.contains("engine")) Profiled(config, cw, c.config);
+  }
+
+  // The fields of a configuration of an engine described by a profile.
+  void Profiled(const json& config, const std::string& cw, harness::Configuration& c) const {
+    c.engine = String(config, cw, "engine");
+    if (c.engine.empty()) Fail(Join(cw, "engine"), "expected an engine's name");
+    const json& params = Field(config, cw, "params");
+    if (!params.is_object()) Fail(Join(cw, "params"), "expected an object of axis values");
+    for (const auto& [axis, value] : params.items()) {
+      c.params[axis] = String(params, Join(cw, "params"), axis.c_str());
+    }
+    c.baseline = Bool(config, cw, "baseline");
+    if (config.contains("known_difference")) {
+      c.known_difference = String(config, cw, "known_difference");
     }
   }
 

@@ -20,8 +20,10 @@ enum class Outcome { kPassed, kFailure, kError, kSkipped };
 Outcome OutcomeOf(ResultCode code) {
   switch (code) {
     case ResultCode::kPass:
+    case ResultCode::kKnown:
       return Outcome::kPassed;
     case ResultCode::kFail:
+    case ResultCode::kFixed:
       return Outcome::kFailure;
     case ResultCode::kUnresolved:
     case ResultCode::kTimeout:

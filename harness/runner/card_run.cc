@@ -8,34 +8,7 @@ namespace samebits::runner {
 
 std::vector<CardVariant> CardVariants(const EngineProfile& profile,
                                       std::vector<std::string>* notes) {
-  std::vector<CardVariant> variants;
-  const std::map<std::string, std::string>& base = profile.card_baseline.values;
-  for (const EngineAxis& axis : profile.axes) {
-    std::vector<std::string> values;
-    if (const auto listed = profile.card_values.find(axis.name);
-        listed != profile.card_values.end()) {
-      values = listed->second;
-    } else if (!axis.is_range) {
-      values = axis.values;
-    } else {
-      notes->push_back(axis.name +
-                       ": not varied (a range; list the values to try in the "
-                       "profile's card.values." +
-                       axis.name + ")");
-      continue;
-    }
-    for (const std::string& value : values) {
-      if (value == base.at(axis.name)) continue;
-      CardVariant v;
-      v.axis = axis.name;
-      v.value = value;
-      v.config.values = base;
-      v.config.values[axis.name] = value;
-      v.config.name = FormatConfigurationName(profile, v.config.values);
-      variants.push_back(std::move(v));
-    }
-  }
-  return variants;
+  return OneAxisAtATime(profile, profile.card_baseline, notes);
 }
 
 harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) {

@@ -10,20 +10,16 @@
 #include "harness/analysis/card.h"
 #include "harness/runner/child.h"
 #include "harness/runner/engine_profile.h"
+#include "harness/runner/profile_matrix.h"
 
 namespace samebits::runner {
 
 // One configuration the card runs: `axis` set to `value` on the card
 // baseline.
-struct CardVariant {
-  std::string axis, value;
-  EngineConfiguration config;
-};
+using CardVariant = AxisVariant;
 
-// Returns the variants of `profile`'s card in axis order: the values listed
-// in `card.values`, else, for an enumeration, every value other than the
-// card baseline's; a range axis not listed is not varied, and `notes` gets
-// a line saying so.
+// Returns the variants of `profile`'s card in axis order: OneAxisAtATime
+// from the card baseline (profile_matrix.h).
 std::vector<CardVariant> CardVariants(const EngineProfile& profile,
                                       std::vector<std::string>* notes);
 

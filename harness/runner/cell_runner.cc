@@ -10,6 +10,7 @@
 
 #include "engine/protocol/records.h"
 #include "harness/analysis/batch.h"
+#include "harness/runner/profile_cell.h"
 
 namespace samebits::runner {
 namespace {
@@ -251,10 +252,19 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
     r.message = cell.unsupported_reason;
     return r;
   }
-  ChildSpec spec;
-  spec.program = options.engine;
   std::string dump_file;
   if (!options.dump_dir.empty()) dump_file = options.dump_dir + "/" + DumpFileName(cell);
+  if (options.profile != nullptr) {
+    ProfileCellOptions o;
+    o.program = options.engine;
+    o.timeout_seconds = options.timeout_seconds;
+    o.trace = options.trace;
+    if (!options.profile->dump_logits.empty()) o.dump_file = dump_file;
+    o.passthrough = options.passthrough;
+    return RunProfileCell(*options.profile, cell, o, platform);
+  }
+  ChildSpec spec;
+  spec.program = options.engine;
   spec.args = EngineArguments(cell, options.trace, dump_file);
   spec.env = ChildEnvironment(CellVariables(cell), options.passthrough);
   spec.timeout_seconds = options.timeout_seconds;

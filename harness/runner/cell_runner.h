@@ -10,6 +10,7 @@
 #include "engine/protocol/records.h"
 #include "harness/analysis/results.h"
 #include "harness/runner/child.h"
+#include "harness/runner/engine_profile.h"
 #include "harness/runner/matrix.h"
 
 namespace samebits::runner {
@@ -25,6 +26,9 @@ struct RunnerOptions {
   std::string dump_dir;
   // Names of this process's environment variables passed to children.
   std::vector<std::string> passthrough = DefaultPassthrough();
+  // The engine's profile when it is not samebits-engine (engines/NAME.json):
+  // the cells' arguments and hello are then the profile's (profile_cell.h).
+  const EngineProfile* profile = nullptr;
 };
 
 // Returns the cell's result from a finished child (pure; tested directly).

@@ -366,6 +366,144 @@ std::optional<std::string> HelloValue(const Json& hello, const std::string& key)
   return at->dump();
 }
 
+// Reads `hello`: what the engine's hello must echo.
+void ParseHello(const Reader& r, const Json& j, EngineProfile& p) {
+  std::set<std::string> names;
+  for (const EngineAxis& a : p.axes) names.insert(a.name);
+  if (j.contains("hello")) {
+    const Json& hello = j["hello"];
+    if (!hello.is_array()) r.Fail("hello", "expected an array of {\"key\", \"value\"} objects");
+    for (size_t i = 0; i < hello.size(); ++i) {
+      const std::string key = Reader::Index("hello", i);
+      r.OnlyKeys(hello[i], key, {"key", "value", "unless"});
+      HelloEcho e;
+      e.key = r.NonEmptyString(r.Member(hello[i], key, "key"), key + ".key");
+      e.value = r.String(r.Member(hello[i], key, "value"), key + ".value");
+      CheckTemplate(r, e.value, key + ".value", names);
+      if (hello[i].contains("unless")) {
+        const Json& unless = hello[i]["unless"];
+        if (!unless.is_object()) r.Fail(key + ".unless", "expected {\"AXIS\": \"VALUE\"}");
+        for (const auto& [axis_name, value] : unless.items()) {
+          const EngineAxis* axis = p.Axis(axis_name);
+          if (axis == nullptr) r.Fail(key + ".unless." + axis_name, "expected an axis's name");
+          const std::string v = r.String(value, key + ".unless." + axis_name);
+          if (!AxisValue(*axis, v)) {
+            r.Fail(key + ".unless." + axis_name, "expected " + DescribeValues(*axis));
+          }
+          e.unless[axis_name] = *AxisValue(*axis, v);
+        }
+      }
+      p.hello.push_back(std::move(e));
+    }
+  }
+}
+
+// Reads `known_differences`: the configurations that differ from the
+// baseline by design, and why.
+void ParseKnownDifferences(const Reader& r, const Json& j, EngineProfile& p) {
+  if (j.contains("known_differences")) {
+    const Json& known = j["known_differences"];
+    if (!known.is_array()) r.Fail("known_differences", "expected an array");
+    for (size_t i = 0; i < known.size(); ++i) {
+      const std::string key = Reader::Index("known_differences", i);
+      r.OnlyKeys(known[i], key, {"axis", "values", "checkpoints", "reason"});
+      KnownDifference k;
+      k.axis = r.String(r.Member(known[i], key, "axis"), key + ".axis");
+      const EngineAxis* axis = p.Axis(k.axis);
+      if (axis == nullptr) r.Fail(key + ".axis", "expected an axis's name, not '" + k.axis + "'");
+      if (known[i].contains("values")) {
+        k.values = r.Strings(known[i]["values"], key + ".values", /*non_empty=*/true);
+        for (size_t v = 0; v < k.values.size(); ++v) {
+          const std::optional<std::string> value = AxisValue(*axis, k.values[v]);
+          if (!value)
+            r.Fail(Reader::Index(key + ".values", v), "expected " + DescribeValues(*axis));
+          k.values[v] = *value;
+        }
+      }
+      if (known[i].contains("checkpoints")) {
+        k.checkpoints = r.Strings(known[i]["checkpoints"], key + ".checkpoints", true);
+      }
+      k.reason = r.NonEmptyString(r.Member(known[i], key, "reason"), key + ".reason");
+      p.known_differences.push_back(std::move(k));
+    }
+  }
+}
+
+// Reads `conformance`: the tolerance across engines.
+void ParseConformance(const Reader& r, const Json& j, EngineProfile& p) {
+  if (j.contains("conformance")) {
+    r.OnlyKeys(j["conformance"], "conformance", {"max_nmse"});
+    const Json& nmse = r.Member(j["conformance"], "conformance", "max_nmse");
+    if (!nmse.is_number() || !(nmse.get<double>() >= 0)) {
+      r.Fail("conformance.max_nmse", "expected a number of at least 0");
+    }
+    p.max_nmse = nmse.get<double>();
+  }
+}
+
+// Reads `card`: what `samebits card` varies, from which baseline.
+void ParseCard(const Reader& r, const Json& j, EngineProfile& p) {
+  p.card_baseline = p.baseline;
+  if (j.contains("card")) {
+    const Json& card = j["card"];
+    r.OnlyKeys(card, "card", {"baseline", "values"});
+    if (card.contains("baseline")) {
+      const std::string name = r.String(card["baseline"], "card.baseline");
+      try {
+        p.card_baseline = ParseConfigurationName(p, name);
+      } catch (const ConfigurationNameError& e) {
+        r.Fail("card.baseline", std::string("expected a configuration name: ") + e.what());
+      }
+    }
+    if (card.contains("values")) {
+      const Json& values = card["values"];
+      if (!values.is_object()) r.Fail("card.values", "expected {\"AXIS\": [\"VALUE\", ...]}");
+      for (const auto& [axis_name, list] : values.items()) {
+        const std::string key = "card.values." + axis_name;
+        const EngineAxis* axis = p.Axis(axis_name);
+        if (axis == nullptr) r.Fail(key, "expected an axis's name");
+        std::vector<std::string> tried = r.Strings(list, key, /*non_empty=*/false);
+        for (size_t i = 0; i < tried.size(); ++i) {
+          const std::optional<std::string> v = AxisValue(*axis, tried[i]);
+          if (!v) r.Fail(Reader::Index(key, i), "expected " + DescribeValues(*axis));
+          tried[i] = *v;
+        }
+        p.card_values[axis_name] = std::move(tried);
+      }
+    }
+  }
+}
+
+// Reads `matrix`: what `run` and `gate` select for this engine when the
+// command line does not say (checkpoints as the engine takes them, scenario
+// files relative to the profile, configuration names).
+void ParseMatrix(const Reader& r, const Json& j, EngineProfile& p) {
+  if (!j.contains("matrix")) return;
+  const Json& m = j["matrix"];
+  r.OnlyKeys(m, "matrix", {"checkpoints", "scenarios", "configurations"});
+  if (m.contains("checkpoints")) {
+    p.matrix_checkpoints = r.Strings(m["checkpoints"], "matrix.checkpoints", /*non_empty=*/true);
+  }
+  if (m.contains("scenarios")) {
+    for (const std::string& f : r.Strings(m["scenarios"], "matrix.scenarios", true)) {
+      p.matrix_scenarios.push_back(fs::path(f).is_absolute() ? f
+                                                             : (fs::path(p.folder) / f).string());
+    }
+  }
+  if (m.contains("configurations")) {
+    const std::vector<std::string> names =
+        r.Strings(m["configurations"], "matrix.configurations", true);
+    for (size_t i = 0; i < names.size(); ++i) {
+      try {
+        p.matrix_configurations.push_back(ParseConfigurationName(p, names[i]));
+      } catch (const ConfigurationNameError& e) {
+        r.Fail(Reader::Index("matrix.configurations", i),
+               std::string("expected a configuration name: ") + e.what());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 EngineProfile ParseEngineProfile(const std::string& text, const std::string& file) {
@@ -379,7 +517,7 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
   r.OnlyKeys(j, "",
              {"profile", "name", "description", "command", "build", "checkpoints", "arguments",
               "dump_logits", "trace", "axes", "baseline", "hello", "known_differences",
-              "conformance", "card"});
+              "conformance", "card", "matrix"});
   EngineProfile p;
   p.file = file;
   p.folder = fs::path(file).parent_path().string();
@@ -455,98 +593,11 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
     r.Fail("baseline", std::string("expected a configuration name: ") + e.what());
   }
 
-  if (j.contains("hello")) {
-    const Json& hello = j["hello"];
-    if (!hello.is_array()) r.Fail("hello", "expected an array of {\"key\", \"value\"} objects");
-    for (size_t i = 0; i < hello.size(); ++i) {
-      const std::string key = Reader::Index("hello", i);
-      r.OnlyKeys(hello[i], key, {"key", "value", "unless"});
-      HelloEcho e;
-      e.key = r.NonEmptyString(r.Member(hello[i], key, "key"), key + ".key");
-      e.value = r.String(r.Member(hello[i], key, "value"), key + ".value");
-      CheckTemplate(r, e.value, key + ".value", names);
-      if (hello[i].contains("unless")) {
-        const Json& unless = hello[i]["unless"];
-        if (!unless.is_object()) r.Fail(key + ".unless", "expected {\"AXIS\": \"VALUE\"}");
-        for (const auto& [axis_name, value] : unless.items()) {
-          const EngineAxis* axis = p.Axis(axis_name);
-          if (axis == nullptr) r.Fail(key + ".unless." + axis_name, "expected an axis's name");
-          const std::string v = r.String(value, key + ".unless." + axis_name);
-          if (!AxisValue(*axis, v)) {
-            r.Fail(key + ".unless." + axis_name, "expected " + DescribeValues(*axis));
-          }
-          e.unless[axis_name] = *AxisValue(*axis, v);
-        }
-      }
-      p.hello.push_back(std::move(e));
-    }
-  }
-
-  if (j.contains("known_differences")) {
-    const Json& known = j["known_differences"];
-    if (!known.is_array()) r.Fail("known_differences", "expected an array");
-    for (size_t i = 0; i < known.size(); ++i) {
-      const std::string key = Reader::Index("known_differences", i);
-      r.OnlyKeys(known[i], key, {"axis", "values", "checkpoints", "reason"});
-      KnownDifference k;
-      k.axis = r.String(r.Member(known[i], key, "axis"), key + ".axis");
-      const EngineAxis* axis = p.Axis(k.axis);
-      if (axis == nullptr) r.Fail(key + ".axis", "expected an axis's name, not '" + k.axis + "'");
-      if (known[i].contains("values")) {
-        k.values = r.Strings(known[i]["values"], key + ".values", /*non_empty=*/true);
-        for (size_t v = 0; v < k.values.size(); ++v) {
-          const std::optional<std::string> value = AxisValue(*axis, k.values[v]);
-          if (!value)
-            r.Fail(Reader::Index(key + ".values", v), "expected " + DescribeValues(*axis));
-          k.values[v] = *value;
-        }
-      }
-      if (known[i].contains("checkpoints")) {
-        k.checkpoints = r.Strings(known[i]["checkpoints"], key + ".checkpoints", true);
-      }
-      k.reason = r.NonEmptyString(r.Member(known[i], key, "reason"), key + ".reason");
-      p.known_differences.push_back(std::move(k));
-    }
-  }
-
-  if (j.contains("conformance")) {
-    r.OnlyKeys(j["conformance"], "conformance", {"max_nmse"});
-    const Json& nmse = r.Member(j["conformance"], "conformance", "max_nmse");
-    if (!nmse.is_number() || !(nmse.get<double>() >= 0)) {
-      r.Fail("conformance.max_nmse", "expected a number of at least 0");
-    }
-    p.max_nmse = nmse.get<double>();
-  }
-
-  p.card_baseline = p.baseline;
-  if (j.contains("card")) {
-    const Json& card = j["card"];
-    r.OnlyKeys(card, "card", {"baseline", "values"});
-    if (card.contains("baseline")) {
-      const std::string name = r.String(card["baseline"], "card.baseline");
-      try {
-        p.card_baseline = ParseConfigurationName(p, name);
-      } catch (const ConfigurationNameError& e) {
-        r.Fail("card.baseline", std::string("expected a configuration name: ") + e.what());
-      }
-    }
-    if (card.contains("values")) {
-      const Json& values = card["values"];
-      if (!values.is_object()) r.Fail("card.values", "expected {\"AXIS\": [\"VALUE\", ...]}");
-      for (const auto& [axis_name, list] : values.items()) {
-        const std::string key = "card.values." + axis_name;
-        const EngineAxis* axis = p.Axis(axis_name);
-        if (axis == nullptr) r.Fail(key, "expected an axis's name");
-        std::vector<std::string> tried = r.Strings(list, key, /*non_empty=*/false);
-        for (size_t i = 0; i < tried.size(); ++i) {
-          const std::optional<std::string> v = AxisValue(*axis, tried[i]);
-          if (!v) r.Fail(Reader::Index(key, i), "expected " + DescribeValues(*axis));
-          tried[i] = *v;
-        }
-        p.card_values[axis_name] = std::move(tried);
-      }
-    }
-  }
+  ParseHello(r, j, p);
+  ParseKnownDifferences(r, j, p);
+  ParseConformance(r, j, p);
+  ParseCard(r, j, p);
+  ParseMatrix(r, j, p);
   return p;
 }
 

@@ -47,6 +47,12 @@
 //                      baseline (default: `baseline`); an enumeration axis not
 //                      listed takes every other value, a range axis not
 //                      listed is not varied
+//   matrix             optional {"checkpoints": [SPEC...], "scenarios":
+//                      [FILE...], "configurations": [NAME...]}: what `run`
+//                      and `gate --engine` select when the command line does
+//                      not (scenario files relative to the profile; default
+//                      configurations: the baseline and, one axis at a time,
+//                      what the card varies)
 //
 // A configuration name is its axes' tokens in axis order, joined by '-'; an
 // axis at its default contributes no token unless a name spells it (allowed
@@ -139,6 +145,9 @@ struct EngineProfile {
   // the axes the profile lists; canonical values).
   EngineConfiguration card_baseline;
   std::map<std::string, std::vector<std::string>> card_values;
+  // What `run` and `gate` select by default (the profile's `matrix`).
+  std::vector<std::string> matrix_checkpoints, matrix_scenarios;
+  std::vector<EngineConfiguration> matrix_configurations;
 
   // Returns the axis named `name`, or nullptr.
   const EngineAxis* Axis(const std::string& name) const;

@@ -64,6 +64,7 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
                              bool trace, bool quiet) {
   RunnerOptions runner;
   runner.engine = EnginePath(options);
+  runner.profile = options.selection.profile.get();
   runner.timeout_seconds = options.timeout_seconds;
   runner.trace = trace;
   if (options.dump_logits) runner.dump_dir = NewDumpDirectory(options.dump_parent);

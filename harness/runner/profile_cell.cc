@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/runner/cell_runner.h"
+#include "harness/runner/matrix.h"
 #include "harness/runner/scenario_identity.h"
 
 namespace samebits::runner {
@@ -20,21 +21,16 @@ nlohmann::json FirstLine(const std::string& text) {
   }
 }
 
-}  // namespace
-
-harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineConfiguration& config,
-                                   const std::string& checkpoint, const std::string& scenario_file,
-                                   const ProfileCellOptions& options) {
-  Cell cell;
-  cell.checkpoint = checkpoint;
-  cell.scenario_file = scenario_file;
-  cell.scenario = ScenarioName(scenario_file);
-  cell.scenario_xxh3 = ScenarioContentHash(scenario_file);
-  cell.config.name = config.name;
+// Runs `config` of `profile` as the child of `cell` and judges it.
+harness::CellResult RunConfiguration(const EngineProfile& profile,
+                                     const EngineConfiguration& config, const Cell& cell,
+                                     const ProfileCellOptions& options,
+                                     harness::MachineInfo* platform) {
+  const std::string& checkpoint = EngineCheckpoint(cell);
   ChildSpec spec;
   spec.program = options.program;
-  spec.args =
-      BuildArguments(profile, config, checkpoint, scenario_file, options.trace, options.dump_file);
+  spec.args = BuildArguments(profile, config, checkpoint, cell.scenario_file, options.trace,
+                             options.dump_file);
   spec.env = ChildEnvironment({}, options.passthrough);
   spec.timeout_seconds = options.timeout_seconds;
   const HelloCheck echo = [&](const protocol::Transcript& t, const std::string& stdout_text) {
@@ -47,7 +43,7 @@ harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineCon
                             : "the engine's hello does not echo its configuration (" +
                                   profile.file + "): " + mismatch;
   };
-  harness::CellResult result = JudgeChildWith(cell, RunChild(spec), echo);
+  harness::CellResult result = JudgeChildWith(cell, RunChild(spec), echo, platform);
   std::error_code ec;
   if (!options.dump_file.empty()) {
     const uintmax_t size = std::filesystem::file_size(options.dump_file, ec);
@@ -60,6 +56,27 @@ harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineCon
     }
   }
   return result;
+}
+
+}  // namespace
+
+harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineConfiguration& config,
+                                   const std::string& checkpoint, const std::string& scenario_file,
+                                   const ProfileCellOptions& options) {
+  Cell cell;
+  cell.checkpoint = checkpoint;
+  cell.scenario_file = scenario_file;
+  cell.scenario = ScenarioName(scenario_file);
+  cell.scenario_xxh3 = ScenarioContentHash(scenario_file);
+  cell.config.name = config.name;
+  return RunConfiguration(profile, config, cell, options, nullptr);
+}
+
+harness::CellResult RunProfileCell(const EngineProfile& profile, const harness::Cell& cell,
+                                   const ProfileCellOptions& options,
+                                   harness::MachineInfo* platform) {
+  return RunConfiguration(profile, ParseConfigurationName(profile, cell.config.name), cell, options,
+                          platform);
 }
 
 }  // namespace samebits::runner

@@ -34,4 +34,13 @@ harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineCon
                                    const std::string& checkpoint, const std::string& scenario_file,
                                    const ProfileCellOptions& options);
 
+// Returns the result of running a cell of the profile's matrix
+// (profile_matrix.h): its configuration is parsed back from its name, and
+// the result keeps the cell's configuration (engine, axis values, baseline,
+// known difference). When `platform` is given and the child said hello, it
+// receives the machine the child described.
+harness::CellResult RunProfileCell(const EngineProfile& profile, const harness::Cell& cell,
+                                   const ProfileCellOptions& options,
+                                   harness::MachineInfo* platform = nullptr);
+
 }  // namespace samebits::runner

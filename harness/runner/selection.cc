@@ -9,6 +9,7 @@
 
 #include "harness/analysis/equivalence.h"
 #include "harness/runner/machine.h"
+#include "harness/runner/profile_matrix.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/scenario_identity.h"
 #include "harness/runner/suite.h"
@@ -82,7 +83,41 @@ std::optional<Suite> SelectedSuite(const Selection& s) {
   return std::nullopt;
 }
 
+// Returns the cells of an engine profile's matrix (Selection::profile).
+std::vector<Cell> SelectProfileCells(const Selection& s) {
+  const EngineProfile& profile = *s.profile;
+  const std::vector<std::string> checkpoints =
+      s.checkpoints.empty() ? profile.matrix_checkpoints : s.checkpoints;
+  if (checkpoints.empty()) {
+    throw RunError("no checkpoints: " + profile.file +
+                   " lists none in matrix.checkpoints; pass --checkpoint");
+  }
+  if (!s.suite.empty()) {
+    throw RunError("--suite names samebits-engine's checkpoints; with --engine " + profile.name +
+                   " pass --checkpoint and --scenario");
+  }
+  const bool profile_scenarios =
+      s.scenarios.empty() && s.scenarios_dir.empty() && !profile.matrix_scenarios.empty();
+  std::vector<EngineConfiguration> configs;
+  if (s.configs.empty()) {
+    configs = DefaultProfileConfigurations(profile);
+  } else {
+    for (const std::string& name : s.configs) {
+      try {
+        configs.push_back(ParseConfigurationName(profile, name));
+      } catch (const ConfigurationNameError& e) {
+        throw RunError("--config " + name + ": not a configuration of " + profile.file + ": " +
+                       e.what());
+      }
+    }
+  }
+  return ExpandProfileMatrix(profile, checkpoints,
+                             profile_scenarios ? profile.matrix_scenarios : ScenarioFiles(s),
+                             configs);
+}
+
 std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
+  if (s.profile) return SelectProfileCells(s);
   const bool default_selection =
       s.suite.empty() && s.checkpoints.empty() && s.scenarios.empty() && s.scenarios_dir.empty();
   MatrixOptions options;

@@ -3,10 +3,12 @@
 // turned into the matrix and suite cells, in matrix order.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/analysis/results.h"
+#include "harness/runner/engine_profile.h"
 #include "harness/runner/matrix.h"
 
 namespace samebits::runner {
@@ -23,6 +25,13 @@ struct Selection {
   // scenarios folder holds the default scenarios and real/suite.json.
   std::string root;
   std::string project_scenarios;
+  // The engine's profile when it is not samebits-engine: the cells are then
+  // the profile's matrix (profile_matrix.h) of the checkpoints and
+  // scenarios named (default: the profile's `matrix`, else the scenarios
+  // folder) and the configurations named (parsed by the profile's grammar;
+  // default: DefaultProfileConfigurations). `threads` and `math` are
+  // samebits-engine's and do not apply.
+  std::shared_ptr<const EngineProfile> profile;
 };
 
 // Returns the suite run when no selection is given:

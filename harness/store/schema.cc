@@ -174,6 +174,17 @@ ALTER TABLE steps ADD COLUMN dump_max_abs REAL;
 ALTER TABLE steps ADD COLUMN dump_nan INTEGER;
 ALTER TABLE steps ADD COLUMN dump_inf INTEGER;
 )sql",
+      // Version 12: engines described by profiles (engines/NAME.json): the
+      // profile's engine name ('' for samebits-engine), the configuration's
+      // value on every axis as a JSON object ('' for samebits-engine, whose
+      // parameters are the columns above), whether it is the profile's
+      // baseline, and the known difference the profile declares for it.
+      R"sql(
+ALTER TABLE cells ADD COLUMN engine TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN config_params TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cells ADD COLUMN known_difference TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

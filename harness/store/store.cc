@@ -2,6 +2,8 @@
 #include "harness/store/store.h"
 
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "engine/protocol/records.h"
 #include "harness/analysis/verdict.h"
@@ -205,6 +207,23 @@ bool KeepsDumpStatistics(const CellResult& cell) {
   return cell.dump && cell.dump->rows.size() == cell.steps.size();
 }
 
+// Returns a configuration's axis values as the JSON object text stored in
+// `cells.config_params` ("" for none: samebits-engine's cells).
+std::string ParamsText(const std::map<std::string, std::string>& params) {
+  return params.empty() ? std::string() : nlohmann::json(params).dump();
+}
+
+// Returns the axis values of a `cells.config_params` text. Throws
+// StoreError for a value that is not a JSON object of strings.
+std::map<std::string, std::string> ParamsFromText(const std::string& text) {
+  if (text.empty()) return {};
+  try {
+    return nlohmann::json::parse(text).get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception&) {
+    throw StoreError("a cell's config_params is not a JSON object of strings: " + text);
+  }
+}
+
 // Writes cells, their steps and their traces with statements prepared once
 // per run.
 class CellWriter {
@@ -216,8 +235,9 @@ class CellWriter {
             "kernels, threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, "
             "exit_code, signal, message, stderr_tail, elapsed_ms, dump_path, isa_used, "
             "engine_checkpoint, batch, batch_seed, batch_schedule, scenario_xxh3, "
-            "dump_row_length) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-            "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)")),
+            "dump_row_length, engine, config_params, baseline, known_difference) VALUES (?1, ?2, "
+            "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+            "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
         insert_step_(db.Prepare(
             "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, "
             "xxh3_64, argmax, nan_count, inf_count, text, batch_sequences, batch_rows, "
@@ -252,6 +272,8 @@ class CellWriter {
     } else {
       s.BindNull(26);
     }
+    s.Bind(27, c.engine).Bind(28, ParamsText(c.params));
+    s.Bind(29, static_cast<int64_t>(c.baseline ? 1 : 0)).Bind(30, c.known_difference);
     s.Run();
     return db_.LastInsertId();
   }
@@ -392,6 +414,10 @@ CellResult ReadCell(Statement& row) {
     cell.dump.emplace();
     cell.dump->row_length = row.Int(36);
   }
+  cell.config.engine = row.Text(37);
+  cell.config.params = ParamsFromText(row.Text(38));
+  cell.config.baseline = row.Int(39) != 0;
+  cell.config.known_difference = row.Text(40);
   return cell;
 }
 
@@ -405,7 +431,8 @@ std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellR
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
       "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
       "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
-      "c.scenario_xxh3, c.dump_row_length "
+      "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, c.baseline, "
+      "c.known_difference "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "

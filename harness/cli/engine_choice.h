@@ -1,0 +1,25 @@
+// Which engine a command drives: `--engine NAME` (the profile
+// engines/NAME.json of the project), `--engine-profile FILE` (any profile),
+// or `--engine PATH` (a program run under samebits-engine's own profile,
+// as before profiles existed). One reading for run, gate, reference and card.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "harness/runner/engine_profile.h"
+
+namespace samebits::cli {
+
+// Returns the profile the flags name, or nullptr when they name none
+// (`engine` empty, or a path to a program: it contains '/' or is a file).
+// Throws UsageError for a name with no profile in <root>/engines, or a
+// profile refused (its file, key and what was expected).
+std::shared_ptr<const runner::EngineProfile> ChosenProfile(const std::string& engine,
+                                                           const std::string& engine_profile);
+
+// Whether `profile` is samebits-engine's own (engines/samebits.json), which
+// the harness drives through its built-in matrix, references and flags.
+bool IsOwnEngine(const runner::EngineProfile& profile);
+
+}  // namespace samebits::cli
