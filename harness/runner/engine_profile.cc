@@ -504,24 +504,9 @@ void ParseMatrix(const Reader& r, const Json& j, EngineProfile& p) {
   }
 }
 
-}  // namespace
-
-EngineProfile ParseEngineProfile(const std::string& text, const std::string& file) {
-  const Reader r(file);
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    r.Fail("", std::string("expected a JSON document (") + e.what() + ")");
-  }
-  r.OnlyKeys(j, "",
-             {"profile", "name", "description", "command", "build", "checkpoints", "arguments",
-              "dump_logits", "trace", "axes", "baseline", "hello", "known_differences",
-              "conformance", "card", "matrix"});
-  EngineProfile p;
-  p.file = file;
-  p.folder = fs::path(file).parent_path().string();
-  if (p.folder.empty()) p.folder = ".";
+// Reads what the profile is: its format, name, command, build and the
+// checkpoint kinds it loads.
+void ParseIdentity(const Reader& r, const Json& j, EngineProfile& p) {
   const Json& version = r.Member(j, "", "profile");
   if (!version.is_number_integer() || version.get<int64_t>() != kEngineProfileFormat) {
     r.Fail("profile", "expected " + std::to_string(kEngineProfileFormat) +
@@ -547,7 +532,10 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
              "expected a checkpoint kind (synthetic, gguf, safetensors, llama2c, ...)");
     }
   }
+}
 
+// Reads `axes`: each axis, then the argv templates that may name them all.
+void ParseAxes(const Reader& r, const Json& j, EngineProfile& p) {
   const Json& axes = r.Member(j, "", "axes");
   if (!axes.is_array() || axes.empty()) r.Fail("axes", "expected an array of at least one axis");
   std::set<std::string> names;
@@ -566,9 +554,13 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
     allowed.insert("value");
     CheckTemplates(r, p.axes[i].argv, Reader::Index("axes", i) + ".argv", allowed);
   }
+}
 
+// Reads the argv templates around the axes: `arguments`, `dump_logits`, `trace`.
+void ParseArguments(const Reader& r, const Json& j, EngineProfile& p) {
+  std::set<std::string> fixed;
+  for (const EngineAxis& a : p.axes) fixed.insert(a.name);
   p.arguments = r.Strings(r.Member(j, "", "arguments"), "arguments", /*non_empty=*/true);
-  std::set<std::string> fixed = names;
   fixed.insert({"checkpoint", "scenario"});
   CheckTemplates(r, p.arguments, "arguments", fixed);
   for (const char* needed : {"{checkpoint}", "{scenario}"}) {
@@ -585,7 +577,29 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
     p.trace = r.Strings(j["trace"], "trace", /*non_empty=*/true);
     CheckTemplates(r, p.trace, "trace", {});
   }
+}
 
+}  // namespace
+
+EngineProfile ParseEngineProfile(const std::string& text, const std::string& file) {
+  const Reader r(file);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    r.Fail("", std::string("expected a JSON document (") + e.what() + ")");
+  }
+  r.OnlyKeys(j, "",
+             {"profile", "name", "description", "command", "build", "checkpoints", "arguments",
+              "dump_logits", "trace", "axes", "baseline", "hello", "known_differences",
+              "conformance", "card", "matrix"});
+  EngineProfile p;
+  p.file = file;
+  p.folder = fs::path(file).parent_path().string();
+  if (p.folder.empty()) p.folder = ".";
+  ParseIdentity(r, j, p);
+  ParseAxes(r, j, p);
+  ParseArguments(r, j, p);
   const std::string baseline = r.String(r.Member(j, "", "baseline"), "baseline");
   try {
     p.baseline = ParseConfigurationName(p, baseline);
