@@ -63,7 +63,8 @@ int Card(const CardFlags& flags) {
   std::string dump_dir = (fs::temp_directory_path() / "samebits-card-XXXXXX").string();
   if (::mkdtemp(dump_dir.data()) == nullptr) dump_dir.clear();
   options.dump_dir = dump_dir;
-  const harness::Card card = runner::RunCard(profile, options);
+  harness::Card card = runner::RunCard(profile, options);
+  card.profile_file = DisplayPath(profile.file);  // as the user would type it: reports are committed
   std::error_code ec;
   if (!dump_dir.empty()) fs::remove_all(dump_dir, ec);
   std::ostringstream md;
