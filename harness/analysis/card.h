@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "harness/analysis/results.h"
+#include "harness/analysis/run_conformance.h"
 
 namespace samebits::harness {
 
@@ -71,6 +72,11 @@ struct CardTable {
   // every row is BROKEN or UNSUPPORTED with this reason.
   std::string baseline_problem;
   std::vector<CardRow> rows;
+  // How close the baseline's logits are to samebits-engine's reference pass
+  // on the same checkpoint and scenario (run_conformance.h), when the card
+  // measured it: the pair, with A the reference pass.
+  std::optional<PairConformance> reference_conformance;
+  std::string reference_problem;  // why it could not be measured, when it could not
 };
 
 struct Card {
@@ -81,6 +87,8 @@ struct Card {
   std::vector<std::string> notes;  // axes not varied, and why
 
   // 0 no row fails; 1 a row fails (DIFFERS, FIXED, BROKEN); 2 nothing ran.
+  // (Conformance to samebits' reference pass is reported, not judged: other
+  // engines are not held to samebits' bits, and their tolerance is theirs.)
   int ExitCode() const;
 };
 

@@ -27,6 +27,7 @@ struct CardFlags {
   std::vector<std::string> checkpoints;
   std::vector<std::string> scenarios = {"classic"};
   double timeout_seconds = 120;
+  bool no_reference = false;
   std::string report_md, report_html;
 };
 
@@ -58,13 +59,21 @@ int Card(const CardFlags& flags) {
   options.checkpoints = flags.checkpoints;
   for (const std::string& s : flags.scenarios) options.scenario_files.push_back(ScenarioFile(s));
   options.timeout_seconds = flags.timeout_seconds;
+  // Another engine's baseline is measured against samebits-engine's
+  // reference pass; samebits-engine's own card has that pass as a row.
+  if (!IsOwnEngine(profile) && !flags.no_reference) {
+    std::error_code exists;
+    if (fs::is_regular_file(GetPaths().engine, exists))
+      options.reference_program = GetPaths().engine;
+  }
   // The dumps measure how much a differing row differs; they are removed
   // with their folder at the end.
   std::string dump_dir = (fs::temp_directory_path() / "samebits-card-XXXXXX").string();
   if (::mkdtemp(dump_dir.data()) == nullptr) dump_dir.clear();
   options.dump_dir = dump_dir;
   harness::Card card = runner::RunCard(profile, options);
-  card.profile_file = DisplayPath(profile.file);  // as the user would type it: reports are committed
+  card.profile_file =
+      DisplayPath(profile.file);  // as the user would type it: reports are committed
   std::error_code ec;
   if (!dump_dir.empty()) fs::remove_all(dump_dir, ec);
   std::ostringstream md;
@@ -114,6 +123,10 @@ CommandSpec SetupCard(CLI::App& app) {
               ->type_name("NAME|FILE")
               ->delimiter(','),
           PathRole::kInput);
+  sub->add_flag(
+      "--no-reference", flags->no_reference,
+      "Leaves out the baseline's conformance to samebits-engine's reference pass (measured "
+      "by default for every engine but samebits-engine, on each checkpoint and scenario).");
   sub->add_option("--timeout", flags->timeout_seconds,
                   "Kills a child that runs longer than this many seconds (default: 120).")
       ->type_name("SECONDS")

@@ -89,6 +89,9 @@ void WriteCardHtml(const Card& card, std::ostream& out) {
   for (const CardTable& t : card.tables) {
     out << "<h2>" << E(t.checkpoint) << " / " << E(t.scenario) << "</h2>\n";
     if (!t.baseline_problem.empty()) out << "<p>" << E(t.baseline_problem) << "</p>\n";
+    if (const std::string line = ReferenceConformanceLine(t); !line.empty()) {
+      out << "<p>" << E(line) << "</p>\n";
+    }
     out << "<table>\n<tr><th>Axis</th><th>Value</th><th>Configuration</th><th>Result</th>"
            "<th>NMSE at first difference</th><th>KLD</th><th>max NMSE</th><th>Argmax moved</th>"
            "<th>Notes</th></tr>\n";

@@ -32,6 +32,9 @@ void WriteCardMarkdown(const Card& card, std::ostream& out) {
   for (const CardTable& t : card.tables) {
     out << "\n### " << M(t.checkpoint) << " / " << M(t.scenario) << "\n\n";
     if (!t.baseline_problem.empty()) out << M(t.baseline_problem) << "\n\n";
+    if (const std::string line = ReferenceConformanceLine(t); !line.empty()) {
+      out << M(line) << "\n\n";
+    }
     out << "| Axis | Value | Configuration | Result | NMSE at first difference | KLD | "
            "max NMSE | Argmax moved |\n|---|---|---|---|---|---|---|---|\n";
     for (const CardRow& r : t.rows) {

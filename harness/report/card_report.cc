@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "harness/report/conformance_report.h"
+
 namespace samebits::harness::report {
 namespace {
 
@@ -31,6 +33,24 @@ void WriteCardReport(const Card& card, std::string_view format, std::ostream& ou
   }
   throw std::invalid_argument("unknown card format '" + std::string(format) +
                               "' (known formats: md, html)");
+}
+
+std::string ReferenceConformanceLine(const CardTable& table) {
+  const std::string lead =
+      "Conformance of " + table.baseline + " to samebits-engine's reference pass: ";
+  if (!table.reference_problem.empty()) return lead + "not measured: " + table.reference_problem;
+  if (!table.reference_conformance) return "";
+  const PairConformance& p = *table.reference_conformance;
+  if (!p.compared) return lead + "not compared: " + p.reason;
+  const ConformanceSummary& s = p.summary;
+  return lead + PairVerdictName(p) + " over " + DescribeCoverage(p) + ": NMSE max " +
+         FormatMetric(s.max_nmse) + ", mean " + FormatMetric(s.mean_nmse) + "; KLD mean " +
+         FormatMetric(s.kld_mean) + ", p99 " + FormatMetric(s.kld_p99) + ", max " +
+         FormatMetric(s.kld_max) + "; top-1 agrees on " + std::to_string(s.top1_agreements) +
+         " of " + std::to_string(s.steps) + " steps; max |a - b| " + FormatMetric(s.max_abs_diff) +
+         (s.first_deviating_step
+              ? "; first deviating step " + std::to_string(*s.first_deviating_step)
+              : std::string());
 }
 
 std::string CardRowSummary(const CardRow& row) {

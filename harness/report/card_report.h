@@ -26,6 +26,12 @@ std::vector<std::string> CardReportFormats();
 // "FIXED: identical", "UNSUPPORTED: ...".
 std::string CardRowSummary(const CardRow& row);
 
+// Returns what a table says of its baseline's conformance to samebits-
+// engine's reference pass ("" when the card did not measure it):
+// "CONFORMS over steps 0-8 of 9: NMSE max 3.2e-12 (limit 0.0001), KLD mean
+// ..., top-1 9 of 9", or why it was not measured.
+std::string ReferenceConformanceLine(const CardTable& table);
+
 // Each format's writer (card_markdown.cc, card_html.cc).
 void WriteCardMarkdown(const Card& card, std::ostream& out);
 void WriteCardHtml(const Card& card, std::ostream& out);

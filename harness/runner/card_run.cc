@@ -1,6 +1,7 @@
 // Running a determinism card (card_run.h).
 #include "harness/runner/card_run.h"
 
+#include "harness/runner/cell_runner.h"
 #include "harness/runner/matrix.h"
 #include "harness/runner/profile_cell.h"
 
@@ -10,6 +11,51 @@ std::vector<CardVariant> CardVariants(const EngineProfile& profile,
                                       std::vector<std::string>* notes) {
   return OneAxisAtATime(profile, profile.card_baseline, notes);
 }
+
+namespace {
+
+// Measures the baseline cell `baseline` of `profile` against samebits-engine's
+// reference pass on the same checkpoint and scenario, into `table`.
+void MeasureReferenceConformance(const EngineProfile& profile, const CardOptions& options,
+                                 const std::string& checkpoint, const std::string& scenario_file,
+                                 const harness::CellResult& baseline, harness::CardTable& table) {
+  if (baseline.dump_path.empty()) {
+    table.reference_problem = "the baseline wrote no logit dump";
+    return;
+  }
+  Cell cell;
+  cell.checkpoint = checkpoint;
+  cell.scenario_file = scenario_file;
+  cell.scenario = ScenarioName(scenario_file);
+  cell.config.name = "reference";
+  cell.config.kernels = "reference";
+  RunnerOptions runner;
+  runner.engine = options.reference_program;
+  runner.timeout_seconds = options.timeout_seconds;
+  runner.dump_dir = options.dump_dir;
+  runner.passthrough = options.passthrough;
+  const harness::CellResult reference = RunCell(cell, runner);
+  if (reference.code != harness::ResultCode::kPass || reference.dump_path.empty()) {
+    table.reference_problem = "samebits-engine's reference pass did not run it (" +
+                              std::string(harness::ResultCodeName(reference.code)) + ": " +
+                              reference.message + ")";
+    return;
+  }
+  harness::RunResult a, b;
+  a.cells = {reference};
+  b.cells = {baseline};
+  harness::ConformOptions conform;
+  if (profile.max_nmse) conform.threshold.max_nmse = *profile.max_nmse;
+  const harness::RunConformance c =
+      harness::ConformRuns(a, b, "samebits-engine reference", profile.name, conform);
+  if (c.pairs.empty()) {
+    table.reference_problem = "no pair to compare";
+  } else {
+    table.reference_conformance = c.pairs.front();
+  }
+}
+
+}  // namespace
 
 harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) {
   harness::Card card;
@@ -39,6 +85,8 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
       if (baseline.code != harness::ResultCode::kPass) {
         table.baseline_problem = "the baseline " + profile.card_baseline.name + " is " +
                                  harness::ResultCodeName(baseline.code) + ": " + baseline.message;
+      } else if (!options.reference_program.empty()) {
+        MeasureReferenceConformance(profile, options, checkpoint, scenario_file, baseline, table);
       }
       for (const CardVariant& v : variants) {
         harness::CardRow row;

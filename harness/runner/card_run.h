@@ -32,6 +32,10 @@ struct CardOptions {
   // can dump), so differing rows say how much they differ; "" for none.
   std::string dump_dir;
   std::vector<std::string> passthrough = DefaultPassthrough();
+  // samebits-engine, to measure the baseline's conformance to its reference
+  // pass on each checkpoint and scenario (needs the profile's dump_logits
+  // and `dump_dir`); "" to leave it out.
+  std::string reference_program;
 };
 
 // Returns the card of `profile`'s engine.

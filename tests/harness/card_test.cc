@@ -127,3 +127,43 @@ TEST_F(Card, TheMinimalPythonAdapterIsGatedThroughItsOwnProfile) {
 
 }  // namespace
 }  // namespace samebits::standin
+
+namespace samebits::standin {
+namespace {
+
+// Another engine's card measures its baseline against samebits-engine's
+// reference pass: samebits-engine itself under another profile's name
+// conforms with an NMSE of exactly 0; a checkpoint samebits-engine cannot
+// load says why it was not measured, and --no-reference leaves it out.
+TEST(CardReferenceConformance, TheBaselineIsMeasuredAgainstSamebitsReferencePass) {
+  TempDir dir("card-reference");
+  std::ifstream in(Source("engines/samebits.json"));
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["name"] = "samebits-copy";
+  j["command"][0] = BinDir() + "/samebits-engine";
+  j["card"]["values"] = {{"threads", {"2"}},
+                         {"kernels", nlohmann::json::array()},
+                         {"isa", nlohmann::json::array()},
+                         {"gemv_chunk_bytes", nlohmann::json::array()},
+                         {"batch", nlohmann::json::array()},
+                         {"batch_schedule", nlohmann::json::array()},
+                         {"batch_seed", nlohmann::json::array()},
+                         {"math", nlohmann::json::array()}};
+  const std::string profile = (dir.path() / "copy.json").string();
+  std::ofstream(profile) << j.dump(2);
+  const std::vector<std::string> argv = {BinDir() + "/samebits", "card",
+                                         "--engine-profile",     profile,
+                                         "--checkpoint",         "synthetic:tiny",
+                                         "--scenario",           Source("scenarios/classic.json")};
+  const CommandResult r = RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Conformance of cpu-t1 to samebits-engine&#39;s reference pass: "
+                                  "CONFORMS over steps 0-"));
+  EXPECT_THAT(r.output, HasSubstr("NMSE max 0, mean 0"));
+  std::vector<std::string> without = argv;
+  without.push_back("--no-reference");
+  EXPECT_THAT(RunCommand(without).output, Not(HasSubstr("Conformance of")));
+}
+
+}  // namespace
+}  // namespace samebits::standin
