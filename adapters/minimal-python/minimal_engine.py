@@ -158,12 +158,10 @@ def main():
                        "cpu": "unknown"},
           "math": {"profile": "portable", "library": "python-float", "version": "1",
                    "fingerprint": "0000000000000000"},
-          # Protocol 1 requires kernels, threads, isa and gemv_chunk_bytes in
-          # `config`; an engine without such switches gives neutral values.
-          # The rest is this engine's own configuration, which its profile's
-          # `hello` entries check.
-          "config": {"checkpoint": args.checkpoint, "scenario": name, "kernels": "python",
-                     "threads": 1, "isa": "scalar", "gemv_chunk_bytes": 0,
+          # samebits-engine's switches (kernels, threads, isa, ...) mean
+          # nothing here and are left out; this engine's own configuration
+          # is checked by its profile's `hello` entries.
+          "config": {"checkpoint": args.checkpoint, "scenario": name,
                      "sum_order": args.sum_order, "tile": args.tile},
           "checkpoint": {"spec": args.checkpoint, "weights_xxh3": "%016x" % xxh3(args.checkpoint.encode()),
                          "vocab_size": VOCAB}})

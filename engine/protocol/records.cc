@@ -119,11 +119,17 @@ Hello ParseHello(const json& j) {
   const json& config = GetObject(j, "config", "hello");
   h.config.checkpoint = GetString(config, "checkpoint", "hello.config");
   h.config.scenario = GetString(config, "scenario", "hello.config");
-  h.config.kernels = GetString(config, "kernels", "hello.config");
-  h.config.threads = GetInt32(config, "threads", "hello.config", 1);
-  h.config.isa = GetString(config, "isa", "hello.config");
-  h.config.gemv_chunk_bytes =
-      GetInt(config, "gemv_chunk_bytes", "hello.config", 0, std::numeric_limits<int64_t>::max());
+  // samebits-engine's switches: another engine may have none of them (its
+  // own are checked by its profile's echo), and samebits-engine's cells
+  // check these against what was asked, so a missing one never passes there.
+  h.config.kernels = GetOptionalString(config, "kernels", "hello.config", "");
+  h.config.threads = config.contains("threads") ? GetInt32(config, "threads", "hello.config", 1)
+                                                : 0;  // 0: not given
+  h.config.isa = GetOptionalString(config, "isa", "hello.config", "");
+  if (config.contains("gemv_chunk_bytes")) {
+    h.config.gemv_chunk_bytes =
+        GetInt(config, "gemv_chunk_bytes", "hello.config", 0, std::numeric_limits<int64_t>::max());
+  }
   h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
   if (config.contains("batch")) {
     h.config.batch = GetInt32(config, "batch", "hello.config", 1);

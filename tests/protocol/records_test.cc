@@ -191,6 +191,25 @@ TEST(RecordsTest, KernelAndConfigMathMayBeOmitted) {
   EXPECT_EQ(h.config.math, "libm") << "read as math.profile";
 }
 
+// Another engine has none of samebits-engine's switches: its hello leaves
+// them out, and they read as "not given" (never as a value samebits-engine's
+// cells could take for an echo: threads 0, kernels and isa empty).
+TEST(RecordsTest, SamebitsEnginesSwitchesMayBeOmitted) {
+  std::string line = ToJsonLine(SampleHello());
+  for (const std::string field : {"\"kernels\":\"cpu\",", "\"threads\":3,", "\"isa\":\"avx2\",",
+                                  "\"gemv_chunk_bytes\":8192,"}) {
+    const size_t at = line.find(field);
+    ASSERT_NE(at, std::string::npos) << field << " in " << line;
+    line.erase(at, field.size());
+  }
+  const Hello h = std::get<Hello>(ParseRecord(line));
+  EXPECT_EQ(h.config.kernels, "");
+  EXPECT_EQ(h.config.threads, 0);
+  EXPECT_EQ(h.config.isa, "");
+  EXPECT_EQ(h.config.gemv_chunk_bytes, 0);
+  EXPECT_EQ(h.config.checkpoint, "synthetic:tiny");
+}
+
 TEST(RecordsTest, MutatedLinesAreParsedOrRejectedNeverCrash) {
   // Every single-byte substitution of valid lines, from a fixed alphabet:
   // the reader either accepts the line or throws ProtocolError, nothing else.
