@@ -11,6 +11,7 @@ packages=(
   clang-format clang-tidy
   libpcre2-dev
   python3  # the minimal adapter (adapters/minimal-python), gated by a ctest
+  python3-torch python3-numpy  # the PyTorch adapter (adapters/pytorch), gated by a ctest
 )
 missing=()
 for p in "${packages[@]}"; do
