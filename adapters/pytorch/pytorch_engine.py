@@ -120,13 +120,12 @@ def hello(args, name, xxh3_weights, vocab_size):
                          "cpu": cpu_model()},
             "math": {"profile": "portable", "library": "torch", "version": torch.__version__,
                      "fingerprint": "0000000000000000"},
-            # kernels/isa/gemv_chunk_bytes are protocol 1's required fields;
+            # threads and isa say what ran (isa: ATen's CPU capability);
             # dtype, feed and companions are this adapter's own axes, which
             # engines/pytorch.json's `hello` entries check.
-            "config": {"checkpoint": args.checkpoint, "scenario": name, "kernels": "pytorch",
+            "config": {"checkpoint": args.checkpoint, "scenario": name,
                        "threads": torch.get_num_threads(), "isa": cpu_capability(),
-                       "gemv_chunk_bytes": 0, "dtype": args.dtype, "feed": args.feed,
-                       "companions": args.companions},
+                       "dtype": args.dtype, "feed": args.feed, "companions": args.companions},
             "checkpoint": {"spec": args.checkpoint, "weights_xxh3": xxh3_weights,
                            "vocab_size": vocab_size}}
 
