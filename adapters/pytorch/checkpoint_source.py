@@ -78,7 +78,7 @@ def safetensors_folder(spec):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0 and "the writers do not write" in done.stderr:
             # A model safetensors cannot describe: not this adapter's to run.
-            raise Unsupported("checkpoint %s: %s" % (spec, done.stderr.strip()))
+            raise Unsupported(done.stderr.strip())
         if done.returncode != 0:
             raise CheckpointError("samebits-engine export %s failed: %s"
                                   % (spec, done.stderr.strip() or done.stdout.strip()))
