@@ -38,31 +38,6 @@ std::string WhyNotComparable(const CellResult& x, const CellResult& y, const std
   return "";
 }
 
-// Returns the difference of the weights two cells ran ("" when the same or
-// unknown on a side).
-std::string WeightsDifference(const CellResult& x, const CellResult& y) {
-  if (x.weights_xxh3.empty() || y.weights_xxh3.empty() || x.weights_xxh3 == y.weights_xxh3)
-    return "";
-  return "weights xxh3 " + x.weights_xxh3 + " vs " + y.weights_xxh3;
-}
-
-// Throws std::invalid_argument when `run` holds two copies of one cell whose
-// contents differ: comparing either copy alone would drop the other silently.
-void RefuseDifferingCopies(const RunResult& run, const std::string& label) {
-  std::map<std::string, const CellResult*> seen;
-  for (const CellResult& c : run.cells) {
-    const auto [it, fresh] = seen.emplace(CellKey(c), &c);
-    if (fresh) continue;
-    const CellResult& first = *it->second;
-    if (first.code != c.code || first.weights_xxh3 != c.weights_xxh3 ||
-        first.scenario_xxh3 != c.scenario_xxh3 || FirstStepDifference(first.steps, c.steps)) {
-      throw std::invalid_argument(label + " holds two differing copies of the cell " +
-                                  c.checkpoint + " " + c.scenario + " " + c.config.name +
-                                  ": it cannot be compared (which copy is the run's?)");
-    }
-  }
-}
-
 std::string Short(const std::string& revision) {
   return revision.substr(0, 12);
 }
@@ -175,6 +150,27 @@ std::string Headline(const RunComparison& c) {
 }
 
 }  // namespace
+
+std::string WeightsDifference(const CellResult& x, const CellResult& y) {
+  if (x.weights_xxh3.empty() || y.weights_xxh3.empty() || x.weights_xxh3 == y.weights_xxh3)
+    return "";
+  return "weights xxh3 " + x.weights_xxh3 + " vs " + y.weights_xxh3;
+}
+
+void RefuseDifferingCopies(const RunResult& run, const std::string& label) {
+  std::map<std::string, const CellResult*> seen;
+  for (const CellResult& c : run.cells) {
+    const auto [it, fresh] = seen.emplace(CellKey(c), &c);
+    if (fresh) continue;
+    const CellResult& first = *it->second;
+    if (first.code != c.code || first.weights_xxh3 != c.weights_xxh3 ||
+        first.scenario_xxh3 != c.scenario_xxh3 || FirstStepDifference(first.steps, c.steps)) {
+      throw std::invalid_argument(label + " holds two differing copies of the cell " +
+                                  c.checkpoint + " " + c.scenario + " " + c.config.name +
+                                  ": it cannot be compared (which copy is the run's?)");
+    }
+  }
+}
 
 const CompareCauseInfo& CauseInfo(CompareCause cause) {
   return kCompareCauses[static_cast<size_t>(cause)];

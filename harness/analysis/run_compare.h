@@ -112,7 +112,20 @@ struct CompareOptions {
   bool read_dumps = true;
 };
 
-// Compares run `a` with run `b`, cell by cell.
+// Throws std::invalid_argument when `run` (named `label` in the message)
+// holds two copies of one cell (checkpoint, scenario, configuration) whose
+// contents differ: comparing either copy alone would drop the other
+// silently. Identical copies are allowed (a cell counts once).
+void RefuseDifferingCopies(const RunResult& run, const std::string& label);
+
+// Returns how the weights two cells of one checkpoint name ran differ
+// ("weights xxh3 ... vs ..."), or "" when they are the same or unknown on a
+// side. Other weights are a cause of their own, ranked before any other:
+// no code is to blame for them.
+std::string WeightsDifference(const CellResult& x, const CellResult& y);
+
+// Compares run `a` with run `b`, cell by cell. Throws std::invalid_argument
+// when a side holds two differing copies of a cell (RefuseDifferingCopies).
 RunComparison CompareRuns(const RunResult& a, const RunResult& b, const std::string& label_a,
                           const std::string& label_b, const CompareOptions& options = {});
 

@@ -15,7 +15,8 @@ struct DiffFlags {
   std::string db;
 };
 
-// Exits like diff(1): 0 identical, 1 different, 2 the runs could not be read.
+// Exits like diff(1): 0 identical, 1 different, 2 the runs could not be read
+// or no cell had steps on both sides.
 int Diff(const DiffFlags& flags) {
   std::unique_ptr<store::Store> store = OpenStore(flags.db, store::Access::kRead);
   const harness::RunResult a = LoadRunArgument(*store, flags.a);
@@ -23,7 +24,7 @@ int Diff(const DiffFlags& flags) {
   const harness::report::RunDiff diff = harness::report::DiffRuns(a, b);
   harness::report::WriteRunDiffMarkdown(diff, a, b, std::cout);
   std::cout << std::flush;
-  return diff.Identical() ? 0 : 1;
+  return diff.ExitCode();
 }
 
 CommandSpec SetupDiff(CLI::App& app) {
@@ -41,7 +42,9 @@ CommandSpec SetupDiff(CLI::App& app) {
           ->type_name("PATH"),
       PathRole::kReadStore);
   sub->footer(
-      "Exit status: 0 when the runs' hashes are identical, 1 when they differ, 2 on an error.\n"
+      "Exit status: 0 when the runs' hashes are identical, 1 when they differ (other weights\n"
+      "under one checkpoint name included), 2 on an error or when no cell has steps on both\n"
+      "sides (a cell without output is never evidence of agreement).\n"
       "Examples:\n"
       "  samebits diff 11 12\n"
       "  samebits diff 3 latest --db /tmp/experiment.db");

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "harness/analysis/batch.h"
+#include "harness/analysis/run_compare.h"
 #include "harness/report/escape.h"
 #include "harness/report/report_model.h"
 
@@ -68,10 +69,14 @@ CellDiff Compare(const CellResult& a, const CellResult& b) {
     }
   }
   d.code_differs = a.code != b.code;
+  d.weights_mismatch = WeightsDifference(a, b);
   d.scenario_mismatch = ScenarioContentMismatch(a, b);
-  d.status = d.differing_steps == 0 && !d.code_differs && d.scenario_mismatch.empty()
-                 ? CellDiff::Status::kSame
-                 : CellDiff::Status::kDiffers;
+  if (d.differing_steps > 0 || d.code_differs || !d.weights_mismatch.empty() ||
+      !d.scenario_mismatch.empty()) {
+    d.status = CellDiff::Status::kDiffers;
+  } else {
+    d.status = a.steps.empty() ? CellDiff::Status::kNoOutput : CellDiff::Status::kSame;
+  }
   return d;
 }
 
@@ -103,13 +108,17 @@ std::string FirstStepDifference(const CellDiff& d) {
   return text;
 }
 
-// Returns what differs in a cell, for a person: the first diverging step,
-// then the result codes.
+// Returns what differs in a cell, for a person: other weights first (they
+// explain everything after them), the scenario files, the first diverging
+// step, then the result codes.
 std::string FirstDifference(const CellDiff& d) {
-  std::string text = d.scenario_mismatch;
+  std::string text;
   const auto add = [&text](const std::string& part) {
     if (!part.empty()) text += (text.empty() ? "" : "; ") + part;
   };
+  if (!d.weights_mismatch.empty())
+    add(d.weights_mismatch + " (other weights under one checkpoint name)");
+  add(d.scenario_mismatch);
   if (d.first_index >= 0) add(FirstStepDifference(d));
   if (d.code_differs) add("result " + CodeName(d.code_a) + " vs " + CodeName(d.code_b));
   return text;
@@ -123,7 +132,14 @@ void WriteSide(const char* label, const RunResult& r, std::ostream& out) {
 
 }  // namespace
 
+int RunDiff::ExitCode() const {
+  if (Identical()) return 0;
+  return differs == 0 && only_a == 0 && only_b == 0 ? 2 : 1;
+}
+
 RunDiff DiffRuns(const RunResult& a, const RunResult& b) {
+  RefuseDifferingCopies(a, "run " + std::to_string(a.run_id));
+  RefuseDifferingCopies(b, "run " + std::to_string(b.run_id));
   RunDiff diff;
   diff.run_a = a.run_id;
   diff.run_b = b.run_id;
@@ -132,7 +148,7 @@ RunDiff DiffRuns(const RunResult& a, const RunResult& b) {
   std::set<Key> seen;
   for (const CellResult& c : a.cells) {
     const Key key = KeyOf(c);
-    if (!seen.insert(key).second) continue;  // a duplicate cell: the first one counts
+    if (!seen.insert(key).second) continue;  // an identical copy: counted once
     auto it = in_b.find(key);
     if (it == in_b.end()) {
       CellDiff d = NewDiff(c, CellDiff::Status::kOnlyInA);
@@ -160,6 +176,9 @@ RunDiff DiffRuns(const RunResult& a, const RunResult& b) {
       case CellDiff::Status::kDiffers:
         ++diff.differs;
         break;
+      case CellDiff::Status::kNoOutput:
+        ++diff.no_output;
+        break;
       case CellDiff::Status::kOnlyInA:
         ++diff.only_a;
         break;
@@ -174,17 +193,24 @@ RunDiff DiffRuns(const RunResult& a, const RunResult& b) {
 void WriteRunDiffMarkdown(const RunDiff& diff, const RunResult& a, const RunResult& b,
                           std::ostream& out) {
   out << "## samebits diff: run " << diff.run_a << " vs run " << diff.run_b << ": "
-      << (diff.Identical() ? "identical" : "DIFFERENT") << "\n\n";
+      << (diff.Identical()       ? "identical"
+          : diff.ExitCode() == 2 ? "NOTHING COMPARED (no cell has steps on both sides)"
+                                 : "DIFFERENT")
+      << "\n\n";
   WriteSide("A", a, out);
   WriteSide("B", b, out);
   out << "\n"
       << diff.same << " cells identical, " << diff.differs << " differ, " << diff.only_a
-      << " only in A, " << diff.only_b << " only in B.\n\n";
-  if (!diff.Identical()) {
+      << " only in A, " << diff.only_b << " only in B";
+  if (diff.no_output > 0)
+    out << ", " << diff.no_output
+        << " without a step on either side (not compared: no output is no evidence)";
+  out << ".\n\n";
+  if (diff.differs + diff.only_a + diff.only_b > 0) {
     out << "| Checkpoint | Scenario | Configuration | A | B | Differing steps | First difference "
            "|\n|---|---|---|---|---|---:|---|\n";
     for (const CellDiff& d : diff.cells) {
-      if (d.status == CellDiff::Status::kSame) continue;
+      if (d.status == CellDiff::Status::kSame || d.status == CellDiff::Status::kNoOutput) continue;
       std::string first;
       if (d.status == CellDiff::Status::kOnlyInA) first = "only in A";
       if (d.status == CellDiff::Status::kOnlyInB) first = "only in B";
@@ -196,6 +222,16 @@ void WriteRunDiffMarkdown(const RunDiff& diff, const RunResult& a, const RunResu
     }
     out << "\n";
   }
+  // Other weights under one checkpoint name explain every difference after
+  // them: named first.
+  std::set<std::string> weights_changes;
+  for (const CellDiff& d : diff.cells) {
+    if (!d.weights_mismatch.empty())
+      weights_changes.insert(d.checkpoint + ": " + d.weights_mismatch);
+  }
+  for (const std::string& w : weights_changes)
+    out << "Weights differ (one checkpoint name, other contents): " << MarkdownCell(w) << ".\n";
+  if (!weights_changes.empty()) out << "\n";
   // A different math library explains differences under --math libm.
   std::set<std::pair<std::string, std::string>> math_changes;
   for (const CellDiff& d : diff.cells) {

@@ -17,8 +17,12 @@ namespace samebits::harness::report {
 struct CellDiff {
   enum class Status : uint8_t {
     kSame,     // the same result code, and every step in both, equal in every field
-    kDiffers,  // the result codes differ, some step differs, one side has
-               // steps the other lacks, or the scenario files differ
+    kDiffers,  // the weights differ, the result codes differ, some step
+               // differs, one side has steps the other lacks, or the
+               // scenario files differ
+    // Neither side has a step and nothing else differs: a cell without
+    // output is no evidence that two runs agree, so it is not "same".
+    kNoOutput,
     kOnlyInA,
     kOnlyInB,
   };
@@ -38,6 +42,10 @@ struct CellDiff {
   // place at that step (harness/analysis/batch.h PlaceInRuns); else empty.
   std::string batch_place;
   std::string math_a, math_b;  // math-library fingerprints, when known
+  // Non-empty when the two sides ran other weights under one checkpoint
+  // name (harness::WeightsDifference): a difference whatever the steps say,
+  // and the first one named.
+  std::string weights_mismatch;
   // Non-empty when the two sides ran different scenario files under one
   // name (ScenarioContentMismatch): a difference whatever the steps say.
   std::string scenario_mismatch;
@@ -46,14 +54,21 @@ struct CellDiff {
 struct RunDiff {
   int64_t run_a = 0, run_b = 0;
   std::vector<CellDiff> cells;  // A's order, then cells only in B
-  int same = 0, differs = 0, only_a = 0, only_b = 0;
+  int same = 0, differs = 0, no_output = 0, only_a = 0, only_b = 0;
 
-  // Returns true when every cell is in both runs with the same result code
-  // and the same steps.
-  bool Identical() const { return differs == 0 && only_a == 0 && only_b == 0; }
+  // Returns true when every cell is in both runs with the same weights,
+  // result code and steps, and at least one cell has steps to compare
+  // (cells without output on either side are left out, never counted as
+  // evidence).
+  bool Identical() const { return differs == 0 && only_a == 0 && only_b == 0 && same > 0; }
+  // Returns diff(1)'s exit status: 0 identical, 1 different, 2 nothing to
+  // compare (no cell has steps on both sides and nothing differs).
+  int ExitCode() const;
 };
 
-// Returns the differences between runs `a` and `b`.
+// Returns the differences between runs `a` and `b`. Throws
+// std::invalid_argument when a run holds two differing copies of one cell
+// (harness::RefuseDifferingCopies): which one is the run's is unknown.
 RunDiff DiffRuns(const RunResult& a, const RunResult& b);
 
 // Writes `diff` as Markdown (which also reads as plain text): a verdict,

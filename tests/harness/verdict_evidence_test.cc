@@ -2,16 +2,20 @@
 // only when both ran the same inputs (scenario contents, weights) and both
 // produced steps; a run that holds two differing copies of a cell is
 // refused; and every configuration named with --config runs under every
-// --math profile. Each rule is tried over every way a cell can fall short
-// and every configuration the matrix knows, not over one case.
+// --math profile. Each rule is tried over every way a cell can fall short,
+// against both verdicts over two runs (`samebits compare`: CompareRuns;
+// `samebits diff`: DiffRuns), and over every configuration the matrix
+// knows, not over one case.
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness/analysis/run_compare.h"
+#include "harness/report/run_diff.h"
 #include "harness/runner/matrix.h"
 #include "tests/harness/harness_test_util.h"
 
@@ -81,10 +85,23 @@ TEST(VerdictEvidence, ACellThatFallsShortIsNeverCountedAsAgreeing) {
       if (d.is_difference) {
         EXPECT_EQ(c.differ, 1) << d.name;
       }
+      // `samebits diff` asks whether the stored records changed: one side
+      // degraded is a change, and a cell with no step on either side is no
+      // evidence; two identical failures are the same record.
+      const report::RunDiff diff = report::DiffRuns(a, b);
+      const bool no_output = d.name.rfind("no steps", 0) == 0;
+      if (side != 2 || no_output) {
+        EXPECT_FALSE(diff.Identical()) << d.name << " on side " << side;
+        EXPECT_NE(diff.ExitCode(), 0) << d.name << " on side " << side;
+      }
+      if (side != 2) {
+        EXPECT_EQ(diff.differs, 1) << d.name;
+      }
     }
   }
   // Negative control: the undegraded cell agrees.
   EXPECT_EQ(CompareRuns(OneCellRun(), OneCellRun(), "A", "B").agree, 1);
+  EXPECT_TRUE(report::DiffRuns(OneCellRun(), OneCellRun()).Identical());
 }
 
 // Other weights under one checkpoint name are a cause of their own, ranked
@@ -101,6 +118,17 @@ TEST(VerdictEvidence, OtherWeightsAreTheirOwnCauseRankedFirst) {
   EXPECT_EQ(c.by_cause[static_cast<size_t>(CompareCause::kCode)], 0);
   EXPECT_NE(c.headline.find("the weights differ"), std::string::npos) << c.headline;
   EXPECT_EQ(kCompareCauses.front().cause, CompareCause::kWeights);
+  // `samebits diff` names the weights before the step that differs, and
+  // with equal steps still calls the runs different.
+  const report::RunDiff diff = report::DiffRuns(a, b);
+  EXPECT_EQ(diff.ExitCode(), 1);
+  std::ostringstream md;
+  report::WriteRunDiffMarkdown(diff, a, b, md);
+  const size_t weights = md.str().find("weights xxh3 00000000000000a1 vs 00000000000000a2");
+  EXPECT_NE(weights, std::string::npos) << md.str();
+  EXPECT_LT(weights, md.str().find("step 1")) << md.str();
+  b.cells[0].steps = a.cells[0].steps;
+  EXPECT_EQ(report::DiffRuns(a, b).differs, 1);
 }
 
 // A side holding two copies of one cell that differ in any way is refused
@@ -114,6 +142,7 @@ TEST(VerdictEvidence, TwoDifferingCopiesOfACellAreRefused) {
       d.apply(copy);
       holder.cells.push_back(copy);
       EXPECT_THROW(CompareRuns(a, b, "A", "B"), std::invalid_argument) << d.name;
+      EXPECT_THROW(report::DiffRuns(a, b), std::invalid_argument) << d.name;
     }
   }
   RunResult twice = OneCellRun();
@@ -121,6 +150,9 @@ TEST(VerdictEvidence, TwoDifferingCopiesOfACellAreRefused) {
   const RunComparison c = CompareRuns(twice, OneCellRun(), "A", "B");
   EXPECT_EQ(c.agree, 1);
   EXPECT_EQ(c.cells.size(), 1u);
+  const report::RunDiff diff = report::DiffRuns(twice, OneCellRun());
+  EXPECT_TRUE(diff.Identical());
+  EXPECT_EQ(diff.cells.size(), 1u);
 }
 
 // Every configuration the matrix knows, named alone with --math
