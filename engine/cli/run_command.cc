@@ -1,7 +1,9 @@
 // `samebits-engine run`: runs one scenario on one checkpoint in one
 // configuration and prints the protocol's JSON Lines (PROTOCOL.md) on
 // stdout. Every switch is read once here, before the first record.
+#include <charconv>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -172,9 +174,19 @@ CommandSpec SetupRun(CLI::App& app) {
       ->option_text("N")
       ->check(CLI::Range(1, run::kMaxBatch));
   sub->add_option("--batch-seed", options->batch_seed,
-                  "Seed of the companions' prompts, lengths, joining calls and row orders "
-                  "(default: 1).")
-      ->option_text("S");
+                  "Seed of the companions' prompts, lengths, joining calls and row orders, 0 to "
+                  "2^63 - 1 (default: 1).")
+      ->option_text("S")
+      // Decimal digits only, at most what the hello record carries (int64):
+      // CLI11's own conversion wraps -1 and clamps values past 2^64.
+      ->check([](const std::string& v) -> std::string {
+        uint64_t seed = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size() ||
+            seed > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+          return "expected a whole number from 0 to 9223372036854775807, got '" + v + "'";
+        return "";
+      });
   sub->add_option("--batch-schedule", options->batch_schedule,
                   "together: every companion prefills with the scenario's prefill and decodes to "
                   "its end; staggered: companions join and leave at different calls, as "

@@ -305,14 +305,34 @@ class CpuForward final : public Forward {
         GrowCaches(*s.state, int64_t{s.n_past} + s.rows);
       }
     } catch (const std::bad_alloc&) {
-      const double mib = 2.0 * c_.n_layers() * static_cast<double>(positions) * kv_dim_ *
-                         sizeof(float) / (1024.0 * 1024.0);
-      throw std::runtime_error(
-          c_.name + ": out of memory for " + std::to_string(positions) +
-          " positions (the KV cache alone needs " + std::to_string(static_cast<int64_t>(mib)) +
-          " MiB: 2 x " + std::to_string(c_.n_layers()) + " layers x " + std::to_string(kv_dim_) +
-          " floats per position); run fewer positions or on a machine with more memory");
+      throw std::runtime_error(OutOfMemoryMessage());
     }
+  }
+
+  // Returns what ran out of memory in Reserve: the positions of one
+  // sequence, or, when the call decodes several, the batch (its sequences
+  // and all their positions: one sequence's positions would blame the
+  // scenario for what the batch asked).
+  std::string OutOfMemoryMessage() const {
+    int64_t total = 0;
+    for (const cpu::CallSequence& s : rows_.sequences) total += int64_t{s.n_past} + s.rows;
+    const auto kv_mib = [&](int64_t positions) {
+      return std::to_string(
+          static_cast<int64_t>(2.0 * c_.n_layers() * static_cast<double>(positions) * kv_dim_ *
+                               sizeof(float) / (1024.0 * 1024.0)));
+    };
+    const std::string per_position = " MiB: 2 x " + std::to_string(c_.n_layers()) + " layers x " +
+                                     std::to_string(kv_dim_) + " floats per position)";
+    if (rows_.sequences.size() > 1) {
+      return c_.name + ": out of memory for a batch of " + std::to_string(rows_.sequences.size()) +
+             " sequences (" + std::to_string(total) + " positions together, at most " +
+             std::to_string(rows_.positions_reached) + " in one; their KV caches alone need " +
+             kv_mib(total) + per_position +
+             "; run a smaller --batch or on a machine with more memory";
+    }
+    return c_.name + ": out of memory for " + std::to_string(rows_.positions_reached) +
+           " positions (the KV cache alone needs " + kv_mib(rows_.positions_reached) +
+           per_position + "; run fewer positions or on a machine with more memory";
   }
 
   // Sizes every layer's cache for `positions` positions. The capacity grows
