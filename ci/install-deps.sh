@@ -10,6 +10,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   clang-format clang-tidy
   libpcre2-dev
+  libsodium-dev  # signed bundles: HMAC-SHA256 (harness/exchange/bundle_signature.h)
   python3  # the minimal adapter (adapters/minimal-python), gated by a ctest
   python3-torch python3-numpy  # the PyTorch adapter (adapters/pytorch), gated by a ctest
 )

@@ -42,15 +42,14 @@ size_t Utf8SequenceLength(std::string_view text, size_t i) {
   return n;
 }
 
-std::string TerminalSafe(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+void AppendTerminalSafe(std::string& out, std::string_view text, TerminalEscape mode) {
+  const bool text_mode = mode == TerminalEscape::kProgramText;
   for (size_t i = 0; i < text.size();) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\\') {
+    if (c == '\\' && !text_mode) {
       out += "\\\\";
       ++i;
-    } else if (c >= 0x20 && c < 0x7f) {
+    } else if ((c >= 0x20 && c < 0x7f) || (text_mode && (c == '\n' || c == '\t'))) {
       out += static_cast<char>(c);
       ++i;
     } else if (c == '\n' || c == '\r' || c == '\t' || c == 0x1b) {
@@ -72,6 +71,25 @@ std::string TerminalSafe(std::string_view text) {
       i += n;
     }
   }
+}
+
+size_t IncompleteUtf8Tail(std::string_view text) {
+  for (size_t k = 1; k <= 3 && k <= text.size(); ++k) {
+    const unsigned char lead = static_cast<unsigned char>(text[text.size() - k]);
+    if (lead >= 0x80 && lead <= 0xbf) continue;  // a continuation byte: look further back
+    const size_t n = lead >= 0xc2 && lead <= 0xdf   ? 2
+                     : lead >= 0xe0 && lead <= 0xef ? 3
+                     : lead >= 0xf0 && lead <= 0xf4 ? 4
+                                                    : 0;
+    return n > k ? k : 0;
+  }
+  return 0;
+}
+
+std::string TerminalSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  AppendTerminalSafe(out, text, TerminalEscape::kQuoted);
   return out;
 }
 

@@ -5,10 +5,32 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace samebits::harness {
+
+enum class TerminalEscape : uint8_t {
+  // A quoted value (a name, a message, a stored field): line feeds and tabs
+  // escaped too, backslashes doubled, so any escape in the output came from
+  // here.
+  kQuoted,
+  // The program's own output as it reaches the terminal (terminal_guard.h):
+  // line feeds and tabs kept, backslashes kept (the text may already hold
+  // quoted values and their escapes), every other control escaped.
+  kProgramText,
+};
+
+// Appends `text` to `out`, escaped as `mode` says. The one escaping of
+// terminal text: TerminalSafe, TerminalSafeLines and the guard on the
+// program's standard streams all call it.
+void AppendTerminalSafe(std::string& out, std::string_view text, TerminalEscape mode);
+
+// Returns how many bytes at the end of `text` begin a UTF-8 sequence that
+// the text cuts short (0 to 3): a streaming writer holds them back until
+// the rest arrives, rather than escaping half a character.
+size_t IncompleteUtf8Tail(std::string_view text);
 
 // Returns `text` with every control character (C0 including line breaks and
 // tab, DEL, and the C1 range U+0080..U+009F) and every byte that is not

@@ -8,6 +8,7 @@
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/path_flags.h"
 #include "harness/runner/bisect_run.h"
+#include "harness/runner/child.h"
 #include "harness/runner/git.h"
 
 namespace samebits::cli {
@@ -69,6 +70,10 @@ runner::BisectOptions BisectOptionsFor(const BisectFlags& flags) {
 int BisectMain(const BisectFlags& flags) {
   const runner::BisectOptions options = BisectOptionsFor(flags);
   const std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
+  // Ctrl-C or a CI job's cancel kills the running children and lets the
+  // bisect remove its worktree and record itself interrupted (main.cc then
+  // ends the program by the signal).
+  runner::DeferInterrupts();
   const runner::BisectReport report = runner::RunBisect(options, *store);
   std::fputs(report.text.c_str(), stdout);
   return report.found ? 0 : 1;

@@ -4,6 +4,7 @@
 // the store, a database file (its latest run) or a bundle file (its last run).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "harness/analysis/run_compare.h"
@@ -12,6 +13,7 @@
 #include "harness/cli/report_flags.h"
 #include "harness/cli/run_operand.h"
 #include "harness/exchange/bundle.h"
+#include "harness/exchange/bundle_signature.h"
 #include "harness/report/exporter.h"
 #include "harness/store/output_file.h"
 
@@ -21,6 +23,7 @@ namespace {
 struct CompareFlags {
   std::string a, b;
   std::string db;
+  std::string verify;  // a key file: bundles must be signed with it
   ReportFlags reports;
 };
 
@@ -34,8 +37,10 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
 }
 
 int Compare(const CompareFlags& flags) {
-  const RunOperand a = LoadRunOperand(flags.a, flags.db);
-  const RunOperand b = LoadRunOperand(flags.b, flags.db);
+  std::optional<exchange::BundleKey> key;
+  if (!flags.verify.empty()) key = exchange::ReadBundleKey(flags.verify);
+  const RunOperand a = LoadRunOperand(flags.a, flags.db, key ? &*key : nullptr);
+  const RunOperand b = LoadRunOperand(flags.b, flags.db, key ? &*key : nullptr);
   harness::CompareOptions options;
   options.dump_base_dir = GetPaths().root;  // dump paths are stored relative to it
   const harness::RunComparison cmp = harness::CompareRuns(a.run, b.run, a.label, b.label, options);
@@ -57,6 +62,12 @@ CommandSpec SetupCompare(CLI::App& app) {
       "its most likely cause: the code, the compiler or flags, the ISA, the math library or "
       "the architecture.");
   AddRunOperands(sub, flags->a, flags->b, flags->db);
+  Declare(sub->add_option("--verify", flags->verify,
+                          "Compares a bundle only when it is signed with this key file (see "
+                          "`samebits export --sign`) and unchanged since; a database file is "
+                          "then refused, a run id names this store's own run.")
+              ->type_name("KEYFILE"),
+          PathRole::kInput);
   AddReportFlags(sub, flags->reports, "the comparison");
   sub->footer(
       "Cells that did not run on both sides (UNSUPPORTED, crashed, or missing from one run)\n"

@@ -4,12 +4,14 @@
 // (harness/exchange/bundle_dumps.h).
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/bundle_dumps.h"
+#include "harness/exchange/bundle_signature.h"
 
 namespace samebits::cli {
 namespace {
@@ -18,10 +20,14 @@ struct ExportFlags {
   std::vector<std::string> runs;
   std::string output;
   std::string db;
+  std::string sign;  // a key file to sign the bundle with
   long long max_dump_bytes = static_cast<long long>(exchange::kDefaultMaxDumpBytes);
 };
 
 int Export(const ExportFlags& flags) {
+  // The key first: a missing or short key costs nothing.
+  std::optional<exchange::BundleKey> key;
+  if (!flags.sign.empty()) key = exchange::ReadBundleKey(flags.sign);
   std::unique_ptr<store::Store> store = OpenStore(flags.db);
   std::vector<harness::RunResult> runs;
   const std::vector<std::string> which =
@@ -38,13 +44,14 @@ int Export(const ExportFlags& flags) {
       ++(c.dump->values.empty() ? statistics_only : with_rows);
     }
   }
-  exchange::WriteBundle(runs, flags.output);
+  exchange::WriteBundle(runs, flags.output, key ? &*key : nullptr);
   std::string dumps;
   if (with_rows + statistics_only > 0)
     dumps = " (logit dumps: " + std::to_string(with_rows) + " with rows, " +
             std::to_string(statistics_only) + " statistics only)";
-  std::printf("wrote %zu run%s to %s%s\n", runs.size(), runs.size() == 1 ? "" : "s",
-              DisplayPath(flags.output).c_str(), dumps.c_str());
+  std::printf("wrote %zu run%s to %s%s%s\n", runs.size(), runs.size() == 1 ? "" : "s",
+              DisplayPath(flags.output).c_str(), dumps.c_str(),
+              key ? (", signed with key " + key->id).c_str() : "");
   return 0;
 }
 
@@ -72,6 +79,13 @@ CommandSpec SetupExport(CLI::App& app) {
                   "exports statistics only.")
       ->type_name("N")
       ->check(WholeNumberInRange(0, static_cast<long long>(exchange::kMaxBundledDumpBytes)));
+  Declare(sub->add_option("--sign", flags->sign,
+                          "Signs the bundle with this key file (HMAC-SHA256; any file of 32 bytes "
+                          "to 64 KiB, such as `head -c 32 /dev/urandom > team.key`), so that "
+                          "`samebits import --verify` and `compare --verify` with the same key "
+                          "refuse it if anything in it changes.")
+              ->type_name("KEYFILE"),
+          PathRole::kInput);
   Declare(
       sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
           ->type_name("PATH"),
@@ -83,7 +97,8 @@ CommandSpec SetupExport(CLI::App& app) {
       "Examples:\n"
       "  samebits export -o x86.bundle.json\n"
       "  samebits export 11 12 -o runs.json --db /tmp/experiment.db\n"
-      "  samebits export --max-dump-bytes 0 -o small.json");
+      "  samebits export --max-dump-bytes 0 -o small.json\n"
+      "  samebits export -o x86.bundle.json --sign team.key");
   return {sub, [flags] { return Export(*flags); }};
 }
 

@@ -2,10 +2,12 @@
 // each, all or nothing (harness/exchange/import.h).
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
+#include "harness/exchange/bundle_signature.h"
 #include "harness/exchange/import.h"
 
 namespace samebits::cli {
@@ -14,14 +16,18 @@ namespace {
 struct ImportFlags {
   std::vector<std::string> files;
   std::string db;
+  std::string verify;  // a key file: every bundle must be signed with it
 };
 
 int Import(const ImportFlags& flags) {
   // Every bundle is read and checked before the store is opened, so a bad
   // one leaves the store as it was (not even created).
+  std::optional<exchange::BundleKey> key;
+  if (!flags.verify.empty()) key = exchange::ReadBundleKey(flags.verify);
   std::vector<harness::RunResult> runs;
   for (const std::string& file : flags.files) {
-    std::vector<harness::RunResult> more = exchange::ReadBundle(file);
+    std::vector<harness::RunResult> more =
+        exchange::ReadBundle(file, exchange::kMaxBundleBytes, key ? &*key : nullptr);
     runs.insert(runs.end(), std::make_move_iterator(more.begin()),
                 std::make_move_iterator(more.end()));
   }
@@ -37,6 +43,9 @@ int Import(const ImportFlags& flags) {
   if (result.dumps_written > 0)
     std::printf("; wrote %d logit dump%s", result.dumps_written,
                 result.dumps_written == 1 ? "" : "s");
+  if (result.orphans_swept > 0)
+    std::printf("; removed %d dump folder%s an interrupted import had left", result.orphans_swept,
+                result.orphans_swept == 1 ? "" : "s");
   std::printf("\n");
   return 0;
 }
@@ -54,6 +63,12 @@ CommandSpec SetupImport(CLI::App& app) {
               ->type_name("FILE")
               ->required(),
           PathRole::kInput);
+  Declare(sub->add_option("--verify", flags->verify,
+                          "Imports only bundles signed with this key file (see `samebits export "
+                          "--sign`) and unchanged since; one that is not is refused and nothing "
+                          "is imported.")
+              ->type_name("KEYFILE"),
+          PathRole::kInput);
   Declare(sub->add_option("--db", flags->db,
                           "Writes to this database instead of .samebits/samebits.db.")
               ->type_name("PATH"),
@@ -63,7 +78,8 @@ CommandSpec SetupImport(CLI::App& app) {
       "was refused (then nothing was imported).\n"
       "Examples:\n"
       "  samebits import arm64.bundle.json\n"
-      "  samebits import a.json b.json --db /tmp/both.db");
+      "  samebits import a.json b.json --db /tmp/both.db\n"
+      "  samebits import arm64.bundle.json --verify team.key");
   return {sub, [flags] { return Import(*flags); }};
 }
 

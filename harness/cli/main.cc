@@ -1,15 +1,21 @@
 // The `samebits` program: parse, dispatch to the subcommand, and print
 // errors in one place. Subcommands register themselves (commands.h).
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
+#include "harness/analysis/terminal_guard.h"
 #include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
+#include "harness/runner/child.h"
 
 int main(int argc, char** argv) {
   using samebits::cli::CommandSpec;
+  // Every byte printed from here on is escaped for the terminal in one
+  // place (terminal_guard.h): no stored or quoted string can reach it raw.
+  samebits::harness::GuardTerminalOutput();
   samebits::cli::SetCommandLine(argc, argv);
   CLI::App app(
       "samebits: did these logits change, by a single bit - and if so where, why and since when?\n"
@@ -48,6 +54,15 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "samebits: error: no subcommand given (see samebits --help)\n");
     return 2;
+  } catch (const samebits::runner::Interrupted& e) {
+    // The command cleaned up after a deferred SIGINT or SIGTERM
+    // (runner/child.h); the program ends by that signal, as the shell and
+    // a CI runner expect of an interrupted program.
+    std::fprintf(stderr, "samebits: %s; cleaned up\n", e.what());
+    std::fflush(stderr);
+    std::signal(e.signal(), SIG_DFL);
+    std::raise(e.signal());
+    return 128 + e.signal();
   } catch (const std::exception& e) {
     // An error may quote a file's or a child's text: shown escaped.
     std::fprintf(stderr, "samebits: error: %s\n",

@@ -23,16 +23,22 @@ bool IsSqliteFile(const std::string& path) {
 
 }  // namespace
 
-RunOperand LoadRunOperand(const std::string& which, const std::string& db) {
+RunOperand LoadRunOperand(const std::string& which, const std::string& db,
+                          const exchange::BundleKey* verify) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(which, ec)) {
     if (IsSqliteFile(which)) {
+      if (verify != nullptr)
+        throw UsageError(which +
+                         ": a database carries no signature, and --verify asks for one "
+                         "(export its run with `samebits export --sign KEY`)");
       std::unique_ptr<store::Store> store = OpenStore(which);
       harness::RunResult run = LoadRunArgument(*store, "latest");
       const std::string label = "run " + std::to_string(run.run_id) + " of " + DisplayPath(which);
       return {std::move(run), label};
     }
-    std::vector<harness::RunResult> runs = exchange::ReadBundle(which);
+    std::vector<harness::RunResult> runs =
+        exchange::ReadBundle(which, exchange::kMaxBundleBytes, verify);
     if (runs.empty()) throw UsageError(which + ": the bundle holds no runs");
     return {std::move(runs.back()), "bundle " + DisplayPath(which)};
   }

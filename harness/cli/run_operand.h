@@ -8,6 +8,10 @@
 
 #include "harness/analysis/results.h"
 
+namespace samebits::exchange {
+struct BundleKey;
+}
+
 namespace samebits::cli {
 
 struct RunOperand {
@@ -16,9 +20,13 @@ struct RunOperand {
 };
 
 // Returns the run `which` names; run ids are read from the store `db`
-// (empty: the default). Throws UsageError for an operand that is none of
-// these, or a bundle without runs.
-RunOperand LoadRunOperand(const std::string& which, const std::string& db);
+// (empty: the default). With `verify`, a bundle must be signed with that
+// key (exchange/bundle_signature.h) and a database file is refused (it
+// carries no signature); a run id names the local store's own run. Throws
+// UsageError for an operand that is none of these, or a bundle without
+// runs, and exchange::BundleError for a bundle that does not verify.
+RunOperand LoadRunOperand(const std::string& which, const std::string& db,
+                          const exchange::BundleKey* verify = nullptr);
 
 // Adds the operands A and B (required, declared inputs) and --db (the
 // store run ids are read from, declared read-only) to `sub`.

@@ -17,6 +17,7 @@
 #include "harness/analysis/batch.h"
 #include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle_dumps.h"
+#include "harness/exchange/bundle_signature.h"
 #include "harness/store/output_file.h"
 
 namespace samebits::exchange {
@@ -479,7 +480,7 @@ std::string ContentId(const RunResult& run) {
   return ContentIdOf(RunJson(run));
 }
 
-std::string FormatBundle(const std::vector<RunResult>& runs) {
+std::string FormatBundle(const std::vector<RunResult>& runs, const BundleKey* sign) {
   json bundle_runs = json::array();
   int version = kOldestBundleVersion;
   for (const RunResult& run : runs) {
@@ -492,16 +493,18 @@ std::string FormatBundle(const std::vector<RunResult>& runs) {
     if (HasBatchFields(run)) version = std::max(version, kBatchBundleVersion);
     if (HasDumps(run)) version = kBundleVersion;
   }
-  const json bundle = {
-      {"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
+  json bundle = {{"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
+  if (sign != nullptr) SignBundle(bundle, *sign);
   return bundle.dump(1) + "\n";
 }
 
-void WriteBundle(const std::vector<RunResult>& runs, const std::string& path) {
-  store::WriteOutputFile(path, FormatBundle(runs));
+void WriteBundle(const std::vector<RunResult>& runs, const std::string& path,
+                 const BundleKey* sign) {
+  store::WriteOutputFile(path, FormatBundle(runs, sign));
 }
 
-std::vector<RunResult> ParseBundle(const std::string& text, const std::string& file) {
+std::vector<RunResult> ParseBundle(const std::string& text, const std::string& file,
+                                   const BundleKey* verify) {
   json doc;
   try {
     // Within limits of depth, count and memory: a bundle is untrusted.
@@ -512,6 +515,9 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBundleFormat)
     throw BundleError(file + ": not a samebits bundle (\"format\" is not \"" +
                       std::string(kBundleFormat) + "\")");
+  // Before any field is read: an edited signed bundle is refused for its
+  // signature, whatever else its edit broke.
+  CheckBundleSignature(doc, file, verify);
   const int64_t version =
       Reader(file, 0).Integer(doc, "", "version", 0, std::numeric_limits<int>::max());
   const Reader r(file, version);
@@ -540,7 +546,8 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
   return out;
 }
 
-std::vector<RunResult> ReadBundle(const std::string& path, uint64_t max_bytes) {
+std::vector<RunResult> ReadBundle(const std::string& path, uint64_t max_bytes,
+                                  const BundleKey* verify) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (!fs::exists(status)) throw BundleError(path + ": no such bundle file");
@@ -568,7 +575,7 @@ std::vector<RunResult> ReadBundle(const std::string& path, uint64_t max_bytes) {
                           "-byte limit for a bundle");
     }
   }
-  return ParseBundle(text, path);
+  return ParseBundle(text, path, verify);
 }
 
 }  // namespace samebits::exchange

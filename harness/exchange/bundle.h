@@ -13,9 +13,13 @@
 //
 // Each run carries a content id: the XXH3-128 of its canonical JSON (every
 // field but the id itself and a dump's `rows_included` and `rows_base64`,
-// which are bound to the run by its step hashes instead). Importing keys runs by it, so importing a
-// bundle twice adds nothing, and a bundle whose content does not match its id (a tampered or
-// damaged file) is refused.
+// which are bound to the run by its step hashes instead). Importing keys
+// runs by it, so importing a bundle twice adds nothing, and a bundle whose
+// content does not match its id (a damaged file, a field edited by hand)
+// is refused. The id is unkeyed: it detects damage, not a deliberate edit
+// (whoever edits a hash can recompute it). A bundle may also be signed with
+// a shared key (bundle_signature.h), which detects any change made without
+// the key.
 //
 // A bundle is untrusted input: ReadBundle caps its size, checks the format
 // name and version, and checks every field's type and range, naming the file
@@ -55,20 +59,31 @@ inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;
 // runs exactly when their bundled forms are equal.
 std::string ContentId(const harness::RunResult& run);
 
-// Returns the bundle of `runs` as JSON text.
-std::string FormatBundle(const std::vector<harness::RunResult>& runs);
+struct BundleKey;  // bundle_signature.h
 
-// Writes the bundle of `runs` to `path` through a temporary file renamed
-// over it, so a reader never sees half a bundle. Throws BundleError.
-void WriteBundle(const std::vector<harness::RunResult>& runs, const std::string& path);
+// Returns the bundle of `runs` as JSON text, signed with `sign` when given.
+std::string FormatBundle(const std::vector<harness::RunResult>& runs,
+                         const BundleKey* sign = nullptr);
+
+// Writes the bundle of `runs` (signed with `sign` when given) to `path`
+// through a temporary file renamed over it, so a reader never sees half a
+// bundle. Throws BundleError.
+void WriteBundle(const std::vector<harness::RunResult>& runs, const std::string& path,
+                 const BundleKey* sign = nullptr);
 
 // Returns the runs in `text` (run ids 0, dump paths empty; a cell's `dump`
-// as the bundle carried it). `file` names it in errors. Throws BundleError.
-std::vector<harness::RunResult> ParseBundle(const std::string& text, const std::string& file);
-
-// Returns the runs in the bundle file `path`, refusing one over `max_bytes`.
+// as the bundle carried it). `file` names it in errors. With `verify`, the
+// bundle must carry a signature made with that key over its unchanged
+// content (CheckBundleSignature), checked before anything else is read.
 // Throws BundleError.
+std::vector<harness::RunResult> ParseBundle(const std::string& text, const std::string& file,
+                                            const BundleKey* verify = nullptr);
+
+// Returns the runs in the bundle file `path`, refusing one over `max_bytes`
+// and, with `verify`, one not signed with that key (ParseBundle). Throws
+// BundleError.
 std::vector<harness::RunResult> ReadBundle(const std::string& path,
-                                           uint64_t max_bytes = kMaxBundleBytes);
+                                           uint64_t max_bytes = kMaxBundleBytes,
+                                           const BundleKey* verify = nullptr);
 
 }  // namespace samebits::exchange

@@ -1,7 +1,11 @@
 // Adding bundled runs to a store (import.h).
 #include "harness/exchange/import.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <utility>
@@ -100,6 +104,69 @@ class StoredIds {
   std::map<std::string, std::map<std::string, int64_t>> by_start_;
 };
 
+// The file in each folder import writes that names the database it belongs
+// to: several databases may share one folder, and so one dumps/ folder;
+// the sweep removes only its own database's orphans.
+constexpr const char* kOwnerFile = ".samebits-import-owner";
+constexpr const char* kStagingPrefix = ".import-staging-";
+constexpr const char* kImportPrefix = "import-";
+
+std::string OwnerName(store::Store& store) {
+  return fs::path(store.connection().path()).filename().string();
+}
+
+bool OwnedBy(const fs::path& folder, const std::string& owner) {
+  std::ifstream in(folder / kOwnerFile);
+  std::string name;
+  return std::getline(in, name) && name == owner;
+}
+
+// Marks `folder` (made if needed) as `owner`'s, once: the mark is written
+// beside and renamed into place, so a kill at any moment leaves it whole
+// or absent, never empty.
+void MarkOwner(const fs::path& folder, const std::string& owner) {
+  std::error_code ec;
+  if (fs::exists(folder / kOwnerFile, ec)) return;
+  fs::create_directories(folder);
+  const fs::path part = folder / (std::string(kOwnerFile) + ".part");
+  {
+    std::ofstream out(part, std::ios::trunc);
+    out << owner << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write in " + folder.string());
+  }
+  fs::rename(part, folder / kOwnerFile);
+}
+
+// Removes what an interrupted import of this database left in `dumps`
+// (SIGINT, SIGTERM or kill -9 before its transaction committed): staging
+// folders, and import-<id> folders that no stored cell points into. Only
+// folders marked as this database's are touched. Must run inside the write
+// transaction, so that no other import of this database is between moving
+// its files in and committing. Returns the number of folders removed.
+int SweepImportOrphans(store::Store& store, const fs::path& dumps) {
+  std::error_code ec;
+  if (!fs::is_directory(dumps, ec)) return 0;
+  std::set<std::string> referenced;
+  store::Statement select =
+      store.connection().Prepare("SELECT dump_path FROM cells WHERE dump_path != ''");
+  while (select.Step()) {
+    for (const fs::path& part : fs::path(select.Text(0))) {
+      if (part.string().rfind(kImportPrefix, 0) == 0) referenced.insert(part.string());
+    }
+  }
+  const std::string owner = OwnerName(store);
+  std::vector<fs::path> orphans;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dumps, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool staging = name.rfind(kStagingPrefix, 0) == 0;
+    const bool imported = name.rfind(kImportPrefix, 0) == 0 && referenced.count(name) == 0;
+    if ((staging || imported) && entry.is_directory(ec) && OwnedBy(entry.path(), owner))
+      orphans.push_back(entry.path());
+  }
+  for (const fs::path& folder : orphans) fs::remove_all(folder, ec);
+  return static_cast<int>(orphans.size());
+}
+
 }  // namespace
 
 int64_t FindStoredRun(store::Store& store, const std::string& started_at,
@@ -111,17 +178,33 @@ ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResul
                         const ImportOptions& options) {
   ImportResult result;
   const fs::path dumps = fs::absolute(store.connection().path()).parent_path() / "dumps";
-  std::vector<fs::path> written;
+  const std::string owner = OwnerName(store);
+  // Dump files are written into a staging folder of this process and moved
+  // to their places (dumps/import-<content id>/) only at the end of the
+  // transaction, just before it commits: an import interrupted before then
+  // leaves a staging folder, one killed between the move and the commit
+  // leaves folders no stored cell points into; the next import of this
+  // database sweeps both.
+  const fs::path staging = dumps / (kStagingPrefix + std::to_string(::getpid()));
+  std::vector<fs::path> moved;  // final folders, removed again if the commit fails
+  const auto remove_files = [&] {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    for (const fs::path& p : moved) fs::remove_all(p, ec);
+    moved.clear();
+  };
+  int swept = 0;
   try {
     store::WithWriteTransaction(store.connection(), [&] {
-      result = ImportResult{};
       // A retried transaction writes its files again.
-      for (const fs::path& p : written) {
-        std::error_code ec;
-        fs::remove(p, ec);
-      }
-      written.clear();
+      remove_files();
+      result = ImportResult{};
+      // Counted over every attempt: a retry finds nothing left to sweep.
+      swept += SweepImportOrphans(store, dumps);
+      result.orphans_swept = swept;
       StoredIds stored(store, options.root);
+      std::vector<fs::path> written;
+      std::vector<std::string> folders;
       for (const harness::RunResult& run : runs) {
         const std::string id = ContentId(run);
         if (stored.Find(run.started_at, id) != 0) {
@@ -129,20 +212,41 @@ ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResul
           continue;
         }
         harness::RunResult copy = run;
-        WriteDumps(copy, dumps / ("import-" + id), options.root, written);
+        const std::string folder = kImportPrefix + id;
+        const size_t before = written.size();
+        const bool has_rows = std::any_of(copy.cells.begin(), copy.cells.end(), [](const auto& c) {
+          return c.dump && !c.dump->values.empty();
+        });
+        if (has_rows) MarkOwner(staging, owner);  // before its first file
+        WriteDumps(copy, staging / folder, options.root, written);
+        if (written.size() > before) {
+          folders.push_back(folder);
+          MarkOwner(staging / folder, owner);
+          // The cells point where the files will be once moved.
+          for (harness::CellResult& cell : copy.cells) {
+            if (cell.dump_path.empty()) continue;
+            const fs::path name = fs::path(cell.dump_path).filename();
+            cell.dump_path =
+                options.root.empty()
+                    ? (dumps / folder / name).lexically_normal().string()
+                    : store::StoredDumpPath((dumps / folder / name).string(), options.root);
+          }
+        }
         result.added.push_back(store.InsertRun(copy));
         // An equal run later in the bundles is then already present.
         stored.Add(run.started_at, id, result.added.back());
       }
       result.dumps_written = static_cast<int>(written.size());
+      for (const std::string& folder : folders) {
+        fs::rename(staging / folder, dumps / folder);
+        moved.push_back(dumps / folder);
+      }
+      std::error_code ec;
+      fs::remove_all(staging, ec);
     });
   } catch (...) {
     // Nothing was stored, so no file may stay behind pointing nowhere.
-    for (const fs::path& p : written) {
-      std::error_code ec;
-      fs::remove(p, ec);
-      fs::remove(p.parent_path(), ec);  // only when empty
-    }
+    remove_files();
     throw;
   }
   return result;

@@ -32,11 +32,19 @@ struct ImportResult {
   std::vector<int64_t> added;  // the new runs' ids, in the bundles' order
   int already_present = 0;     // runs the store held already
   int dumps_written = 0;       // dump files written for the new runs
+  // Folders an interrupted earlier import of this database left behind
+  // (ImportRuns), removed.
+  int orphans_swept = 0;
 };
 
 // Adds `runs` (from ReadBundle) to `store` in one transaction; runs whose
 // content the store (or an earlier run of `runs`) holds are skipped. Dump
-// files written for runs that end up not stored are removed again.
+// files are written into a staging folder and moved into place just before
+// the transaction commits, so an import interrupted at any point (SIGINT,
+// SIGTERM, kill -9) leaves no file that a stored run points to missing, and
+// at most folders that point nowhere; each import first sweeps those its
+// database's earlier imports left (`orphans_swept`). Files written for runs
+// that end up not stored are removed again.
 ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResult>& runs,
                         const ImportOptions& options = {});
 

@@ -9,6 +9,7 @@
 #include "harness/runner/child.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/matrix_run.h"
+#include "harness/runner/run_error.h"
 
 namespace samebits::runner {
 
@@ -27,6 +28,21 @@ BenchSample RunOnce(const BenchSide& side, char name, int round, const BenchOpti
   spec.env = ChildEnvironment(CellVariables(side.cell));
   spec.timeout_seconds = options.timeout_seconds;
   const ChildOutcome outcome = RunChild(spec);
+  // An engine that refuses the command line (exit 2 before `hello`: a
+  // checkpoint or scenario it cannot open, a configuration it cannot run
+  // here) refuses every round alike: the bench cannot be made, and stops
+  // before timing anything.
+  if (outcome.started && !outcome.timed_out && outcome.signal == 0 && outcome.exit_code == 2) {
+    const protocol::Transcript t = protocol::ReadTranscript(outcome.stdout_text);
+    if (!t.hello) {
+      const std::string said = t.error         ? t.error->message
+                               : t.unsupported ? "unsupported: " + t.unsupported->reason
+                                               : outcome.stderr_tail;
+      throw RunError(std::string("bench: the engine of side ") + name + " (" +
+                     side.cell.config.name + ") refused to run (exit 2" +
+                     (said.empty() ? "" : ": " + said) + "); nothing was timed");
+    }
+  }
   // The cell runner's judgement: a child that crashed, lied about its
   // configuration or broke the protocol gives no time.
   const harness::CellResult judged = JudgeChild(side.cell, outcome);

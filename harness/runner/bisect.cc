@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/runner/child.h"
 #include "harness/runner/git.h"
 
 namespace samebits::runner {
@@ -13,12 +14,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Removes the session worktree however the bisect ends.
+// Removes the session worktree however the bisect ends, an interrupt
+// (SIGINT, SIGTERM: child.h's deferred interrupts) included.
 class SessionWorktree {
  public:
   SessionWorktree(std::string repo, std::string dir)
       : repo_(std::move(repo)), dir_(std::move(dir)) {}
   ~SessionWorktree() {
+    const InterruptCleanup cleanup;  // its git commands run even when interrupted
     try {
       RunGit(dir_, {"bisect", "reset"});
       RunGit(repo_, {"worktree", "remove", "--force", dir_});
@@ -91,6 +94,8 @@ BisectOutcome Bisect(const std::string& repo, const std::string& good, const std
     if (Concluded(said, &outcome)) return outcome;
     const std::string commit = Git(session_dir, {"rev-parse", "BISECT_HEAD"});
     const BisectVerdict verdict = judge(commit);
+    // A verdict reached while interrupted judged killed children: unwind.
+    ThrowIfInterrupted();
     outcome.steps.push_back({commit, verdict});
     said = RunGit(session_dir, {"bisect", BisectVerdictName(verdict), commit});
     // git exits 2 with "could be any of" when only skipped commits remain.

@@ -14,6 +14,7 @@
 #include "harness/analysis/references.h"
 #include "harness/analysis/verdict.h"
 #include "harness/runner/bisect.h"
+#include "harness/runner/child.h"
 #include "harness/runner/display_path.h"
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
@@ -148,6 +149,8 @@ class Bisector {
                   const std::vector<Cell>& traced = {}) {
     Judgement j;
     const RevisionBuild build = BuildRevision(commit, options_.build);
+    // An interrupt killed the build or the cells: nothing of it is stored.
+    ThrowIfInterrupted();
     if (!build.cached) ++builds_;
     store::BisectStepRecord step{commit, build.tree, role, "", 0, ""};
     if (!build.built) {
@@ -159,6 +162,7 @@ class Bisector {
       run.dump_logits = false;
       if (trace) run.timeout_seconds *= 4;  // traces are slower
       j.run = RunMatrix(run, trace ? traced : cells_, trace, /*quiet=*/true);
+      ThrowIfInterrupted();
       harness::Judge(j.run, options_.judge_options(j.run, run));
       j.run_id = store_.SaveRun(j.run);
       step.run_id = j.run_id;
@@ -261,6 +265,23 @@ class BisectSession {
       : options_(options), store_(store), repo_(options.build.repo) {}
 
   BisectReport Run() {
+    try {
+      return RunSteps();
+    } catch (...) {
+      // Interrupted (child.h's deferred interrupts): whatever the signal
+      // broke on its way, the record says interrupted, not running or failed.
+      const int sig = InterruptSignal();
+      if (sig == 0) throw;
+      if (bisect_id_ != 0) {
+        store::FinishBisect(store_, bisect_id_, "interrupted", "", Interrupted(sig).what(),
+                            SecondsSince(start_) * 1000);
+      }
+      throw Interrupted(sig);
+    }
+  }
+
+ private:
+  BisectReport RunSteps() {
     std::string selection_origin;
     const std::vector<Cell> cells = BisectSelection(options_, store_, &selection_origin);
     if (cells.empty()) throw RunError("the selection holds no cell this machine can run");
@@ -274,7 +295,6 @@ class BisectSession {
     return Found(outcome, bad_run);
   }
 
- private:
   // Resolves --good (its default when empty) and --bad to commits and says
   // what is bisected and over which cells.
   void ResolveEnds(const std::vector<Cell>& cells, const std::string& selection_origin) {

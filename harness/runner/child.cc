@@ -64,11 +64,19 @@ std::mutex& SpawnMutex() {
 constexpr int kSlots = 1024;
 std::atomic<pid_t> g_running[kSlots];
 
+// Deferred interrupts (child.h): whether they are, the first signal
+// received, and how many clean-ups may still start children.
+std::atomic<bool> g_defer_interrupts{false};
+std::atomic<int> g_interrupt_signal{0};
+std::atomic<int> g_cleanups{0};
+
 void KillChildrenAndDie(int sig) {
   for (std::atomic<pid_t>& slot : g_running) {
     const pid_t pid = slot.load();
     if (pid > 0) ::kill(-pid, SIGKILL);
   }
+  int none = 0;
+  if (g_defer_interrupts.load() && g_interrupt_signal.compare_exchange_strong(none, sig)) return;
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -608,9 +616,41 @@ std::map<std::string, std::string> ChildEnvironment(
   return env;
 }
 
+Interrupted::Interrupted(int signal)
+    : std::runtime_error(std::string("interrupted by ") +
+                         (::sigabbrev_np(signal) != nullptr
+                              ? std::string("SIG") + ::sigabbrev_np(signal)
+                              : std::to_string(signal))),
+      signal_(signal) {}
+
+void DeferInterrupts() {
+  g_defer_interrupts.store(true);
+  InstallInterruptHandlers();
+}
+
+int InterruptSignal() {
+  return g_interrupt_signal.load();
+}
+
+void ThrowIfInterrupted() {
+  if (const int sig = InterruptSignal(); sig != 0) throw Interrupted(sig);
+}
+
+InterruptCleanup::InterruptCleanup() {
+  ++g_cleanups;
+}
+
+InterruptCleanup::~InterruptCleanup() {
+  --g_cleanups;
+}
+
 ChildOutcome RunChild(const ChildSpec& spec) {
   ChildOutcome outcome;
   InstallInterruptHandlers();
+  if (InterruptSignal() != 0 && g_cleanups.load() == 0) {
+    outcome.start_error = "not started: the command was interrupted";
+    return outcome;
+  }
   const Clock::time_point start = Clock::now();
   ExecArguments exec(spec);
   std::optional<Spawned> spawned = Spawn(spec, exec, &outcome.start_error);

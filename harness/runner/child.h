@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,42 @@ struct ChildOutcome {
 // in `left_running`, so nothing outlives the cell. No wait lasts more than
 // a two-second grace past `timeout_seconds`.
 ChildOutcome RunChild(const ChildSpec& spec);
+
+// What a command that must clean up after itself (bisect: its git
+// worktree, its record) sees of SIGINT, SIGTERM and SIGHUP. By default the
+// first such signal kills every running child's process group and ends the
+// program at once. After DeferInterrupts, the first one kills the running
+// children and is remembered instead: no new child starts (RunChild
+// reports it as not started) except inside an InterruptCleanup, and the
+// command, at its next check (ThrowIfInterrupted), unwinds, cleans up and
+// ends by the same signal. A second signal ends the program at once.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int signal);
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+// Makes interrupts deferred for the rest of the process.
+void DeferInterrupts();
+
+// Returns the deferred signal received, or 0.
+int InterruptSignal();
+
+// Throws Interrupted when a deferred signal was received.
+void ThrowIfInterrupted();
+
+// While one is alive, children start even after a deferred interrupt (the
+// clean-up's own git commands).
+class InterruptCleanup {
+ public:
+  InterruptCleanup();
+  ~InterruptCleanup();
+  InterruptCleanup(const InterruptCleanup&) = delete;
+  InterruptCleanup& operator=(const InterruptCleanup&) = delete;
+};
 
 // Returns the names passed through by default.
 const std::vector<std::string>& DefaultPassthrough();

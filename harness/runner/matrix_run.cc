@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "harness/analysis/terminal_guard.h"
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/run_error.h"
@@ -75,7 +76,10 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
   std::mutex machine_mutex;
   bool have_hello = false;
   const auto start = std::chrono::steady_clock::now();
-  ConsoleProgress progress(stderr, !quiet && ::isatty(2) != 0);
+  // On a terminal the progress line moves the cursor: it writes to the
+  // unguarded stream and escapes what it prints itself.
+  const bool terminal = !quiet && ::isatty(2) != 0;
+  ConsoleProgress progress(terminal ? harness::TerminalControlStream() : stderr, terminal);
   run.cells = RunCells(cells, options.jobs, quiet ? nullptr : &progress, [&](const Cell& cell) {
     harness::MachineInfo platform;
     harness::CellResult result = RunCell(cell, runner, &platform);

@@ -128,9 +128,13 @@ RevisionBuild BuildRevision(const std::string& rev, const RevisionBuildOptions& 
   } else {
     build.built = true;
   }
-  // A timeout or a build that could not start says nothing about the
-  // sources, so only real outcomes are remembered.
-  if (outcome.started && !outcome.timed_out) {
+  // Only what the sources decide is remembered: a build that finished, well
+  // or with a nonzero status of its own. One that could not start, ran past
+  // its timeout or was killed by a signal (an interrupted bisect or bench,
+  // the OOM killer; the shell reports a killed command as 128 + N) says
+  // nothing about the revision, and is built again next time.
+  const bool killed = outcome.signal != 0 || outcome.exit_code > 128;
+  if (outcome.started && !outcome.timed_out && !killed) {
     std::ofstream out(status, std::ios::trunc);
     out << "command " << command << "\nresult " << (build.built ? "ok" : "failed") << "\n";
   }

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/analysis/terminal_text.h"
+
 namespace samebits::runner {
 
 using Clock = std::chrono::steady_clock;
@@ -97,8 +99,11 @@ void ConsoleProgress::CellFinished(const harness::CellResult& result, int done, 
   if (terminal_) {
     // Failures are worth a line of their own even on a terminal.
     if (harness::IsFailure(result.code)) {
+      // On a terminal `out_` is the unguarded stream (terminal_guard.h):
+      // names and messages are escaped here.
       std::fprintf(out_, "\r\033[K%s: %s (%s)\n", harness::ResultCodeName(result.code),
-                   CellLabel(result).c_str(), result.message.c_str());
+                   harness::TerminalSafe(CellLabel(result)).c_str(),
+                   harness::TerminalSafe(result.message).c_str());
     }
     Draw();
   } else {
@@ -127,7 +132,8 @@ void ConsoleProgress::Draw() {
   }
   std::fprintf(out_, "\r\033[K[%d/%d]%s", done_, total_, counts.c_str());
   if (!slowest_.empty() && done_ < total_) {
-    std::fprintf(out_, "  slowest running: %s %.1f s", slowest_.c_str(), slowest_seconds_);
+    std::fprintf(out_, "  slowest running: %s %.1f s", harness::TerminalSafe(slowest_).c_str(),
+                 slowest_seconds_);
   }
   drawn_ = true;
 }

@@ -9,8 +9,10 @@
 // printed. Bisect must name the culprit, never a commit that does not build,
 // and name the first diverging op the culprit's traces show.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -25,6 +27,7 @@ namespace samebits::harness {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ReadFile;
 using testing::SamebitsProgram;
 using testing::TempDir;
 using testing::WriteFile;
@@ -380,6 +383,60 @@ TEST(BisectScratch, BenchBuildsRevisionsAndFlagsTheOneThatChangesBits) {
   const Shell changed = Sh(scratch.repo(), bench + good + " " + order);
   EXPECT_EQ(changed.exit_code, 1) << changed.output;
   EXPECT_NE(changed.output.find("B changes the bits"), std::string::npos) << changed.output;
+}
+
+// SIGINT or SIGTERM while a bisect builds a revision: the build is killed
+// (and not remembered as "did not build"), the bisect's git worktree is
+// removed (neither in `git worktree list` nor on disk), its record says
+// interrupted, and the program ends by the signal.
+TEST(BisectScratch, AnInterruptedBisectLeavesNoWorktreeAndSaysSo) {
+  TempDir tmp;
+  ScratchRepository scratch(tmp);
+  ASSERT_NO_FATAL_FAILURE(scratch.BuildAndGenerateReferences());
+  const std::string good = scratch.commit(0);
+  // The commits between the ends carry SLOW, which makes their build hang.
+  WriteFile(scratch.repo() + "/SLOW", "the build of this revision takes long\n");
+  ASSERT_EQ(Sh(scratch.repo(), "git add SLOW && git commit -q -m slow").exit_code, 0);
+  scratch.Apply(Change::kReductionOrder);
+  ASSERT_EQ(Sh(scratch.repo(), "git rm -q SLOW && git commit -q -m fast").exit_code, 0);
+  const std::string build =
+      "cmake -S . -B build >/dev/null && cmake --build build --target samebits-engine "
+      ">/dev/null && if [ -f SLOW ]; then touch '" +
+      tmp.File("slow-build-started") + "'; sleep 120; fi";
+  const std::string cache = tmp.File("store/builds");
+  for (const int sig : {SIGINT, SIGTERM}) {
+    fs::remove(tmp.File("slow-build-started"));
+    const std::string command = SamebitsProgram() + " bisect --good " + good + " --build \"" +
+                                build + "\"" + scratch.Flags() + " -q";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);  // as a shell's job: the signal goes to the program alone
+      ::chdir(scratch.repo().c_str());
+      ::freopen("/dev/null", "w", stdout);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 1200 && !fs::exists(tmp.File("slow-build-started")); ++i) ::usleep(100000);
+    ASSERT_TRUE(fs::exists(tmp.File("slow-build-started"))) << "the slow build never started";
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "status " << status;
+    const Shell worktrees = Sh(scratch.repo(), "git worktree list --porcelain");
+    EXPECT_EQ(worktrees.output.find("bisect-"), std::string::npos) << worktrees.output;
+    for (const auto& entry : fs::directory_iterator(cache)) {
+      const std::string name = entry.path().filename().string();
+      EXPECT_NE(name.rfind("bisect-", 0), 0u) << name << " left in " << cache;
+      if (entry.path().extension() == ".build")
+        EXPECT_EQ(ReadFile(entry.path().string()).find("result failed"), std::string::npos)
+            << "a killed build was remembered as failed: " << entry.path();
+    }
+    const Shell status_row =
+        Sh(tmp.path(),
+           "sqlite3 store/samebits.db 'SELECT status FROM bisects ORDER BY id DESC "
+           "LIMIT 1'");
+    EXPECT_EQ(status_row.output, "interrupted\n") << "after signal " << sig;
+  }
 }
 
 }  // namespace

@@ -8,7 +8,10 @@
 //     same command, another output, a FIFO, a device or a folder, and a
 //     symlink stays a symlink;
 //   - a command that only reads the store creates nothing, changes no byte
-//     and reads a store in a folder it cannot write.
+//     and reads a store in a folder it cannot write;
+//   - nothing a command prints from the store reaches the terminal as a
+//     control byte (ESC, OSC, BEL, a C1 CSI, a carriage return), whatever
+//     stored text field holds it.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/analysis/terminal_text.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
 #include "harness/store/output_file.h"
@@ -222,12 +226,17 @@ TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
         // output's path.
         for (const CLI::Option* input : WithRole(command, PathRole::kInput)) {
           if (input->get_type_name() == "DIR") continue;
-          std::vector<std::string> argv = CommandLine(command, input, input_.string(),
-                                                      (dir_.path() / "other.out").string(), {});
+          // A required output is given once, by CommandLine, with the input's path.
+          const bool required = output->get_required();
+          std::vector<std::string> argv =
+              CommandLine(command, input, input_.string(),
+                          required ? input_.string() : (dir_.path() / "other.out").string(), {});
           if (!FlagOf(input).empty()) argv.push_back(FlagOf(input));
           argv.push_back(input_.string());
-          if (!FlagOf(output).empty()) argv.push_back(FlagOf(output));
-          argv.push_back(input_.string());
+          if (!required) {
+            if (!FlagOf(output).empty()) argv.push_back(FlagOf(output));
+            argv.push_back(input_.string());
+          }
           const CommandResult r = RunCommand(argv);
           EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
           EXPECT_NE(r.output.find("this command also reads it ("), std::string::npos)
@@ -342,6 +351,91 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
   }
   EXPECT_GE(readers, 5) << "the walk found too few reading commands to be the program's";
   if (!can_drop_privileges) GTEST_SKIP() << "root without setpriv: the read-only folder case";
+}
+
+// Returns the first byte of `text` that a terminal could take as a control
+// (any C0 but line feed and tab, DEL, a C1 control, a byte that is not
+// UTF-8) with what surrounds it, or "" when there is none.
+std::string FirstControlByte(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const size_t n = harness::Utf8SequenceLength(text, i);
+    const bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+    if (n == 0 || c1 || c == 0x7f || (c < 0x20 && c != '\n' && c != '\t'))
+      return "byte " + std::to_string(c) + " at " + std::to_string(i) + " in \"" +
+             harness::TerminalSafe(text.substr(i < 40 ? 0 : i - 40, 80)) + "\"";
+    i += n;
+  }
+  return "";
+}
+
+// Every text column of every table of a store, one table at a time, holds
+// a terminal attack (a window title by OSC, a screen clear, a C1 CSI, a
+// carriage return, a backspace, a byte that is not UTF-8) after its own
+// value; every command that reads the store runs over it. Whatever each
+// prints (the field, or a refusal of the field) reaches the terminal with
+// those bytes escaped.
+TEST_F(CliPaths, NothingAReaderPrintsFromTheStoreIsAControlByte) {
+  const std::string sb = BinDir() + "/samebits";
+  const std::string db = (dir_.path() / "clean.db").string();
+  const std::string scenario = standin::WriteScenario(dir_.path());
+  const CommandResult made =
+      RunCommand({sb, "run", "--engine", standin::FaultyEngine(dir_.path(), "ok"), "--checkpoint",
+                  "synthetic:tiny", "--scenario", scenario, "--config", "reference,cpu-t1", "--db",
+                  db, "-q", "--dump-logits"});
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  std::vector<std::pair<std::string, std::vector<std::string>>> tables;  // name, text columns
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(handle,
+                       "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p "
+                       "WHERE m.type = 'table' AND p.type = 'TEXT' ORDER BY m.name",
+                       -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const std::string table = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      const std::string column = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+      if (tables.empty() || tables.back().first != table) tables.push_back({table, {}});
+      tables.back().second.push_back(column);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(handle);
+  }
+  ASSERT_GE(tables.size(), 5u) << "too few tables with text to be the store's";
+  const std::string attack =
+      "char(27) || ']0;pwned' || char(7) || char(27) || '[2J' || char(155) || '31m' || "
+      "char(13) || char(8) || CAST(X'9B' AS TEXT)";
+  int runs = 0, escapes_seen = 0;
+  for (const auto& [table, columns] : tables) {
+    const std::string hostile = (dir_.path() / ("hostile-" + table + ".db")).string();
+    fs::copy_file(db, hostile, fs::copy_options::overwrite_existing);
+    std::string update = "UPDATE " + table + " SET ";
+    for (size_t i = 0; i < columns.size(); ++i)
+      update += (i ? ", " : "") + columns[i] + " = " + columns[i] + " || " + attack;
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(hostile.c_str(), &handle), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(handle, update.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << update;
+    sqlite3_close(handle);
+    for (const Command& command : program_.all()) {
+      if (!HasRole(command, PathRole::kReadStore)) continue;
+      for (const std::vector<std::string>& extra :
+           {std::vector<std::string>{}, std::vector<std::string>{"--steps"}}) {
+        if (!extra.empty() && command.app->get_option_no_throw("--steps") == nullptr) continue;
+        std::vector<std::string> args = {StoreFlag(command), hostile};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const CommandResult r = RunCommand(
+            CommandLine(command, nullptr, "1", (dir_.path() / "out.file").string(), args));
+        ++runs;
+        escapes_seen += r.output.find("\\e]0;pwned") != std::string::npos;
+        EXPECT_EQ(FirstControlByte(r.output), "") << "table " << table << ": " << r.command << "\n"
+                                                  << harness::TerminalSafe(r.output);
+      }
+    }
+  }
+  EXPECT_GE(runs, 5 * static_cast<int>(tables.size()));
+  // The attack reached the printing code (shown escaped), not only refusals.
+  EXPECT_GE(escapes_seen, static_cast<int>(tables.size())) << "of " << runs << " runs";
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 // shared while tests run, so these pass --force (the preflight's refusal is
 // tested on injected readings in preflight_test.cc).
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -14,6 +16,8 @@
 
 namespace samebits::standin {
 namespace {
+
+namespace fs = std::filesystem;
 
 class StandinBench : public ::testing::Test {
  protected:
@@ -144,6 +148,57 @@ TEST_F(StandinBench, NamesThatAreNoEngineConfigurationOrRevisionAreRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("neither an engine program, a configuration"), std::string::npos)
       << r.output;
+}
+
+// An engine that hangs, after starting processes of its own (one in a
+// session of its own, as a daemon would), is killed at the deadline with
+// everything it started: nothing is left running, reparented to PID 1.
+TEST_F(StandinBench, AHangingEngineIsKilledWithEverythingItStartedAtTheDeadline) {
+  const fs::path pids = tmp_.path() / "pids";
+  const fs::path engine = tmp_.path() / "hanging-engine.sh";
+  {
+    std::ofstream script(engine);
+    script << "#!/bin/sh\n"
+           << "setsid sleep 300 </dev/null >/dev/null 2>&1 &\n"
+           << "echo $! >> '" << pids.string() << "'\n"
+           << "sleep 300 </dev/null >/dev/null 2>&1 &\n"
+           << "echo $! >> '" << pids.string() << "'\n"
+           << "exec sleep 300\n";
+  }
+  fs::permissions(engine, fs::perms::owner_all);
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = RunCommand(
+      {BinDir() + "/samebits", "bench", engine.string(), engine.string(), "--scenario", scenario_,
+       "--rounds", "2", "--warmup", "0", "--timeout", "1", "--force", "-q", "--db", db_});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_LT(seconds, 90) << "eight runs of a 1 s timeout";
+  std::ifstream in(pids);
+  std::vector<pid_t> started;
+  for (pid_t pid; in >> pid;) started.push_back(pid);
+  ASSERT_EQ(started.size(), 16u) << "two processes started by each of the eight runs";
+  for (const pid_t pid : started) {
+    const bool alive = ::kill(pid, 0) == 0;
+    EXPECT_FALSE(alive) << "process " << pid << " outlived its engine's deadline";
+    if (alive) ::kill(pid, SIGKILL);
+  }
+}
+
+// An engine that refuses the command line (here: a checkpoint that does
+// not exist) stops the bench with exit 2 before any round, and nothing is
+// stored; so does an engine that says it cannot run the configuration here.
+TEST_F(StandinBench, AnEngineThatRefusesTheRunStopsTheBenchBeforeAnyRound) {
+  for (const std::string& checkpoint :
+       {std::string("gguf:/no/such/model.gguf"), (tmp_.path() / "missing.gguf").string()}) {
+    const CommandResult r =
+        RunCommand({BinDir() + "/samebits", "bench", "cpu-t1", "cpu-t2", "--checkpoint", checkpoint,
+                    "--rounds", "3", "--force", "--db", db_});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("refused to run"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("round 0"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("stored as bench"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

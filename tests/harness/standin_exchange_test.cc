@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/harness/harness_test_util.h"
 #include "tests/harness/standin_matrix.h"
@@ -149,6 +150,82 @@ TEST_F(StandinExchange, ABadBundleIsRefusedAndTheStoreIsNotTouched) {
   EXPECT_FALSE(std::filesystem::exists(target));
   const CommandResult compared = m_.Samebits({"compare", m_.Path("a.json"), m_.Path("cut.json")});
   EXPECT_EQ(compared.exit_code, 2) << compared.output;
+}
+
+// Signed bundles through the program: `export --sign` writes a bundle that
+// `import --verify` and `compare --verify` take with the same key; with
+// another key, without a signature, or edited after signing (its content
+// id recomputed, as a deliberate edit would), each is refused with its own
+// message and exit 2, and nothing is imported (the store is not even made).
+TEST_F(StandinExchange, OnlyABundleSignedWithTheKeyAndUnchangedIsTaken) {
+  const CommandResult run = m_.Matrix({"run"}, "ok", "a.db");
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.output;
+  harness::testing::WriteFile(m_.Path("team.key"), std::string(40, 't'));
+  harness::testing::WriteFile(m_.Path("other.key"), std::string(40, 'o'));
+  const CommandResult exported = m_.Samebits({"export", "-o", m_.Path("signed.json"), "--sign",
+                                              m_.Path("team.key"), "--db", m_.Path("a.db")});
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_NE(exported.output.find("signed with key"), std::string::npos) << exported.output;
+  ASSERT_EQ(m_.Samebits({"export", "-o", m_.Path("plain.json"), "--db", m_.Path("a.db")}).exit_code,
+            0);
+  // The edit: one step's hash, its run's content id recomputed by reading
+  // the edited run back unsigned (the id is a plain hash of the content).
+  nlohmann::json doc = nlohmann::json::parse(harness::testing::ReadFile(m_.Path("signed.json")));
+  std::string& hash = doc["runs"][0]["cells"][0]["steps"][0]["xxh3_64"].get_ref<std::string&>();
+  hash.back() = hash.back() == '0' ? '1' : '0';
+  nlohmann::json unsigned_doc = doc;
+  unsigned_doc.erase("signature");
+  harness::testing::WriteFile(m_.Path("probe.json"), unsigned_doc.dump());
+  const CommandResult probe =
+      m_.Samebits({"import", m_.Path("probe.json"), "--db", m_.Path("probe.db")});
+  const std::string said = "does not match the run's content (";
+  const size_t at = probe.output.find(said);
+  ASSERT_NE(at, std::string::npos) << probe.output;
+  doc["runs"][0]["content_id"] = probe.output.substr(at + said.size(), 32);
+  harness::testing::WriteFile(m_.Path("edited.json"), doc.dump(1));
+  doc.erase("signature");
+  harness::testing::WriteFile(m_.Path("edited-unsigned.json"), doc.dump(1));
+  // Unsigned, the edit imports: the content id detects damage, not this.
+  EXPECT_EQ(
+      m_.Samebits({"import", m_.Path("edited-unsigned.json"), "--db", m_.Path("c.db")}).exit_code,
+      0);
+
+  const std::string target = m_.Path("target.db");
+  const CommandResult good = m_.Samebits({"import", m_.Path("signed.json"), "--verify",
+                                          m_.Path("team.key"), "--db", m_.Path("good.db")});
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_EQ(m_.Samebits({"compare", m_.Path("signed.json"), m_.Path("signed.json"), "--verify",
+                         m_.Path("team.key")})
+                .exit_code,
+            0);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{m_.Path("signed.json"), "--verify", m_.Path("other.key")}, "signed with another key"},
+      {{m_.Path("plain.json"), "--verify", m_.Path("team.key")}, "not signed"},
+      {{m_.Path("edited.json"), "--verify", m_.Path("team.key")}, "changed after it was signed"},
+      // With a good bundle beside it: all or nothing.
+      {{m_.Path("signed.json"), m_.Path("edited.json"), "--verify", m_.Path("team.key")},
+       "changed after it was signed"},
+  };
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> import = {"import"};
+    import.insert(import.end(), args.begin(), args.end());
+    import.insert(import.end(), {"--db", target});
+    const CommandResult r = m_.Samebits(import);
+    EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.command << "\n" << r.output;
+    EXPECT_FALSE(std::filesystem::exists(target)) << r.command << " imported something";
+    std::vector<std::string> compare = {"compare", m_.Path("signed.json")};
+    compare.insert(compare.end(), args.begin(), args.end());
+    const CommandResult c = m_.Samebits(compare);
+    if (args.size() == 3) {
+      EXPECT_EQ(c.exit_code, 2) << c.command << "\n" << c.output;
+      EXPECT_NE(c.output.find(message), std::string::npos) << c.command << "\n" << c.output;
+    }
+  }
+  // A database carries no signature: refused under --verify.
+  const CommandResult db = m_.Samebits(
+      {"compare", m_.Path("a.db"), m_.Path("signed.json"), "--verify", m_.Path("team.key")});
+  EXPECT_EQ(db.exit_code, 2) << db.output;
 }
 
 }  // namespace
