@@ -212,7 +212,11 @@ ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResul
           continue;
         }
         harness::RunResult copy = run;
-        const std::string folder = kImportPrefix + id;
+        // Another database in this folder may hold the same run's dumps
+        // under this name: its folder is its own, so this one takes another.
+        std::string folder = kImportPrefix + id;
+        for (int n = 2; fs::exists(dumps / folder) || fs::exists(staging / folder); ++n)
+          folder = kImportPrefix + id + "-" + std::to_string(n);
         const size_t before = written.size();
         const bool has_rows = std::any_of(copy.cells.begin(), copy.cells.end(), [](const auto& c) {
           return c.dump && !c.dump->values.empty();

@@ -139,5 +139,33 @@ TEST(ImportInterrupted, NothingIsLeftBehindWhateverTheMomentAndSignal) {
   EXPECT_GT(left_behind, 0) << "no interruption fell inside an import of " << whole << " s";
 }
 
+// Two databases in one folder share its dumps/ folder: each imports the
+// same bundle into dump files of its own, and neither's sweep removes the
+// other's, even after an interrupted import.
+TEST(ImportInterrupted, DatabasesSharingAFolderKeepTheirOwnDumps) {
+  TempDir tmp;
+  const std::string bundle = tmp.File("b.json");
+  WriteDumpBundle(bundle, 3, "shared", tmp.path());
+  const std::string program = harness::testing::SamebitsProgram();
+  for (const char* db : {"a.db", "b.db", "a.db"}) {
+    const Shell r =
+        RunShell("'" + program + "' import '" + bundle + "' --db '" + tmp.File(db) + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  for (const char* db : {"a.db", "b.db"}) {
+    store::Store store(tmp.File(db), store::Access::kRead);
+    int cells = 0;
+    for (const store::RunSummary& r : store.ListRuns(10)) {
+      for (const harness::CellResult& c : store.LoadRun(r.id).cells) {
+        ASSERT_FALSE(c.dump_path.empty());
+        EXPECT_TRUE(fs::exists(c.dump_path)) << db << ": " << c.dump_path;
+        ++cells;
+      }
+    }
+    EXPECT_EQ(cells, 3) << db;
+  }
+  EXPECT_EQ(DumpFiles(tmp.path() + "/dumps").size(), 6u);
+}
+
 }  // namespace
 }  // namespace samebits::exchange
