@@ -2,6 +2,7 @@
 // configuration and prints the protocol's JSON Lines (PROTOCOL.md) on
 // stdout. Every switch is read once here, before the first record.
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -106,6 +107,7 @@ void OpenDump(const std::string& path, std::optional<run::LogitDumpWriter>& dump
 }
 
 int RunScenarioCommand(const RunFlags& flags) {
+  const auto started = std::chrono::steady_clock::now();
   run::RunOptions options = ResolveOptions(flags);
   const run::Scenario scenario = LoadScenarioForCommand(flags.scenario_file);
   const model::ModelWeights weights = LoadCheckpointForCommand(flags.checkpoint);
@@ -117,8 +119,8 @@ int RunScenarioCommand(const RunFlags& flags) {
   }
   std::optional<run::LogitDumpWriter> dump;
   OpenDump(flags.dump_path, dump);
-  run::RunScenarioWithRecords(options, {weights, scenario, prepared, dump ? &*dump : nullptr},
-                              stdout);
+  run::RunScenarioWithRecords(
+      options, {weights, scenario, prepared, dump ? &*dump : nullptr, started}, stdout);
   return 0;
 }
 

@@ -199,6 +199,13 @@ Done ParseDone(const json& j) {
   if (!(d.elapsed_ms >= 0.0) || !std::isfinite(d.elapsed_ms)) {
     Fail("done", "field 'elapsed_ms' must be a finite non-negative number");
   }
+  if (j.contains("load_ms")) {
+    const json& load = j["load_ms"];
+    if (!load.is_number() || !(load.get<double>() >= 0.0) || !std::isfinite(load.get<double>())) {
+      Fail("done", "field 'load_ms' must be a finite non-negative number");
+    }
+    d.load_ms = load.get<double>();
+  }
   // The phase split is optional, but all four fields or none.
   const char* phase_fields[] = {"prefill_ms", "prefill_tokens", "decode_ms", "decode_tokens"};
   int present = 0;
@@ -322,6 +329,7 @@ std::string ToJsonLine(const Done& d) {
     j["decode_ms"] = d.phases->decode_ms;
     j["decode_tokens"] = d.phases->decode_tokens;
   }
+  if (d.load_ms) j["load_ms"] = *d.load_ms;
   return Dump(j);
 }
 

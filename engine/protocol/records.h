@@ -146,6 +146,10 @@ struct Done {
   int64_t steps = 0;
   double elapsed_ms = 0;
   std::optional<PhaseTimes> phases;
+  // Optional: the time from the engine's start to its `hello` (reading the
+  // scenario, loading or synthesising the checkpoint, building the pass),
+  // so a harness can tell a child's start from its load.
+  std::optional<double> load_ms;
   bool operator==(const Done&) const = default;
 };
 

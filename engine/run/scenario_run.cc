@@ -143,6 +143,8 @@ void RunScenarioWithRecords(const RunOptions& options, const RunInputs& inputs, 
   const numerics::MathLibrary& math = numerics::GetMathLibrary(options.math);
   const Pass pass = MakePass(options, inputs.weights, math, inputs.scenario);
   protocol::RecordWriter writer(out);
+  std::optional<double> load_ms;
+  if (inputs.started) load_ms = MsSince(*inputs.started);
   writer.Write(MakeHello(options, inputs.weights, pass.config));
 
   StepRecorder recorder(writer, inputs.weights, inputs.dump);
@@ -159,7 +161,7 @@ void RunScenarioWithRecords(const RunOptions& options, const RunInputs& inputs, 
                                                 *pass.forward, math, options.batch, sinks);
   const double elapsed_ms = MsSince(start);
   if (inputs.dump != nullptr) inputs.dump->Close();
-  writer.Write(protocol::Done{summary.steps, elapsed_ms, recorder.Phases(summary)});
+  writer.Write(protocol::Done{summary.steps, elapsed_ms, recorder.Phases(summary), load_ms});
   if (options.profile) PrintProfile(*pass.forward);
 }
 

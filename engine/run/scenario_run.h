@@ -5,6 +5,7 @@
 // RunScenarioWithRecords; nothing here reads a flag or the environment.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -44,6 +45,9 @@ struct RunInputs {
   const Scenario& scenario;
   const PreparedScenario& prepared;
   LogitDumpWriter* dump = nullptr;  // every output row's logits, when set
+  // When the engine started (before the scenario and checkpoint were
+  // read): `done` then says how long loading took (its `load_ms`).
+  std::optional<std::chrono::steady_clock::time_point> started;
 };
 
 // Runs the scenario as `options` say and writes `hello`, a `step` per

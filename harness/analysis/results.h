@@ -154,6 +154,25 @@ struct BuildInfo {
 };
 
 // One cell of the matrix: a checkpoint x scenario x configuration child.
+// Where a cell's wall time went, in milliseconds; a negative value was not
+// measured (a stored or imported run, an engine that does not report its
+// load). The child's parts add up to its `elapsed_ms` (to the millisecond);
+// judging and storing come after the child.
+struct CellTiming {
+  // Starting the child: forking and exec'ing it, the engine's start-up
+  // before it reads its inputs. When the engine does not report `load_ms`,
+  // this holds everything before its `hello`, the load included.
+  double start_ms = -1;
+  // Reading the scenario, loading or synthesising the checkpoint and
+  // building the pass: the engine's own `done.load_ms`.
+  double load_ms = -1;
+  double steps_ms = -1;  // from `hello` to the last record: the forward passes, the records
+  double exit_ms = -1;   // from the last record to the child reaped, leftovers collected
+  double judge_ms = -1;  // reading the child's transcript and judging it
+  double store_ms = -1;  // writing the cell's rows to the store
+  bool operator==(const CellTiming&) const = default;
+};
+
 struct CellResult {
   std::string checkpoint;  // the key (runner::ResolveCheckpoint)
   // The spec the engine was given, its file absolute; with `weights_xxh3`
@@ -184,6 +203,7 @@ struct CellResult {
   std::string weights_xxh3;  // the checkpoint's weights hash, 16 hex
   int vocab_size = 0;
   std::string isa_used;  // the ISA the engine resolved `isa` to ("avx512", ...)
+  CellTiming timing;     // measured by this process; not stored
 };
 
 // Where two step sequences first differ.

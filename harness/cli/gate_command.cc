@@ -14,6 +14,7 @@
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/cli/report_flags.h"
+#include "harness/cli/run_timing.h"
 #include "harness/report/exporter.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
@@ -32,6 +33,7 @@ struct GateFlags {
   std::string run;  // a stored run instead of a new one
   bool trace = false;
   bool quiet = false;
+  bool verbose = false;
   double rerun_budget_seconds = runner::kDefaultRerunBudgetSeconds;
   ReportFlags reports;
 };
@@ -70,8 +72,9 @@ int Gate(const GateFlags& flags) {
   }
   runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected, flags.trace,
                           flags.quiet, flags.rerun_budget_seconds);
-  if (fresh) run.run_id = store->SaveRun(run);
+  if (fresh) run.run_id = SaveRunTimed(*store, run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
+  PrintTimeSplit(run, flags.verbose);
   WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
     WriteReportFile(run, format, path);
   });
@@ -105,6 +108,7 @@ CommandSpec Setup(CLI::App& app) {
       ->type_name("SECONDS")
       ->check(SecondsInRange(kMaxRerunBudgetSeconds));
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
+  AddVerboseFlag(sub, &flags->verbose);
   AddReportFlags(sub, flags->reports, "the run");
   sub->footer(
       "Exit codes:\n"

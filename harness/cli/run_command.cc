@@ -6,6 +6,7 @@
 #include "harness/analysis/summary.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
+#include "harness/cli/run_timing.h"
 #include "harness/runner/scheduler.h"
 
 namespace samebits::cli {
@@ -16,6 +17,7 @@ struct RunFlags {
   bool list = false;
   bool trace = false;
   bool quiet = false;
+  bool verbose = false;
 };
 
 int Run(const RunFlags& flags) {
@@ -33,8 +35,9 @@ int Run(const RunFlags& flags) {
   runner::RefuseUnrunnableSelection(run);
   harness::JudgeOptions judge = JudgeOptionsFor(run, flags.matrix);
   Judge(run, judge);
-  run.run_id = store->SaveRun(run);
+  run.run_id = SaveRunTimed(*store, run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/false).c_str());
+  PrintTimeSplit(run, flags.verbose);
   for (const harness::CellResult& c : run.cells) {
     if (harness::IsFailure(c.code)) return 1;
   }
@@ -54,6 +57,7 @@ CommandSpec Setup(CLI::App& app) {
   sub->add_flag("--trace", flags->trace,
                 "Asks every child for activation traces (slow; stored with the run).");
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
+  AddVerboseFlag(sub, &flags->verbose);
   sub->footer(
       "Configurations: reference; cpu-tN for each --threads N; cpu-tMAX-chunk8k (8 KiB GEMV\n"
       "chunks); cpu-scalar, cpu-avx2, cpu-avx512, cpu-neon (UNSUPPORTED where the machine\n"

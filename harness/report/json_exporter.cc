@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "harness/analysis/time_split.h"
 #include "harness/report/escape.h"
 #include "harness/report/exporter.h"
 
@@ -94,6 +95,16 @@ Json ToJson(const Divergence& d) {
   return j;
 }
 
+// Returns the measured parts of a time split as {"start_ms": ...}; parts
+// not measured are left out.
+Json ToJson(const CellTiming& t) {
+  Json j = Json::object();
+  for (const TimingPart& part : TimingParts()) {
+    if (t.*part.field >= 0) j[std::string(part.name) + "_ms"] = t.*part.field;
+  }
+  return j;
+}
+
 Json ToJson(const CellResult& c) {
   Json j{{"checkpoint", Text(c.checkpoint)}, {"scenario", Text(c.scenario)},
          {"config", ToJson(c.config)},       {"code", ResultCodeName(c.code)},
@@ -106,6 +117,9 @@ Json ToJson(const CellResult& c) {
   j["weights_xxh3"] = Text(c.weights_xxh3);
   j["vocab_size"] = c.vocab_size;
   j["isa_used"] = Text(c.isa_used);
+  // Where the cell's time went, when this process ran it (a stored run has
+  // no split).
+  if (Json timing = ToJson(c.timing); !timing.empty()) j["timing"] = std::move(timing);
   Json steps = Json::array();
   for (const StepRecord& s : c.steps) steps.push_back(ToJson(s));
   j["steps"] = std::move(steps);
@@ -155,6 +169,12 @@ class JsonExporter final : public Exporter {
     j["started_at"] = Text(run.started_at);
     j["elapsed_ms"] = run.elapsed_ms;
     j["command"] = Text(run.command);
+    if (const TimeTotals totals = SumTiming(run); totals.cells > 0) {
+      Json timing = ToJson(totals.sum);
+      timing["cells"] = totals.cells;
+      timing["children_ms"] = totals.child_ms;
+      j["timing"] = std::move(timing);
+    }
     j["verdict"] = m.passed ? "PASS" : "FAIL";
     Json counts = Json::object();
     for (size_t i = 0; i < kAllResultCodes.size(); ++i) {

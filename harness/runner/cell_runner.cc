@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <string.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -187,6 +189,29 @@ void ClassifyExit(const Cell& cell, const ChildOutcome& outcome, const protocol:
   r.code = ResultCode::kPass;
 }
 
+// Returns where the child's wall time went, from when its first and last
+// lines arrived and the load time its `done` reports.
+harness::CellTiming ChildTimeSplit(const ChildOutcome& outcome, const protocol::Transcript& t) {
+  harness::CellTiming timing;
+  const std::string& out = outcome.stdout_text;
+  const size_t first_end = out.find('\n');
+  const double first_at = first_end == std::string::npos ? -1 : ArrivalMs(outcome, first_end);
+  const double last_at = out.empty() ? -1 : ArrivalMs(outcome, out.size() - 1);
+  if (first_at < 0 || last_at < 0) {
+    timing.start_ms = outcome.elapsed_ms;  // it never finished a line
+    return timing;
+  }
+  timing.start_ms = first_at;
+  // The engine's own load time, when it reports one that fits.
+  if (t.done && t.done->load_ms && *t.done->load_ms <= first_at) {
+    timing.load_ms = *t.done->load_ms;
+    timing.start_ms = first_at - timing.load_ms;
+  }
+  timing.steps_ms = last_at - first_at;
+  timing.exit_ms = std::max(0.0, outcome.elapsed_ms - last_at);
+  return timing;
+}
+
 // Returns what the child's transcript and exit say, its hello checked by
 // `hello_check` (JudgeChild adds what it left behind).
 CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloCheck& hello_check,
@@ -207,6 +232,7 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloC
   r.traces = t.traces;
   if (t.hello) KeepHello(*t.hello, r, platform);
   ClassifyExit(cell, outcome, t, hello_check, r);
+  r.timing = ChildTimeSplit(outcome, t);
   return r;
 }
 
@@ -268,7 +294,11 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   spec.args = EngineArguments(cell, options.trace, dump_file);
   spec.env = ChildEnvironment(CellVariables(cell), options.passthrough);
   spec.timeout_seconds = options.timeout_seconds;
-  CellResult result = JudgeChild(cell, RunChild(spec), platform);
+  const ChildOutcome outcome = RunChild(spec);
+  const auto judging = std::chrono::steady_clock::now();
+  CellResult result = JudgeChild(cell, outcome, platform);
+  result.timing.judge_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - judging).count();
   // Only a child that finished wrote a whole dump; a partial one would be
   // read as rows it never wrote, and an engine that ignored --dump-logits
   // wrote none.

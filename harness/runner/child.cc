@@ -443,6 +443,7 @@ class ChildWatch {
   ChildWatch(const ChildSpec& spec, Clock::time_point start, const Spawned& spawned,
              ChildOutcome& outcome)
       : spec_(spec),
+        start_(start),
         outcome_(outcome),
         supervisor_(spawned.supervisor),
         out_{spawned.out},
@@ -531,6 +532,9 @@ class ChildWatch {
                               : 0;
       outcome_.stdout_text.append(buffer_, std::min(room, got));
       if (got > room) outcome_.stdout_truncated = true;
+      outcome_.stdout_arrivals.emplace_back(
+          outcome_.stdout_text.size(),
+          std::chrono::duration<double, std::milli>(Clock::now() - start_).count());
     } else if (&s == &err_) {
       tail_.Add(buffer_, got);
     } else {
@@ -556,6 +560,7 @@ class ChildWatch {
   }
 
   const ChildSpec& spec_;
+  const Clock::time_point start_;
   ChildOutcome& outcome_;
   const pid_t supervisor_;
   Source out_, err_, report_;
@@ -594,6 +599,14 @@ void ConcludeOutcome(const ChildSpec& spec, Clock::time_point start, ChildWatch&
 }
 
 }  // namespace
+
+double ArrivalMs(const ChildOutcome& outcome, size_t offset) {
+  const auto& arrivals = outcome.stdout_arrivals;
+  const auto it = std::upper_bound(
+      arrivals.begin(), arrivals.end(), offset,
+      [](size_t o, const std::pair<size_t, double>& arrival) { return o < arrival.first; });
+  return it == arrivals.end() ? -1 : it->second;
+}
 
 const std::vector<std::string>& DefaultPassthrough() {
   // The sanitizer options reach a sanitized engine too (ci/sanitize.sh), so

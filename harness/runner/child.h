@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace samebits::runner {
@@ -34,6 +35,9 @@ struct ChildOutcome {
   int signal = 0;     // non-zero when a signal ended it
   std::string stdout_text;
   bool stdout_truncated = false;
+  // When stdout's bytes arrived: after each read, the bytes kept so far
+  // and the milliseconds since the child was started (ArrivalMs).
+  std::vector<std::pair<size_t, double>> stdout_arrivals;
   std::string stderr_tail;  // the last `stderr_tail_lines` lines
   double elapsed_ms = 0;
   // The processes the child left running when it ended ("sleep (pid 12)"),
@@ -87,6 +91,10 @@ class InterruptCleanup {
   InterruptCleanup(const InterruptCleanup&) = delete;
   InterruptCleanup& operator=(const InterruptCleanup&) = delete;
 };
+
+// Returns the milliseconds from the child's start to the arrival of the
+// stdout byte at `offset`, or -1 when it never arrived.
+double ArrivalMs(const ChildOutcome& outcome, size_t offset);
 
 // Returns the names passed through by default.
 const std::vector<std::string>& DefaultPassthrough();

@@ -74,6 +74,27 @@ TEST(RecordsTest, UnsupportedRoundTripsAndNeedsAReason) {
   EXPECT_THROW(ParseRecord(R"({"type":"unsupported","reason":3})"), ProtocolError);
 }
 
+// The optional load time: written and read back when present, absent (an
+// older engine) reads as unknown, and a negative or non-number one is refused.
+TEST(RecordsTest, DoneLoadTimeIsOptional) {
+  Done d{9, 12.5, PhaseTimes{8.0, 19, 4.25, 6}};
+  d.load_ms = 30.5;
+  EXPECT_EQ(RoundTrip(d), d);
+  EXPECT_NE(ToJsonLine(d).find("\"load_ms\":30.5"), std::string::npos) << ToJsonLine(d);
+  const Done old = std::get<Done>(ParseRecord("{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1}"));
+  EXPECT_FALSE(old.load_ms.has_value());
+  EXPECT_EQ(ToJsonLine(old).find("load_ms"), std::string::npos);
+  for (const char* bad : {"{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"load_ms\":-1}",
+                          "{\"type\":\"done\",\"steps\":2,\"elapsed_ms\":1,\"load_ms\":\"1\"}"}) {
+    try {
+      ParseRecord(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("load_ms"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // The optional phase split: written and read back when present, absent
 // (an older engine) reads as no split, and a partial or negative split is
 // refused naming the record.
