@@ -7,6 +7,7 @@
 #include "engine/formats/gguf.h"
 #include "engine/formats/llama2c.h"
 #include "engine/formats/safetensors.h"
+#include "engine/formats/synthetic_cache.h"
 #include "engine/model/quantized_weights.h"
 #include "engine/model/synthetic.h"
 
@@ -34,7 +35,8 @@ namespace {
 // `synthetic:NAME` or `synthetic:NAME-TYPE` (BF16 when no type is given).
 // A quantized TYPE (q8_0, q4_k, ...) quantizes the F32 weights' matrices
 // and embedding as `export --type` does.
-model::ModelWeights LoadSynthetic(const std::string& spec, const std::string& rest) {
+model::ModelWeights LoadSynthetic(const std::string& spec, const std::string& rest,
+                                  const std::string& cache_dir) {
   std::string name = rest;
   model::WeightType type{false, numerics::QuantType::kQ8_0, model::DType::kBF16};
   if (const auto dash = rest.rfind('-'); dash != std::string::npos) {
@@ -45,9 +47,13 @@ model::ModelWeights LoadSynthetic(const std::string& spec, const std::string& re
     name = rest.substr(0, dash);
   }
   try {
-    if (!type.quantized) return model::MakeSyntheticWeights(name, type.dtype);
-    return model::ConvertWeights(model::MakeSyntheticWeights(name, model::DType::kF32), type,
-                                 nullptr);
+    auto synthesise = [&] {
+      if (!type.quantized) return model::MakeSyntheticWeights(name, type.dtype);
+      return model::ConvertWeights(model::MakeSyntheticWeights(name, model::DType::kF32), type,
+                                   nullptr);
+    };
+    if (cache_dir.empty()) return synthesise();
+    return LoadSyntheticCached(spec, model::SyntheticConfig(name), cache_dir, synthesise);
   } catch (const std::invalid_argument& e) {
     throw CheckpointError("checkpoint '" + spec + "': " + e.what());
   }
@@ -77,9 +83,14 @@ model::ModelWeights LoadByContent(const std::string& path) {
 }  // namespace
 
 model::ModelWeights LoadCheckpoint(const std::string& spec) {
+  return LoadCheckpoint(spec, "");
+}
+
+model::ModelWeights LoadCheckpoint(const std::string& spec,
+                                   const std::string& synthetic_cache_dir) {
   auto starts = [&](const char* prefix) { return spec.rfind(prefix, 0) == 0; };
   auto rest = [&](const char* prefix) { return spec.substr(std::string_view(prefix).size()); };
-  if (starts("synthetic:")) return LoadSynthetic(spec, rest("synthetic:"));
+  if (starts("synthetic:")) return LoadSynthetic(spec, rest("synthetic:"), synthetic_cache_dir);
   if (starts("gguf:")) return LoadGgufFile(rest("gguf:"));
   if (starts("llama2c:")) return LoadLlama2cFile(rest("llama2c:"));
   if (starts("safetensors:")) {

@@ -31,4 +31,9 @@ class CheckpointError : public std::runtime_error {
 // unsupported architecture or tensor type).
 model::ModelWeights LoadCheckpoint(const std::string& spec);
 
+// Returns the loaded weights as LoadCheckpoint(spec) does; a synthetic
+// checkpoint is read from (or, the first time, written to) the cache in
+// `synthetic_cache_dir` (synthetic_cache.h) when that is not empty.
+model::ModelWeights LoadCheckpoint(const std::string& spec, const std::string& synthetic_cache_dir);
+
 }  // namespace samebits::formats

@@ -292,7 +292,11 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   ChildSpec spec;
   spec.program = options.engine;
   spec.args = EngineArguments(cell, options.trace, dump_file);
-  spec.env = ChildEnvironment(CellVariables(cell), options.passthrough);
+  std::map<std::string, std::string> variables = CellVariables(cell);
+  if (!options.synthetic_cache_dir.empty()) {
+    variables["SAMEBITS_SYNTHETIC_CACHE"] = options.synthetic_cache_dir;
+  }
+  spec.env = ChildEnvironment(variables, options.passthrough);
   spec.timeout_seconds = options.timeout_seconds;
   const ChildOutcome outcome = RunChild(spec);
   const auto judging = std::chrono::steady_clock::now();

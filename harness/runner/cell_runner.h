@@ -24,6 +24,10 @@ struct RunnerOptions {
   // passes with a dump of one row per step gets that path as its
   // `dump_path` (an engine that ignored the flag leaves it empty).
   std::string dump_dir;
+  // When not empty, an existing folder where children cache the synthetic
+  // checkpoints they synthesise (SAMEBITS_SYNTHETIC_CACHE; samebits-engine
+  // reads them back, checked by hash, instead of synthesising each again).
+  std::string synthetic_cache_dir;
   // Names of this process's environment variables passed to children.
   std::vector<std::string> passthrough = DefaultPassthrough();
   // The engine's profile when it is not samebits-engine (engines/NAME.json):

@@ -1,6 +1,7 @@
 // Running a selection as one run (matrix_run.h).
 #include "harness/runner/matrix_run.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,6 +62,17 @@ std::string NewDumpDirectory(const std::string& parent) {
   return dir.string();
 }
 
+SyntheticCache::SyntheticCache() {
+  std::error_code ec;
+  std::string pattern = (fs::temp_directory_path(ec) / "samebits-synthetic-XXXXXX").string();
+  if (!ec && ::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+}
+
+SyntheticCache::~SyntheticCache() {
+  std::error_code ec;
+  if (!path_.empty()) fs::remove_all(path_, ec);
+}
+
 harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<Cell>& cells,
                              bool trace, bool quiet) {
   RunnerOptions runner;
@@ -69,6 +81,10 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
   runner.timeout_seconds = options.timeout_seconds;
   runner.trace = trace;
   if (options.dump_logits) runner.dump_dir = NewDumpDirectory(options.dump_parent);
+  // Each synthetic checkpoint is synthesised once per run, not once per
+  // cell; the folder (and its files, hundreds of MB) goes with the run.
+  const SyntheticCache cache;
+  runner.synthetic_cache_dir = cache.path();
   harness::RunResult run;
   run.started_at = NowUtc();
   run.command = options.command_line;

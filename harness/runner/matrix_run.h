@@ -38,6 +38,22 @@ std::string EnginePath(const MatrixRunOptions& options);
 // until it is stored). Throws RunError.
 std::string NewDumpDirectory(const std::string& parent);
 
+// A fresh folder under the system's temporary folder where one run's
+// children cache the synthetic checkpoints they synthesise, removed with its
+// files when the run ends; path() is "" when none could be made (the
+// children then synthesise every time).
+class SyntheticCache {
+ public:
+  SyntheticCache();
+  ~SyntheticCache();
+  SyntheticCache(const SyntheticCache&) = delete;
+  SyntheticCache& operator=(const SyntheticCache&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Returns the current time as ISO 8601 UTC ("2026-11-29T23:10:28Z").
 std::string NowUtc();
 
