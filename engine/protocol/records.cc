@@ -347,6 +347,48 @@ std::string ToJsonLine(const Unsupported& u) {
   return Dump(j);
 }
 
+std::string ToJsonLine(const Capabilities& c) {
+  ojson j = ojson::object();
+  j["type"] = "capabilities";
+  j["protocol"] = kProtocolVersion;
+  ojson unavailable = ojson::array();
+  for (const Unavailable& u : c.unavailable) {
+    ojson entry = ojson::object();
+    entry["axis"] = u.axis;
+    entry["value"] = u.value;
+    entry["reason"] = u.reason;
+    unavailable.push_back(entry);
+  }
+  j["unavailable"] = unavailable;
+  return Dump(j);
+}
+
+Capabilities ParseCapabilities(std::string_view line) {
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::parse_error&) {
+    throw ProtocolError("capabilities: not a JSON line");
+  }
+  if (!j.is_object() || j.value("type", "") != "capabilities") {
+    throw ProtocolError("capabilities: the line is not a `capabilities` record");
+  }
+  const json& list = Field(j, "unavailable", "capabilities");
+  if (!list.is_array()) Fail("capabilities", "field 'unavailable' must be an array");
+  Capabilities c;
+  for (const json& entry : list) {
+    if (!entry.is_object()) Fail("capabilities", "each of 'unavailable' must be an object");
+    Unavailable u{GetString(entry, "axis", "capabilities.unavailable"),
+                  GetString(entry, "value", "capabilities.unavailable"),
+                  GetString(entry, "reason", "capabilities.unavailable")};
+    if (u.axis.empty() || u.value.empty() || u.reason.empty()) {
+      Fail("capabilities.unavailable", "'axis', 'value' and 'reason' must not be empty");
+    }
+    c.unavailable.push_back(std::move(u));
+  }
+  return c;
+}
+
 Record ParseRecord(std::string_view line) {
   json j;
   try {

@@ -170,6 +170,25 @@ struct Unsupported {
 using Record = std::variant<Hello, Step, Trace, Done, Error, Unsupported>;
 
 // Return the record as one compact JSON line, without the newline.
+// What an engine can never run here, as its `capabilities` probe says
+// (PROTOCOL.md, "Capabilities"): an axis value ("isa" "neon") and why.
+struct Unavailable {
+  std::string axis;
+  std::string value;
+  std::string reason;
+  bool operator==(const Unavailable&) const = default;
+};
+
+struct Capabilities {
+  std::vector<Unavailable> unavailable;
+  bool operator==(const Capabilities&) const = default;
+};
+
+std::string ToJsonLine(const Capabilities& record);
+// Returns the `capabilities` record on `line`. Throws ProtocolError for
+// anything else (another record, a malformed field).
+Capabilities ParseCapabilities(std::string_view line);
+
 std::string ToJsonLine(const Hello& record);
 std::string ToJsonLine(const Step& record);
 std::string ToJsonLine(const Trace& record);

@@ -18,6 +18,7 @@
 #include "harness/report/exporter.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
+#include "harness/runner/unavailable.h"
 #include "harness/store/output_file.h"
 
 namespace samebits::cli {
@@ -56,8 +57,9 @@ int Gate(const GateFlags& flags) {
       OpenStore(flags.matrix.db, fresh ? store::Access::kReadWrite : store::Access::kRead);
   harness::RunResult run;
   std::vector<runner::Cell> selected;
+  std::vector<std::string> left_out;  // what the engine can never run here
   if (fresh) {
-    selected = runner::SelectCells(options.selection);
+    selected = runner::SelectRunnableCells(options, &left_out);
     run = runner::RunMatrix(options, selected, /*trace=*/false, flags.quiet);
     runner::RefuseUnrunnableSelection(run);
   } else {
@@ -74,6 +76,7 @@ int Gate(const GateFlags& flags) {
                           flags.quiet, flags.rerun_budget_seconds);
   if (fresh) run.run_id = SaveRunTimed(*store, run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
+  for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);
   WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
     WriteReportFile(run, format, path);

@@ -12,6 +12,7 @@
 #include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
+#include "harness/runner/engine_profile.h"
 
 namespace samebits::cli {
 
@@ -128,8 +129,23 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
       throw UsageError(e.what());
     }
     options.engine_given = true;
-    // samebits-engine's own profile keeps its built-in matrix and references.
+    // samebits-engine's own profile keeps its built-in matrix and references
+    // (and its probe of what it can never run here, unavailable.h).
+    if (IsOwnEngine(*profile)) options.probe = profile->probe;
     if (!IsOwnEngine(*profile)) s.profile = std::move(profile);
+  } else if (!options.engine_given) {
+    // The default engine declares its probe in its profile; a program given
+    // by path declares nothing, so nothing is assumed of it.
+    const std::string own =
+        (std::filesystem::path(paths.root) / "engines" / "samebits.json").string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(own, ec)) {
+      try {
+        options.probe = runner::LoadEngineProfile(own).probe;
+      } catch (const runner::ProfileError& e) {
+        throw UsageError(std::string("engine profile refused: ") + e.what());
+      }
+    }
   }
   options.jobs = flags.jobs > 0
                      ? flags.jobs

@@ -8,6 +8,7 @@
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/run_timing.h"
 #include "harness/runner/scheduler.h"
+#include "harness/runner/unavailable.h"
 
 namespace samebits::cli {
 namespace {
@@ -22,7 +23,10 @@ struct RunFlags {
 
 int Run(const RunFlags& flags) {
   const runner::MatrixRunOptions options = RunOptionsFor(flags.matrix);
-  const std::vector<runner::Cell> cells = runner::SelectCells(options.selection);
+  std::vector<std::string> left_out;  // what the engine can never run here
+  const std::vector<runner::Cell> cells = flags.list
+                                              ? runner::SelectCells(options.selection)
+                                              : runner::SelectRunnableCells(options, &left_out);
   if (flags.list) {
     for (const runner::Cell& c : cells) {
       std::printf("%s%s%s\n", runner::CellLabel(c).c_str(), c.supported ? "" : "  (UNSUPPORTED: ",
@@ -37,6 +41,7 @@ int Run(const RunFlags& flags) {
   Judge(run, judge);
   run.run_id = SaveRunTimed(*store, run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/false).c_str());
+  for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);
   for (const harness::CellResult& c : run.cells) {
     if (harness::IsFailure(c.code)) return 1;

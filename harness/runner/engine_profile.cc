@@ -573,6 +573,10 @@ void ParseArguments(const Reader& r, const Json& j, EngineProfile& p) {
     CheckTemplates(r, p.dump_logits, "dump_logits", {"file"});
     if (!Contains(p.dump_logits, "{file}")) r.Fail("dump_logits", "expected {file} in one");
   }
+  if (j.contains("probe")) {
+    p.probe = r.Strings(j["probe"], "probe", /*non_empty=*/true);
+    CheckTemplates(r, p.probe, "probe", {});
+  }
   if (j.contains("trace")) {
     p.trace = r.Strings(j["trace"], "trace", /*non_empty=*/true);
     CheckTemplates(r, p.trace, "trace", {});
@@ -591,7 +595,7 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
   }
   r.OnlyKeys(j, "",
              {"profile", "name", "description", "command", "build", "checkpoints", "arguments",
-              "dump_logits", "trace", "axes", "baseline", "hello", "known_differences",
+              "dump_logits", "trace", "probe", "axes", "baseline", "hello", "known_differences",
               "conformance", "card", "matrix"});
   EngineProfile p;
   p.file = file;

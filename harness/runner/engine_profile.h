@@ -20,6 +20,10 @@
 //                      {checkpoint} and {scenario}
 //   dump_logits        optional argv templates using {file}
 //   trace              optional argv (no placeholders)
+//   probe              optional argv after command[0] (instead of command's
+//                      other elements; no placeholders) of a call that prints
+//                      one `capabilities` record (PROTOCOL.md): what the
+//                      engine can never run here, left out of default runs
 //   axes               [AXIS...], each:
 //     name             [a-z][a-z0-9_]*, unique
 //     values | range   the values (each [A-Za-z0-9_.+]+: a name token cannot
@@ -136,6 +140,7 @@ struct EngineProfile {
   std::vector<std::string> build;
   std::vector<std::string> checkpoints;
   std::vector<std::string> arguments, dump_logits, trace;
+  std::vector<std::string> probe;  // empty: the engine declares no probe
   std::vector<EngineAxis> axes;
   EngineConfiguration baseline;
   std::vector<HelloEcho> hello;

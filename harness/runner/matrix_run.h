@@ -19,7 +19,10 @@ struct MatrixRunOptions {
   // The engine program; checked to be executable when a child is started
   // (EnginePath), so commands that start none do not need it.
   std::string engine;
-  bool engine_given = false;     // false: the default, next to samebits
+  bool engine_given = false;  // false: the default, next to samebits
+  // The argv of the engine's capabilities probe (its profile's `probe`;
+  // unavailable.h); empty: the engine declares none.
+  std::vector<std::string> probe;
   int jobs = 1;                  // children at once, >= 1
   double timeout_seconds = 120;  // per child: finite, > 0
   // With `dump_logits`, every child writes its raw logits into a new

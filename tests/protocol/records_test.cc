@@ -74,6 +74,21 @@ TEST(RecordsTest, UnsupportedRoundTripsAndNeedsAReason) {
   EXPECT_THROW(ParseRecord(R"({"type":"unsupported","reason":3})"), ProtocolError);
 }
 
+// The probe's `capabilities` record: written and read back, and anything
+// else (another record, an empty reason) refused.
+TEST(RecordsTest, CapabilitiesRoundTripAndRefuseOtherLines) {
+  const Capabilities c{{{"isa", "neon", "no NEON on x86_64"}}};
+  EXPECT_EQ(ParseCapabilities(ToJsonLine(c)), c);
+  EXPECT_EQ(ParseCapabilities(ToJsonLine(Capabilities{})), Capabilities{});
+  for (const std::string bad :
+       {ToJsonLine(Done{1, 1.0}), std::string("not json"),
+        std::string("{\"type\":\"capabilities\"}"),
+        std::string("{\"type\":\"capabilities\",\"unavailable\":[{\"axis\":\"isa\","
+                    "\"value\":\"neon\",\"reason\":\"\"}]}")}) {
+    EXPECT_THROW(ParseCapabilities(bad), ProtocolError) << bad;
+  }
+}
+
 // The optional load time: written and read back when present, absent (an
 // older engine) reads as unknown, and a negative or non-number one is refused.
 TEST(RecordsTest, DoneLoadTimeIsOptional) {

@@ -1,0 +1,91 @@
+// Leaving out what the engine can never run here (unavailable.h).
+#include "harness/runner/unavailable.h"
+
+#include <algorithm>
+
+#include "harness/runner/child.h"
+#include "harness/runner/selection.h"
+
+namespace samebits::runner {
+
+namespace {
+// A probe prints one line; longer is not a probe's answer.
+constexpr double kProbeTimeoutSeconds = 30;
+}  // namespace
+
+std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
+                                                  const std::vector<std::string>& probe_argv,
+                                                  std::string* why) {
+  ChildSpec spec;
+  spec.program = engine;
+  spec.args = probe_argv;
+  spec.env = ChildEnvironment({});
+  spec.timeout_seconds = kProbeTimeoutSeconds;
+  spec.max_stdout_bytes = size_t{1} << 20;
+  const ChildOutcome outcome = RunChild(spec);
+  if (!outcome.started || outcome.timed_out || outcome.signal != 0 || outcome.exit_code != 0) {
+    *why = !outcome.started ? outcome.start_error
+           : outcome.timed_out
+               ? "it ran past " + std::to_string(static_cast<int>(kProbeTimeoutSeconds)) + " s"
+               : "it exited with code " + std::to_string(outcome.exit_code) + " (signal " +
+                     std::to_string(outcome.signal) + ")";
+    return std::nullopt;
+  }
+  std::string line = outcome.stdout_text;
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  if (line.find('\n') != std::string::npos) {
+    *why = "it printed more than one line";
+    return std::nullopt;
+  }
+  try {
+    return protocol::ParseCapabilities(line);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return std::nullopt;
+  }
+}
+
+std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
+                                             const protocol::Capabilities& capabilities) {
+  std::vector<std::string> notes;
+  for (const protocol::Unavailable& u : capabilities.unavailable) {
+    if (u.axis != "isa") continue;
+    std::vector<std::string> configs;
+    const auto left_out = [&](const Cell& cell) { return cell.config.isa == u.value; };
+    size_t count = 0;
+    for (const Cell& cell : cells) {
+      if (!left_out(cell)) continue;
+      ++count;
+      if (std::find(configs.begin(), configs.end(), cell.config.name) == configs.end()) {
+        configs.push_back(cell.config.name);
+      }
+    }
+    if (count == 0) continue;
+    cells.erase(std::remove_if(cells.begin(), cells.end(), left_out), cells.end());
+    std::string names;
+    for (const std::string& c : configs) names += (names.empty() ? "" : ", ") + c;
+    notes.push_back("left out " + std::to_string(count) + " cell" + (count == 1 ? "" : "s") +
+                    " of " + names + ": " + u.reason);
+  }
+  return notes;
+}
+
+std::vector<Cell> SelectRunnableCells(const MatrixRunOptions& options,
+                                      std::vector<std::string>* notes) {
+  std::vector<Cell> cells = SelectCells(options.selection);
+  if (!options.selection.configs.empty() || options.probe.empty()) return cells;
+  std::string why;
+  const std::optional<protocol::Capabilities> capabilities =
+      ProbeEngine(EnginePath(options), options.probe, &why);
+  if (!capabilities) {
+    notes->push_back("the engine's capabilities probe failed (" + why +
+                     "): no configuration was left out");
+    return cells;
+  }
+  for (std::string& note : LeaveOutUnavailable(cells, *capabilities)) {
+    notes->push_back(std::move(note));
+  }
+  return cells;
+}
+
+}  // namespace samebits::runner

@@ -1,0 +1,42 @@
+// Cells this machine can never run, as the engine says: one probe call per
+// run (the profile's `probe`, a `capabilities` record, PROTOCOL.md) names
+// the axis values the engine cannot run here (NEON on x86-64), and a
+// default selection leaves their cells out with one line saying which and
+// why, instead of a child or an UNSUPPORTED line per cell. A selection that
+// names configurations keeps them (each reported UNSUPPORTED).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/protocol/records.h"
+#include "harness/runner/matrix.h"
+#include "harness/runner/matrix_run.h"
+
+namespace samebits::runner {
+
+// Returns the engine's `capabilities` record from running `engine` with
+// `probe_argv`, or nothing (with `*why` saying what went wrong) when the
+// probe did not exit 0 with exactly that one record.
+std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
+                                                  const std::vector<std::string>& probe_argv,
+                                                  std::string* why);
+
+// Removes from `cells` those whose configuration takes a value the engine
+// says it cannot run (axis "isa" is the configuration's ISA; other axes are
+// not configurations of samebits-engine's matrix and leave nothing out).
+// Returns one line per value that left cells out: "left out 128 cells of
+// cpu-neon: this machine (x86_64) or this build lacks neon".
+std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
+                                             const protocol::Capabilities& capabilities);
+
+// Returns the cells `options.selection` selects (SelectCells); when it
+// names no configuration and `options.probe` is set, without those the
+// engine says it can never run here, with one line per value left out in
+// `*notes` (and a line saying so when the probe failed: then nothing is
+// left out).
+std::vector<Cell> SelectRunnableCells(const MatrixRunOptions& options,
+                                      std::vector<std::string>* notes);
+
+}  // namespace samebits::runner
