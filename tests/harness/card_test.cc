@@ -19,10 +19,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Source(const std::string& path) {
-  return std::string(SAMEBITS_SOURCE_DIR) + "/" + path;
-}
-
 // Returns the number of times `needle` occurs in `text`.
 int Count(const std::string& text, const std::string& needle) {
   int n = 0;

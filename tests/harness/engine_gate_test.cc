@@ -23,10 +23,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Source(const std::string& path) {
-  return std::string(SAMEBITS_SOURCE_DIR) + "/" + path;
-}
-
 class EngineGate : public ::testing::Test {
  protected:
   void SetUp() override { std::filesystem::create_directories(references_); }

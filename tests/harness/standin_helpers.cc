@@ -17,6 +17,10 @@ std::string BinDir() {
   return std::string(SAMEBITS_BINARY_DIR) + "/bin";
 }
 
+std::string Source(const std::string& path) {
+  return std::string(SAMEBITS_SOURCE_DIR) + "/" + path;
+}
+
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);

@@ -14,6 +14,9 @@ namespace samebits::standin {
 // Returns the folder holding the built programs (build/bin).
 std::string BinDir();
 
+// Returns `path` (relative to the source tree) under the source tree.
+std::string Source(const std::string& path);
+
 // Returns `s` quoted for /bin/sh.
 std::string ShellQuote(const std::string& s);
 
