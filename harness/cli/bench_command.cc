@@ -54,11 +54,9 @@ runner::AbBenchOptions BenchOptionsFor(const BenchFlags& flags) {
   sides.build.repo = flags.repo;
   sides.build.build_command = flags.build;
   sides.build.engine = flags.built_engine;
-  sides.build.cache_dir =
-      flags.cache_dir.empty()
-          ? (fs::absolute(flags.db.empty() ? GetPaths().db : flags.db).parent_path() / "builds")
-                .string()
-          : flags.cache_dir;
+  sides.build.cache_dir = flags.cache_dir.empty()
+                              ? (fs::path(StoreSideFolder(flags.db)) / "builds").string()
+                              : flags.cache_dir;
   options.timing.rounds = flags.rounds;
   options.timing.warmup = flags.warmup;
   options.timing.timeout_seconds = flags.timeout_seconds;
@@ -180,11 +178,7 @@ CommandSpec Setup(CLI::App& app) {
       ->check(SecondsInRange(kMaxTimeoutSeconds));
   sub->add_flag("--force", flags->force,
                 "Times even when the preflight finds the machine busy (the result records it).");
-  Declare(
-      sub->add_option("--db", flags->db,
-                      "Stores the bench in this SQLite database instead of .samebits/samebits.db.")
-          ->type_name("PATH"),
-      PathRole::kWriteStore);
+  Declare(AddStoreOption(sub, flags->db, "Stores the bench in"), PathRole::kWriteStore);
   Declare(
       sub->add_option("--report-html", flags->report_html,
                       "Writes an HTML report (table and an SVG plot of every run) to this file.")

@@ -37,8 +37,7 @@ runner::BisectOptions BisectOptionsFor(const BisectFlags& flags) {
   options.build.engine = flags.engine;
   options.build.cache_dir = flags.cache_dir;
   if (options.build.cache_dir.empty()) {
-    const std::string db = flags.matrix.db.empty() ? GetPaths().db : flags.matrix.db;
-    options.build.cache_dir = (fs::absolute(db).parent_path() / "builds").string();
+    options.build.cache_dir = (fs::path(StoreSideFolder(flags.matrix.db)) / "builds").string();
   }
   if (fs::path(flags.engine).is_absolute()) {
     throw UsageError(

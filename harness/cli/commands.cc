@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "harness/cli/path_flags.h"
+#include "harness/store/location.h"
 
 namespace samebits::cli {
 namespace {
@@ -69,6 +70,11 @@ void SetCommandLine(int argc, char** argv) {
 
 std::string StorePath(const std::string& db_path) {
   return db_path.empty() ? GetPaths().db : db_path;
+}
+
+std::string StoreSideFolder(const std::string& db_path) {
+  return store::SideFolder(store::UsableLocation(StorePath(db_path)),
+                           std::filesystem::path(GetPaths().db).parent_path().string());
 }
 
 std::unique_ptr<store::Store> OpenStore(const std::string& db_path, store::Access access) {

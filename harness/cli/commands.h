@@ -89,6 +89,11 @@ void SetCommandLine(int argc, char** argv);
 // Returns the path of the store named by `db_path` (empty: the default).
 std::string StorePath(const std::string& db_path);
 
+// Returns the folder where files that go with the store named by `db_path`
+// are kept (dumps, build caches): the SQLite file's folder, or the default
+// store's folder (.samebits/ under the project root) for a server.
+std::string StoreSideFolder(const std::string& db_path);
+
 // Returns the store at `db_path` (empty: the default), created on first use.
 // Commands that only read pass store::Access::kRead (store.h).
 std::unique_ptr<store::Store> OpenStore(const std::string& db_path,

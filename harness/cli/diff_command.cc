@@ -37,10 +37,7 @@ CommandSpec SetupDiff(CLI::App& app) {
   sub->add_option("B", flags->b, "The second run: an id from `samebits runs`, or latest.")
       ->type_name("RUN")
       ->required();
-  Declare(
-      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-          ->type_name("PATH"),
-      PathRole::kReadStore);
+  Declare(AddStoreOption(sub, flags->db, "Reads"), PathRole::kReadStore);
   sub->footer(
       "Exit status: 0 when the runs' hashes are identical, 1 when they differ (other weights\n"
       "under one checkpoint name included), 2 on an error or when no cell has steps on both\n"

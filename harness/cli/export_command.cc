@@ -86,10 +86,7 @@ CommandSpec SetupExport(CLI::App& app) {
                           "refuse it if anything in it changes.")
               ->type_name("KEYFILE"),
           PathRole::kInput);
-  Declare(
-      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-          ->type_name("PATH"),
-      PathRole::kReadStore);
+  Declare(AddStoreOption(sub, flags->db, "Reads"), PathRole::kReadStore);
   sub->footer(
       "A cell's dump file that cannot be read (deleted, damaged, or not matching the cell's\n"
       "hashes) is named in a warning and the cell is exported without it.\n\n"

@@ -69,10 +69,7 @@ CommandSpec SetupImport(CLI::App& app) {
                           "is imported.")
               ->type_name("KEYFILE"),
           PathRole::kInput);
-  Declare(sub->add_option("--db", flags->db,
-                          "Writes to this database instead of .samebits/samebits.db.")
-              ->type_name("PATH"),
-          PathRole::kWriteStore);
+  Declare(AddStoreOption(sub, flags->db, "Writes to"), PathRole::kWriteStore);
   sub->footer(
       "Exit status: 0 when every bundle was imported (or was present already), 2 when any\n"
       "was refused (then nothing was imported).\n"

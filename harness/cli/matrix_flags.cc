@@ -83,12 +83,7 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
                   "as TIMEOUT (default 120).")
       ->type_name("SECONDS")
       ->check(SecondsInRange(kMaxTimeoutSeconds));
-  Declare(
-      sub->add_option("--db", flags->db,
-                      "Stores runs in this SQLite database instead of .samebits/samebits.db under "
-                      "the project root (created on first use).")
-          ->type_name("PATH"),
-      PathRole::kWriteStore);
+  Declare(AddStoreOption(sub, flags->db, "Stores runs in"), PathRole::kWriteStore);
   Declare(sub->add_option("--references-dir", flags->references_dir,
                           "Reads references from this folder instead of the project's references/.")
               ->type_name("DIR"),
@@ -152,8 +147,7 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.timeout_seconds = flags.timeout_seconds;
   options.dump_logits = flags.dump_logits;
-  options.dump_parent =
-      std::filesystem::absolute(flags.db.empty() ? paths.db : flags.db).parent_path().string();
+  options.dump_parent = StoreSideFolder(flags.db);
   options.command_line = CommandLine();
   return options;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "harness/cli/commands.h"
+#include "harness/store/location.h"
 
 namespace samebits::cli {
 namespace {
@@ -49,7 +50,11 @@ void CollectPaths(const CLI::App& command, store::CommandPaths& paths, bool& rea
           break;
         case PathRole::kReadStore:
         case PathRole::kWriteStore:
-          paths.stores.push_back(value);
+          // Empty is the default store; a server is no file an output
+          // could name. A value naming no store this build can open is
+          // refused here, before the command does anything.
+          if (!value.empty() && store::UsableLocation(value).backend == store::Backend::kSqlite)
+            paths.stores.push_back(value);
           break;
       }
     }
@@ -60,6 +65,18 @@ void CollectPaths(const CLI::App& command, store::CommandPaths& paths, bool& rea
 }
 
 }  // namespace
+
+CLI::Option* AddStoreOption(CLI::App* sub, std::string& db, const std::string& what) {
+  return sub
+      ->add_option("--db", db,
+                   what +
+                       " this store instead of .samebits/samebits.db under the project root: an "
+                       "SQLite file (created on first use by a command that writes), or a "
+                       "PostgreSQL server given as a postgresql:// or postgres:// URL or a libpq "
+                       "keyword string ('host=HOST dbname=DB'), when samebits is built with "
+                       "libpq. A URL of any other scheme is refused.")
+      ->type_name("PATH|URL");
+}
 
 CLI::Option* Declare(CLI::Option* option, PathRole role) {
   for (const auto& [known, name] : kRoleNames) {

@@ -32,6 +32,11 @@ enum class PathRole {
   kWriteStore,    // the store, which this command may write
 };
 
+// Adds `--db PATH|URL` to `sub`, its help `what` ("Reads", "Stores runs
+// in") and then what every command's store value may be (store/location.h),
+// written once. Returns the option, for Declare.
+CLI::Option* AddStoreOption(CLI::App* sub, std::string& db, const std::string& what);
+
 // Records `role` for `option`. Returns `option`.
 CLI::Option* Declare(CLI::Option* option, PathRole role);
 

@@ -70,10 +70,7 @@ CommandSpec SetupReport(CLI::App& app) {
                           "Writes the report to this file instead of standard output.")
               ->type_name("FILE"),
           PathRole::kOutputFile);
-  Declare(
-      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-          ->type_name("PATH"),
-      PathRole::kReadStore);
+  Declare(AddStoreOption(sub, flags->db, "Reads"), PathRole::kReadStore);
   sub->footer(
       "Examples:\n"
       "  samebits report latest                      # Markdown, for a pull request\n"

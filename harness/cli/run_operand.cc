@@ -32,7 +32,10 @@ RunOperand LoadRunOperand(const std::string& which, const std::string& db,
         throw UsageError(which +
                          ": a database carries no signature, and --verify asks for one "
                          "(export its run with `samebits export --sign KEY`)");
-      std::unique_ptr<store::Store> store = OpenStore(which);
+      // A file's name, even one that reads as a connection string
+      // ("host=a.db"), is a file here (store/location.h).
+      const bool plain = which.front() == '/' || which.front() == '.';
+      std::unique_ptr<store::Store> store = OpenStore(plain ? which : "./" + which);
       harness::RunResult run = LoadRunArgument(*store, "latest");
       const std::string label = "run " + std::to_string(run.run_id) + " of " + DisplayPath(which);
       return {std::move(run), label};
@@ -59,10 +62,7 @@ void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& 
       "`samebits export` (its last run).";
   Declare(sub->add_option("A", a, help)->type_name("RUN|DB|BUNDLE")->required(), PathRole::kInput);
   Declare(sub->add_option("B", b, help)->type_name("RUN|DB|BUNDLE")->required(), PathRole::kInput);
-  Declare(sub->add_option("--db", db,
-                          "Reads run ids from this database instead of .samebits/samebits.db.")
-              ->type_name("PATH"),
-          PathRole::kReadStore);
+  Declare(AddStoreOption(sub, db, "Reads run ids from"), PathRole::kReadStore);
 }
 
 }  // namespace samebits::cli

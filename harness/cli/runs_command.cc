@@ -49,10 +49,7 @@ int ShowRun(const RunsFlags& flags) {
 CommandSpec SetupRuns(CLI::App& app) {
   auto flags = std::make_shared<RunsFlags>();
   CLI::App* sub = app.add_subcommand("runs", "Lists the stored runs, newest first.");
-  Declare(
-      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-          ->type_name("PATH"),
-      PathRole::kReadStore);
+  Declare(AddStoreOption(sub, flags->db, "Reads"), PathRole::kReadStore);
   sub->add_option("-n,--limit", flags->limit, "Lists at most N runs (default 20).")
       ->type_name("N")
       ->check(WholeNumberInRange(1, 1000000));
@@ -66,10 +63,7 @@ CommandSpec SetupShow(CLI::App& app) {
       app.add_subcommand("show", "Prints one stored run: its machine, configurations and results.");
   sub->add_option("RUN", flags->run, "The run to show: an id from `samebits runs`, or latest.")
       ->type_name("RUN");
-  Declare(
-      sub->add_option("--db", flags->db, "Reads this database instead of .samebits/samebits.db.")
-          ->type_name("PATH"),
-      PathRole::kReadStore);
+  Declare(AddStoreOption(sub, flags->db, "Reads"), PathRole::kReadStore);
   sub->add_flag("--steps", flags->steps, "Also prints every step's tokens and hashes.");
   sub->footer("Examples:\n  samebits show latest\n  samebits show 12 --steps");
   return {sub, [flags] { return ShowRun(*flags); }};

@@ -7,6 +7,7 @@
 
 #include "engine/protocol/records.h"
 #include "harness/analysis/verdict.h"
+#include "harness/store/location.h"
 #include "harness/store/schema.h"
 
 namespace samebits::store {
@@ -523,6 +524,11 @@ void CheckIntact(Connection& db) {
 }  // namespace
 
 Store::Store(const std::string& path, Access access) {
+  // Refuses a value that names no store this build can open (a PostgreSQL
+  // server without libpq, an unknown URL scheme) before any file is
+  // touched (location.h). Until the PostgreSQL backend exists no build has
+  // libpq, so every value that gets past here is an SQLite file.
+  UsableLocation(path);
   std::error_code ec;
   if (access == Access::kRead) {
     // A reader creates nothing: no folder, no empty store, no side file.

@@ -284,6 +284,57 @@ TEST_F(CliPaths, AFreshFileBesideTheStoreIsAccepted) {
   }
 }
 
+// Every command that takes a store (the walk finds them by their declared
+// store role) decides what its --db value names in one place
+// (store/location.h): a PostgreSQL URL or keyword string is a server, never
+// a file, and a URL of another scheme is refused. Each exits 2 naming the
+// value, and creates nothing: no folder named after the scheme (what
+// `--db postgresql://...` once made), no file named after the keyword string.
+TEST_F(CliPaths, EveryStoreFlagTakesAServerOrRefusesAnUnknownSchemeAndCreatesNothing) {
+  const fs::path cwd = dir_.path() / "cwd";
+  fs::create_directories(cwd);
+  const std::string in_cwd = "cd " + standin::ShellQuote(cwd.string()) + " &&";
+  // A server nobody listens on: with libpq the command fails to connect
+  // (port 1 refuses at once), without it it is refused as unsupported.
+  const std::vector<std::string> servers = {
+      "postgresql://samebits@127.0.0.1:1/none?connect_timeout=5",
+      "postgres://127.0.0.1:1/none?connect_timeout=5",
+      "host=127.0.0.1 port=1 dbname=none connect_timeout=5"};
+  const std::vector<std::string> unknown = {"xyz://somewhere/runs.db", "sqlite:///tmp/runs.db",
+                                            "mysql://host/db", "file://runs.db"};
+  int commands = 0;
+  for (const Command& command : program_.all()) {
+    const std::string flag = StoreFlag(command);
+    if (flag.empty()) continue;
+    ++commands;
+    for (const std::string& value : servers) {
+      const CommandResult r = RunCommand(CommandLine(command, nullptr, input_.string(),
+                                                     (cwd / "out.file").string(), {flag, value}),
+                                         in_cwd);
+      EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+      const bool refused = r.output.find("built without libpq") != std::string::npos ||
+                           r.output.find("cannot connect") != std::string::npos;
+      EXPECT_TRUE(refused) << r.command << "\n" << r.output;
+      EXPECT_EQ(Listing(cwd), std::set<std::string>()) << r.command << " created a file";
+    }
+    for (const std::string& value : unknown) {
+      const CommandResult r = RunCommand(CommandLine(command, nullptr, input_.string(),
+                                                     (cwd / "out.file").string(), {flag, value}),
+                                         in_cwd);
+      EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+      EXPECT_NE(r.output.find("is not a store samebits knows"), std::string::npos)
+          << r.command << "\n"
+          << r.output;
+      EXPECT_EQ(Listing(cwd), std::set<std::string>()) << r.command << " created a file";
+    }
+  }
+  for (const char* made : {"postgresql:", "postgres:", "xyz:", "sqlite:", "mysql:", "file:"}) {
+    EXPECT_FALSE(fs::exists(fs::path(SAMEBITS_SOURCE_DIR) / made)) << made;
+    EXPECT_FALSE(fs::exists(fs::path(SAMEBITS_SOURCE_DIR) / ".samebits" / made)) << made;
+  }
+  EXPECT_GE(commands, 10) << "the walk found too few commands with a store to be the program's";
+}
+
 // Returns a shell prefix that runs a command as an unprivileged user when
 // this process is root (root writes read-only folders anyway), or "".
 std::string Unprivileged() {
