@@ -17,12 +17,13 @@
 # per batch size with each engine's gain over its own batch 1.
 #
 # llama.cpp comes from the npm package `node-llama-cpp`, whose `llama/`
-# folder holds llama.cpp's source as a git bundle: the script takes it from
-# NODE_LLAMA_CPP_DIR, ./node_modules, or `npm pack` into the cache folder
-# (SAMEBITS_CACHE, default ~/.cache/samebits), and builds `llama-bench` once
-# with -DGGML_NATIVE=OFF, AVX-512 on and the GGML_AMX_* options off (the
-# native build's AMX path crashes on quantized files on some machines).
-# Nothing else is downloaded. Both programs run the same exported file.
+# folder holds llama.cpp's source as a git bundle: ci/llamacpp-source.sh
+# takes it from NODE_LLAMA_CPP_DIR, ./node_modules, or `npm pack` into the
+# cache folder (SAMEBITS_CACHE, default ~/.cache/samebits), and the script
+# builds `llama-bench` once with its options: -DGGML_NATIVE=OFF, AVX-512 on
+# and the GGML_AMX_* options off (the native build's AMX path crashes on
+# quantized files on some machines). Nothing else is downloaded. Both
+# programs run the same exported file.
 #
 # It refuses a busy machine (load average above 0.5 per core) unless
 # --force: figures taken beside other work understate both engines.
@@ -51,39 +52,21 @@ require_positive --repeats "$repeats"
 require_number_list --threads "$threads"
 [[ -z $batch_list ]] || require_number_list --batch-list "$batch_list"
 
-cache=${SAMEBITS_CACHE:-$HOME/.cache/samebits}
-mkdir -p "$cache"
 engine=$root/build/bin/samebits-engine
 [[ -x $engine ]] || { echo "compare-llamacpp.sh: build samebits first (ci/build.sh)" >&2; exit 2; }
 
 # --- llama.cpp's source and build -------------------------------------------
-find_package_dir() {
-  for d in "${NODE_LLAMA_CPP_DIR:-}" "$root/node_modules/node-llama-cpp" "$cache/node-llama-cpp/package"; do
-    [[ -n $d && -f $d/llama/gitRelease.bundle ]] && { echo "$d"; return; }
-  done
-  command -v npm >/dev/null || { echo "compare-llamacpp.sh: npm is needed to fetch node-llama-cpp (apt-get install npm)" >&2; exit 2; }
-  mkdir -p "$cache/node-llama-cpp"
-  (cd "$cache/node-llama-cpp" && npm pack --silent node-llama-cpp >pack.txt && tar xzf "$(tail -n1 pack.txt)")
-  echo "$cache/node-llama-cpp/package"
-}
-pkg=$(find_package_dir)
-src=$cache/llama.cpp
-if [[ ! -d $src/.git ]]; then
-  git clone -q "$pkg/llama/gitRelease.bundle" "$src" 2>/dev/null
-fi
+# shellcheck source=ci/llamacpp-source.sh
+source "$root/ci/llamacpp-source.sh"
+llamacpp_source
+src=$llama_src
 bench=$src/build/bin/llama-bench
 batched_bench=$src/build/bin/llama-batched-bench
 if [[ ! -x $bench || ! -x $batched_bench ]]; then
   echo "== building llama-bench (once; cached in $src/build)" >&2
-  cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
-    -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
-    -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON \
-    -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
-    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF >/dev/null
+  cmake -S "$src" -B "$src/build" "${llamacpp_cmake_options[@]}" >/dev/null
   cmake --build "$src/build" -j "$(nproc)" --target llama-bench llama-batched-bench >/dev/null
 fi
-llama_rev=$(git -C "$src" describe --tags --always 2>/dev/null || echo unknown)
-[[ -f $pkg/llama/llama.cpp.info.json ]] && llama_rev=$(grep -o '"tag": *"[^"]*"' "$pkg/llama/llama.cpp.info.json" | cut -d'"' -f4)
 
 # --- preflight ----------------------------------------------------------------
 refuse_busy_machine "$force"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds the llama.cpp adapter (samebits-llamacpp) and the libllama it
+# links, both outside the tree and cached, so a second run takes seconds.
+#
+#   adapters/llama.cpp/build.sh [--print-path] [--help]
+#
+# llama.cpp's source comes from the npm package node-llama-cpp, as in
+# ci/compare-llamacpp.sh (ci/llamacpp-source.sh fetches it once into
+# SAMEBITS_CACHE, default ~/.cache/samebits). libllama and ggml are built
+# CPU-only and static (-DGGML_NATIVE=OFF, AVX-512 on, GGML_AMX_* off, no
+# curl, no common/tools/examples/tests/server), only the `llama` target,
+# with ccache, into $cache/llama.cpp-lib, and installed into
+# $cache/llama.cpp-prefix; the adapter, its own CMake project (the product
+# never links llama.cpp), into $cache/llama.cpp-adapter_<this tree's path>,
+# where adapters/llama.cpp/samebits-llamacpp (the profile's command) finds
+# it. Compiler output goes to build.log in each build folder, shown when a
+# step fails. The adapter's path is printed last (alone with --print-path).
+# Jobs: SAMEBITS_JOBS, default 2.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+script=adapters/llama.cpp/build.sh
+print_path=0
+while (($#)); do
+  case $1 in
+    --print-path) print_path=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "$script: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+# shellcheck source=ci/llamacpp-source.sh
+source "$root/ci/llamacpp-source.sh"
+llamacpp_source
+jobs=${SAMEBITS_JOBS:-2}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+log() { ((print_path)) || echo "$script: $*" >&2; }
+# Runs a build step with its output in $1/build.log; on failure shows the
+# log's end and exits 1.
+quiet() {
+  local folder=$1; shift
+  mkdir -p "$folder"
+  "$@" >>"$folder/build.log" 2>&1 || {
+    tail -n 40 "$folder/build.log" >&2
+    echo "$script: failed: $* (whole log: $folder/build.log)" >&2
+    exit 1
+  }
+}
+
+lib_build=$cache/llama.cpp-lib
+prefix=$cache/llama.cpp-prefix
+# The stamp names the source commit and the options: a different llama.cpp
+# or option list builds again, the same one is reused.
+stamp="$(git -C "$llama_src" rev-parse HEAD) ${llamacpp_cmake_options[*]}"
+if [[ ! -f $prefix/stamp || $(cat "$prefix/stamp") != "$stamp" ]]; then
+  log "building libllama $llama_rev (once; cached in $lib_build)"
+  start=$(date +%s)
+  rm -f "$lib_build/build.log"
+  quiet "$lib_build" cmake -S "$llama_src" -B "$lib_build" "${llamacpp_cmake_options[@]}" \
+    "${launcher[@]}" -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF \
+    -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+    -DCMAKE_INSTALL_PREFIX="$prefix"
+  quiet "$lib_build" cmake --build "$lib_build" -j "$jobs" --target llama
+  rm -rf "$prefix"
+  quiet "$lib_build" cmake --install "$lib_build"
+  printf '%s\n' "$stamp" >"$prefix/stamp"
+  log "libllama built in $(($(date +%s) - start)) s"
+fi
+
+# One adapter build per source tree (worktrees share the cache).
+adapter_build=$cache/llama.cpp-adapter${root//\//_}
+rm -f "$adapter_build/build.log"
+quiet "$adapter_build" cmake -S "$root/adapters/llama.cpp" -B "$adapter_build" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DLLAMA_CPP_REV="$llama_rev" \
+  "${launcher[@]}"
+quiet "$adapter_build" cmake --build "$adapter_build" -j "$jobs"
+echo "$adapter_build/samebits-llamacpp"

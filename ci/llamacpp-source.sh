@@ -1,0 +1,57 @@
+# shellcheck shell=bash
+# llama.cpp's source, shared by ci/compare-llamacpp.sh and
+# adapters/llama.cpp/build.sh: source it after setting `script` (the
+# caller's name for messages) and `root` (the repository), then call
+# `llamacpp_source`.
+#
+# llama.cpp comes from the npm package `node-llama-cpp`, whose `llama/`
+# folder holds llama.cpp's source as a git bundle (3.22.x pins v0.5.0). The
+# package is taken from NODE_LLAMA_CPP_DIR, ./node_modules, or `npm pack`
+# into the cache folder (SAMEBITS_CACHE, default ~/.cache/samebits); the
+# bundle is cloned once into $cache/llama.cpp. Nothing else is downloaded.
+# shellcheck disable=SC2154,SC2034  # `script` and `root` are the caller's; what it sets is theirs
+
+# Prints the folder of the node-llama-cpp package, fetching it with
+# `npm pack` into $cache when no other copy is found.
+llamacpp_package_dir() {
+  local d
+  for d in "${NODE_LLAMA_CPP_DIR:-}" "$root/node_modules/node-llama-cpp" "$cache/node-llama-cpp/package"; do
+    [[ -n $d && -f $d/llama/gitRelease.bundle ]] && { echo "$d"; return; }
+  done
+  command -v npm >/dev/null || { echo "$script: npm is needed to fetch node-llama-cpp (apt-get install npm)" >&2; exit 2; }
+  mkdir -p "$cache/node-llama-cpp"
+  (cd "$cache/node-llama-cpp" && npm pack --silent node-llama-cpp >pack.txt && tar xzf "$(tail -n1 pack.txt)")
+  [[ -f $cache/node-llama-cpp/package/llama/gitRelease.bundle ]] ||
+    { echo "$script: node-llama-cpp's package holds no llama/gitRelease.bundle" >&2; exit 2; }
+  echo "$cache/node-llama-cpp/package"
+}
+
+# Sets `cache`, `llama_pkg` (the package folder), `llama_src` (llama.cpp's
+# source tree, cloned from the bundle once) and `llama_rev` (the tag the
+# package pins, else `git describe`).
+llamacpp_source() {
+  cache=${SAMEBITS_CACHE:-$HOME/.cache/samebits}
+  mkdir -p "$cache"
+  llama_pkg=$(llamacpp_package_dir)
+  llama_src=$cache/llama.cpp
+  if [[ ! -d $llama_src/.git ]]; then
+    git clone -q "$llama_pkg/llama/gitRelease.bundle" "$llama_src" 2>/dev/null ||
+      { echo "$script: cannot clone $llama_pkg/llama/gitRelease.bundle" >&2; exit 2; }
+  fi
+  llama_rev=$(git -C "$llama_src" describe --tags --always 2>/dev/null || echo unknown)
+  if [[ -f $llama_pkg/llama/llama.cpp.info.json ]]; then
+    llama_rev=$(grep -o '"tag": *"[^"]*"' "$llama_pkg/llama/llama.cpp.info.json" | cut -d'"' -f4)
+  fi
+}
+
+# The CMake options of a CPU-only llama.cpp build that every machine of the
+# x86-64 AVX-512 kind runs alike: no -march=native (GGML_NATIVE=OFF), the
+# AVX-512 family on, the GGML_AMX_* options off (the native build's AMX
+# path crashes on quantized files on some machines), no curl or OpenSSL.
+llamacpp_cmake_options=(
+  -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF
+  -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+  -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON
+  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
+)
