@@ -504,6 +504,14 @@ void ParseMatrix(const Reader& r, const Json& j, EngineProfile& p) {
   }
 }
 
+// Returns whether `name` is an engine's name: lower-case letters, digits,
+// '_', '-' and '.' (`llama.cpp`), from a letter or digit, so that it is one
+// file name under engines/ and never `.`, `..` or an option.
+bool IsEngineName(const std::string& name) {
+  return !name.empty() && name[0] != '-' && name[0] != '_' && name[0] != '.' &&
+         AllOf(name, [](char c) { return IsLowerIdentifierChar(c) || c == '-' || c == '.'; });
+}
+
 // Reads what the profile is: its format, name, command, build and the
 // checkpoint kinds it loads.
 void ParseIdentity(const Reader& r, const Json& j, EngineProfile& p) {
@@ -513,9 +521,8 @@ void ParseIdentity(const Reader& r, const Json& j, EngineProfile& p) {
                           " (the profile format this harness reads)");
   }
   p.name = r.String(r.Member(j, "", "name"), "name");
-  if (!AllOf(p.name, [](char c) { return IsLowerIdentifierChar(c) || c == '-'; }) ||
-      p.name[0] == '-' || p.name[0] == '_') {
-    r.Fail("name", "expected lower-case letters, digits, '_' and '-', from a letter or digit");
+  if (!IsEngineName(p.name)) {
+    r.Fail("name", "expected lower-case letters, digits, '_', '-' and '.', from a letter or digit");
   }
   if (j.contains("description")) p.description = r.String(j["description"], "description");
   p.command = r.Strings(r.Member(j, "", "command"), "command", /*non_empty=*/true);
@@ -629,8 +636,7 @@ EngineProfile LoadEngineProfile(const std::string& path) {
 }
 
 std::string FindEngineProfile(const std::string& engines_dir, const std::string& name) {
-  if (name.empty() || !AllOf(name, [](char c) { return IsLowerIdentifierChar(c) || c == '-'; }))
-    return "";
+  if (!IsEngineName(name)) return "";
   const fs::path path = fs::path(engines_dir) / (name + ".json");
   std::error_code ec;
   return fs::is_regular_file(path, ec) ? path.string() : "";

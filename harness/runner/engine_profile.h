@@ -9,7 +9,7 @@
 // must echo, and its **known differences**. The format, key by key:
 //
 //   profile            1 (the format's version)
-//   name               the engine's name: [a-z0-9][a-z0-9_-]*
+//   name               the engine's name: [a-z0-9][a-z0-9_.-]*
 //   description        optional text
 //   command            [PROGRAM, ARG...]: PROGRAM with a '/' is relative to
 //                      the profile's folder (or absolute); without one it is

@@ -243,6 +243,10 @@ TEST(EngineProfile, FindsEnginesByName) {
   EXPECT_EQ(FindEngineProfile(engines, "nonexistent"), "");
   EXPECT_EQ(FindEngineProfile(engines, "../engines/samebits"), "");
   EXPECT_EQ(FindEngineProfile(engines, "/bin/sh"), "");
+  // A dot belongs to a name (llama.cpp); a name cannot start with one.
+  EXPECT_EQ(FindEngineProfile(engines, "llama.cpp"), engines + "/llama.cpp.json");
+  EXPECT_EQ(FindEngineProfile(engines, ".samebits"), "");
+  EXPECT_EQ(FindEngineProfile(engines, ".."), "");
 }
 
 TEST(EngineProfileErrors, TheDocumentAndItsKeys) {
@@ -265,6 +269,8 @@ TEST(EngineProfileErrors, TheDocumentAndItsKeys) {
   j = Minimal();
   j["name"] = "Toy Engine";
   ExpectRefused(j, "name", "expected lower-case letters");
+  j["name"] = ".toy";
+  ExpectRefused(j, "name", "from a letter or digit");
   j = Minimal();
   j["command"] = nlohmann::json::array();
   ExpectRefused(j, "command", "expected at least one string");

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Regenerates llama.cpp's determinism card (reports/cards/llama.cpp.md and
+# .html) from engines/llama.cpp.json: each axis the profile's `card` lists,
+# varied alone from its baseline t1, on the shared files of every weight
+# type llama.cpp and samebits both load (F32, F16, BF16, Q8_0, Q4_0, Q4_K,
+# Q6_K), each also measured against samebits' reference pass. Builds the
+# adapter first (adapters/llama.cpp/build.sh: cached, seconds when warm)
+# and needs a built tree (samebits, samebits-engine).
+#
+#   ci/card-llamacpp.sh [BUILD_DIR] [--short] [--out NAME]
+#
+# --short: two shared files (F32 and Q4_K) for CI, written to
+# reports/cards/llama.cpp-short.md unless --out names another (NAME.md and
+# NAME.html under reports/cards/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build short=0 out=''
+while (($#)); do
+  case $1 in
+    --short) short=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "ci/card-llamacpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) build=$1; shift ;;
+  esac
+done
+shared=../shared/checkpoints
+if ((short)); then
+  files=(tiny_dense_llama_f32.gguf small_dense_qwen3_q4_k_m.gguf)
+  out=${out:-llama.cpp-short}
+else
+  files=(tiny_dense_llama_f32.gguf tiny_dense_qwen2_f32.gguf small_dense_qwen3_f32.gguf
+    tiny_moe_mixtral_f32.gguf stories260K.gguf llama-2-tiny-random.gguf
+    tiny_dense_llama_bf16.gguf tiny_dense_qwen2_bf16.gguf
+    small_dense_qwen3_q8_0.gguf small_dense_qwen3_q4_0.gguf small_dense_qwen3_q4_k_m.gguf
+    small_dense_qwen3_q6_k.gguf)
+  out=${out:-llama.cpp}
+fi
+checkpoints=()
+for file in "${files[@]}"; do
+  [[ -f $shared/$file ]] || { echo "ci/card-llamacpp.sh: $shared/$file is missing" >&2; exit 2; }
+  checkpoints+=("gguf:$shared/$file")
+done
+adapters/llama.cpp/build.sh >/dev/null
+mkdir -p reports/cards
+status=0
+"$build/bin/samebits" card --engine llama.cpp --checkpoint "${checkpoints[@]}" --scenario classic \
+  --report-md "reports/cards/$out.md" --report-html "reports/cards/$out.html" \
+  > /dev/null || status=$?
+# 0: as expected (every difference the card found is declared KNOWN).
+echo "ci/card-llamacpp.sh: exit $status; wrote reports/cards/$out.md and .html" >&2
+exit "$status"
