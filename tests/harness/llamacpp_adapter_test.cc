@@ -50,14 +50,6 @@ class LlamacppAdapter : public ::testing::Test {
   std::string llama_db_ = (dir_.path() / "llama.db").string();
   std::string reference_db_ = (dir_.path() / "reference.db").string();
   std::string references_ = (dir_.path() / "references").string();
-
-  // Returns the code the newest run of `db` stored for configuration `config`.
-  std::string StoredCode(const std::string& db, const std::string& config) {
-    for (const harness::CellResult& c : LatestRun(db).cells) {
-      if (c.config.name == config) return harness::ResultCodeName(c.code);
-    }
-    return "(no cell " + config + ")";
-  }
 };
 
 TEST_F(LlamacppAdapter, IsBuilt) {
@@ -87,23 +79,14 @@ TEST_F(LlamacppAdapter, GivesLlamacppsOwnLogitsBitForBit) {
 }
 
 TEST_F(LlamacppAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
-  const std::vector<std::string> engine = {"--engine", "llama.cpp", "--db", llama_db_};
-  const auto samebits = [&](std::vector<std::string> argv) {
-    argv.insert(argv.begin(), BinDir() + "/samebits");
-    argv.insert(argv.end(), engine.begin(), engine.end());
-    return RunCommand(argv);
-  };
-  const CommandResult run =
-      samebits({"run", "--checkpoint", kCheckpoint, "--scenario", "classic", "--dump-logits"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
   // No reference is committed for llama.cpp (its bits depend on its build
   // and the CPU's kernels): the run's baseline becomes the reference, which
   // is written only when every configuration agrees with the baseline or
   // differs as declared; then the gate judges the run.
-  const CommandResult generate =
-      samebits({"reference", "generate", "--run", "latest", "--references-dir", references_});
-  ASSERT_EQ(generate.exit_code, 0) << generate.output;
-  const CommandResult gate = samebits({"gate", "--run", "latest", "--references-dir", references_});
+  const ProfileGate g = GateAgainstOwnBaseline("llama.cpp", llama_db_, kCheckpoint, references_);
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.output;
+  ASSERT_EQ(g.generate.exit_code, 0) << g.generate.output;
+  const CommandResult& gate = g.gate;
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
   // What its card measured on this file and its profile declares: threads
   // and micro-batches keep the bits; token-by-token feeding, flash

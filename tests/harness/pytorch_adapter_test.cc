@@ -27,14 +27,6 @@ class PytorchAdapter : public ::testing::Test {
   std::string pytorch_db_ = (dir_.path() / "pytorch.db").string();
   std::string reference_db_ = (dir_.path() / "reference.db").string();
   std::string references_ = (dir_.path() / "references").string();
-
-  // Returns the code the newest run of `db` stored for configuration `config`.
-  std::string StoredCode(const std::string& db, const std::string& config) {
-    for (const harness::CellResult& c : LatestRun(db).cells) {
-      if (c.config.name == config) return harness::ResultCodeName(c.code);
-    }
-    return "(no cell " + config + ")";
-  }
 };
 
 TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
@@ -42,23 +34,14 @@ TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   // exported to safetensors by the adapter), one scenario: every axis of
   // the profile's card, each alone.
   const std::string checkpoint = "synthetic:tiny-f32";
-  const std::vector<std::string> engine = {"--engine", "pytorch", "--db", pytorch_db_};
-  const auto samebits = [&](std::vector<std::string> argv) {
-    argv.insert(argv.begin(), BinDir() + "/samebits");
-    argv.insert(argv.end(), engine.begin(), engine.end());
-    return RunCommand(argv);
-  };
-  const CommandResult run =
-      samebits({"run", "--checkpoint", checkpoint, "--scenario", "classic", "--dump-logits"});
-  ASSERT_EQ(run.exit_code, 0) << run.output;
   // PyTorch's hashes depend on its build and the CPU's kernels, so no
   // reference is committed for it: the run's baseline becomes the
   // reference, which is only written when every configuration agrees with
   // the baseline or differs as declared; then the gate judges the run.
-  const CommandResult generate =
-      samebits({"reference", "generate", "--run", "latest", "--references-dir", references_});
-  ASSERT_EQ(generate.exit_code, 0) << generate.output;
-  const CommandResult gate = samebits({"gate", "--run", "latest", "--references-dir", references_});
+  const ProfileGate g = GateAgainstOwnBaseline("pytorch", pytorch_db_, checkpoint, references_);
+  ASSERT_EQ(g.run.exit_code, 0) << g.run.output;
+  ASSERT_EQ(g.generate.exit_code, 0) << g.generate.output;
+  const CommandResult& gate = g.gate;
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
   EXPECT_EQ(StoredCode(pytorch_db_, "t1"), "PASS") << gate.output;
   EXPECT_EQ(StoredCode(pytorch_db_, "t2"), "PASS") << gate.output;

@@ -70,6 +70,31 @@ harness::RunResult LatestRun(const std::string& db) {
   return store.LoadRun(store.LatestRunId());
 }
 
+std::string StoredCode(const std::string& db, const std::string& config) {
+  for (const harness::CellResult& c : LatestRun(db).cells) {
+    if (c.config.name == config) return harness::ResultCodeName(c.code);
+  }
+  return "(no cell " + config + ")";
+}
+
+ProfileGate GateAgainstOwnBaseline(const std::string& engine, const std::string& db,
+                                   const std::string& checkpoint,
+                                   const std::string& references_dir) {
+  const auto samebits = [&](std::vector<std::string> argv) {
+    argv.insert(argv.begin(), BinDir() + "/samebits");
+    argv.insert(argv.end(), {"--engine", engine, "--db", db});
+    return RunCommand(argv);
+  };
+  ProfileGate g;
+  g.run = samebits({"run", "--checkpoint", checkpoint, "--scenario", "classic", "--dump-logits"});
+  if (g.run.exit_code != 0) return g;
+  g.generate =
+      samebits({"reference", "generate", "--run", "latest", "--references-dir", references_dir});
+  if (g.generate.exit_code != 0) return g;
+  g.gate = samebits({"gate", "--run", "latest", "--references-dir", references_dir});
+  return g;
+}
+
 std::string WriteScenario(const fs::path& dir) {
   // The stand-in only checks that the file exists; the real engine's
   // scenario format is not needed here.

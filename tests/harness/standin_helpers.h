@@ -50,6 +50,26 @@ std::string FaultyEngine(const std::filesystem::path& dir, const std::string& fa
 // Returns the newest run in the store at `db`.
 harness::RunResult LatestRun(const std::string& db);
 
+// Returns the code the newest run of `db` stored for configuration
+// `config`, or "(no cell CONFIG)".
+std::string StoredCode(const std::string& db, const std::string& config);
+
+// An engine profile's matrix gated against its own baseline (for engines
+// whose bits depend on their build, so no reference is committed): each
+// step's result; a step not reached keeps exit code -1.
+struct ProfileGate {
+  CommandResult run, generate, gate;
+};
+
+// Runs `samebits run --engine ENGINE --db DB` on `checkpoint` and scenario
+// classic with logit dumps; when it passes, writes a reference from the
+// run's baseline into `references_dir` (`reference generate`, which writes
+// only when every configuration agrees with the baseline or differs as
+// declared); when that passes, gates the run against it.
+ProfileGate GateAgainstOwnBaseline(const std::string& engine, const std::string& db,
+                                   const std::string& checkpoint,
+                                   const std::string& references_dir);
+
 // Writes a scenario file for the stand-in under `dir`. Returns its path.
 std::string WriteScenario(const std::filesystem::path& dir);
 
