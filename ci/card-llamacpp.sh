@@ -7,11 +7,12 @@
 # adapter first (adapters/llama.cpp/build.sh: cached, seconds when warm)
 # and needs a built tree (samebits, samebits-engine).
 #
-#   ci/card-llamacpp.sh [BUILD_DIR] [--short] [--out NAME]
+#   ci/card-llamacpp.sh [BUILD_DIR] [--short] [--out PREFIX]
 #
-# --short: two shared files (F32 and Q4_K) for CI, written to
-# reports/cards/llama.cpp-short.md unless --out names another (NAME.md and
-# NAME.html under reports/cards/).
+# Writes PREFIX.md and PREFIX.html (default reports/cards/llama.cpp).
+# --short: two shared files only (F32 and Q4_K_M), for CI (ci/llamacpp.sh);
+# its default PREFIX is BUILD_DIR/reports/llama.cpp-short, outside the tree.
+# Exit 0: every difference found is declared KNOWN; 1: something else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build short=0 out=''
@@ -19,7 +20,7 @@ while (($#)); do
   case $1 in
     --short) short=1; shift ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ci/card-llamacpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) build=$1; shift ;;
   esac
@@ -27,14 +28,14 @@ done
 shared=../shared/checkpoints
 if ((short)); then
   files=(tiny_dense_llama_f32.gguf small_dense_qwen3_q4_k_m.gguf)
-  out=${out:-llama.cpp-short}
+  out=${out:-$build/reports/llama.cpp-short}
 else
   files=(tiny_dense_llama_f32.gguf tiny_dense_qwen2_f32.gguf small_dense_qwen3_f32.gguf
     tiny_moe_mixtral_f32.gguf stories260K.gguf llama-2-tiny-random.gguf
     tiny_dense_llama_bf16.gguf tiny_dense_qwen2_bf16.gguf
     small_dense_qwen3_q8_0.gguf small_dense_qwen3_q4_0.gguf small_dense_qwen3_q4_k_m.gguf
     small_dense_qwen3_q6_k.gguf)
-  out=${out:-llama.cpp}
+  out=${out:-reports/cards/llama.cpp}
 fi
 checkpoints=()
 for file in "${files[@]}"; do
@@ -42,11 +43,10 @@ for file in "${files[@]}"; do
   checkpoints+=("gguf:$shared/$file")
 done
 adapters/llama.cpp/build.sh >/dev/null
-mkdir -p reports/cards
+mkdir -p "$(dirname "$out")"
 status=0
 "$build/bin/samebits" card --engine llama.cpp --checkpoint "${checkpoints[@]}" --scenario classic \
-  --report-md "reports/cards/$out.md" --report-html "reports/cards/$out.html" \
-  > /dev/null || status=$?
+  --report-md "$out.md" --report-html "$out.html" > /dev/null || status=$?
 # 0: as expected (every difference the card found is declared KNOWN).
-echo "ci/card-llamacpp.sh: exit $status; wrote reports/cards/$out.md and .html" >&2
+echo "ci/card-llamacpp.sh: exit $status; wrote $out.md and .html" >&2
 exit "$status"
