@@ -49,4 +49,26 @@ status=0
   --report-md "$out.md" --report-html "$out.html" > /dev/null || status=$?
 # 0: as expected (every difference the card found is declared KNOWN).
 echo "ci/card-llamacpp.sh: exit $status; wrote $out.md and .html" >&2
+if ((!short)); then
+  # Flash attention's thread dependence on a long K/V cache: the card of
+  # adapters/llama.cpp/flash-threads.json (baseline t1-fa_on, threads
+  # varied alone) on the qwen3 files, whose context holds long-kv's 504
+  # positions. No conformance here (the classic card measures it).
+  long=()
+  for file in small_dense_qwen3_f32.gguf small_dense_qwen3_q8_0.gguf small_dense_qwen3_q4_0.gguf \
+    small_dense_qwen3_q4_k_m.gguf small_dense_qwen3_q6_k.gguf; do
+    long+=("gguf:$shared/$file")
+  done
+  # long-kv-threads.json is the control: the same with flash attention off.
+  for variant in flash-threads long-kv-threads; do
+    variant_out=$(dirname "$out")/llama.cpp-$variant
+    variant_status=0
+    "$build/bin/samebits" card --engine-profile "adapters/llama.cpp/$variant.json" \
+      --checkpoint "${long[@]}" --scenario adapters/llama.cpp/scenarios/long-kv.json \
+      --no-reference --report-md "$variant_out.md" --report-html "$variant_out.html" \
+      > /dev/null || variant_status=$?
+    echo "ci/card-llamacpp.sh: exit $variant_status; wrote $variant_out.md and .html" >&2
+    ((status)) || status=$variant_status
+  done
+fi
 exit "$status"
