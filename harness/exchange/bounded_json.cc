@@ -1,4 +1,12 @@
 // JSON within limits (bounded_json.h).
+//
+// The document is read twice: once by a SAX handler that builds nothing and
+// only measures (depth, values, an estimate of the memory the document will
+// take), then, when it is within every limit, by nlohmann's ordinary parser.
+// nlohmann's callback parser (json::parse with a callback), which would do
+// both in one pass, is quadratic: after each object or array it walks every
+// element of the one that holds it, looking for values the callback
+// discarded, so an array of a million `{}` took minutes.
 #include "harness/exchange/bounded_json.h"
 
 #include <algorithm>
@@ -10,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-// Thrown by the parser callback to stop at the first limit passed.
+// Thrown by the measuring pass at the first limit passed.
 class LimitPassed : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -23,6 +31,74 @@ constexpr uint64_t kObjectBytes = 48;
 constexpr uint64_t kMemberBytes = 96;
 constexpr uint64_t kStringBytes = 32;
 
+// Counts what the document would cost without building it. Each method
+// returns true to go on; a limit passed throws LimitPassed, a syntax error
+// keeps nlohmann's exception for the caller.
+class MeasuringSax final : public nlohmann::json_sax<json> {
+ public:
+  explicit MeasuringSax(const JsonLimits& limits) : limits_(limits) {}
+
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t& text) override {
+    memory_ += kStringBytes + text.size();
+    return Value();
+  }
+  bool binary(binary_t& bytes) override {
+    memory_ += kStringBytes + bytes.size();
+    return Value();
+  }
+  bool start_object(std::size_t) override { return Open(); }
+  bool key(string_t& name) override {
+    memory_ += kMemberBytes + name.size();
+    return Count();
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    // 4xx are nlohmann's out_of_range errors (a number such as 1e400).
+    error_ = (e.id >= 400 && e.id < 500 ? "a number is out of range: "
+                                        : "not valid JSON, or truncated: ") +
+             std::string(e.what());
+    return false;
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Value() {
+    memory_ += kValueBytes * 2;
+    return Count();
+  }
+  bool Open() {
+    if (++depth_ > limits_.max_depth)
+      throw LimitPassed("nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+    memory_ += kValueBytes * 2 + kObjectBytes;  // the value, vector slack, the container
+    return Count();
+  }
+  bool Close() {
+    --depth_;
+    return true;
+  }
+  bool Count() {
+    if (++values_ > limits_.max_values)
+      throw LimitPassed("more than " + std::to_string(limits_.max_values) + " values");
+    if (memory_ > limits_.max_memory_bytes)
+      throw LimitPassed("would take more than " + std::to_string(limits_.max_memory_bytes >> 20) +
+                        " MiB of memory to read");
+    return true;
+  }
+
+  const JsonLimits& limits_;
+  int depth_ = 0;
+  uint64_t values_ = 0, memory_ = 0;
+  std::string error_;
+};
+
 }  // namespace
 
 JsonLimits LimitsForSize(uint64_t text_bytes) {
@@ -34,36 +110,10 @@ JsonLimits LimitsForSize(uint64_t text_bytes) {
 }
 
 json ParseBoundedJson(const std::string& text, const JsonLimits& limits) {
-  uint64_t values = 0, memory = 0;
-  const json::parser_callback_t check = [&](int depth, json::parse_event_t event,
-                                            json& parsed) -> bool {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth >= limits.max_depth)
-          throw LimitPassed("nested deeper than " + std::to_string(limits.max_depth) + " levels");
-        memory += kValueBytes * 2 + kObjectBytes;  // the value, vector slack, the container
-        break;
-      case json::parse_event_t::key:
-        memory += kMemberBytes + parsed.get_ref<const std::string&>().size();
-        break;
-      case json::parse_event_t::value:
-        memory += kValueBytes * 2;
-        if (parsed.is_string())
-          memory += kStringBytes + parsed.get_ref<const std::string&>().size();
-        break;
-      default:
-        return true;
-    }
-    if (++values > limits.max_values)
-      throw LimitPassed("more than " + std::to_string(limits.max_values) + " values");
-    if (memory > limits.max_memory_bytes)
-      throw LimitPassed("would take more than " + std::to_string(limits.max_memory_bytes >> 20) +
-                        " MiB of memory to read");
-    return true;
-  };
   try {
-    return json::parse(text, check);
+    MeasuringSax measure(limits);
+    if (!json::sax_parse(text, &measure)) throw std::runtime_error(measure.error());
+    return json::parse(text);
   } catch (const LimitPassed& e) {
     throw std::runtime_error(std::string("refused while reading: ") + e.what());
   } catch (const json::out_of_range& e) {

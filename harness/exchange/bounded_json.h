@@ -1,7 +1,8 @@
 // Parsing JSON from an untrusted file within limits: a bundle of ten
 // million `{}` (30 MB) once took over 1 GB while parsed and, under a memory
-// limit, aborted the program. The limits are checked while the document is
-// built, so a hostile file is refused before it costs much.
+// limit, aborted the program. The limits are checked by a first pass that
+// builds nothing, so a hostile file is refused before it costs much, and
+// both passes take time linear in the text.
 #pragma once
 
 #include <cstdint>
