@@ -93,18 +93,6 @@ CellResult EmptyResult(const Cell& cell) {
   return r;
 }
 
-// Returns whether `path` holds exactly one row of logits per step of
-// `result` (PROTOCOL.md: R rows are R x vocab_size x 4 bytes, no header).
-bool DumpIsWhole(const std::string& path, const CellResult& result) {
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec || result.steps.empty()) return false;
-  const uintmax_t row_bytes =
-      result.vocab_size > 0 ? static_cast<uintmax_t>(result.vocab_size) * 4 : 0;
-  if (row_bytes == 0) return size > 0 && size % (result.steps.size() * 4) == 0;
-  return size == row_bytes * result.steps.size();
-}
-
 }  // namespace
 
 std::map<std::string, std::string> CellVariables(const Cell& cell) {
@@ -303,18 +291,21 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   CellResult result = JudgeChild(cell, outcome, platform);
   result.timing.judge_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - judging).count();
-  // Only a child that finished wrote a whole dump; a partial one would be
-  // read as rows it never wrote, and an engine that ignored --dump-logits
-  // wrote none.
-  if (result.code == ResultCode::kPass && !dump_file.empty() && DumpIsWhole(dump_file, result)) {
-    result.dump_path = dump_file;
-  } else if (!dump_file.empty()) {
-    // A partial dump (a full disk, a crash, a timeout) is never read: it is
-    // not left behind either.
-    std::error_code ec;
-    std::filesystem::remove(dump_file, ec);
-  }
+  KeepDumpIfWhole(dump_file, result);
   return result;
+}
+
+void KeepDumpIfWhole(const std::string& dump_file, CellResult& result) {
+  if (dump_file.empty()) return;
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(dump_file, ec);
+  const bool whole = !ec && result.vocab_size > 0 && !result.steps.empty() &&
+                     size == static_cast<uintmax_t>(result.vocab_size) * 4 * result.steps.size();
+  if (result.code == ResultCode::kPass && whole) {
+    result.dump_path = dump_file;
+  } else {
+    std::filesystem::remove(dump_file, ec);  // never read, never left behind
+  }
 }
 
 }  // namespace samebits::runner

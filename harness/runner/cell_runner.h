@@ -56,6 +56,14 @@ harness::CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome
                                    const HelloCheck& hello_check,
                                    harness::MachineInfo* platform = nullptr);
 
+// Gives `result` the dump file `dump_file` (when not empty) if the cell
+// passed and the file holds exactly one row of `vocab_size` floats per
+// step, as PROTOCOL.md says; otherwise removes the file. Only a child that
+// finished wrote a whole dump: a partial one (a full disk, a crash, a
+// timeout) would be read as rows it never wrote, and an engine that ignored
+// --dump-logits wrote none. One rule for samebits-engine and every profile.
+void KeepDumpIfWhole(const std::string& dump_file, harness::CellResult& result);
+
 // Returns the result of running `cell` (UNSUPPORTED without a child when
 // the machine lacks the cell's ISA).
 harness::CellResult RunCell(const Cell& cell, const RunnerOptions& options,

@@ -1,7 +1,6 @@
 // Running one cell of an engine profile (profile_cell.h).
 #include "harness/runner/profile_cell.h"
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "harness/runner/cell_runner.h"
@@ -44,17 +43,7 @@ harness::CellResult RunConfiguration(const EngineProfile& profile,
                                   profile.file + "): " + mismatch;
   };
   harness::CellResult result = JudgeChildWith(cell, RunChild(spec), echo, platform);
-  std::error_code ec;
-  if (!options.dump_file.empty()) {
-    const uintmax_t size = std::filesystem::file_size(options.dump_file, ec);
-    const bool whole = !ec && result.vocab_size > 0 &&
-                       size == static_cast<uintmax_t>(result.vocab_size) * 4 * result.steps.size();
-    if (result.code == harness::ResultCode::kPass && whole && !result.steps.empty()) {
-      result.dump_path = options.dump_file;
-    } else {
-      std::filesystem::remove(options.dump_file, ec);  // a partial dump is never read
-    }
-  }
+  KeepDumpIfWhole(options.dump_file, result);
   return result;
 }
 
