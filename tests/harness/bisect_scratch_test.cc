@@ -32,23 +32,11 @@ using testing::SamebitsProgram;
 using testing::TempDir;
 using testing::WriteFile;
 
-struct Shell {
-  int exit_code = -1;
-  std::string output;
-};
+using Shell = testing::ShellResult;
 
 // Returns what `command` did, run by /bin/sh in `dir` (stderr with stdout).
 Shell Sh(const std::string& dir, const std::string& command) {
-  const std::string line = "cd '" + dir + "' && { " + command + " ; } 2>&1";
-  Shell r;
-  FILE* pipe = ::popen(line.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::RunShellLine("cd '" + dir + "' && " + command);
 }
 
 // The scratch engine. `order` stands for a reduction order (it moves the

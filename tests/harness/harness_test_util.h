@@ -3,7 +3,9 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/wait.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -44,6 +46,24 @@ class TempDir {
 inline void WriteFile(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;
+}
+
+struct ShellResult {
+  int exit_code = -1;  // -1 when killed by a signal, or /bin/sh did not start
+  std::string output;  // stdout and stderr together
+};
+
+// Returns what /bin/sh made of the command line `line`.
+inline ShellResult RunShellLine(const std::string& line) {
+  ShellResult r;
+  std::FILE* pipe = ::popen(("{ " + line + " ; } 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 inline std::string ReadFile(const std::string& path) {

@@ -63,22 +63,11 @@ pid_t StartImport(const std::string& bundle, const std::string& db) {
   return pid;
 }
 
-struct Shell {
-  int exit_code = -1;
-  std::string output;
-};
+using Shell = harness::testing::ShellResult;
 
 // Returns what /bin/sh made of `command` (stderr with stdout).
 Shell RunShell(const std::string& command) {
-  Shell r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return harness::testing::RunShellLine(command);
 }
 
 // Returns the regular files below `dir` but import's owner marks.

@@ -1,13 +1,12 @@
 #include "tests/harness/standin_helpers.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
 #include "harness/store/store.h"
+#include "tests/harness/harness_test_util.h"
 
 namespace samebits::standin {
 
@@ -33,17 +32,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
     if (!cmd.empty()) cmd += ' ';
     cmd += ShellQuote(a);
   }
-  cmd += " 2>&1";
-  CommandResult r;
-  r.command = cmd;
-  std::FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("popen failed: " + cmd);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const harness::testing::ShellResult shell = harness::testing::RunShellLine(cmd);
+  return CommandResult{cmd, shell.exit_code, shell.output};
 }
 
 TempDir::TempDir(const std::string& name) {
