@@ -8,6 +8,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/revision_build_flags.h"
 #include "harness/report/bench_html.h"
 #include "harness/runner/ab_bench.h"
 #include "harness/store/bench_records.h"
@@ -32,7 +33,7 @@ struct BenchFlags {
   std::string db;
   std::string report_html;
   // Revision sides are built as `samebits bisect` builds them.
-  std::string build, built_engine = "build/bin/samebits-engine", repo, cache_dir;
+  runner::RevisionBuildOptions build;
   bool quiet = false;
 };
 
@@ -51,12 +52,7 @@ runner::AbBenchOptions BenchOptionsFor(const BenchFlags& flags) {
   sides.scenarios_dir = flags.scenarios_dir.empty() ? GetPaths().scenarios : flags.scenarios_dir;
   sides.config = flags.config;
   sides.engine = flags.engine.empty() ? GetPaths().engine : flags.engine;
-  sides.build.repo = flags.repo;
-  sides.build.build_command = flags.build;
-  sides.build.engine = flags.built_engine;
-  sides.build.cache_dir = flags.cache_dir.empty()
-                              ? (fs::path(StoreSideFolder(flags.db)) / "builds").string()
-                              : flags.cache_dir;
+  sides.build = WithDefaultCacheDir(flags.build, flags.db);
   options.timing.rounds = flags.rounds;
   options.timing.warmup = flags.warmup;
   options.timing.timeout_seconds = flags.timeout_seconds;
@@ -184,25 +180,12 @@ CommandSpec Setup(CLI::App& app) {
                       "Writes an HTML report (table and an SVG plot of every run) to this file.")
           ->type_name("FILE"),
       PathRole::kOutputFile);
-  sub->add_option("--build", flags->build,
-                  "Builds a revision side: this shell command runs in its worktree (default: the "
-                  "project's CMake build of samebits-engine).")
-      ->type_name("CMD");
-  Declare(sub->add_option("--built-engine", flags->built_engine,
+  AddRevisionBuildFlags(sub, flags->build, "a revision side");
+  Declare(sub->add_option("--built-engine", flags->build.engine,
                           "The engine a revision's build leaves, relative to its worktree (default "
                           "build/bin/samebits-engine).")
               ->type_name("PATH"),
           PathRole::kInput);
-  Declare(sub->add_option(
-                 "--repo", flags->repo,
-                 "Takes revisions from the repository holding this folder (default: the current "
-                 "folder's).")
-              ->type_name("DIR"),
-          PathRole::kInput);
-  Declare(sub->add_option("--cache-dir", flags->cache_dir,
-                          "Keeps revision builds here (default: builds/ next to the database).")
-              ->type_name("DIR"),
-          PathRole::kOutputFolder);
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no line per run.");
   sub->footer(kBenchFooter);
   return {sub, [flags] { return Bench(*flags); }};

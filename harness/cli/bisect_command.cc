@@ -7,6 +7,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/revision_build_flags.h"
 #include "harness/runner/bisect_run.h"
 #include "harness/runner/child.h"
 #include "harness/runner/git.h"
@@ -19,10 +20,7 @@ namespace fs = std::filesystem;
 struct BisectFlags {
   MatrixFlags matrix;
   std::string good, bad = "HEAD";
-  std::string build;  // empty: the project's cmake build
-  std::string engine = "build/bin/samebits-engine";
-  std::string repo;       // empty: the repository of the current folder
-  std::string cache_dir;  // empty: <folder of the database>/builds
+  runner::RevisionBuildOptions build;  // repo empty: the current folder's
   bool every_cell = false;
   bool quiet = false;
 };
@@ -31,15 +29,10 @@ struct BisectFlags {
 // its root and the cache folder's default (builds/ beside the database).
 runner::BisectOptions BisectOptionsFor(const BisectFlags& flags) {
   runner::BisectOptions options;
-  options.build.repo =
-      runner::RepositoryRoot(flags.repo.empty() ? fs::current_path().string() : flags.repo);
-  options.build.build_command = flags.build;
-  options.build.engine = flags.engine;
-  options.build.cache_dir = flags.cache_dir;
-  if (options.build.cache_dir.empty()) {
-    options.build.cache_dir = (fs::path(StoreSideFolder(flags.matrix.db)) / "builds").string();
-  }
-  if (fs::path(flags.engine).is_absolute()) {
+  options.build = WithDefaultCacheDir(flags.build, flags.matrix.db);
+  options.build.repo = runner::RepositoryRoot(flags.build.repo.empty() ? fs::current_path().string()
+                                                                       : flags.build.repo);
+  if (fs::path(flags.build.engine).is_absolute()) {
     throw UsageError(
         "--engine must be relative to the worktree (such as build/bin/samebits-engine)");
   }
@@ -88,7 +81,7 @@ CommandSpec Setup(CLI::App& app) {
   // Here the engine is a path inside each revision's worktree.
   sub->remove_option(sub->get_option("--engine"));
   Declare(
-      sub->add_option("--engine", flags->engine,
+      sub->add_option("--engine", flags->build.engine,
                       "The engine program each revision's build leaves, relative to its worktree "
                       "(default build/bin/samebits-engine); any program that speaks "
                       "engine/protocol/PROTOCOL.md will do.")
@@ -100,33 +93,18 @@ CommandSpec Setup(CLI::App& app) {
       ->type_name("REV");
   sub->add_option("--bad", flags->bad, "A revision whose outputs differ (default HEAD).")
       ->type_name("REV");
-  sub->add_option("--build", flags->build,
-                  "Builds a revision: this shell command runs in its worktree (default: the "
-                  "project's CMake build of samebits-engine, with ccache as the compiler "
-                  "launcher when present). A command that fails means `skip`.")
-      ->type_name("CMD");
-  Declare(
-      sub->add_option("--repo", flags->repo,
-                      "Bisects the repository holding this folder (default: the current folder's).")
-          ->type_name("DIR"),
-      PathRole::kInput);
-  Declare(
-      sub->add_option("--cache-dir", flags->cache_dir,
-                      "Keeps one worktree and build per source tree here (default: builds/ next to "
-                      "the database); a tree built once is never built again.")
-          ->type_name("DIR"),
-      PathRole::kOutputFolder);
+  AddRevisionBuildFlags(sub, flags->build, "a revision");
   sub->add_flag("--every-cell", flags->every_cell,
                 "Runs every selected cell at each step instead of only those that diverged in "
                 "the newest stored run with a difference.");
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no line per step, only the result.");
   sub->footer(
       "Each step maps the outcome for git: the selection agrees with the references (and with\n"
-      "the good revision's outputs) -> good; it differs -> bad; the revision does not build,\n"
-      "or a child crashed, hung or was refused -> skip. At the culprit up to four of the\n"
-      "cells that differ run again with traces on the culprit and its parent, to name the\n"
-      "first diverging step, position, layer and op. Every step's run is stored, tagged\n"
-      "with the bisect.\n\n"
+      "the good revision's outputs) -> good; it differs -> bad; the revision does not build\n"
+      "(--build failed), or a child crashed, hung or was refused -> skip. At the culprit up\n"
+      "to four of the cells that differ run again with traces on the culprit and its parent,\n"
+      "to name the first diverging step, position, layer and op. Every step's run is stored,\n"
+      "tagged with the bisect.\n\n"
       "The worktrees are the repository's own (`git worktree list` shows them); delete the\n"
       "cache folder and run `git worktree prune` to reclaim the space.\n\n"
       "Exit codes:\n"
