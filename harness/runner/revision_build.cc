@@ -61,10 +61,17 @@ void MakeWorktree(const std::string& repo, const fs::path& dir, const std::strin
 }  // namespace
 
 std::string DefaultBuildCommand() {
+  // Every revision is built in a worktree of its own (cache/<tree>); ccache
+  // keys on the compiler's arguments, which name the worktree's absolute
+  // paths, so without CCACHE_BASEDIR (which makes them relative) a revision
+  // that changed one file would miss the cache for every file.
   const std::string launcher =
-      FindProgram("ccache").empty() ? "" : " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache";
+      FindProgram("ccache").empty()
+          ? ""
+          : " -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache";
+  const std::string basedir = launcher.empty() ? "" : "export CCACHE_BASEDIR=\"$PWD\" && ";
   const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  return "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release" + launcher +
+  return basedir + "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release" + launcher +
          " >/dev/null && cmake --build build -j" + std::to_string(jobs) +
          " --target samebits-engine";
 }
