@@ -3,7 +3,10 @@
 # .html) from engines/llama.cpp.json: each axis the profile's `card` lists,
 # varied alone from its baseline t1, on the shared files of every weight
 # type llama.cpp and samebits both load (F32, F16, BF16, Q8_0, Q4_0, Q4_K,
-# Q6_K), each also measured against samebits' reference pass. Builds the
+# Q6_K), each also measured against samebits' reference pass; then the same
+# on the exports of synthetic:bench in those types (llama.cpp-bench.md), and
+# flash attention's thread dependence on a long K/V cache
+# (llama.cpp-flash-threads.md, llama.cpp-long-kv-threads.md). Builds the
 # adapter first (adapters/llama.cpp/build.sh: cached, seconds when warm)
 # and needs a built tree (samebits, samebits-engine).
 #
@@ -50,6 +53,16 @@ status=0
 # 0: as expected (every difference the card found is declared KNOWN).
 echo "ci/card-llamacpp.sh: exit $status; wrote $out.md and .html" >&2
 if ((!short)); then
+  # The exports of synthetic:bench (a qwen3moe of 8 layers and 8 experts,
+  # vocabulary 32000) in every type both engines load: written once by
+  # samebits-engine export into the adapter's cache (1.2 GB for F32).
+  bench_out=$(dirname "$out")/llama.cpp-bench
+  bench_status=0
+  "$build/bin/samebits" card --engine llama.cpp --checkpoint synthetic:bench-{f32,f16,bf16,q8_0,q4_0,q4_k,q6_k} \
+    --scenario classic --timeout 900 --report-md "$bench_out.md" --report-html "$bench_out.html" \
+    > /dev/null || bench_status=$?
+  echo "ci/card-llamacpp.sh: exit $bench_status; wrote $bench_out.md and .html" >&2
+  ((status)) || status=$bench_status
   # Flash attention's thread dependence on a long K/V cache: the card of
   # adapters/llama.cpp/flash-threads.json (baseline t1-fa_on, threads
   # varied alone) on the qwen3 files, whose context holds long-kv's 504

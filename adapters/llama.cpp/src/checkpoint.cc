@@ -1,5 +1,7 @@
 #include "checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,6 +111,19 @@ std::string Export(const std::string& spec) {
   if (fs::exists(file)) return file.string();
   std::error_code ec;
   fs::create_directories(folder, ec);
+  // One export at a time per checkpoint: cells that start together wait
+  // for the first instead of each writing the same file (the lock goes
+  // with the descriptor when this process ends).
+  const std::string lock_path = (folder / (file.stem().string() + ".lock")).string();
+  const int lock = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock >= 0) flock(lock, LOCK_EX);
+  struct LockGuard {
+    int fd;
+    ~LockGuard() {
+      if (fd >= 0) close(fd);
+    }
+  } guard{lock};
+  if (fs::exists(file)) return file.string();
   // Written beside its final name and renamed into place, so that cells
   // running at once never read half a file.
   // (The name ends in .gguf: the extension chooses the export's format.)
