@@ -3,23 +3,47 @@
 # and .html) from engines/pytorch.json: each axis the profile's `card` lists,
 # varied alone from its baseline t1, on synthetic:tiny (BF16 weights) and
 # synthetic:tiny-f32 and the dense shared files the adapter loads, F32 and
-# BF16. Needs python3-torch and python3-numpy (ci/install-deps.sh) and a
-# built tree (the adapter exports checkpoints with build/bin/samebits-engine).
-# Usage: ci/card-pytorch.sh [BUILD_DIR] (default: build).
+# BF16, each also measured against samebits' reference pass. Needs
+# python3-torch and python3-numpy (ci/install-deps.sh) and a built tree (the
+# adapter exports checkpoints with build/bin/samebits-engine).
+#
+#   ci/card-pytorch.sh [BUILD_DIR] [--short] [--out PREFIX]
+#
+# Writes PREFIX.md and PREFIX.html (default reports/cards/pytorch).
+# --short: one shared file only (the F32 llama), for CI (.ci/run); its
+# default PREFIX is BUILD_DIR/reports/pytorch-short, outside the tree.
+# Exit 0: every difference found is declared KNOWN; 1: something else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
-shared=../shared/checkpoints
-checkpoints=(synthetic:tiny synthetic:tiny-f32)
-for file in tiny_dense_llama_f32.gguf tiny_dense_llama_bf16.gguf tiny_dense_qwen2_f32.gguf \
-  small_dense_qwen3_f32.gguf; do
-  [[ -f $shared/$file ]] && checkpoints+=("gguf:$shared/$file")
+build=build short=0 out=''
+while (($#)); do
+  case $1 in
+    --short) short=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "ci/card-pytorch.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) build=$1; shift ;;
+  esac
 done
-mkdir -p reports/cards
+shared=../shared/checkpoints
+if ((short)); then
+  checkpoints=()
+  files=(tiny_dense_llama_f32.gguf)
+  out=${out:-$build/reports/pytorch-short}
+else
+  checkpoints=(synthetic:tiny synthetic:tiny-f32)
+  files=(tiny_dense_llama_f32.gguf tiny_dense_llama_bf16.gguf tiny_dense_qwen2_f32.gguf
+    small_dense_qwen3_f32.gguf)
+  out=${out:-reports/cards/pytorch}
+fi
+for file in "${files[@]}"; do
+  [[ -f $shared/$file ]] || { echo "ci/card-pytorch.sh: $shared/$file is missing" >&2; exit 2; }
+  checkpoints+=("gguf:$shared/$file")
+done
+mkdir -p "$(dirname "$out")"
 status=0
 "$build/bin/samebits" card --engine pytorch --checkpoint "${checkpoints[@]}" --scenario classic \
-  --report-md reports/cards/pytorch.md --report-html reports/cards/pytorch.html \
-  > /dev/null || status=$?
+  --report-md "$out.md" --report-html "$out.html" > /dev/null || status=$?
 # 0: as expected (every difference the card found is declared KNOWN).
-echo "ci/card-pytorch.sh: exit $status; wrote reports/cards/pytorch.md and .html" >&2
+echo "ci/card-pytorch.sh: exit $status; wrote $out.md and .html" >&2
 exit "$status"

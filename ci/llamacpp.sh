@@ -3,7 +3,8 @@
 # (adapters/llama.cpp/build.sh, cached under ~/.cache/samebits: about 13
 # minutes cold on 2 cores, seconds warm), checks that the adapter gives
 # llama.cpp's own logits bit for bit (its dump of the shared 48-token
-# scenario against ../shared/checkpoints/llamacpp-logits), and runs a short
+# scenario against ../shared/checkpoints/llamacpp-logits), runs the
+# adapter's ctests (configured with -DSAMEBITS_LLAMACPP_TESTS=ON), and a short
 # determinism card (ci/card-llamacpp.sh --short: the F32 llama file and the
 # Q4_K_M qwen3 file, every axis of engines/llama.cpp.json) into
 # BUILD_DIR/reports/. Needs npm (the first time) and a built tree.
@@ -14,7 +15,7 @@
 # card found is declared KNOWN; anything else fails the step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case ${1:-} in -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case ${1:-} in -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 build=${1:-build}
 [[ -x $build/bin/samebits ]] || { echo "ci/llamacpp.sh: build samebits first (ci/build.sh)" >&2; exit 2; }
 adapter=$(adapters/llama.cpp/build.sh --print-path)
@@ -31,4 +32,9 @@ if ! cmp -s -n "$(stat -c %s "$theirs")" "$dump" "$theirs"; then
   exit 1
 fi
 echo "ci/llamacpp.sh: logits byte-identical to $theirs" >&2
+# The adapter's ctests (tests/harness/llamacpp_adapter_test.cc), which a
+# build configures only on request.
+cmake -S . -B "$build" -DSAMEBITS_LLAMACPP_TESTS=ON > /dev/null
+cmake --build "$build" -j "$(nproc)" --target samebits_llamacpp_tests
+ctest --test-dir "$build" -R '^LlamacppAdapter\.' --output-on-failure --no-tests=error
 ci/card-llamacpp.sh "$build" --short
