@@ -55,9 +55,10 @@ int GuardedClose(void* cookie) {
   return WriteAll(g.fd, out) ? 0 : -1;
 }
 
-std::FILE* OpenGuarded(int fd, int buffering) {
+// Returns a stream writing through `guarded`, which must outlive it.
+std::FILE* OpenGuarded(GuardedFd* guarded, int buffering) {
   static const cookie_io_functions_t kFunctions = {nullptr, GuardedWrite, nullptr, GuardedClose};
-  std::FILE* f = fopencookie(new GuardedFd{fd, {}}, "w", kFunctions);
+  std::FILE* f = fopencookie(guarded, "w", kFunctions);
   if (f != nullptr) std::setvbuf(f, nullptr, buffering, buffering == _IONBF ? 0 : BUFSIZ);
   return f;
 }
@@ -87,8 +88,15 @@ void GuardTerminalOutput() {
   if (unguarded_stderr != nullptr) return;
   std::fflush(stdout);
   std::fflush(stderr);
-  std::FILE* out = OpenGuarded(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
-  std::FILE* err = OpenGuarded(STDERR_FILENO, _IONBF);
+  // Never destroyed, and held by these pointers: exit() flushes the streams
+  // after static destructors have run and never closes them, so their
+  // state must outlive every destructor (a static object would not).
+  // LeakSanitizer reported the state as leaked when only the stream held
+  // it (ci/sanitize.sh: every `samebits` process, so every CLI test).
+  static GuardedFd* const out_fd = new GuardedFd{STDOUT_FILENO, {}};
+  static GuardedFd* const err_fd = new GuardedFd{STDERR_FILENO, {}};
+  std::FILE* out = OpenGuarded(out_fd, ::isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+  std::FILE* err = OpenGuarded(err_fd, _IONBF);
   if (out == nullptr || err == nullptr) return;  // unguarded rather than silent
   unguarded_stderr = stderr;
   stdout = out;
