@@ -415,9 +415,10 @@ TEST(BisectScratch, AnInterruptedBisectLeavesNoWorktreeAndSaysSo) {
     for (const auto& entry : fs::directory_iterator(cache)) {
       const std::string name = entry.path().filename().string();
       EXPECT_NE(name.rfind("bisect-", 0), 0u) << name << " left in " << cache;
-      if (entry.path().extension() == ".build")
+      if (entry.path().extension() == ".build") {
         EXPECT_EQ(ReadFile(entry.path().string()).find("result failed"), std::string::npos)
             << "a killed build was remembered as failed: " << entry.path();
+      }
     }
     const Shell status_row =
         Sh(tmp.path(),
