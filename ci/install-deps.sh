@@ -11,6 +11,8 @@ packages=(
   clang-format clang-tidy
   libpcre2-dev
   libsodium-dev  # signed bundles: HMAC-SHA256 (harness/exchange/bundle_signature.h)
+  libpq-dev  # the PostgreSQL store (harness/store/postgres.h)
+  postgresql  # a throwaway server for the store's tests (ci/with-postgres.sh)
   python3  # the minimal adapter (adapters/minimal-python), gated by a ctest
   python3-torch python3-numpy  # the PyTorch adapter (adapters/pytorch), gated by a ctest
 )

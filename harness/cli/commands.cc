@@ -80,7 +80,7 @@ std::string StoreSideFolder(const std::string& db_path) {
 std::unique_ptr<store::Store> OpenStore(const std::string& db_path, store::Access access) {
   // A command declared a reader (path_flags.h) never opens its store for writing.
   if (DeclaredStoreAccess() == store::Access::kRead) access = store::Access::kRead;
-  return std::make_unique<store::Store>(StorePath(db_path), access);
+  return std::make_unique<store::Store>(StorePath(db_path), access, StoreSideFolder(db_path));
 }
 
 harness::RunResult LoadRunArgument(store::Store& store, const std::string& which) {

@@ -112,6 +112,8 @@ constexpr const char* kStagingPrefix = ".import-staging-";
 constexpr const char* kImportPrefix = "import-";
 
 std::string OwnerName(store::Store& store) {
+  // A server's store is named by its connection string (no password).
+  if (store.connection().backend() != store::Backend::kSqlite) return store.connection().path();
   return fs::path(store.connection().path()).filename().string();
 }
 
@@ -177,7 +179,7 @@ int64_t FindStoredRun(store::Store& store, const std::string& started_at,
 ImportResult ImportRuns(store::Store& store, const std::vector<harness::RunResult>& runs,
                         const ImportOptions& options) {
   ImportResult result;
-  const fs::path dumps = fs::absolute(store.connection().path()).parent_path() / "dumps";
+  const fs::path dumps = fs::path(store.side_folder()) / "dumps";
   const std::string owner = OwnerName(store);
   // Dump files are written into a staging folder of this process and moved
   // to their places (dumps/import-<content id>/) only at the end of the

@@ -10,11 +10,15 @@ int64_t SaveBench(Store& store, const harness::BenchRecord& b) {
   int64_t id = 0;
   WithWriteTransaction(db, [&] {
     Statement insert = db.Prepare(
-        "INSERT INTO benches (started_at, command, machine, preflight, forced, a_label, a_engine, "
-        "a_revision, a_config, b_label, b_engine, b_revision, b_config, checkpoint, scenario, "
-        "median_a_ms, median_b_ms, ratio, ratio_low, ratio_high, pairs, identical, "
-        "identity_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?)");
+        "INSERT INTO benches (started_at, command, machine, "
+        "preflight, forced, a_label, a_engine, "
+        "a_revision, a_config, b_label, b_engine, b_revision, "
+        "b_config, checkpoint, scenario, "
+        "median_a_ms, median_b_ms, ratio, ratio_low, ratio_high, "
+        "pairs, identical, "
+        "identity_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?) RETURNING id");
     insert.Bind(1, b.started_at).Bind(2, b.command).Bind(3, b.machine).Bind(4, b.preflight);
     insert.Bind(5, int64_t{b.forced ? 1 : 0});
     insert.Bind(6, b.a.label).Bind(7, b.a.engine).Bind(8, b.a.revision);
@@ -31,10 +35,10 @@ int64_t SaveBench(Store& store, const harness::BenchRecord& b) {
     }
     insert.Bind(21, int64_t{b.summary.ratio.pairs});
     insert.Bind(22, int64_t{b.summary.identical ? 1 : 0}).Bind(23, b.summary.identity_detail);
-    insert.Run();
-    id = db.LastInsertId();
+    id = insert.RunReturningId();
     Statement sample = db.Prepare(
-        "INSERT INTO bench_samples (bench_id, seq, side, round, ok, failure, elapsed_ms, wall_ms, "
+        "INSERT INTO bench_samples (bench_id, seq, side, round, ok, failure, "
+        "elapsed_ms, wall_ms, "
         "steps, last_xxh3_64) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (size_t i = 0; i < b.samples.size(); ++i) {
       const harness::BenchSample& s = b.samples[i];
@@ -52,7 +56,8 @@ int64_t SaveBench(Store& store, const harness::BenchRecord& b) {
 
 std::vector<harness::BenchSample> LoadBenchSamples(Store& store, int64_t id) {
   Statement select = store.connection().Prepare(
-      "SELECT side, round, ok, failure, elapsed_ms, wall_ms, steps FROM bench_samples WHERE "
+      "SELECT side, round, ok, failure, elapsed_ms, "
+      "wall_ms, steps FROM bench_samples WHERE "
       "bench_id = ? ORDER BY seq");
   select.Bind(1, id);
   std::vector<harness::BenchSample> out;

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "harness/store/sqlite.h"
+#include "harness/store/connection.h"
 
 namespace samebits::store {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/store/sqlite.h"
+#include "harness/store/connection.h"
 
 namespace samebits::store {
 
@@ -194,23 +194,24 @@ int CurrentSchemaVersion() {
 }
 
 int SchemaVersion(Connection& db) {
-  Statement has_table = db.Prepare(
-      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
-  has_table.Step();
-  if (has_table.Int(0) == 0) {
-    Statement any = db.Prepare("SELECT count(*) FROM sqlite_master");
-    any.Step();
-    if (any.Int(0) != 0) {
-      throw StoreError("database " + db.path() +
-                       ": an SQLite database, but not a samebits one (no schema_version table); "
-                       "refusing to touch it");
+  if (!db.HasTable("schema_version")) {
+    if (db.TableCount() != 0) {
+      throw StoreError(
+          "database " + db.path() +
+          (db.backend() == Backend::kSqlite ? ": an SQLite database" : ": a PostgreSQL database") +
+          ", but not a samebits one (no schema_version table); "
+          "refusing to touch it");
     }
     return 0;
   }
-  Statement version = db.Prepare("SELECT version, typeof(version) FROM schema_version");
+  // SQLite keeps any value in any column; PostgreSQL's column is an integer.
+  Statement version = db.Prepare(db.backend() == Backend::kSqlite
+                                     ? "SELECT version, typeof(version) FROM schema_version"
+                                     : "SELECT version, 'integer' FROM schema_version");
   const std::string damaged = "database " + db.path() + ": ";
   const std::string untouched =
-      " (the file is not a samebits database or is damaged; it was left untouched)";
+      " (the file is not a samebits database or is "
+      "damaged; it was left untouched)";
   if (!version.Step()) throw StoreError(damaged + "its schema_version table is empty" + untouched);
   if (version.Text(1) != "integer" || version.Int(0) < 0) {
     throw StoreError(damaged + "its schema_version is '" + version.Text(0) +
@@ -238,7 +239,7 @@ void Migrate(Connection& db, int target) {
     // Another process may have migrated between the read and the lock.
     version = SchemaVersion(db);
     for (int v = version; v < goal; ++v) {
-      db.Exec(Migrations()[static_cast<size_t>(v)]);
+      db.Exec(db.AdaptSchema(Migrations()[static_cast<size_t>(v)]));
       db.Exec("UPDATE schema_version SET version = " + std::to_string(v + 1));
     }
   });

@@ -1,4 +1,4 @@
-// The SQLite wrapper (sqlite.h).
+// The SQLite backend (sqlite.h).
 #include "harness/store/sqlite.h"
 
 #include <sqlite3.h>
@@ -17,9 +17,11 @@ namespace {
   std::string message = "database " + path + ": " + what + ": ";
   message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT) {
-    message += " (the file is not a samebits database or is damaged; it was left untouched)";
+    message +=
+        " (the file is not a samebits database or is damaged; it was "
+        "left untouched)";
   }
-  throw StoreError(message, rc);
+  throw StoreError(message, rc, rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
 }
 
 // Returns whether the file at `path` starts with SQLite's magic header, or
@@ -42,79 +44,64 @@ bool LooksLikeSqlite(const std::string& path, std::string* why) {
   return true;
 }
 
+// A prepared SQLite statement.
+class SqliteStatement : public StatementImpl {
+ public:
+  SqliteStatement(sqlite3* db, std::string_view sql, const std::string& path)
+      : db_(db), path_(path) {
+    const int rc =
+        sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) Throw(db, path, "cannot prepare `" + std::string(sql) + "`", rc);
+  }
+  ~SqliteStatement() override { sqlite3_finalize(stmt_); }
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+
+  void Bind(int index, int64_t value) override { Check(sqlite3_bind_int64(stmt_, index, value)); }
+  void Bind(int index, double value) override { Check(sqlite3_bind_double(stmt_, index, value)); }
+  void Bind(int index, std::string_view value) override {
+    Check(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                            SQLITE_TRANSIENT));
+  }
+  void BindNull(int index) override { Check(sqlite3_bind_null(stmt_, index)); }
+
+  bool Step() override {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    const std::string sql = sqlite3_sql(stmt_) != nullptr ? sqlite3_sql(stmt_) : "";
+    Throw(db_, path_, "cannot run `" + sql + "`", rc);
+  }
+  void Reset() override {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  int64_t Int(int column) const override { return sqlite3_column_int64(stmt_, column); }
+  double Double(int column) const override { return sqlite3_column_double(stmt_, column); }
+  bool IsNull(int column) const override {
+    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+  }
+  std::string Text(int column) const override {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    if (text == nullptr) return {};
+    return std::string(reinterpret_cast<const char*>(text),
+                       static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+  }
+
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
+  }
+
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  const std::string& path_;
+};
+
 }  // namespace
 
-Statement::Statement(sqlite3* db, std::string_view sql, const std::string& path)
-    : db_(db), path_(path) {
-  const int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-  if (rc != SQLITE_OK) Throw(db, path, "cannot prepare `" + std::string(sql) + "`", rc);
-}
-
-Statement::~Statement() {
-  sqlite3_finalize(stmt_);
-}
-
-Statement& Statement::Bind(int index, int64_t value) {
-  const int rc = sqlite3_bind_int64(stmt_, index, value);
-  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
-  return *this;
-}
-
-Statement& Statement::Bind(int index, double value) {
-  const int rc = sqlite3_bind_double(stmt_, index, value);
-  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
-  return *this;
-}
-
-Statement& Statement::Bind(int index, std::string_view value) {
-  const int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                                   SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
-  return *this;
-}
-
-Statement& Statement::BindNull(int index) {
-  const int rc = sqlite3_bind_null(stmt_, index);
-  if (rc != SQLITE_OK) Throw(db_, path_, "bind", rc);
-  return *this;
-}
-
-bool Statement::Step() {
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  const std::string sql = sqlite3_sql(stmt_) != nullptr ? sqlite3_sql(stmt_) : "";
-  Throw(db_, path_, "cannot run `" + sql + "`", rc);
-}
-
-void Statement::Run() {
-  while (Step()) {
-  }
-  Reset();
-}
-
-void Statement::Reset() {
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-}
-
-int64_t Statement::Int(int column) const {
-  return sqlite3_column_int64(stmt_, column);
-}
-double Statement::Double(int column) const {
-  return sqlite3_column_double(stmt_, column);
-}
-bool Statement::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-}
-std::string Statement::Text(int column) const {
-  const unsigned char* text = sqlite3_column_text(stmt_, column);
-  if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
-}
-
-Connection::Connection(const std::string& path, OpenMode mode) : path_(path) {
+SqliteConnection::SqliteConnection(const std::string& path, OpenMode mode) : Connection(path) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   if (exists) {
@@ -169,14 +156,14 @@ Connection::Connection(const std::string& path, OpenMode mode) : path_(path) {
     // Reading the schema first makes SQLite check the whole header before
     // anything is written.
     try {
-      Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
+      SqliteStatement(db_, "SELECT count(*) FROM sqlite_master", path).Step();
     } catch (const StoreError& e) {
       // A WAL database whose -shm file this process cannot create or share:
       // read it as an immutable file instead.
       if (!read_only || (e.sqlite_code() != SQLITE_CANTOPEN && e.sqlite_code() != SQLITE_READONLY))
         throw;
       open("?immutable=1");
-      Statement(db_, "SELECT count(*) FROM sqlite_master", path_).Step();
+      SqliteStatement(db_, "SELECT count(*) FROM sqlite_master", path).Step();
     }
     Exec("PRAGMA foreign_keys=ON");
   } catch (...) {
@@ -186,16 +173,17 @@ Connection::Connection(const std::string& path, OpenMode mode) : path_(path) {
   }
 }
 
-void Connection::PrepareForWriting() {
+void SqliteConnection::PrepareForWriting() {
   if (sqlite3_db_readonly(db_, "main") == 1) {
-    throw StoreError("database " + path_ +
-                         ": is read-only here, so no run could be saved; runs, show, report and "
+    throw StoreError("database " + path() +
+                         ": is read-only here, so no run could be saved; runs, "
+                         "show, report and "
                          "diff can still read it",
                      SQLITE_READONLY);
   }
   for (int attempt = 0;; ++attempt) {
     try {
-      Statement(db_, "PRAGMA journal_mode=WAL", path_).Step();
+      SqliteStatement(db_, "PRAGMA journal_mode=WAL", path()).Step();
       break;
     } catch (const StoreError& e) {
       if (!IsBusyError(e) || attempt >= 50) throw;
@@ -205,38 +193,53 @@ void Connection::PrepareForWriting() {
   Exec("PRAGMA synchronous=NORMAL");
 }
 
-Connection::~Connection() {
+SqliteConnection::~SqliteConnection() {
   sqlite3_close(db_);
 }
 
-void Connection::Exec(std::string_view sql) {
+void SqliteConnection::CheckIntact() {
+  Statement check = Prepare("PRAGMA quick_check(1)");
+  if (check.Step() && check.Text(0) != "ok") {
+    throw StoreError("database " + path() + ": is damaged (" + check.Text(0) +
+                     "); it was left untouched");
+  }
+}
+
+void SqliteConnection::Exec(std::string_view sql) {
   const std::string text(sql);
   char* error = nullptr;
   const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
   if (rc != SQLITE_OK) {
     std::string message =
-        "database " + path_ + ": " + (error != nullptr ? error : sqlite3_errstr(rc));
+        "database " + path() + ": " + (error != nullptr ? error : sqlite3_errstr(rc));
     sqlite3_free(error);
-    throw StoreError(message, rc);
+    throw StoreError(message, rc, rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
   }
 }
 
-int64_t Connection::LastInsertId() const {
-  return sqlite3_last_insert_rowid(db_);
+Statement SqliteConnection::Prepare(std::string_view sql) {
+  return Statement(std::make_unique<SqliteStatement>(db_, sql, path()));
 }
 
-bool IsBusyError(const StoreError& e) {
-  return e.sqlite_code() == SQLITE_BUSY || e.sqlite_code() == SQLITE_LOCKED;
+void SqliteConnection::BeginWrite() {
+  Exec("BEGIN IMMEDIATE");
+}
+void SqliteConnection::Commit() {
+  Exec("COMMIT");
+}
+void SqliteConnection::RollbackQuietly() {
+  if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-void BeginImmediate(Connection& db) {
-  db.Exec("BEGIN IMMEDIATE");
+bool SqliteConnection::HasTable(const std::string& name) {
+  Statement has = Prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  has.Bind(1, name);
+  return has.Step() && has.Int(0) > 0;
 }
-void Commit(Connection& db) {
-  db.Exec("COMMIT");
-}
-void RollbackQuietly(Connection& db) {
-  sqlite3_exec(db.raw(), "ROLLBACK", nullptr, nullptr, nullptr);
+
+int64_t SqliteConnection::TableCount() {
+  Statement any = Prepare("SELECT count(*) FROM sqlite_master");
+  return any.Step() ? any.Int(0) : 0;
 }
 
 }  // namespace samebits::store

@@ -8,7 +8,9 @@
 #include "engine/protocol/records.h"
 #include "harness/analysis/verdict.h"
 #include "harness/store/location.h"
+#include "harness/store/postgres.h"
 #include "harness/store/schema.h"
+#include "harness/store/sqlite.h"
 
 namespace samebits::store {
 namespace {
@@ -63,8 +65,9 @@ int64_t InternRow(Connection& db, const std::string& table, const std::vector<st
     marks += "?" + std::to_string(i + 1);
     where += columns[i] + " = ?" + std::to_string(i + 1);
   }
-  Statement insert =
-      db.Prepare("INSERT OR IGNORE INTO " + table + " (" + names + ") VALUES (" + marks + ")");
+  // Two writers may intern one row at once: the UNIQUE key keeps one.
+  Statement insert = db.Prepare("INSERT INTO " + table + " (" + names + ") VALUES (" + marks +
+                                ") ON CONFLICT DO NOTHING");
   bind(insert);
   insert.Run();
   Statement select = db.Prepare("SELECT id FROM " + table + " WHERE " + where);
@@ -85,7 +88,8 @@ void SaveDiagnosis(Connection& db, int64_t run_id, const Diagnosis& diagnosis) {
     insert_detail.Run();
   }
   Statement insert_divergence = db.Prepare(
-      "INSERT INTO divergences (run_id, seq, checkpoint, scenario, config_a, config_b, "
+      "INSERT INTO divergences (run_id, seq, checkpoint, scenario, config_a, "
+      "config_b, "
       "step_index, kind, position, layer, op, detail, batch_place) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   seq = 0;
@@ -111,7 +115,8 @@ void LoadDiagnosis(Connection& db, int64_t run_id, Diagnosis& diagnosis) {
   select_details.Bind(1, run_id);
   while (select_details.Step()) diagnosis.details.push_back(select_details.Text(0));
   Statement select_divergences = db.Prepare(
-      "SELECT checkpoint, scenario, config_a, config_b, step_index, kind, position, layer, op, "
+      "SELECT checkpoint, scenario, config_a, config_b, step_index, kind, "
+      "position, layer, op, "
       "detail, batch_place FROM divergences WHERE run_id = ?1 ORDER BY seq");
   select_divergences.Bind(1, run_id);
   while (select_divergences.Step()) {
@@ -149,15 +154,17 @@ int64_t InsertRunRow(Connection& db, const RunResult& run) {
         s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
       });
   Statement insert_run = db.Prepare(
-      "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count, "
-      "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "INSERT INTO runs (started_at, elapsed_ms, machine_id, "
+      "status, cell_count, "
+      "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, "
+      "?3, ?4, ?5, ?6, ?7, ?8) "
+      "RETURNING id");
   insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
   insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run)))
       .Bind(5, static_cast<int64_t>(run.cells.size()));
   insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
   insert_run.Bind(8, run.command);
-  insert_run.Run();
-  return db.LastInsertId();
+  return insert_run.RunReturningId();
 }
 
 // The rows a cell refers to, shared between runs (0: none).
@@ -230,21 +237,28 @@ std::map<std::string, std::string> ParamsFromText(const std::string& text) {
 class CellWriter {
  public:
   explicit CellWriter(Connection& db)
-      : db_(db),
-        insert_cell_(db.Prepare(
-            "INSERT INTO cells (run_id, checkpoint, checkpoint_id, scenario_id, config_name, "
-            "kernels, threads, isa, gemv_chunk_bytes, math, build_id, math_library_id, code, "
-            "exit_code, signal, message, stderr_tail, elapsed_ms, dump_path, isa_used, "
-            "engine_checkpoint, batch, batch_seed, batch_schedule, scenario_xxh3, "
-            "dump_row_length, engine, config_params, baseline, known_difference) VALUES (?1, ?2, "
-            "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-            "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)")),
-        insert_step_(db.Prepare(
-            "INSERT INTO steps (cell_id, idx, kind, position, input_token, token, fnv1a64, "
-            "xxh3_64, argmax, nan_count, inf_count, text, batch_sequences, batch_rows, "
-            "batch_slot, batch_row, dump_argmax, dump_max_abs, dump_nan, dump_inf) VALUES (?1, "
-            "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-            "?20)")),
+      : insert_cell_(db.Prepare("INSERT INTO cells (run_id, checkpoint, checkpoint_id, "
+                                "scenario_id, config_name, "
+                                "kernels, threads, isa, gemv_chunk_bytes, math, build_id, "
+                                "math_library_id, code, "
+                                "exit_code, signal, message, stderr_tail, elapsed_ms, dump_path, "
+                                "isa_used, "
+                                "engine_checkpoint, batch, batch_seed, batch_schedule, "
+                                "scenario_xxh3, "
+                                "dump_row_length, engine, config_params, baseline, "
+                                "known_difference) VALUES (?1, ?2, "
+                                "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+                                "?17, ?18, ?19, ?20, "
+                                "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30) RETURNING id")),
+        insert_step_(db.Prepare("INSERT INTO steps (cell_id, idx, kind, "
+                                "position, input_token, token, fnv1a64, "
+                                "xxh3_64, argmax, nan_count, inf_count, text, "
+                                "batch_sequences, batch_rows, "
+                                "batch_slot, batch_row, dump_argmax, "
+                                "dump_max_abs, dump_nan, dump_inf) VALUES (?1, "
+                                "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                                "?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+                                "?20)")),
         insert_trace_(db.Prepare("INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
                                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6)")) {}
 
@@ -275,8 +289,7 @@ class CellWriter {
     }
     s.Bind(27, c.engine).Bind(28, ParamsText(c.params));
     s.Bind(29, static_cast<int64_t>(c.baseline ? 1 : 0)).Bind(30, c.known_difference);
-    s.Run();
-    return db_.LastInsertId();
+    return s.RunReturningId();
   }
 
   // Writes `cell`'s steps, each with its dump statistics when kept.
@@ -327,7 +340,6 @@ class CellWriter {
   }
 
  private:
-  Connection& db_;
   Statement insert_cell_, insert_step_, insert_trace_;
 };
 
@@ -335,9 +347,11 @@ class CellWriter {
 // and machine. Throws StoreError when there is no such run.
 RunResult LoadRunRow(Connection& db, int64_t id) {
   Statement select_run = db.Prepare(
-      "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, r.diagnosis_headline, r.command, "
+      "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, "
+      "r.diagnosis_headline, r.command, "
       "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc "
-      "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1");
+      "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id "
+      "WHERE r.id = ?1");
   select_run.Bind(1, id);
   if (!select_run.Step()) {
     throw StoreError("database " + db.path() + ": no run " + std::to_string(id) +
@@ -426,13 +440,18 @@ CellResult ReadCell(Statement& row) {
 // Returns their ids, in the same order.
 std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellResult>& cells) {
   Statement select_cells = db.Prepare(
-      "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, c.isa, "
-      "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, c.stderr_tail, "
+      "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, "
+      "c.isa, "
+      "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, "
+      "c.stderr_tail, "
       "c.elapsed_ms, c.dump_path, "
       "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
-      "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
-      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
-      "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, c.baseline, "
+      "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, "
+      "k.vocab_size, "
+      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, "
+      "c.batch_schedule, "
+      "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, "
+      "c.baseline, "
       "c.known_difference "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
@@ -452,13 +471,15 @@ std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellR
 class CellReader {
  public:
   explicit CellReader(Connection& db)
-      : select_steps_(db.Prepare(
-            "SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, argmax, "
-            "nan_count, inf_count, text, batch_sequences, batch_rows, batch_slot, batch_row, "
-            "dump_argmax, dump_max_abs, dump_nan, dump_inf FROM steps "
-            "WHERE cell_id = ?1 ORDER BY idx")),
-        select_traces_(db.Prepare(
-            "SELECT position, layer, op, xxh3_64 FROM traces WHERE cell_id = ?1 ORDER BY seq")) {}
+      : select_steps_(
+            db.Prepare("SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
+                       "argmax, "
+                       "nan_count, inf_count, text, batch_sequences, batch_rows, "
+                       "batch_slot, batch_row, "
+                       "dump_argmax, dump_max_abs, dump_nan, dump_inf FROM steps "
+                       "WHERE cell_id = ?1 ORDER BY idx")),
+        select_traces_(db.Prepare("SELECT position, layer, op, xxh3_64 FROM "
+                                  "traces WHERE cell_id = ?1 ORDER BY seq")) {}
 
   // Appends cell `cell_id`'s steps to `cell` (and their dump statistics,
   // when the store keeps the cell's).
@@ -511,50 +532,73 @@ class CellReader {
   Statement select_steps_, select_traces_;
 };
 
-// Throws StoreError when SQLite finds the database damaged (checked before
-// a run whose result would then fail to save).
-void CheckIntact(Connection& db) {
-  Statement check = db.Prepare("PRAGMA quick_check(1)");
-  if (check.Step() && check.Text(0) != "ok") {
-    throw StoreError("database " + db.path() + ": is damaged (" + check.Text(0) +
-                     "); it was left untouched");
-  }
-}
-
 }  // namespace
 
-Store::Store(const std::string& path, Access access) {
-  // Refuses a value that names no store this build can open (a PostgreSQL
-  // server without libpq, an unknown URL scheme) before any file is
-  // touched (location.h). Until the PostgreSQL backend exists no build has
-  // libpq, so every value that gets past here is an SQLite file.
-  UsableLocation(path);
+namespace {
+
+// Refuses, for a reader, a store that is not current: an empty one holds
+// no runs yet, an older one is upgraded by a writer (a reader writes
+// nothing), a newer one needs a newer samebits (Migrate says so).
+void CheckCurrentForReading(Connection& db) {
+  const int version = SchemaVersion(db);
+  if (version < CurrentSchemaVersion()) {
+    throw StoreError("database " + db.path() +
+                     (version == 0 ? std::string(": is empty, it holds no runs yet")
+                                   : ": was written by an older samebits; a command that "
+                                     "writes (samebits run, samebits import) upgrades it"));
+  }
+  Migrate(db);  // only checks: the store is not older than this build
+}
+
+// Opens the SQLite store at `path` as Store's constructor says.
+std::unique_ptr<Connection> OpenSqliteStore(const std::string& path, Access access) {
   std::error_code ec;
   if (access == Access::kRead) {
     // A reader creates nothing: no folder, no empty store, no side file.
     if (!std::filesystem::exists(path, ec)) throw StoreError("no such store: " + path);
-    db_ = std::make_unique<Connection>(path, OpenMode::kReadOnly);
+    auto db = std::make_unique<SqliteConnection>(path, OpenMode::kReadOnly);
     // Refuses a foreign or newer database; a current one is read as it is.
-    const int version = SchemaVersion(*db_);
-    if (version < CurrentSchemaVersion()) {
-      throw StoreError("database " + path +
-                       (version == 0 ? std::string(": is empty, it holds no runs yet")
-                                     : ": was written by an older samebits; a command that "
-                                       "writes (samebits run, samebits import) upgrades it"));
-    }
-    Migrate(*db_);  // only checks: the store is not older than this build
-    return;
+    CheckCurrentForReading(*db);
+    return db;
   }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
     std::filesystem::create_directories(parent, ec);
     if (ec) throw StoreError("database " + path + ": cannot create its folder: " + ec.message());
   }
-  db_ = std::make_unique<Connection>(path, OpenMode::kCreate);
-  SchemaVersion(*db_);  // refuses another program's database before any write
-  CheckIntact(*db_);
-  db_->PrepareForWriting();
-  Migrate(*db_);
+  auto db = std::make_unique<SqliteConnection>(path, OpenMode::kCreate);
+  SchemaVersion(*db);  // refuses another program's database before any write
+  db->CheckIntact();
+  db->PrepareForWriting();
+  Migrate(*db);
+  return db;
+}
+
+// Opens the PostgreSQL store at `location`: a reader reads a current
+// store in read-only transactions; a writer refuses another program's
+// database before creating or upgrading the schema.
+std::unique_ptr<Connection> OpenPostgresStore(const Location& location, Access access) {
+  std::unique_ptr<Connection> db = OpenPostgres(location, access == Access::kRead);
+  if (access == Access::kRead) {
+    CheckCurrentForReading(*db);
+  } else {
+    SchemaVersion(*db);
+    Migrate(*db);
+  }
+  return db;
+}
+
+}  // namespace
+
+Store::Store(const std::string& path, Access access, const std::string& server_side_folder) {
+  // Refuses a value that names no store this build can open before any
+  // file is touched (location.h).
+  const Location location = UsableLocation(path);
+  side_folder_ =
+      SideFolder(location, server_side_folder.empty() ? std::filesystem::current_path().string()
+                                                      : server_side_folder);
+  db_ = location.backend == Backend::kPostgres ? OpenPostgresStore(location, access)
+                                               : OpenSqliteStore(path, access);
 }
 
 int64_t Store::SaveRun(const RunResult& run) {
@@ -596,7 +640,8 @@ std::vector<RunSummary> Store::ListRuns(int limit) {
   Connection& db = *db_;
   std::vector<RunSummary> out;
   Statement select = db.Prepare(
-      "SELECT id, started_at, elapsed_ms, status, diagnosis_kind, diagnosis_headline, command "
+      "SELECT id, started_at, elapsed_ms, status, "
+      "diagnosis_kind, diagnosis_headline, command "
       "FROM runs ORDER BY id DESC LIMIT ?1");
   select.Bind(1, static_cast<int64_t>(limit));
   while (select.Step()) {

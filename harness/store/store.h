@@ -1,5 +1,6 @@
 // The run store: every run of the matrix, with its identities, cells, steps
-// and traces, in one SQLite database (SCHEMA.md). Several samebits processes
+// and traces, in one database (SCHEMA.md): an SQLite file, or a PostgreSQL
+// server a fleet of machines shares. Several samebits processes
 // may write one database at once: each run lands in a single write
 // transaction, so a reader sees a run whole or not at all, and a harness
 // killed while saving leaves nothing behind.
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "harness/analysis/results.h"
-#include "harness/store/sqlite.h"
+#include "harness/store/connection.h"
 
 namespace samebits::store {
 
@@ -47,7 +48,16 @@ class Store {
   // write can be read) and nothing is ever written or created: a missing
   // store is "no such store", an empty or older one is refused (a writer
   // upgrades it).
-  explicit Store(const std::string& path, Access access = Access::kReadWrite);
+  //
+  // `path` is what --db says (location.h): an SQLite file's path, or a
+  // PostgreSQL URL or keyword string. A server's store is the same schema
+  // and queries; it is never created (the database must exist: the schema
+  // is), and a server that cannot be reached is an error naming its host
+  // after the connect timeout. Files that go with a server's store (dumps
+  // an import writes) are kept in `server_side_folder` (default: the
+  // current folder); a file's go beside it.
+  explicit Store(const std::string& path, Access access = Access::kReadWrite,
+                 const std::string& server_side_folder = "");
 
   // Saves `run` (its `run_id` is ignored) in one transaction. Returns the
   // new run's id.
@@ -70,12 +80,17 @@ class Store {
 
   Connection& connection() { return *db_; }
 
+  // Returns the folder where files that go with this store are kept: the
+  // SQLite file's folder, or the server store's side folder.
+  const std::string& side_folder() const { return side_folder_; }
+
   // Called after each cell's rows are written inside SaveRun's transaction;
   // tests throw from it to show that a half-written run leaves no rows.
   std::function<void(int cells_written)> after_cell_hook;
 
  private:
   std::unique_ptr<Connection> db_;
+  std::string side_folder_;
 };
 
 // The names the store records (harness/analysis/results.h).

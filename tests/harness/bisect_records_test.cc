@@ -48,13 +48,16 @@ TEST(BisectRecords, MigratesAVersionFourDatabaseKeepingItsRuns) {
   TempDir dir;
   const std::string path = dir.File("v4.db");
   {
-    Connection db(path, true);
+    SqliteConnection db(path, true);
     Migrate(db, 4);
     ASSERT_EQ(SchemaVersion(db), 4);
     db.Exec(
-        "INSERT INTO runs (id, started_at, elapsed_ms, machine_id, status, cell_count, "
-        "diagnosis_kind, diagnosis_headline, command) VALUES (1, '2026-11-29T00:00:00Z', 5, "
-        "NULL, 'FAIL', 0, 'identity-broken', 'cpu-t3 differs', 'samebits gate');");
+        "INSERT INTO runs (id, started_at, elapsed_ms, machine_id, status, "
+        "cell_count, "
+        "diagnosis_kind, diagnosis_headline, command) VALUES (1, "
+        "'2026-11-29T00:00:00Z', 5, "
+        "NULL, 'FAIL', 0, 'identity-broken', 'cpu-t3 differs', 'samebits "
+        "gate');");
     EXPECT_THROW(db.Exec("SELECT * FROM bisects"), StoreError);
   }
   Store store(path);

@@ -16,6 +16,7 @@
 #include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/import.h"
+#include "harness/store/sqlite.h"
 #include "harness/store/store.h"
 #include "tests/harness/harness_test_util.h"
 
@@ -216,7 +217,8 @@ TEST_F(BundleHostile, ABundleFromAPipeIsReadAndOtherKindsAreNamed) {
 class StatementCounter {
  public:
   StatementCounter(store::Store& store, std::string needle) : needle_(std::move(needle)) {
-    sqlite3_trace_v2(store.connection().raw(), SQLITE_TRACE_STMT, &Count, this);
+    sqlite3_trace_v2(static_cast<store::SqliteConnection&>(store.connection()).raw(),
+                     SQLITE_TRACE_STMT, &Count, this);
   }
   int count() const { return count_; }
 

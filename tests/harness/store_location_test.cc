@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/store/location.h"
-#include "harness/store/sqlite.h"
+#include "harness/store/connection.h"
 
 namespace samebits::store {
 namespace {

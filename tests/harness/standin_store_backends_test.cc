@@ -1,0 +1,124 @@
+// Every command that takes a store, end to end through the real `samebits`
+// and the stand-in engine, on both backends (store_backends.h): run, runs,
+// show, report, diff, compare, export and import; and two importers of one
+// bundle racing into one store keep it once.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/store/store.h"
+#include "tests/harness/harness_test_util.h"
+#include "tests/harness/standin_helpers.h"
+#include "tests/harness/store_backends.h"
+
+namespace samebits::standin {
+namespace {
+
+class StandinStoreBackends : public store::testing::StoreBackendTest {
+ protected:
+  // Returns the result of `samebits <words>`.
+  CommandResult Samebits(std::vector<std::string> words) {
+    words.insert(words.begin(), BinDir() + "/samebits");
+    return RunCommand(words);
+  }
+
+  // Runs a small matrix of the stand-in under `fault` into `db`: portable
+  // and libm math (the stand-in's libm bits follow its architecture).
+  CommandResult RunMatrix(const std::string& fault, const std::string& db) {
+    const std::string references = dir_.File("references");
+    std::filesystem::create_directories(references);  // no references: not judged here
+    return Samebits({"run",
+                     "--engine",
+                     FaultyEngine(dir_.path(), fault),
+                     "--checkpoint",
+                     "synthetic:tiny",
+                     "--scenario",
+                     WriteScenario(dir_.path()),
+                     "--math",
+                     "portable,libm",
+                     "--config",
+                     "cpu-t1,cpu-t2,cpu-t1-libm",
+                     "--timeout",
+                     "20",
+                     "-j",
+                     "2",
+                     "--db",
+                     db,
+                     "--references-dir",
+                     references,
+                     "-q"});
+  }
+};
+SAMEBITS_ON_BOTH_STORE_BACKENDS(StandinStoreBackends);
+
+TEST_P(StandinStoreBackends, EveryCommandReadsAndWritesTheStore) {
+  const CommandResult x86 = RunMatrix("ok", db());
+  ASSERT_EQ(x86.exit_code, 0) << x86.command << "\n" << x86.output;
+  const CommandResult arm = RunMatrix("arch-aarch64", db());
+  ASSERT_EQ(arm.exit_code, 0) << arm.command << "\n" << arm.output;
+
+  const CommandResult runs = Samebits({"runs", "--db", db()});
+  EXPECT_EQ(runs.exit_code, 0) << runs.output;
+  EXPECT_NE(runs.output.find("PASS"), std::string::npos) << runs.output;
+  const CommandResult show = Samebits({"show", "latest", "--steps", "--db", db()});
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("cpu-t2"), std::string::npos) << show.output;
+  const CommandResult report = Samebits(
+      {"report", "latest", "--format", "json", "-o", dir_.File("report.json"), "--db", db()});
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_FALSE(harness::testing::ReadFile(dir_.File("report.json")).empty());
+  const CommandResult diff = Samebits({"diff", "1", "latest", "--db", db()});
+  EXPECT_TRUE(diff.exit_code == 0 || diff.exit_code == 1) << diff.output;
+
+  // The two runs' ids on this store (a server's ids need not be 1 and 2).
+  std::vector<std::string> run_ids;
+  for (const store::RunSummary& r : store::Store(db(), store::Access::kRead).ListRuns(10))
+    run_ids.push_back(std::to_string(r.id));
+  ASSERT_EQ(run_ids.size(), 2u);
+
+  const CommandResult cmp = Samebits({"compare", run_ids[1], run_ids[0], "--db", db()});
+  EXPECT_EQ(cmp.exit_code, 1) << cmp.output;
+  EXPECT_NE(cmp.output.find("the architecture differs"), std::string::npos) << cmp.output;
+
+  const std::string bundle = dir_.File("both.json");
+  const CommandResult out =
+      Samebits({"export", run_ids[1], run_ids[0], "-o", bundle, "--db", db()});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const CommandResult again = Samebits({"import", bundle, "--db", db()});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("imported 0 runs; 2 already present"), std::string::npos)
+      << again.output;
+}
+
+// Two machines importing one bundle at the same moment store its runs
+// once: the second importer waits for the first and finds them there.
+TEST_P(StandinStoreBackends, TwoImportersOfOneBundleStoreItOnce) {
+  const std::string source = dir_.File("source.db");
+  ASSERT_EQ(RunMatrix("ok", source).exit_code, 0);
+  ASSERT_EQ(RunMatrix("arch-aarch64", source).exit_code, 0);
+  const std::string bundle = dir_.File("runs.json");
+  ASSERT_EQ(Samebits({"export", "1", "2", "-o", bundle, "--db", source}).exit_code, 0);
+  // The schema first, so that the race is over the runs.
+  store::Store{db()};
+  const std::string sb = ShellQuote(BinDir() + "/samebits");
+  const std::string import = sb + " import " + ShellQuote(bundle) + " --db " + ShellQuote(db());
+  const CommandResult race =
+      RunCommand({"sh", "-c", "(" + import + " & " + import + " & " + import + " & wait) 2>&1"});
+  size_t imported = 0;
+  for (size_t at = 0; (at = race.output.find("imported 2 runs", at)) != std::string::npos; ++at)
+    ++imported;
+  size_t present = 0;
+  for (size_t at = 0;
+       (at = race.output.find("imported 0 runs; 2 already present", at)) != std::string::npos; ++at)
+    ++present;
+  EXPECT_EQ(imported, 1u) << race.output;
+  EXPECT_EQ(present, 2u) << race.output;
+  EXPECT_EQ(store::Store(db(), store::Access::kRead).ListRuns(10).size(), 2u);
+  const CommandResult again = Samebits({"import", bundle, "--db", db()});
+  EXPECT_NE(again.output.find("imported 0 runs; 2 already present"), std::string::npos)
+      << again.output;
+}
+
+}  // namespace
+}  // namespace samebits::standin
