@@ -29,10 +29,9 @@ void AddRevisionBuildFlags(CLI::App* sub, runner::RevisionBuildOptions& build,
 
 runner::RevisionBuildOptions WithDefaultCacheDir(runner::RevisionBuildOptions build,
                                                  const std::string& db) {
-  if (build.cache_dir.empty()) {
-    const std::string database = db.empty() ? GetPaths().db : db;
-    build.cache_dir = (std::filesystem::absolute(database).parent_path() / "builds").string();
-  }
+  // Never the parent of a server's URL (a folder named "postgresql:").
+  if (build.cache_dir.empty())
+    build.cache_dir = (std::filesystem::path(StoreSideFolder(db)) / "builds").string();
   return build;
 }
 

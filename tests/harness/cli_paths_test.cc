@@ -344,7 +344,9 @@ TEST_F(CliPaths, EveryStoreFlagTakesAServerOrRefusesAnUnknownSchemeAndCreatesNot
   // With libpq, the commands that open their store at once (runs, show,
   // report, diff, export, import, compare, run --list...) named the host
   // they could not reach.
-  if (store::PostgresSupported()) EXPECT_GE(connected, 3 * 8);
+  if (store::PostgresSupported()) {
+    EXPECT_GE(connected, 3 * 8);
+  }
 }
 
 // Returns a shell prefix that runs a command as an unprivileged user when

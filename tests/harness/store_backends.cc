@@ -24,7 +24,9 @@ void StoreBackendTest::SetUp() {
     why = "this samebits was built without libpq";
   }
   if (!why.empty()) {
-    if (required) FAIL() << "the PostgreSQL instance cannot run under SAMEBITS_REQUIRE_PG: " << why;
+    if (required) {
+      FAIL() << "the PostgreSQL instance cannot run under SAMEBITS_REQUIRE_PG: " << why;
+    }
     GTEST_SKIP() << why;
   }
   // One database per test, named by process and a counter.

@@ -138,7 +138,9 @@ TEST_P(StoreFaults, KilledWritersAndARestartedServerLoseDuplicateAndHalveNothing
     }
   }
   EXPECT_GE(kills, 8) << "too few kills to be a test of them";
-  if (restart != nullptr) EXPECT_TRUE(restarted);
+  if (restart != nullptr) {
+    EXPECT_TRUE(restarted);
+  }
   // Writers that gave up (a commit whose answer the restart cut off, a
   // writer started while the server was down) were started again; what
   // counts is what the store holds.

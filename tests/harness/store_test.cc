@@ -498,7 +498,9 @@ TEST_P(StoreOnBothBackends, RefusesAnotherProgramsDatabase) {
       EXPECT_NE(std::string(e.what()).find("not a samebits one"), std::string::npos) << e.what();
     }
   }
-  if (!postgres()) EXPECT_EQ(ReadFile(db()), before);
+  if (!postgres()) {
+    EXPECT_EQ(ReadFile(db()), before);
+  }
   const std::unique_ptr<Connection> bare = OpenBare();
   Statement tables = bare->Prepare(
       postgres()
@@ -543,7 +545,9 @@ TEST_P(StoreOnBothBackends, ReadAccessWritesNothing) {
     EXPECT_EQ(store.ListRuns(10).size(), 1u);
     EXPECT_THROW(store.SaveRun(SampleRun()), StoreError);
   }
-  if (!postgres()) EXPECT_EQ(ReadFile(path), before);
+  if (!postgres()) {
+    EXPECT_EQ(ReadFile(path), before);
+  }
   EXPECT_EQ(Store(path).ListRuns(10).size(), 1u);
 }
 
@@ -587,7 +591,9 @@ TEST_P(StoreOnBothBackends, AProcessKilledMidRunLeavesNoRows) {
   const int64_t id = store.SaveRun(SampleRun());
   EXPECT_EQ(Count(store.connection(), "runs"), 2);
   // SQLite reuses the rolled-back id; a PostgreSQL identity never does.
-  if (!postgres()) EXPECT_EQ(id, 2);
+  if (!postgres()) {
+    EXPECT_EQ(id, 2);
+  }
 }
 
 TEST_P(StoreOnBothBackends, FourConcurrentWriterProcessesLoseNothing) {
