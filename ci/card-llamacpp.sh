@@ -18,16 +18,9 @@
 # Exit 0: every difference found is declared KNOWN; 1: something else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build short=0 out=''
-while (($#)); do
-  case $1 in
-    --short) short=1; shift ;;
-    --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "ci/card-llamacpp.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-    *) build=$1; shift ;;
-  esac
-done
+# shellcheck source=ci/card-args.sh
+source ci/card-args.sh
+read_card_args "$@"
 shared=../shared/checkpoints
 if ((short)); then
   files=(tiny_dense_llama_f32.gguf small_dense_qwen3_q4_k_m.gguf)
