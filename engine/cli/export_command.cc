@@ -27,11 +27,14 @@ struct ExportOptions {
   int shards = 1;
 };
 
-// Returns the switches of `c` the writers cannot yet state in a file (the
-// Gemma 2/3 operations), comma separated; empty when every one can be
-// written. Writing such a model without them would make another model.
-// `rope_freqs` is a GGUF tensor with no transformers name.
+// Returns the switches of `c` the chosen writer cannot state, comma
+// separated; empty when every one can be written. Writing such a model
+// without them would make another model. GGUF states the Gemma 2/3
+// operations through its architecture name and keys (GgufUnwritableSwitches);
+// safetensors states none of them yet, nor `rope_freqs` (a GGUF tensor with
+// no transformers name).
 std::string UnwritableSwitches(const model::ModelConfig& c, bool gguf) {
+  if (gguf) return formats::GgufUnwritableSwitches(c);
   std::string names;
   const auto add = [&](bool on, const char* name) {
     if (on) names += (names.empty() ? "" : ", ") + std::string(name);
@@ -42,7 +45,7 @@ std::string UnwritableSwitches(const model::ModelConfig& c, bool gguf) {
   add(c.embedding_scale != 1.0f, "embedding_scale");
   add(c.activation != model::Activation::kSilu, "GELU activation");
   add(c.rope_base_local != 0.0f, "rope_base_local");
-  add(c.rope_freq_factors && !gguf, "rope_freq_factors (safetensors)");
+  add(c.rope_freq_factors, "rope_freq_factors");
   return names;
 }
 
@@ -62,9 +65,10 @@ int RunExport(const ExportOptions& options) {
                         : options.format == "gguf";
   if (const std::string unwritable = UnwritableSwitches(weights.config, gguf);
       !unwritable.empty()) {
-    throw UsageError("export: " + weights.config.name + " uses " + unwritable +
-                     ", which the writers do not write yet; exporting it would describe a "
-                     "different model, so nothing was written");
+    throw UsageError("export: " + weights.config.name + " uses " + unwritable + ", which the " +
+                     (gguf ? std::string("GGUF") : std::string("safetensors")) +
+                     " writer does not write (for this architecture) yet; exporting it would "
+                     "describe a different model, so nothing was written");
   }
   if (gguf) {
     formats::WriteGguf(weights, out);

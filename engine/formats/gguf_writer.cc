@@ -1,6 +1,7 @@
 #include "engine/formats/gguf_writer.h"
 
 #include <bit>
+#include <cmath>
 #include <fstream>
 
 #include "engine/formats/architectures.h"
@@ -146,6 +147,12 @@ void WriteModelKeys(const model::ModelWeights& w, Out& kv) {
   kv.KvF32(p + "rope.freq_base", c.rope_base);
   kv.KvU32(p + "rope.dimension_count", static_cast<uint32_t>(c.rotary_dim()));
   kv.KvU32(p + "vocab_size", static_cast<uint32_t>(c.vocab_size));
+  // Gemma 2/3: the reader takes the soft-caps and the local RoPE base from
+  // these keys of the architectures that imply them (GgufUnwritableSwitches
+  // refuses them on any other).
+  if (c.attn_softcap != 0.0f) kv.KvF32(p + "attn_logit_softcapping", c.attn_softcap);
+  if (c.final_softcap != 0.0f) kv.KvF32(p + "final_logit_softcapping", c.final_softcap);
+  if (c.rope_base_local != 0.0f) kv.KvF32(p + "rope.freq_base_swa", c.rope_base_local);
   if (experts) {
     kv.KvU32(p + "expert_count", static_cast<uint32_t>(c.n_experts));
     kv.KvU32(p + "expert_used_count", static_cast<uint32_t>(c.top_k));
@@ -215,6 +222,29 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
 }
 
 }  // namespace
+
+std::string GgufUnwritableSwitches(const model::ModelConfig& c) {
+  // What the reader implies for this architecture name (GgufToConfig): a
+  // name the table does not know implies none of the Gemma operations.
+  const GgufArchitecture* known = FindGgufArchitecture(c.arch.empty() ? "llama" : c.arch);
+  const GgufArchitecture& arch = known != nullptr ? *known : kSamebitsOnlyArchitecture;
+  const bool gemma = arch.gemma_block;
+  std::string names;
+  const auto add = [&](bool unwritable, const char* name) {
+    if (unwritable) names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  add(c.post_norms != gemma, "post_norms");
+  add(!gemma && c.attn_softcap != 0.0f, "attn_softcap");
+  add(!gemma && c.final_softcap != 0.0f, "final_softcap");
+  add(c.embedding_scale != (gemma ? std::sqrt(static_cast<float>(c.d_model)) : 1.0f),
+      "embedding_scale");
+  add(c.activation != (gemma ? model::Activation::kGeluTanh : model::Activation::kSilu),
+      "GELU activation");
+  // Without the key the reader takes llama.cpp's default 1e4 on these.
+  add(arch.local_rope_base ? c.rope_base_local == 0.0f : c.rope_base_local != 0.0f,
+      "rope_base_local");
+  return names;
+}
 
 std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
                                  const GgufWriteOptions& options) {

@@ -6,6 +6,9 @@
 // a dense FFN beside experts, per-layer MoE flags) is written under
 // `samebits.*` (gguf_config.h): our loader reads it back bit for bit, other
 // engines ignore it and will compute something else for such models.
+// Gemma 2/3's operations are stated as llama.cpp states them: implied by
+// the architecture name (`architectures.h`), with the soft-caps and the
+// local RoPE base in its `{arch}.*` keys.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +24,14 @@ struct GgufWriteOptions {
   // form of older Mixtral conversions) instead of merged `ffn_gate_exps`.
   bool per_expert_tensors = false;
 };
+
+// Returns the switches of `c` a GGUF file cannot state, comma separated
+// (empty when every one can be written): the Gemma operations (post-norms,
+// GELU, the embedding scale, soft-caps, a local RoPE base) have no key of
+// their own, so they are written only when `c.arch` is an architecture of
+// the table that implies exactly them. Writing anything else would load as
+// another model.
+std::string GgufUnwritableSwitches(const model::ModelConfig& c);
 
 // Returns the GGUF v3 bytes of `weights`.
 std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,

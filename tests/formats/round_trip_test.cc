@@ -59,6 +59,53 @@ TEST_P(SyntheticRoundTrip, Safetensors) {
 INSTANTIATE_TEST_SUITE_P(Shapes, SyntheticRoundTrip,
                          ::testing::Values("tiny", "medium", "tiny-f32", "tiny-f16"));
 
+// Gemma's operations round-trip through GGUF (the safetensors export refuses
+// them: engine/cli/export_command.cc).
+class GemmaGgufRoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmaGgufRoundTrip, Gguf) {
+  const model::ModelWeights w = LoadCheckpoint("synthetic:" + GetParam());
+  ASSERT_EQ(GgufUnwritableSwitches(w.config), "");
+  const std::string path = testing::ScratchDir("gguf-" + GetParam()) + "/model.gguf";
+  WriteGguf(w, path);
+  ExpectSame(w, LoadCheckpoint("gguf:" + path));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmaGgufRoundTrip,
+                         ::testing::Values("gemma", "gemma-f32", "gemma-q8_0"));
+
+// llama.cpp's Gemma 2 and 3 files, written again, load as the same model.
+TEST(RealRoundTrip, GemmaGgufKeepsEveryBit) {
+  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  for (const char* name : {"tiny_dense_gemma2_f32.gguf", "tiny_dense_gemma2_bf16.gguf",
+                           "tiny_dense_gemma3_f32.gguf"}) {
+    SCOPED_TRACE(name);
+    const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(name));
+    const std::string dir = testing::ScratchDir(std::string("real-") + name);
+    WriteGguf(w, dir + "/again.gguf");
+    ExpectSame(w, LoadCheckpoint("gguf:" + dir + "/again.gguf"));
+  }
+}
+
+// A switch the architecture name would not imply, or an implied one the
+// model lacks, cannot be stated in GGUF and is named.
+TEST(GgufUnwritable, SwitchesTheArchitectureDoesNotImplyAreNamed) {
+  model::ModelConfig gemma = LoadCheckpoint("synthetic:gemma").config;
+  EXPECT_EQ(GgufUnwritableSwitches(gemma), "");
+  model::ModelConfig llama = gemma;
+  llama.arch = "llama";
+  EXPECT_EQ(GgufUnwritableSwitches(llama),
+            "post_norms, attn_softcap, final_softcap, embedding_scale, GELU activation, "
+            "rope_base_local");
+  gemma.embedding_scale = 2.0f;
+  gemma.rope_base_local = 0.0f;
+  EXPECT_EQ(GgufUnwritableSwitches(gemma), "embedding_scale, rope_base_local");
+  model::ModelConfig gemma2 = LoadCheckpoint("synthetic:gemma").config;
+  gemma2.arch = "gemma2";
+  EXPECT_EQ(GgufUnwritableSwitches(gemma2), "rope_base_local");
+  EXPECT_EQ(GgufUnwritableSwitches(LoadCheckpoint("synthetic:tiny").config), "");
+}
+
 TEST(RealRoundTrip, GgufAndSafetensorsKeepEveryBit) {
   if (!testing::HaveCheckpoints()) GTEST_SKIP();
   for (const char* name :

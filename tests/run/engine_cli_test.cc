@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -248,15 +249,45 @@ TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
   EXPECT_THAT(bad.err, HasSubstr("unknown type 'q2_k'"));
 }
 
-// A model using switches the writers cannot state is refused, naming them,
-// and no file is left behind (it would load as another model).
-TEST(EngineCli, ExportRefusesSwitchesTheWritersCannotState) {
-  const std::string out = ::testing::TempDir() + "/gemma_export.gguf";
-  std::remove(out.c_str());
+// Gemma 2/3's operations are written to GGUF as llama.cpp states them (the
+// architecture name implies post-norms, GELU and the embedding scale; the
+// soft-caps and the local RoPE base are `{arch}.*` keys): the export of
+// synthetic:gemma, in BF16, F32 and Q8_0, runs every step of the scenarios
+// with the same hashes as the synthetic spec itself.
+TEST(EngineCliTest, ExportGemmaToGgufRunsTheSameSteps) {
+  for (const std::string spec :
+       {"synthetic:gemma", "synthetic:gemma-f32", "synthetic:gemma-q8_0"}) {
+    SCOPED_TRACE(spec);
+    const std::string out = ::testing::TempDir() + "/export_" + spec.substr(10) + "." +
+                            std::to_string(getpid()) + ".gguf";
+    const Result e = RunEngine("export " + spec + " '" + out + "'");
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    for (const std::string scenario : {"classic", "window"}) {
+      SCOPED_TRACE(scenario);
+      const std::string args = " --scenario " + Scenario(scenario);
+      const protocol::Transcript a =
+          protocol::ReadTranscript(RunEngine("run --checkpoint " + spec + args).out);
+      const protocol::Transcript b =
+          protocol::ReadTranscript(RunEngine("run --checkpoint gguf:'" + out + "'" + args).out);
+      ASSERT_TRUE(a.ok && b.ok) << a.failure << b.failure;
+      ASSERT_FALSE(a.steps.empty());
+      EXPECT_EQ(a.steps, b.steps) << "the GGUF export must run as the synthetic model, bit for bit";
+      EXPECT_EQ(a.hello->checkpoint.weights_xxh3, b.hello->checkpoint.weights_xxh3);
+    }
+    std::remove(out.c_str());
+  }
+}
+
+// Safetensors cannot state the Gemma operations yet: the export is refused,
+// naming them, and no file is left behind (it would load as another model).
+TEST(EngineCliTest, ExportGemmaToSafetensorsIsRefused) {
+  const std::string out = ::testing::TempDir() + "/gemma_export_st." + std::to_string(getpid());
   const Result r = RunEngine("export synthetic:gemma '" + out + "'");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("post_norms, attn_softcap, final_softcap, embedding_scale"));
-  EXPECT_FALSE(std::ifstream(out).good());
+  EXPECT_THAT(r.err, HasSubstr("post_norms, attn_softcap, final_softcap, embedding_scale, GELU "
+                               "activation, rope_base_local, rope_freq_factors, which the "
+                               "safetensors writer"));
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace
