@@ -2,8 +2,8 @@
 // every command and the store itself take.
 #include <gtest/gtest.h>
 
-#include "harness/store/location.h"
 #include "harness/store/connection.h"
+#include "harness/store/location.h"
 
 namespace samebits::store {
 namespace {
