@@ -102,13 +102,8 @@ TEST_F(LlamacppAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   // samebits' reference pass on the same file and scenario (from the
   // scenarios folder, not the real-file suite), then the adapter's baseline
   // measured against it.
-  const CommandResult reference =
-      RunCommand({BinDir() + "/samebits", "run", "--checkpoint", kCheckpoint, "--scenarios-dir",
-                  Source("scenarios"), "--scenario", "classic", "--config", "reference",
-                  "--dump-logits", "--db", reference_db_});
+  const auto [reference, conform] = ConformT1ToReferencePass(kCheckpoint, reference_db_, llama_db_);
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
-  const CommandResult conform = RunCommand({BinDir() + "/samebits", "conform", reference_db_,
-                                            llama_db_, "--config-b", "t1", "--max-nmse", "1e-4"});
   EXPECT_EQ(conform.exit_code, 0) << conform.output;
   EXPECT_THAT(conform.output,
               HasSubstr("CONFORMS  " + kCheckpoint + " / classic  (reference vs t1)"));

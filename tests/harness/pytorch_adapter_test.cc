@@ -54,12 +54,9 @@ TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
 
   // samebits' reference pass on the same checkpoint and scenario, then the
   // adapter's baseline measured against it.
-  const CommandResult reference =
-      RunCommand({BinDir() + "/samebits", "run", "--checkpoint", checkpoint, "--scenario",
-                  "classic", "--config", "reference", "--dump-logits", "--db", reference_db_});
+  const auto [reference, conform] =
+      ConformT1ToReferencePass(checkpoint, reference_db_, pytorch_db_);
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
-  const CommandResult conform = RunCommand({BinDir() + "/samebits", "conform", reference_db_,
-                                            pytorch_db_, "--config-b", "t1", "--max-nmse", "1e-4"});
   EXPECT_EQ(conform.exit_code, 0) << conform.output;
   EXPECT_THAT(conform.output,
               HasSubstr("CONFORMS  " + checkpoint + " / classic  (reference vs t1)"));

@@ -85,6 +85,19 @@ ProfileGate GateAgainstOwnBaseline(const std::string& engine, const std::string&
   return g;
 }
 
+ReferenceConformance ConformT1ToReferencePass(const std::string& checkpoint,
+                                              const std::string& reference_db,
+                                              const std::string& engine_db) {
+  ReferenceConformance r;
+  r.reference = RunCommand({BinDir() + "/samebits", "run", "--checkpoint", checkpoint,
+                            "--scenarios-dir", Source("scenarios"), "--scenario", "classic",
+                            "--config", "reference", "--dump-logits", "--db", reference_db});
+  if (r.reference.exit_code != 0) return r;
+  r.conform = RunCommand({BinDir() + "/samebits", "conform", reference_db, engine_db, "--config-b",
+                          "t1", "--max-nmse", "1e-4"});
+  return r;
+}
+
 std::string WriteScenario(const fs::path& dir) {
   // The stand-in only checks that the file exists; the real engine's
   // scenario format is not needed here.

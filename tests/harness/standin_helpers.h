@@ -70,6 +70,17 @@ ProfileGate GateAgainstOwnBaseline(const std::string& engine, const std::string&
                                    const std::string& checkpoint,
                                    const std::string& references_dir);
 
+// samebits' reference pass over `checkpoint` and the classic scenario,
+// stored in `reference_db`, then `samebits conform` of it against the
+// configuration t1 stored in `engine_db` (--max-nmse 1e-4): each step's
+// result; `conform` keeps exit code -1 when the reference pass failed.
+struct ReferenceConformance {
+  CommandResult reference, conform;
+};
+ReferenceConformance ConformT1ToReferencePass(const std::string& checkpoint,
+                                              const std::string& reference_db,
+                                              const std::string& engine_db);
+
 // Writes a scenario file for the stand-in under `dir`. Returns its path.
 std::string WriteScenario(const std::filesystem::path& dir);
 
