@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -251,6 +253,69 @@ TEST_F(BundleHostile, ImportLoadsEachStoredRunOnceWhateverSharesItsStartTime) {
   const ImportResult again = ImportRuns(target, runs);
   EXPECT_EQ(again.added.size(), 0u);
   EXPECT_EQ(again.already_present, 40);
+}
+
+// Returns the exit status and output of `samebits ARGS` run with its
+// address space limited to `limit_bytes` (RLIMIT_AS): the memory a hostile
+// bundle could take is bounded by the parser, so the program refuses it
+// rather than dying of an allocation failure. Under AddressSanitizer, which
+// reserves far more address space than any limit, it runs unlimited.
+std::pair<int, std::string> RunLimited(const std::vector<std::string>& args, uint64_t limit_bytes,
+                                       const std::string& output_file) {
+  const std::string program = harness::testing::SamebitsProgram();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    const rlimit limit{limit_bytes, limit_bytes};
+    ::setrlimit(RLIMIT_AS, &limit);
+#else
+    (void)limit_bytes;
+#endif
+    if (std::freopen(output_file.c_str(), "w", stdout) == nullptr) ::_exit(126);
+    ::dup2(::fileno(stdout), 2);
+    std::vector<char*> argv = {const_cast<char*>(program.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return {code, harness::testing::ReadFile(output_file)};
+}
+
+// Ten million tiny values of every kind (the 30 MB bundle of `{}` once
+// peaked at 1.08 GB and, under a memory limit, ended in std::terminate):
+// under a 768 MiB address-space limit, `import` and `compare` refuse each
+// with exit 2 and a message naming the file, and nothing is imported.
+TEST_F(BundleHostile, MillionsOfTinyValuesAreRefusedUnderAMemoryLimit) {
+  const std::vector<std::string> tiny = {"{}", "[]", "0", "\"\"", "null", "{\"a\":{}}"};
+  for (const std::string& value : tiny) {
+    const std::string file = dir_.File("tiny.json");
+    {
+      std::string text = "{\"format\":\"samebits-bundle\",\"version\":1,\"runs\":[";
+      const size_t count = (30u << 20) / (value.size() + 1);
+      text.reserve(text.size() + count * (value.size() + 1) + 3);
+      for (size_t i = 0; i < count; ++i) {
+        if (i > 0) text += ',';
+        text += value;
+      }
+      text += "]}";
+      harness::testing::WriteFile(file, text);
+    }
+    const std::string db = dir_.File("limited.db");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"import", file, "--db", db},
+          std::vector<std::string>{"compare", file, file}}) {
+      const auto [code, output] = RunLimited(args, 768ull << 20, dir_.File("limited.out"));
+      EXPECT_EQ(code, 2) << args[0] << " of " << value << ": " << output;
+      EXPECT_NE(output.find(file), std::string::npos)
+          << args[0] << " of " << value << ": " << output;
+      EXPECT_EQ(output.find("terminate"), std::string::npos) << output;
+      EXPECT_FALSE(std::filesystem::exists(db)) << args[0] << " of " << value;
+    }
+  }
 }
 
 }  // namespace

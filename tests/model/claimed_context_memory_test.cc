@@ -6,7 +6,6 @@
 // pass reserved threads x max_seq_len floats of attention scratch up front,
 // 16 GiB here, and died of std::bad_alloc.)
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -17,36 +16,10 @@
 #include "engine/model/synthetic.h"
 #include "engine/numerics/math.h"
 #include "engine/threads/thread_pool.h"
+#include "tests/model/address_space_limit.h"
 
 namespace samebits::model {
 namespace {
-
-constexpr int64_t kAddressSpaceLimit = int64_t{1} << 30;
-constexpr int kOutOfMemory = 5;
-
-// In a (death-test) child: limits the address space to 1 GiB, runs `fn`,
-// and exits 0, or kOutOfMemory when it threw std::bad_alloc.
-// AddressSanitizer reserves terabytes of shadow address space, so no run
-// fits under an address-space limit: there the limit cannot be measured
-// (ci/sanitize.sh), and the Release suite checks it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSpaceLimitWorks = false;
-#else
-constexpr bool kAddressSpaceLimitWorks = true;
-#endif
-
-template <typename Fn>
-void ExitUnderLimit(const Fn& fn) {
-  const rlimit limit{static_cast<rlim_t>(kAddressSpaceLimit),
-                     static_cast<rlim_t>(kAddressSpaceLimit)};
-  if (setrlimit(RLIMIT_AS, &limit) != 0) std::exit(3);
-  try {
-    fn();
-  } catch (const std::bad_alloc&) {
-    std::exit(kOutOfMemory);
-  }
-  std::exit(0);
-}
 
 ModelWeights TinyClaimingHugeContext() {
   ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
