@@ -45,6 +45,10 @@ struct GgufArchitecture {
   // Gemma 3: the sliding layers' RoPE base is `{arch}.rope.freq_base_swa`
   // (llama.cpp's default 1e4 when absent).
   bool local_rope_base = false;
+  // Phi-3: each dense layer's gate and up projections are one `ffn_up`
+  // tensor of twice the FFN width (rows gate, then up); llama.cpp's loader
+  // takes no other form. The reader splits such a tensor in any file.
+  bool fused_gate_up = false;
 };
 
 // Each entry names only what differs from the defaults above.
@@ -68,7 +72,7 @@ inline constexpr GgufArchitecture kGgufArchitectures[] = {
      .parallel_block = true,
      .sliding_window_pattern = 4,
      .global_layers_without_rope = true},
-    {.name = "phi3", .rope_style = model::RopeStyle::kNeox},
+    {.name = "phi3", .rope_style = model::RopeStyle::kNeox, .fused_gate_up = true},
 };
 
 // What an architecture name the table does not know gets, in a file our

@@ -131,6 +131,9 @@ bool IsIntegerType(GgufType t) {
 bool IsBoolType(GgufType t) {
   return t == GgufType::kBool;
 }
+bool IsBoolOrIntegerType(GgufType t) {
+  return IsBoolType(t) || IsInteger(t);
+}
 bool IsStringType(GgufType t) {
   return t == GgufType::kString;
 }
@@ -259,19 +262,44 @@ void ReadFeedForward(const Meta& m, const std::string& p, const GgufArchitecture
   if (m.Has(kSbDenseFfn)) c.ffn_dim = m.Int(kSbDenseFfn, 0);
 }
 
+// Returns which layers slide, as llama.cpp decides it: the per-layer array
+// `{arch}.attention.sliding_window_pattern` (bool or integer, non-zero
+// slides) when the file has one; else a pattern N from that key or the
+// architecture, under which layer i slides unless i % N == N - 1 (N = 0:
+// every layer slides).
+std::vector<bool> SlidingLayers(const Meta& m, const std::string& p, const GgufArchitecture& arch,
+                                int n_layers) {
+  const std::string key = p + "attention.sliding_window_pattern";
+  std::vector<bool> slides(static_cast<size_t>(n_layers));
+  if (m.Has(key) && m.Need(key).type == GgufType::kArray) {
+    const auto& items =
+        m.Array(key, static_cast<size_t>(n_layers), IsBoolOrIntegerType, "bools or integers");
+    for (int i = 0; i < n_layers; ++i) {
+      const GgufValue& v = items[static_cast<size_t>(i)];
+      slides[static_cast<size_t>(i)] = v.type == GgufType::kBool ? v.b : m.IntValue(key, v, 0, 1);
+    }
+    return slides;
+  }
+  const int pattern = m.IntOr(key, arch.sliding_window_pattern, 0);
+  for (int i = 0; i < n_layers; ++i) {
+    slides[static_cast<size_t>(i)] = pattern == 0 || i % pattern != pattern - 1;
+  }
+  return slides;
+}
+
 // Sizes the layers, applies the architecture's sliding-window pattern, and
 // reads the per-layer arrays of the samebits namespace (which override it).
 void ReadLayers(const Meta& m, const std::string& p, const GgufArchitecture& arch, int n_layers,
                 model::ModelConfig& c) {
   c.layers.resize(n_layers);
   for (auto& l : c.layers) l.moe = c.n_experts > 0;
-  const int pattern = arch.sliding_window_pattern;
-  if (pattern > 0 && m.Has(p + "attention.sliding_window")) {
-    const int window = m.Int(p + "attention.sliding_window");
+  // A window of 0 slides no layer (our writer's form for such a model).
+  const int window = m.IntOr(p + "attention.sliding_window", 0);
+  if (arch.sliding_window_pattern > 0 && window > 0) {
+    const std::vector<bool> slides = SlidingLayers(m, p, arch, n_layers);
     for (int i = 0; i < n_layers; ++i) {
-      const bool global = i % pattern == pattern - 1;
-      c.layers[i].sliding_window = global ? 0 : window;
-      if (global && arch.global_layers_without_rope) c.layers[i].use_rope = false;
+      c.layers[i].sliding_window = slides[i] ? window : 0;
+      if (!slides[i] && arch.global_layers_without_rope) c.layers[i].use_rope = false;
     }
   }
   if (m.Has(kSbMoe)) {

@@ -1,5 +1,6 @@
 #include "engine/formats/gguf_writer.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <fstream>
@@ -113,6 +114,15 @@ bool AnyQuantized(const model::ModelWeights& weights) {
   return any;
 }
 
+// Returns the window of the layers that slide (0 when none does; the
+// first one's when they differ, which GgufUnwritableSwitches refuses).
+int SharedSlidingWindow(const model::ModelConfig& c) {
+  for (const auto& l : c.layers) {
+    if (l.sliding_window > 0) return l.sliding_window;
+  }
+  return 0;
+}
+
 // Writes llama.cpp's keys: general.*, then `{arch}.*`.
 void WriteModelKeys(const model::ModelWeights& w, Out& kv) {
   const model::ModelConfig& c = w.config;
@@ -153,6 +163,19 @@ void WriteModelKeys(const model::ModelWeights& w, Out& kv) {
   if (c.attn_softcap != 0.0f) kv.KvF32(p + "attn_logit_softcapping", c.attn_softcap);
   if (c.final_softcap != 0.0f) kv.KvF32(p + "final_logit_softcapping", c.final_softcap);
   if (c.rope_base_local != 0.0f) kv.KvF32(p + "rope.freq_base_swa", c.rope_base_local);
+  // Cohere2's loader requires the key even at 1.
+  if (c.logit_scale != 1.0f || (known != nullptr && known->parallel_block)) {
+    kv.KvF32(p + "logit_scale", c.logit_scale);
+  }
+  // Sliding windows as llama.cpp reads them for the architectures that have
+  // them: one window, and which layers slide as a per-layer array (which it
+  // takes before its architecture's fixed pattern), so any layout is read
+  // as written. GgufUnwritableSwitches refuses layouts this cannot say.
+  if (known != nullptr && known->sliding_window_pattern > 0) {
+    kv.KvU32(p + "attention.sliding_window", static_cast<uint32_t>(SharedSlidingWindow(c)));
+    kv.ArrayHead(p + "attention.sliding_window_pattern", GgufType::kBool, c.layers.size());
+    for (const auto& l : c.layers) kv.U8(l.sliding_window > 0 ? 1 : 0);
+  }
   if (experts) {
     kv.KvU32(p + "expert_count", static_cast<uint32_t>(c.n_experts));
     kv.KvU32(p + "expert_used_count", static_cast<uint32_t>(c.top_k));
@@ -243,6 +266,19 @@ std::string GgufUnwritableSwitches(const model::ModelConfig& c) {
   // Without the key the reader takes llama.cpp's default 1e4 on these.
   add(arch.local_rope_base ? c.rope_base_local == 0.0f : c.rope_base_local != 0.0f,
       "rope_base_local");
+  // llama.cpp's sliding layers share one window; Cohere2's global layers
+  // (those that do not slide) are the ones without RoPE.
+  if (arch.sliding_window_pattern > 0) {
+    const int window = SharedSlidingWindow(c);
+    add(std::any_of(
+            c.layers.begin(), c.layers.end(),
+            [&](const auto& l) { return l.sliding_window != 0 && l.sliding_window != window; }),
+        "sliding windows of different widths");
+    add(arch.global_layers_without_rope &&
+            std::any_of(c.layers.begin(), c.layers.end(),
+                        [](const auto& l) { return l.use_rope != (l.sliding_window > 0); }),
+        "RoPE on a global layer or none on a sliding one");
+  }
   return names;
 }
 
@@ -251,25 +287,55 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
   Out kv;
   WriteMetadata(weights, kv);
 
+  // A tensor of the file: one view, or (fused) several of one type whose
+  // rows follow each other.
   struct Entry {
     std::string name;
-    model::TensorView view;
+    std::vector<model::TensorView> parts;
+    std::vector<int64_t> shape;
     uint64_t offset;
   };
   std::vector<Entry> entries;
   uint64_t offset = 0;
+  const auto add = [&](const std::string& name, std::vector<model::TensorView> parts) {
+    std::vector<int64_t> shape = parts[0].shape;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i > 0) shape[0] += parts[i].shape[0];
+      bytes += StoredBytes(parts[i]);
+    }
+    entries.push_back({name, std::move(parts), std::move(shape), offset});
+    offset += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  };
+  const GgufArchitecture* known =
+      FindGgufArchitecture(weights.config.arch.empty() ? "llama" : weights.config.arch);
+  const bool fuse_gate_up = known != nullptr && known->fused_gate_up;
+  const model::TensorView* pending_gate = nullptr;  // a gate waiting for its up (fuse_gate_up)
   model::ModelWeights& w = const_cast<model::ModelWeights&>(weights);  // slots only read here
   model::ForEachTensor(weights.config, [&](const model::TensorSpec& spec) {
     if (spec.layer >= static_cast<int>(w.layers.size())) return;
     const model::TensorView& v = spec.slot(w);
     if (!v.present()) return;
+    if (fuse_gate_up && spec.name.ends_with(".ffn_gate.weight")) {
+      pending_gate = &v;
+      return;
+    }
+    if (pending_gate != nullptr && spec.name.ends_with(".ffn_up.weight")) {
+      if (GgmlType(*pending_gate) != GgmlType(v)) {
+        throw CheckpointError("cannot write '" + spec.name + "' fused with its gate, as " +
+                              weights.config.arch +
+                              " files hold them: the two are stored in different types");
+      }
+      add(spec.name, {*pending_gate, v});
+      pending_gate = nullptr;
+      return;
+    }
     const std::string exps = "_exps.weight";
     const bool split = options.per_expert_tensors && v.shape.size() == 3 &&
                        spec.name.size() > exps.size() &&
                        spec.name.compare(spec.name.size() - exps.size(), exps.size(), exps) == 0;
     if (!split) {
-      entries.push_back({spec.name, v, offset});
-      offset += (StoredBytes(v) + kAlignment - 1) / kAlignment * kAlignment;
+      add(spec.name, {v});
       return;
     }
     if (v.quantized) {
@@ -279,11 +345,13 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
     const std::string stem = spec.name.substr(0, spec.name.size() - exps.size());
     const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
     for (int64_t e = 0; e < v.shape[0]; ++e) {
-      const model::TensorView one{v.dtype, {v.shape[1], v.shape[2]}, v.data + e * stride};
-      entries.push_back({stem + "." + std::to_string(e) + ".weight", one, offset});
-      offset += (one.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+      add(stem + "." + std::to_string(e) + ".weight",
+          {model::TensorView{v.dtype, {v.shape[1], v.shape[2]}, v.data + e * stride}});
     }
   });
+  if (pending_gate != nullptr) {
+    throw CheckpointError("cannot write a gate projection without its up projection fused to it");
+  }
 
   Out out;
   out.U8('G');
@@ -296,23 +364,25 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
   out.bytes().insert(out.bytes().end(), kv.bytes().begin(), kv.bytes().end());
   for (const Entry& e : entries) {
     out.Str(e.name);
-    out.U32(static_cast<uint32_t>(e.view.shape.size()));
-    for (auto it = e.view.shape.rbegin(); it != e.view.shape.rend(); ++it)
+    out.U32(static_cast<uint32_t>(e.shape.size()));
+    for (auto it = e.shape.rbegin(); it != e.shape.rend(); ++it)
       out.U64(static_cast<uint64_t>(*it));
-    out.U32(GgmlType(e.view));
+    out.U32(GgmlType(e.parts[0]));
     out.U64(e.offset);
   }
   out.Pad(kAlignment);
   std::vector<std::byte> scratch;
   for (const Entry& e : entries) {
-    if (e.view.quantized) {
-      // Blocks are bytes in the file's order already (F16 scales inside
-      // them are little-endian as ggml writes them).
-      out.bytes().insert(out.bytes().end(), e.view.quant_blocks,
-                         e.view.quant_blocks + StoredBytes(e.view));
-    } else {
-      const std::span<const std::byte> le = model::LittleEndianBytes(e.view, scratch);
-      out.bytes().insert(out.bytes().end(), le.begin(), le.end());
+    for (const model::TensorView& part : e.parts) {
+      if (part.quantized) {
+        // Blocks are bytes in the file's order already (F16 scales inside
+        // them are little-endian as ggml writes them).
+        out.bytes().insert(out.bytes().end(), part.quant_blocks,
+                           part.quant_blocks + StoredBytes(part));
+      } else {
+        const std::span<const std::byte> le = model::LittleEndianBytes(part, scratch);
+        out.bytes().insert(out.bytes().end(), le.begin(), le.end());
+      }
     }
     out.Pad(kAlignment);
   }

@@ -74,17 +74,85 @@ TEST_P(GemmaGgufRoundTrip, Gguf) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmaGgufRoundTrip,
                          ::testing::Values("gemma", "gemma-f32", "gemma-q8_0"));
 
-// llama.cpp's Gemma 2 and 3 files, written again, load as the same model.
-TEST(RealRoundTrip, GemmaGgufKeepsEveryBit) {
+// llama.cpp's files of issue 25's architectures, written again, load as
+// the same model (Phi-3's fused gate/up is written fused and read split).
+// That llama.cpp reads them as it reads the originals is checked with
+// llama.cpp itself (tests/harness/llamacpp_adapter_test.cc).
+TEST(RealRoundTrip, NewArchitecturesGgufKeepsEveryBit) {
   if (!testing::HaveCheckpoints()) GTEST_SKIP();
-  for (const char* name : {"tiny_dense_gemma2_f32.gguf", "tiny_dense_gemma2_bf16.gguf",
-                           "tiny_dense_gemma3_f32.gguf"}) {
+  for (const char* name :
+       {"tiny_dense_gemma2_f32.gguf", "tiny_dense_gemma2_bf16.gguf", "tiny_dense_gemma3_f32.gguf",
+        "tiny_dense_cohere2_f32.gguf", "tiny_dense_cohere2_bf16.gguf", "tiny_dense_llama3_f32.gguf",
+        "tiny_dense_phi3_f32.gguf"}) {
     SCOPED_TRACE(name);
     const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(name));
     const std::string dir = testing::ScratchDir(std::string("real-") + name);
     WriteGguf(w, dir + "/again.gguf");
     ExpectSame(w, LoadCheckpoint("gguf:" + dir + "/again.gguf"));
   }
+}
+
+// Sliding windows are written as llama.cpp reads them: one window and a
+// per-layer array of which layers slide, which llama.cpp takes before its
+// architecture's fixed pattern, so a layout other than that pattern is kept.
+TEST(GgufWindows, AreWrittenAsLlamaCppReadsThemAndReadBackWithoutOurKeys) {
+  model::ModelWeights w = LoadCheckpoint("synthetic:gemma-f32");
+  w.config.arch = "gemma2";  // pattern 2 would make layers (8, 0, 8)
+  w.config.rope_base_local = 0.0f;
+  w.config.layers[1].sliding_window = 8;
+  w.config.layers[2].sliding_window = 0;  // (8, 8, 0)
+  ASSERT_EQ(GgufUnwritableSwitches(w.config), "");
+  std::vector<std::byte> bytes = GgufBytes(w);
+  const GgufFile file = ParseGguf(bytes, "windows");
+  ASSERT_NE(file.Find("gemma2.attention.sliding_window"), nullptr);
+  EXPECT_EQ(file.Find("gemma2.attention.sliding_window")->u, 8u);
+  const GgufValue* pattern = file.Find("gemma2.attention.sliding_window_pattern");
+  ASSERT_NE(pattern, nullptr);
+  ASSERT_EQ(pattern->items.size(), 3u);
+  EXPECT_TRUE(pattern->items[0].b);
+  EXPECT_TRUE(pattern->items[1].b);
+  EXPECT_FALSE(pattern->items[2].b);
+  // Our own per-layer key renamed away, the reader takes llama.cpp's.
+  const std::string ours = "samebits.layer.sliding_window";
+  const auto at = std::search(bytes.begin(), bytes.end(), ours.begin(), ours.end(),
+                              [](std::byte b, char c) { return b == std::byte(c); });
+  ASSERT_NE(at, bytes.end());
+  *at = std::byte('x');
+  const std::string path = testing::ScratchDir("gguf-windows") + "/model.gguf";
+  testing::WriteBytes(path, bytes);
+  const model::ModelConfig read = LoadCheckpoint("gguf:" + path).config;
+  ASSERT_EQ(read.layers.size(), 3u);
+  EXPECT_EQ(read.layers[0].sliding_window, 8);
+  EXPECT_EQ(read.layers[1].sliding_window, 8);
+  EXPECT_EQ(read.layers[2].sliding_window, 0);
+}
+
+// Phi-3 files hold each dense layer's gate and up as one `ffn_up` (rows
+// gate, then up), the only form llama.cpp loads; the export writes that.
+TEST(GgufFusedGateUp, PhiThreeIsWrittenFused) {
+  model::ModelWeights w = LoadCheckpoint("synthetic:gemma-f32");
+  w.config.arch = "phi3";
+  w.config.post_norms = false;
+  w.config.attn_softcap = w.config.final_softcap = 0.0f;
+  w.config.embedding_scale = 1.0f;
+  w.config.activation = model::Activation::kSilu;
+  w.config.rope_base_local = 0.0f;
+  ASSERT_EQ(GgufUnwritableSwitches(w.config), "");
+  const std::vector<std::byte> bytes = GgufBytes(w);
+  const GgufFile file = ParseGguf(bytes, "phi3");
+  int fused = 0;
+  for (const GgufTensorInfo& t : file.tensors) {
+    EXPECT_EQ(t.name.find("ffn_gate"), std::string::npos) << t.name;
+    if (t.name.ends_with("ffn_up.weight")) {
+      ++fused;
+      ASSERT_EQ(t.ne.size(), 2u);
+      EXPECT_EQ(t.ne[1], 2u * static_cast<uint64_t>(w.config.ffn_dim)) << t.name;
+    }
+  }
+  EXPECT_EQ(fused, w.config.n_layers());
+  const std::string path = testing::ScratchDir("gguf-phi3") + "/model.gguf";
+  testing::WriteBytes(path, bytes);
+  ExpectSame(w, LoadCheckpoint("gguf:" + path));
 }
 
 // A switch the architecture name would not imply, or an implied one the
@@ -104,6 +172,17 @@ TEST(GgufUnwritable, SwitchesTheArchitectureDoesNotImplyAreNamed) {
   gemma2.arch = "gemma2";
   EXPECT_EQ(GgufUnwritableSwitches(gemma2), "rope_base_local");
   EXPECT_EQ(GgufUnwritableSwitches(LoadCheckpoint("synthetic:tiny").config), "");
+  // llama.cpp's sliding layers share one window; Cohere2's global layers,
+  // and only they, go without RoPE.
+  model::ModelConfig windows = LoadCheckpoint("synthetic:gemma").config;
+  windows.layers[2].sliding_window = 4;
+  EXPECT_EQ(GgufUnwritableSwitches(windows), "sliding windows of different widths");
+  if (!testing::HaveCheckpoints()) return;
+  model::ModelConfig cohere =
+      LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_dense_cohere2_f32.gguf")).config;
+  EXPECT_EQ(GgufUnwritableSwitches(cohere), "");
+  cohere.layers[0].use_rope = !cohere.layers[0].use_rope;
+  EXPECT_EQ(GgufUnwritableSwitches(cohere), "RoPE on a global layer or none on a sliding one");
 }
 
 TEST(RealRoundTrip, GgufAndSafetensorsKeepEveryBit) {

@@ -78,6 +78,39 @@ TEST_F(LlamacppAdapter, GivesLlamacppsOwnLogitsBitForBit) {
   EXPECT_EQ(std::memcmp(ours.data(), theirs.data(), theirs.size()), 0);
 }
 
+// samebits-engine's GGUF export of each shared file of issue 25's
+// architectures (Gemma 2 and 3, Cohere2, Llama 3.1, Phi-3) is a file
+// llama.cpp reads as it reads the original: the same logits, byte for
+// byte, on the 48-token prompt that crosses the sliding windows. (Before
+// the export wrote the window keys, Cohere2's logit scale and Phi-3's fused
+// gate/up tensor, llama.cpp refused three of them and read the others with
+// other windows.)
+TEST_F(LlamacppAdapter, ReadsSamebitsExportsAsItReadsTheOriginals) {
+  const std::string adapter = Source("adapters/llama.cpp/samebits-llamacpp");
+  const std::string scenario = Source("../shared/checkpoints/llamacpp48-v512.json");
+  for (const std::string name :
+       {"tiny_dense_gemma2_f32", "tiny_dense_gemma2_bf16", "tiny_dense_gemma3_f32",
+        "tiny_dense_cohere2_f32", "tiny_dense_cohere2_bf16", "tiny_dense_llama3_f32",
+        "tiny_dense_phi3_f32"}) {
+    SCOPED_TRACE(name);
+    const std::string original = Source("../shared/checkpoints/" + name + ".gguf");
+    const std::string exported = (dir_.path() / (name + ".gguf")).string();
+    const CommandResult written =
+        RunCommand({BinDir() + "/samebits-engine", "export", "gguf:" + original, exported});
+    ASSERT_EQ(written.exit_code, 0) << written.output;
+    std::vector<std::string> dumps;
+    for (const std::string& file : {original, exported}) {
+      dumps.push_back((dir_.path() / (name + std::to_string(dumps.size()) + ".f32")).string());
+      const CommandResult run = RunCommand({adapter, "run", "--checkpoint", "gguf:" + file,
+                                            "--scenario", scenario, "--dump-logits", dumps.back()});
+      ASSERT_EQ(run.exit_code, 0) << file << ": " << run.output;
+    }
+    const std::string theirs = ReadBytes(dumps[0]), ours = ReadBytes(dumps[1]);
+    ASSERT_EQ(theirs.size(), 48u * 512 * 4);
+    EXPECT_TRUE(ours == theirs);
+  }
+}
+
 TEST_F(LlamacppAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   // No reference is committed for llama.cpp (its bits depend on its build
   // and the CPU's kernels): the run's baseline becomes the reference, which
