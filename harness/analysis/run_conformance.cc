@@ -69,10 +69,12 @@ std::string Unusable(const CellResult& c, const char* side) {
 }
 
 // Returns how steps `x` and `y` feed different contexts, or "" when they
-// feed the same (same kind, position and input token).
-std::string ContextDifference(const StepRecord& x, const StepRecord& y) {
+// feed the same (same kind, position and input token). With `forced_b`, B's
+// single-token extends stand for A's decodes (forced_scenario.h).
+std::string ContextDifference(const StepRecord& x, const StepRecord& y, bool forced_b) {
   std::ostringstream why;
-  if (x.kind != y.kind) why << "kind " << x.kind << " (A) vs " << y.kind << " (B)";
+  const bool same_kind = x.kind == y.kind || (forced_b && x.kind == "decode" && y.kind == "extend");
+  if (!same_kind) why << "kind " << x.kind << " (A) vs " << y.kind << " (B)";
   if (x.position != y.position) {
     why << (why.tellp() > 0 ? ", " : "") << "position " << x.position << " (A) vs " << y.position
         << " (B)";
@@ -84,7 +86,7 @@ std::string ContextDifference(const StepRecord& x, const StepRecord& y) {
   return why.str();
 }
 
-void Measure(const CellResult& a, const CellResult& b, const ConformOptions& options,
+void Measure(const CellResult& a, const CellResult& b, const ConformOptions& options, bool forced_b,
              PairConformance* pair) {
   const std::optional<harness::LogitDump> dump_a = LoadCellDump(a, options.dump_base_dir);
   const std::optional<harness::LogitDump> dump_b = LoadCellDump(b, options.dump_base_dir);
@@ -100,7 +102,7 @@ void Measure(const CellResult& a, const CellResult& b, const ConformOptions& opt
   ConformanceMeter meter(options.threshold);
   const size_t n = std::min(a.steps.size(), b.steps.size());
   for (size_t i = 0; i < n; ++i) {
-    if (std::string why = ContextDifference(a.steps[i], b.steps[i]); !why.empty()) {
+    if (std::string why = ContextDifference(a.steps[i], b.steps[i], forced_b); !why.empty()) {
       why += "; their logits come from different contexts";
       if (i > 0) {
         const StepRecord& prev_a = a.steps[i - 1];
@@ -131,6 +133,31 @@ void Measure(const CellResult& a, const CellResult& b, const ConformOptions& opt
   if (!pair->compared) pair->reason = "no step fed the same context on both sides";
 }
 
+// Measures `b` against `a`; where their contexts diverge and B can be
+// rerun, measures the rerun with A's tokens forced instead.
+void MeasureOrForce(const CellResult& a, const CellResult& b, const ConformOptions& options,
+                    PairConformance* pair) {
+  Measure(a, b, options, /*forced_b=*/false, pair);
+  if (!pair->divergence || !options.rerun_b_forced) return;
+  const CellResult forced = options.rerun_b_forced(a, b);
+  if (std::string why = Unusable(forced, "B"); !why.empty()) {
+    pair->notes.push_back("B could not be rerun with A's tokens forced: " + why);
+    return;
+  }
+  PairConformance again;
+  again.checkpoint = pair->checkpoint;
+  again.scenario = pair->scenario;
+  again.config_a = pair->config_a;
+  again.config_b = pair->config_b;
+  again.engine_a = pair->engine_a;
+  again.engine_b = pair->engine_b;
+  again.steps_a = pair->steps_a;
+  again.steps_b = static_cast<int>(forced.steps.size());
+  Measure(a, forced, options, /*forced_b=*/true, &again);
+  again.forced = pair->divergence;
+  *pair = std::move(again);
+}
+
 std::string Short(double x) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", x);
@@ -156,10 +183,16 @@ std::string DescribeCoverage(const PairConformance& pair) {
                                 : "steps " + std::to_string(pair.steps.front().step_index) + "-" +
                                       std::to_string(pair.steps.back().step_index);
   std::string text = range + " of " + std::to_string(pair.steps_a);
+  if (pair.forced) {
+    text += " (B's own continuation diverged at step " + std::to_string(pair.forced->step_index) +
+            ": " + pair.forced->detail +
+            "; B was rerun with A's tokens forced, so every step compares the same context)";
+  }
   if (pair.divergence) {
     text += " (the contexts diverge at step " + std::to_string(pair.divergence->step_index) + ": " +
             pair.divergence->detail +
-            "; the later steps are not compared: that needs B rerun with A's tokens forced)";
+            "; the later steps are not compared: that needs B rerun with A's tokens forced, which "
+            "`samebits conform` does when B is given as an engine, engine:NAME)";
   }
   return text;
 }
@@ -202,7 +235,7 @@ RunConformance ConformRuns(const RunResult& a, const RunResult& b, const std::st
     } else if (std::string mismatch = ScenarioContentMismatch(*ca, *cb); !mismatch.empty()) {
       pair.reason = mismatch;
     } else {
-      Measure(*ca, *cb, options, &pair);
+      MeasureOrForce(*ca, *cb, options, &pair);
     }
     if (!pair.compared) {
       ++out.not_compared;

@@ -11,10 +11,14 @@
 // Logits of two different contexts are never compared: the steps are
 // walked in order, and at the first step whose kind, position or input
 // token differs (greedy continuations that diverged: the two engines chose
-// different tokens one step earlier) the comparison stops and says so. The
-// later steps could only be measured by rerunning B with A's tokens forced.
+// different tokens one step earlier) the comparison stops there. When the
+// caller can rerun B (`ConformOptions::rerun_b_forced`: B is an engine it
+// can start, not only stored rows), B is rerun with A's tokens forced
+// (runner/forced_scenario.h) and the whole pair is measured on that rerun,
+// so every step compares logits of the same context.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,17 +28,23 @@
 
 namespace samebits::harness {
 
+// Where the two sides' contexts stop being the same.
+struct ContextDivergence {
+  int step_index = 0;  // the first step not compared
+  std::string detail;  // "input token 17 (A) vs 18 (B) at position 16"
+};
+
 struct ConformOptions {
   ConformanceThreshold threshold;
   std::string config_a, config_b;  // empty: chosen as described above
   // Relative dump paths are resolved against this folder (the project root).
   std::string dump_base_dir;
-};
-
-// Where the two sides' contexts stop being the same.
-struct ContextDivergence {
-  int step_index = 0;  // the first step not compared
-  std::string detail;  // "input token 17 (A) vs 18 (B) at position 16"
+  // Given A's cell and B's (whose contexts diverge), returns B's cell rerun
+  // on the same checkpoint with A's tokens forced: the scenario's decode
+  // steps fed A's tokens as single-token extends, the rows then of kind
+  // `extend` where A's are `decode`. A cell that did not pass (its message
+  // saying why) leaves the divergence as it was. Unset: no rerun.
+  std::function<CellResult(const CellResult& a, const CellResult& b)> rerun_b_forced;
 };
 
 // One checkpoint x scenario, measured.
@@ -48,6 +58,9 @@ struct PairConformance {
   std::vector<StepConformance> steps;  // the steps measured, in order
   ConformanceSummary summary;
   std::optional<ContextDivergence> divergence;
+  // Where B's own continuation diverged from A's, when B was rerun with A's
+  // tokens forced and `steps` were measured on that rerun.
+  std::optional<ContextDivergence> forced;
   std::vector<std::string> notes;  // what a reader should know ("5 steps vs 7")
 };
 

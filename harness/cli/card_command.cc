@@ -13,6 +13,7 @@
 #include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/scenario_file.h"
 #include "harness/report/card_report.h"
 #include "harness/runner/card_run.h"
 #include "harness/store/output_file.h"
@@ -30,17 +31,6 @@ struct CardFlags {
   bool no_reference = false;
   std::string report_md, report_html;
 };
-
-// Returns the file of scenario `name`: a path as given, else
-// scenarios/NAME.json.
-std::string ScenarioFile(const std::string& name) {
-  std::error_code ec;
-  if (fs::is_regular_file(name, ec)) return fs::absolute(name).string();
-  const std::string path = GetPaths().scenarios + "/" + name + ".json";
-  if (!fs::is_regular_file(path, ec))
-    throw UsageError("--scenario " + name + ": neither a file nor " + path);
-  return path;
-}
 
 int Card(const CardFlags& flags) {
   if (flags.engine.empty() == flags.engine_profile.empty())

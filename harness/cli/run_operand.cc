@@ -56,12 +56,15 @@ RunOperand LoadRunOperand(const std::string& which, const std::string& db,
   return {std::move(run), label};
 }
 
-void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db) {
-  const char* help =
-      "A run id in the store (or latest), a database file (its latest run), or a bundle from "
-      "`samebits export` (its last run).";
-  Declare(sub->add_option("A", a, help)->type_name("RUN|DB|BUNDLE")->required(), PathRole::kInput);
-  Declare(sub->add_option("B", b, help)->type_name("RUN|DB|BUNDLE")->required(), PathRole::kInput);
+void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db, bool engines) {
+  const std::string help =
+      std::string("A run id in the store (or latest), a database file (its latest run), ") +
+      (engines ? "a bundle from `samebits export` (its last run), or an engine to run: "
+                 "engine:NAME (engines/NAME.json) or engine:FILE (a profile)."
+               : "or a bundle from `samebits export` (its last run).");
+  const char* type = engines ? "RUN|DB|BUNDLE|engine:NAME" : "RUN|DB|BUNDLE";
+  Declare(sub->add_option("A", a, help)->type_name(type)->required(), PathRole::kInput);
+  Declare(sub->add_option("B", b, help)->type_name(type)->required(), PathRole::kInput);
   Declare(AddStoreOption(sub, db, "Reads run ids from"), PathRole::kReadStore);
 }
 

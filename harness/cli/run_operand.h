@@ -29,7 +29,9 @@ RunOperand LoadRunOperand(const std::string& which, const std::string& db,
                           const exchange::BundleKey* verify = nullptr);
 
 // Adds the operands A and B (required, declared inputs) and --db (the
-// store run ids are read from, declared read-only) to `sub`.
-void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db);
+// store run ids are read from, declared read-only) to `sub`; with
+// `engines`, their help also offers engine:NAME (conform_engines.h).
+void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db,
+                    bool engines = false);
 
 }  // namespace samebits::cli

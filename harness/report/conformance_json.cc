@@ -68,6 +68,10 @@ Json PairJson(const PairConformance& p) {
   j["steps_b"] = p.steps_b;
   j["steps_measured"] = s.steps;
   if (s.first_deviating_step) j["first_deviating_step"] = *s.first_deviating_step;
+  if (p.forced) {
+    j["b_rerun_with_a_tokens_from"] =
+        Json{{"step", p.forced->step_index}, {"detail", Text(p.forced->detail)}};
+  }
   if (p.divergence) {
     j["context_divergence"] =
         Json{{"step", p.divergence->step_index}, {"detail", Text(p.divergence->detail)}};

@@ -2,6 +2,7 @@
 #include "harness/runner/card_run.h"
 
 #include "harness/runner/cell_runner.h"
+#include "harness/runner/forced_scenario.h"
 #include "harness/runner/matrix.h"
 #include "harness/runner/profile_cell.h"
 
@@ -46,6 +47,21 @@ void MeasureReferenceConformance(const EngineProfile& profile, const CardOptions
   b.cells = {baseline};
   harness::ConformOptions conform;
   if (profile.max_nmse) conform.threshold.max_nmse = *profile.max_nmse;
+  // Where the engine's greedy tokens leave the reference's, it is rerun with
+  // the reference's tokens, so its later steps are measured too.
+  conform.rerun_b_forced = [&](const harness::CellResult& a, const harness::CellResult&) {
+    return RerunWithForcedTokens(scenario_file, a, options.dump_dir, [&](const std::string& file) {
+      ProfileCellOptions o;
+      o.program = options.program;
+      o.timeout_seconds = options.timeout_seconds;
+      o.passthrough = options.passthrough;
+      o.dump_file = options.dump_dir + "/card-forced.f32";
+      harness::CellResult forced =
+          RunProfileCell(profile, profile.card_baseline, checkpoint, file, o);
+      forced.scenario = a.scenario;
+      return forced;
+    });
+  };
   const harness::RunConformance c =
       harness::ConformRuns(a, b, "samebits-engine reference", profile.name, conform);
   if (c.pairs.empty()) {

@@ -5,9 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/harness/standin_helpers.h"
 
@@ -78,6 +81,62 @@ TEST_F(ConformCli, WithoutDumpsNothingIsComparedAndBadValuesAreRefused) {
         {BinDir() + "/samebits", "conform", Db("plain"), Db("plain"), "--max-nmse", bad});
     EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.output;
     EXPECT_THAT(refused.output, HasSubstr("is not a finite number of at least 0")) << bad;
+  }
+}
+
+// Engines as operands: each is run on --checkpoint x --scenario with dumps
+// and measured like a stored run (samebits-engine's reference pass against
+// its cpu pass at 2 threads: NMSE 0 on every step, as the contract makes
+// them the same bits); a stored run against an engine works too.
+TEST_F(ConformCli, EnginesAreRunAndMeasured) {
+  const std::string engine = "engine:" + OwnEngineProfile(dir_.path());
+  const CommandResult both = RunCommand(
+      {BinDir() + "/samebits", "conform", engine, engine, "--config-a", "reference", "--config-b",
+       "cpu-t2", "--checkpoint", "synthetic:tiny,synthetic:gemma", "--scenario", "classic,window",
+       "--report-json", (dir_.path() / "engines.json").string()});
+  EXPECT_EQ(both.exit_code, 0) << both.output;
+  EXPECT_THAT(both.output, HasSubstr("A: engine samebits (reference)"));
+  EXPECT_THAT(both.output, HasSubstr("B: engine samebits (cpu-t2)"));
+  EXPECT_THAT(both.output, HasSubstr("CONFORMS: 4 compared pairs within NMSE <= 0.0001."));
+  std::ifstream in(dir_.path() / "engines.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["pairs"].size(), 4u);
+  for (const nlohmann::json& pair : j["pairs"]) {
+    EXPECT_EQ(pair["verdict"], "CONFORMS") << pair.dump();
+    EXPECT_FALSE(pair.contains("context_divergence")) << pair.dump();
+  }
+
+  // A stored run of samebits-engine against the engine run here.
+  const CommandResult stored =
+      RunCommand({BinDir() + "/samebits", "run", "-q", "--dump-logits", "--engine",
+                  BinDir() + "/samebits-engine", "--checkpoint", "synthetic:tiny", "--scenario",
+                  Source("scenarios/classic.json"), "--config", "cpu-t1", "--db", Db("stored")});
+  ASSERT_EQ(stored.exit_code, 0) << stored.output;
+  const CommandResult mixed =
+      RunCommand({BinDir() + "/samebits", "conform", Db("stored"), engine, "--config-b",
+                  "reference", "--checkpoint", "synthetic:tiny", "--scenario", "classic"});
+  EXPECT_EQ(mixed.exit_code, 0) << mixed.output;
+  EXPECT_THAT(mixed.output, HasSubstr("(cpu-t1 vs reference)"));
+  EXPECT_THAT(mixed.output, HasSubstr("steps 0-7 of 8"));
+  EXPECT_THAT(mixed.output, HasSubstr("NMSE max 0 mean 0"));
+}
+
+TEST_F(ConformCli, EngineOperandsAreCheckedBeforeAnythingRuns) {
+  const std::string engine = "engine:" + OwnEngineProfile(dir_.path());
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{engine, engine}, "an engine operand needs --checkpoint"},
+      {{"engine:no-such-engine", engine, "--checkpoint", "synthetic:tiny"}, "no-such-engine"},
+      {{"engine:", engine, "--checkpoint", "synthetic:tiny"}, "name an engine after 'engine:'"},
+      {{engine, engine, "--checkpoint", "synthetic:tiny", "--config-b", "cpu-q7"}, "cpu-q7"},
+      {{engine, engine, "--checkpoint", "synthetic:tiny", "--scenario", "no-such"},
+       "--scenario no-such: neither a file nor"},
+      {{Db("x"), Db("y"), "--checkpoint", "synthetic:tiny"}, "--checkpoint is for engine"}};
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> argv = {BinDir() + "/samebits", "conform"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(message)) << r.command;
   }
 }
 

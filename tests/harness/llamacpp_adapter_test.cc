@@ -111,6 +111,19 @@ TEST_F(LlamacppAdapter, ReadsSamebitsExportsAsItReadsTheOriginals) {
   }
 }
 
+// Where llama.cpp's greedy tokens leave the reference pass's (this BF16
+// file: at step 2 of classic), `conform` reruns llama.cpp with the
+// reference's tokens forced and measures every step on the same contexts.
+TEST_F(LlamacppAdapter, ConformForcesTheReferenceTokensWhereTheContinuationsDiverge) {
+  const CommandResult c = RunCommand(
+      {BinDir() + "/samebits", "conform", "engine:" + OwnEngineProfile(dir_.path()),
+       "engine:llama.cpp", "--config-a", "reference", "--checkpoint",
+       "gguf:../shared/checkpoints/tiny_dense_llama_bf16.gguf", "--scenario", "classic"});
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_THAT(c.output, HasSubstr("steps 0-7 of 8 (B's own continuation diverged at step 2"));
+  EXPECT_THAT(c.output, HasSubstr("B was rerun with A's tokens forced"));
+}
+
 TEST_F(LlamacppAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   // No reference is committed for llama.cpp (its bits depend on its build
   // and the CPU's kernels): the run's baseline becomes the reference, which

@@ -112,6 +112,69 @@ TEST(RunConformance, StopsWhereTheContextsDiverge) {
   EXPECT_STREQ(PairVerdictName(p), "CONFORMS");
 }
 
+// Where B can be rerun, the divergence is not the end: B rerun with A's
+// tokens forced (its decodes as single-token extends) is measured over every
+// step, and the coverage says B's own continuation diverged and was forced.
+TEST(RunConformance, WhereBCanBeRerunItIsMeasuredWithATokensForced) {
+  const RunResult a = MakeRun({CellWithRows("reference", 4)});
+  CellResult cb = CellWithRows("reference", 4);
+  cb.steps[1].token = 99;
+  cb.steps[2].input_token = 99;
+  ConformOptions options = Options();
+  int reruns = 0;
+  options.rerun_b_forced = [&](const CellResult& ca, const CellResult& b) {
+    ++reruns;
+    EXPECT_EQ(ca.steps.size(), 4u);
+    EXPECT_EQ(b.steps[2].input_token, 99);
+    CellResult forced = CellWithRows("reference", 4, /*bump=*/1e-6f);
+    for (size_t i = 0; i < forced.steps.size(); ++i) {
+      forced.steps[i].input_token = ca.steps[i].input_token;
+      if (forced.steps[i].kind == "decode") forced.steps[i].kind = "extend";
+    }
+    return forced;
+  };
+  const RunConformance c = ConformRuns(a, MakeRun({cb}), "A", "B", options);
+  EXPECT_EQ(reruns, 1);
+  const PairConformance& p = c.pairs[0];
+  ASSERT_TRUE(p.compared) << p.reason;
+  EXPECT_EQ(p.summary.steps, 4);
+  EXPECT_FALSE(p.divergence.has_value());
+  ASSERT_TRUE(p.forced.has_value());
+  EXPECT_EQ(p.forced->step_index, 2);
+  EXPECT_GT(p.summary.max_nmse, 0.0);  // the rerun's rows were measured, not B's first ones
+  EXPECT_NE(DescribeCoverage(p).find("steps 0-3 of 4 (B's own continuation diverged at step 2"),
+            std::string::npos)
+      << DescribeCoverage(p);
+  EXPECT_NE(DescribeCoverage(p).find("rerun with A's tokens forced"), std::string::npos);
+}
+
+// A rerun that fails leaves the divergence and says why; a rerun whose
+// contexts still differ is not taken as forced (the kinds may differ only
+// as a decode of A and an extend of B).
+TEST(RunConformance, AFailedOrWrongRerunLeavesTheDivergence) {
+  const RunResult a = MakeRun({CellWithRows("reference", 4)});
+  CellResult cb = CellWithRows("reference", 4);
+  cb.steps[1].token = 99;
+  cb.steps[2].input_token = 99;
+  ConformOptions options = Options();
+  options.rerun_b_forced = [](const CellResult&, const CellResult& b) {
+    CellResult failed = b;
+    failed.code = ResultCode::kUnresolved;
+    failed.message = "the engine refused the forced scenario";
+    return failed;
+  };
+  RunConformance c = ConformRuns(a, MakeRun({cb}), "A", "B", options);
+  ASSERT_TRUE(c.pairs[0].divergence.has_value());
+  EXPECT_FALSE(c.pairs[0].forced.has_value());
+  ASSERT_EQ(c.pairs[0].notes.size(), 1u);
+  EXPECT_NE(c.pairs[0].notes[0].find("the engine refused the forced scenario"), std::string::npos);
+  options.rerun_b_forced = [](const CellResult&, const CellResult& b) { return b; };
+  c = ConformRuns(a, MakeRun({cb}), "A", "B", options);
+  ASSERT_TRUE(c.pairs[0].divergence.has_value());
+  EXPECT_EQ(c.pairs[0].divergence->step_index, 2);
+  EXPECT_EQ(c.pairs[0].summary.steps, 2);
+}
+
 TEST(RunConformance, DivergenceAtTheFirstStepComparesNothing) {
   const RunResult a = MakeRun({CellWithRows("reference", 2)});
   CellResult cb = CellWithRows("reference", 2);

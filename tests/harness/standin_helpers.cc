@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "harness/store/store.h"
@@ -104,6 +105,15 @@ std::string WriteScenario(const fs::path& dir) {
   const fs::path file = dir / "standin.json";
   std::ofstream(file) << "{\"name\": \"standin\"}\n";
   return file.string();
+}
+
+std::string OwnEngineProfile(const std::filesystem::path& dir) {
+  std::ifstream in(Source("engines/samebits.json"));
+  nlohmann::json profile = nlohmann::json::parse(in);
+  profile["command"] = {BinDir() + "/samebits-engine", "run"};
+  const std::string file = (dir / "samebits-here.json").string();
+  std::ofstream(file) << profile.dump(2);
+  return file;
 }
 
 }  // namespace samebits::standin

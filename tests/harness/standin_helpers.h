@@ -74,6 +74,11 @@ ProfileGate GateAgainstOwnBaseline(const std::string& engine, const std::string&
 // stored in `reference_db`, then `samebits conform` of it against the
 // configuration t1 stored in `engine_db` (--max-nmse 1e-4): each step's
 // result; `conform` keeps exit code -1 when the reference pass failed.
+// Writes samebits-engine's profile (engines/samebits.json) into `dir` with
+// its command pointed at this build's engine (the profile's own names the
+// build/ folder of the source tree), and returns the file.
+std::string OwnEngineProfile(const std::filesystem::path& dir);
+
 struct ReferenceConformance {
   CommandResult reference, conform;
 };
