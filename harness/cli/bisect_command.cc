@@ -78,8 +78,10 @@ CommandSpec Setup(CLI::App& app) {
       "Finds the commit that changed the numbers: builds each revision git bisect proposes "
       "(once, cached by its tree), runs the selection and judges it as the gate does.");
   AddMatrixFlags(sub, &flags->matrix);
-  // Here the engine is a path inside each revision's worktree.
+  // Here the engine is a path inside each revision's worktree, built by
+  // the revision build's own --build command.
   sub->remove_option(sub->get_option("--engine"));
+  sub->remove_option(sub->get_option("--build"));
   Declare(
       sub->add_option("--engine", flags->build.engine,
                       "The engine program each revision's build leaves, relative to its worktree "

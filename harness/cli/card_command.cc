@@ -29,6 +29,7 @@ struct CardFlags {
   std::vector<std::string> scenarios = {"classic"};
   double timeout_seconds = 120;
   bool no_reference = false;
+  bool build = false;
   std::string report_md, report_html;
 };
 
@@ -40,6 +41,7 @@ int Card(const CardFlags& flags) {
                      ": card takes a profile's name (or --program PATH)");
   }
   const runner::EngineProfile profile = *ChosenProfile(flags.engine, flags.engine_profile);
+  BuildIfAsked(flags.build, &profile);
   runner::CardOptions options;
   try {
     options.program = flags.program.empty() ? runner::ResolveProgram(profile) : flags.program;
@@ -95,6 +97,7 @@ CommandSpec SetupCard(CLI::App& app) {
               ->type_name("FILE")
               ->check(CLI::ExistingFile),
           PathRole::kInput);
+  AddBuildFlag(sub, &flags->build);
   Declare(sub->add_option("--program", flags->program,
                           "Runs this program instead of the one the profile's command names.")
               ->type_name("PATH")

@@ -15,6 +15,7 @@
 #include "harness/analysis/run_conformance.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/conform_engines.h"
+#include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/cli/report_flags.h"
@@ -34,6 +35,7 @@ struct ConformFlags {
   std::vector<std::string> checkpoints;
   std::vector<std::string> scenarios = {"classic"};
   double timeout_seconds = 120;
+  bool build = false;
   ReportFlags reports;
 };
 
@@ -62,8 +64,13 @@ void WriteReportFile(const harness::RunConformance& c, const std::string& format
 }
 
 int Conform(const ConformFlags& flags) {
-  const std::optional<EngineOperand> engine_a = ParseEngineOperand(flags.a, flags.config_a);
-  const std::optional<EngineOperand> engine_b = ParseEngineOperand(flags.b, flags.config_b);
+  const std::optional<EngineOperand> engine_a =
+      ParseEngineOperand(flags.a, flags.config_a, flags.build);
+  const std::optional<EngineOperand> engine_b =
+      ParseEngineOperand(flags.b, flags.config_b, flags.build);
+  if (flags.build && !engine_a && !engine_b) {
+    throw UsageError("--build is for engine operands (engine:NAME): nothing to build");
+  }
   if ((engine_a || engine_b) && flags.checkpoints.empty()) {
     throw UsageError("an engine operand needs --checkpoint: the checkpoints to run it on");
   }
@@ -135,6 +142,7 @@ CommandSpec SetupConform(CLI::App& app) {
               ->type_name("NAME|FILE")
               ->delimiter(','),
           PathRole::kInput);
+  AddBuildFlag(sub, &flags->build);
   sub->add_option("--timeout", flags->timeout_seconds,
                   "For engine operands: kills a child that runs longer than this many seconds "
                   "(default: 120).")

@@ -12,7 +12,7 @@
 namespace samebits::cli {
 
 std::optional<EngineOperand> ParseEngineOperand(const std::string& which,
-                                                const std::string& config_name) {
+                                                const std::string& config_name, bool build) {
   const std::string prefix = "engine:";
   if (which.rfind(prefix, 0) != 0) return std::nullopt;
   const std::string named = which.substr(prefix.size());
@@ -22,6 +22,7 @@ std::optional<EngineOperand> ParseEngineOperand(const std::string& which,
   EngineOperand engine;
   engine.profile = is_file ? ChosenProfile("", named) : ChosenProfile(named, "");
   if (engine.profile == nullptr) throw UsageError("'" + which + "' names no engine profile");
+  BuildIfAsked(build, engine.profile.get());
   try {
     engine.program = runner::ResolveProgram(*engine.profile);
     engine.config = config_name.empty()

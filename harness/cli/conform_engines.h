@@ -26,10 +26,12 @@ struct EngineOperand {
 // Returns the engine `which` names (`engine:NAME`: engines/NAME.json;
 // `engine:FILE`: any profile) in configuration `config_name` (empty: the
 // profile's baseline), or nothing when `which` does not start with
-// `engine:`. Throws UsageError for an unknown engine, a refused profile, a
-// missing program or a configuration name the profile does not parse.
+// `engine:`. With `build`, runs the profile's build command first
+// (engine_choice.h BuildIfAsked). Throws UsageError for an unknown engine, a
+// refused profile, a failed build, a missing program or a configuration
+// name the profile does not parse.
 std::optional<EngineOperand> ParseEngineOperand(const std::string& which,
-                                                const std::string& config_name);
+                                                const std::string& config_name, bool build);
 
 struct EngineRunOptions {
   std::vector<std::string> checkpoints;     // as the engine takes them

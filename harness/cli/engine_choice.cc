@@ -1,9 +1,13 @@
 // Reading --engine and --engine-profile (engine_choice.h).
 #include "harness/cli/engine_choice.h"
 
+#include <cstdio>
 #include <filesystem>
+#include <set>
+#include <stdexcept>
 
 #include "harness/cli/commands.h"
+#include "harness/runner/profile_build.h"
 
 namespace samebits::cli {
 
@@ -36,6 +40,36 @@ std::shared_ptr<const runner::EngineProfile> ChosenProfile(const std::string& en
 
 bool IsOwnEngine(const runner::EngineProfile& profile) {
   return profile.name == "samebits";
+}
+
+void AddBuildFlag(CLI::App* sub, bool* build) {
+  sub->add_flag("--build", *build,
+                "Runs the engine profile's `build` command (an argv list, in the profile's "
+                "folder, never through a shell) before any child starts; a failed build is "
+                "exit 2 with the tail of its output.");
+}
+
+void BuildIfAsked(bool build, const runner::EngineProfile* profile) {
+  // Several parts of one command may ask for the same engine (gate reads
+  // its flags twice; conform may run one engine on both sides): one build.
+  static std::set<std::string> built;
+  if (!build || (profile != nullptr && built.count(profile->file) != 0)) return;
+  if (profile == nullptr) {
+    throw UsageError(
+        "--build needs an engine profile (--engine NAME or --engine-profile FILE): "
+        "a program given by path has no build command");
+  }
+  std::fprintf(stderr, "samebits: building engine %s (%s)\n", profile->name.c_str(),
+               profile->file.c_str());
+  try {
+    const double seconds = runner::BuildEngine(*profile);
+    std::fprintf(stderr, "samebits: built engine %s in %.1f s\n", profile->name.c_str(), seconds);
+    built.insert(profile->file);
+  } catch (const runner::ProfileError& e) {
+    throw UsageError(std::string("--build: ") + e.what());
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("--build: ") + e.what());
+  }
 }
 
 }  // namespace samebits::cli

@@ -4,6 +4,7 @@
 // as before profiles existed). One reading for run, gate, reference and card.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 
@@ -21,5 +22,16 @@ std::shared_ptr<const runner::EngineProfile> ChosenProfile(const std::string& en
 // Whether `profile` is samebits-engine's own (engines/samebits.json), which
 // the harness drives through its built-in matrix, references and flags.
 bool IsOwnEngine(const runner::EngineProfile& profile);
+
+// Adds --build (run the engine profile's `build` command before any child)
+// to `sub`, storing into `build`.
+void AddBuildFlag(CLI::App* sub, bool* build);
+
+// When `build` is set, builds the engine `profile` describes
+// (runner/profile_build.h) unless this process built it already, saying so
+// on stderr; throws UsageError when the
+// profile has no build command or the build fails. `profile` null (a
+// program given by path): --build is refused, it has nothing to build with.
+void BuildIfAsked(bool build, const runner::EngineProfile* profile);
 
 }  // namespace samebits::cli

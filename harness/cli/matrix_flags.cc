@@ -29,6 +29,7 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
               ->type_name("FILE")
               ->check(CLI::ExistingFile),
           PathRole::kInput);
+  AddBuildFlag(sub, &flags->build);
   Declare(
       sub->add_option("--checkpoint", flags->checkpoints,
                       "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
@@ -117,7 +118,9 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   s.project_scenarios = paths.scenarios;
   options.engine_given = !flags.engine.empty();
   options.engine = options.engine_given ? flags.engine : paths.engine;
-  if (auto profile = ChosenProfile(flags.engine, flags.engine_profile)) {
+  auto chosen = ChosenProfile(flags.engine, flags.engine_profile);
+  BuildIfAsked(flags.build, chosen.get());
+  if (auto profile = std::move(chosen)) {
     try {
       options.engine = runner::ResolveProgram(*profile);
     } catch (const runner::ProfileError& e) {

@@ -18,6 +18,7 @@ namespace samebits::cli {
 struct MatrixFlags {
   std::string engine;  // a program or a profile's name; empty: samebits-engine next to this program
   std::string engine_profile;  // a profile file (engine_choice.h)
+  bool build = false;          // run the profile's build command first
   std::vector<std::string> checkpoints;
   std::vector<std::string> scenarios;  // names or paths
   std::string suite;                   // a suite file (harness/runner/suite.h)

@@ -728,10 +728,11 @@ std::string ResolveProgram(const EngineProfile& profile) {
     if (path.is_relative()) path = fs::path(profile.folder) / path;
     path = path.lexically_normal();
     if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0) {
-      throw ProfileError(profile.file, "command[0]",
-                         "expected an executable program; " + path.string() +
-                             " is none (relative paths are relative to the profile's folder)" +
-                             (profile.build.empty() ? "" : "; build it with its 'build' command"));
+      throw ProfileError(
+          profile.file, "command[0]",
+          "expected an executable program; " + path.string() +
+              " is none (relative paths are relative to the profile's folder)" +
+              (profile.build.empty() ? "" : "; build it with its 'build' command (--build)"));
     }
     return path.string();
   }

@@ -15,6 +15,8 @@
 //                      the profile's folder (or absolute); without one it is
 //                      looked up on PATH
 //   build              optional [PROGRAM, ARG...] run in the profile's folder
+//                      by `--build` of run, gate, card and conform (an argv
+//                      list, never a shell: profile_build.h)
 //   checkpoints        the checkpoint kinds it loads: ["synthetic", "gguf"]
 //   arguments          argv templates after `command`; must use
 //                      {checkpoint} and {scenario}

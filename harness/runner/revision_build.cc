@@ -31,22 +31,6 @@ std::pair<std::string, std::string> ReadStatus(const fs::path& file) {
   return {command, result};
 }
 
-// Returns the whole environment of this process: a build needs what the
-// user's shell gives it (compilers, ccache settings), unlike an engine
-// child, whose environment is kept minimal so nothing changes a result.
-std::map<std::string, std::string> BuildEnvironment(const std::string& worktree) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  // ccache hashes absolute paths unless told the base folder: with it, a
-  // second worktree of nearly the same sources hits the cache.
-  if (env.count("CCACHE_BASEDIR") == 0) env["CCACHE_BASEDIR"] = worktree;
-  return env;
-}
-
 // Makes (or remakes) a detached worktree of `commit` at `dir`.
 void MakeWorktree(const std::string& repo, const fs::path& dir, const std::string& commit) {
   std::error_code ec;
@@ -59,6 +43,19 @@ void MakeWorktree(const std::string& repo, const fs::path& dir, const std::strin
 }
 
 }  // namespace
+
+std::map<std::string, std::string> BuildEnvironment(const std::string& worktree) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  // ccache hashes absolute paths unless told the base folder: with it, a
+  // second worktree of nearly the same sources hits the cache.
+  if (!worktree.empty() && env.count("CCACHE_BASEDIR") == 0) env["CCACHE_BASEDIR"] = worktree;
+  return env;
+}
 
 std::string DefaultBuildCommand() {
   // Every revision is built in a worktree of its own (cache/<tree>); ccache

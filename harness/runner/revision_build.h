@@ -10,6 +10,7 @@
 //   <tree>.log         the build's output (the tail of stderr, all of stdout)
 #pragma once
 
+#include <map>
 #include <string>
 
 namespace samebits::runner {
@@ -37,6 +38,14 @@ struct RevisionBuild {
 // Returns the project's own build: configure with CMake (Release; ccache as
 // the compiler launcher when ccache is on PATH) and build the engine.
 std::string DefaultBuildCommand();
+
+// Returns the whole environment of this process, for a build: it needs
+// what the user's shell gives it (compilers, ccache settings), unlike an
+// engine child, whose environment is kept minimal so nothing changes a
+// result. CCACHE_BASEDIR is `folder` (when not empty) unless already set
+// (ccache hashes absolute paths unless told the base folder: with it, a
+// second worktree of nearly the same sources hits the cache).
+std::map<std::string, std::string> BuildEnvironment(const std::string& folder);
 
 // Returns the revision's build, building it on first use. Never throws for
 // a build that fails (that is a result: `built` false with a message);

@@ -129,6 +129,45 @@ TEST_F(EngineGate, AConfigurationOutsideTheProfilesGrammarIsRefusedBeforeAnyChil
   EXPECT_THAT(r.output, HasSubstr("--config"));
 }
 
+// A profile's `build` runs only when asked (--build), before any child, as
+// an argv list in the profile's folder (never through a shell); a failed
+// build is exit 2 with its output's tail, and a profile without one says so.
+TEST_F(EngineGate, TheProfilesBuildRunsWhenAskedAsAnArgvListInItsFolder) {
+  const auto profile_with = [&](const std::string& name, const nlohmann::json& build) {
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(Profile("ok", nlohmann::json::array())));
+    j["command"] = {"./engine-built", "run"};
+    if (!build.is_null()) j["build"] = build;
+    const std::string path = (dir_.path() / (name + ".json")).string();
+    std::ofstream(path) << j.dump(2);
+    return path;
+  };
+  const std::string builds =
+      profile_with("builds", {"/bin/ln", "-s", FaultyEngine(dir_.path(), "ok"), "engine-built"});
+  const CommandResult unbuilt = Gate(builds);
+  EXPECT_EQ(unbuilt.exit_code, 2) << unbuilt.output;
+  EXPECT_THAT(unbuilt.output, HasSubstr("build it with its 'build' command"));
+  const CommandResult built = Gate(builds, {"--build"});
+  EXPECT_THAT(built.output, HasSubstr("built engine"));
+  EXPECT_THAT(built.output, HasSubstr("PASS        : 4"));  // (no reference yet: exit 1)
+
+  const CommandResult failed =
+      Gate(profile_with("fails", {"/bin/sh", "-c", "echo the compiler said no >&2; exit 3"}),
+           {"--build"});
+  EXPECT_EQ(failed.exit_code, 2) << failed.output;
+  EXPECT_THAT(failed.output, HasSubstr("failed (exit 3)"));
+  EXPECT_THAT(failed.output, HasSubstr("the compiler said no"));
+
+  const CommandResult none = Gate(profile_with("none", nullptr), {"--build"});
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("the profile declares none"));
+
+  // A value that would mean something to a shell is one argument, as given.
+  const CommandResult quoted =
+      Gate(profile_with("quoted", {"/bin/echo", "$(touch pwned); touch pwned2"}), {"--build"});
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "pwned")) << quoted.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "pwned2")) << quoted.output;
+}
+
 TEST_F(EngineGate, AnEngineNameWithoutAProfileIsRefused) {
   const CommandResult r =
       RunCommand({BinDir() + "/samebits", "gate", "--engine", "no-such-engine", "--db", db_});
