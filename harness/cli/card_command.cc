@@ -30,6 +30,7 @@ struct CardFlags {
   double timeout_seconds = 120;
   bool no_reference = false;
   bool build = false;
+  bool feed = false;
   std::string report_md, report_html;
 };
 
@@ -51,6 +52,14 @@ int Card(const CardFlags& flags) {
   options.checkpoints = flags.checkpoints;
   for (const std::string& s : flags.scenarios) options.scenario_files.push_back(ScenarioFile(s));
   options.timeout_seconds = flags.timeout_seconds;
+  if (flags.feed) {
+    if (profile.Axis("feed") != nullptr) {
+      throw UsageError("--feed: the profile declares its own axis 'feed', which the card varies");
+    }
+    for (const char* name : {"chunk-prefill-12", "chunk-extend-6", "chunk-extend-1x6"}) {
+      options.feed_scenario_files.push_back(ScenarioFile(name));
+    }
+  }
   // Another engine's baseline is measured against samebits-engine's
   // reference pass; samebits-engine's own card has that pass as a row.
   if (!IsOwnEngine(profile) && !flags.no_reference) {
@@ -120,6 +129,12 @@ CommandSpec SetupCard(CLI::App& app) {
       "--no-reference", flags->no_reference,
       "Leaves out the baseline's conformance to samebits-engine's reference pass (measured "
       "by default for every engine but samebits-engine, on each checkpoint and scenario).");
+  sub->add_flag("--feed", flags->feed,
+                "Adds a feed table per checkpoint: the baseline fed the same 12 tokens whole, as "
+                "a prefill of 6 and one extend of 6, and as a prefill of 6 and six single-token "
+                "extends (scenarios/chunk-prefill-12, chunk-extend-6, chunk-extend-1x6), every "
+                "row compared with the whole prompt's (rows `feed` `extend` and `feed` "
+                "`token`; a profile may declare them known on axis `feed`).");
   sub->add_option("--timeout", flags->timeout_seconds,
                   "Kills a child that runs longer than this many seconds (default: 120).")
       ->type_name("SECONDS")

@@ -1,6 +1,10 @@
 // Running a determinism card (card_run.h).
 #include "harness/runner/card_run.h"
 
+#include <fnmatch.h>
+
+#include <algorithm>
+
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/forced_scenario.h"
 #include "harness/runner/matrix.h"
@@ -71,6 +75,24 @@ void MeasureReferenceConformance(const EngineProfile& profile, const CardOptions
   }
 }
 
+// Returns the profile's reason when it declares the feed table's row
+// `value` to differ on `checkpoint` (axis `feed`), else "".
+std::string FeedKnownReason(const EngineProfile& profile, const std::string& value,
+                            const std::string& checkpoint) {
+  for (const KnownDifference& k : profile.known_differences) {
+    if (k.axis != kFeedTableAxis) continue;
+    if (!k.values.empty() && std::find(k.values.begin(), k.values.end(), value) == k.values.end())
+      continue;
+    const bool checkpoint_matches =
+        k.checkpoints.empty() ||
+        std::any_of(k.checkpoints.begin(), k.checkpoints.end(), [&](const std::string& pattern) {
+          return ::fnmatch(pattern.c_str(), checkpoint.c_str(), 0) == 0;
+        });
+    if (checkpoint_matches) return k.reason;
+  }
+  return "";
+}
+
 }  // namespace
 
 harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) {
@@ -120,6 +142,49 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
         }
         row.axis = v.axis;
         row.value = v.value;
+        table.rows.push_back(std::move(row));
+      }
+      card.tables.push_back(std::move(table));
+    }
+    if (options.feed_scenario_files.size() == 3) {
+      // The prompt fed whole, as a prefill and one extend, token by token:
+      // the same tokens at the same positions, row for row.
+      const std::vector<std::string>& files = options.feed_scenario_files;
+      harness::CardTable table;
+      table.checkpoint = checkpoint;
+      table.scenario = "feed: " + ScenarioName(files[0]) + " (whole) vs " + ScenarioName(files[1]) +
+                       " (" + kFeedExtend + "), " + ScenarioName(files[2]) + " (" + kFeedToken +
+                       ")";
+      table.baseline = profile.card_baseline.name;
+      const harness::CellResult whole =
+          RunProfileCell(profile, profile.card_baseline, checkpoint, files[0], options_for());
+      if (whole.code != harness::ResultCode::kPass) {
+        table.baseline_problem = "the baseline " + profile.card_baseline.name + " is " +
+                                 harness::ResultCodeName(whole.code) + " on " +
+                                 ScenarioName(files[0]) + ": " + whole.message;
+      }
+      for (size_t i = 1; i < 3; ++i) {
+        const char* value = i == 1 ? kFeedExtend : kFeedToken;
+        harness::CardRow row;
+        if (!table.baseline_problem.empty()) {
+          row.outcome = whole.code == harness::ResultCode::kUnsupported
+                            ? harness::CardOutcome::kNotRun
+                            : harness::CardOutcome::kBroken;
+          row.detail = "not run: the baseline did not pass";
+        } else {
+          harness::CellResult cell =
+              RunProfileCell(profile, profile.card_baseline, checkpoint, files[i], options_for());
+          // A row's kind says how it was fed (a prefill row there is an
+          // extend row here), which is what differs by design: the rows are
+          // judged on their positions, fed tokens, choices and hashes.
+          for (size_t k = 0; k < std::min(cell.steps.size(), whole.steps.size()); ++k) {
+            cell.steps[k].kind = whole.steps[k].kind;
+          }
+          row = harness::JudgeCardRow(whole, cell, FeedKnownReason(profile, value, checkpoint), "");
+        }
+        row.axis = kFeedTableAxis;
+        row.value = value;
+        row.config = profile.card_baseline.name + " on " + ScenarioName(files[i]);
         table.rows.push_back(std::move(row));
       }
       card.tables.push_back(std::move(table));

@@ -36,6 +36,13 @@ struct CardOptions {
   // pass on each checkpoint and scenario (needs the profile's dump_logits
   // and `dump_dir`); "" to leave it out.
   std::string reference_program;
+  // The feed table (`card --feed`): three scenario files that feed the same
+  // tokens at the same positions, the prompt whole, as a prefill and one
+  // extend, and token by token (scenarios/chunk-prefill-12, chunk-extend-6,
+  // chunk-extend-1x6), run at the card baseline and compared row by row
+  // with the first (rows kFeedTableAxis kFeedExtend and kFeedToken of
+  // engine_profile.h); empty for no feed table.
+  std::vector<std::string> feed_scenario_files;
 };
 
 // Returns the card of `profile`'s engine.

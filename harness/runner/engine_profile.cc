@@ -398,6 +398,19 @@ void ParseHello(const Reader& r, const Json& j, EngineProfile& p) {
   }
 }
 
+// The card's feed table (card_run.h) as an axis a known difference may
+// name when the profile has no axis of that name.
+const EngineAxis& FeedTableAxis() {
+  static const EngineAxis axis = [] {
+    EngineAxis a;
+    a.name = kFeedTableAxis;
+    a.values = {kFeedExtend, kFeedToken};
+    a.token = "{value}";
+    return a;
+  }();
+  return axis;
+}
+
 // Reads `known_differences`: the configurations that differ from the
 // baseline by design, and why.
 void ParseKnownDifferences(const Reader& r, const Json& j, EngineProfile& p) {
@@ -410,7 +423,11 @@ void ParseKnownDifferences(const Reader& r, const Json& j, EngineProfile& p) {
       KnownDifference k;
       k.axis = r.String(r.Member(known[i], key, "axis"), key + ".axis");
       const EngineAxis* axis = p.Axis(k.axis);
-      if (axis == nullptr) r.Fail(key + ".axis", "expected an axis's name, not '" + k.axis + "'");
+      if (axis == nullptr && k.axis == kFeedTableAxis) axis = &FeedTableAxis();
+      if (axis == nullptr) {
+        r.Fail(key + ".axis", "expected an axis's name (or '" + std::string(kFeedTableAxis) +
+                                  "', the card's feed table), not '" + k.axis + "'");
+      }
       if (known[i].contains("values")) {
         k.values = r.Strings(known[i]["values"], key + ".values", /*non_empty=*/true);
         for (size_t v = 0; v < k.values.size(); ++v) {
@@ -793,6 +810,8 @@ const KnownDifference* FindKnownDifference(const EngineProfile& profile,
                                            const EngineConfiguration& config,
                                            const std::string& checkpoint) {
   for (const KnownDifference& k : profile.known_differences) {
+    // The card's feed table is no axis of a configuration.
+    if (config.values.count(k.axis) == 0) continue;
     const std::string& value = config.values.at(k.axis);
     const bool value_matches =
         k.values.empty() ? value != profile.baseline.values.at(k.axis)

@@ -47,6 +47,9 @@
 //                      skipped when every `unless` pair holds)
 //   known_differences  optional [{"axis": AXIS, "values": [...],
 //                        "checkpoints": ["synthetic:*"], "reason": TEXT}...]
+//                      (AXIS may also be `feed`, values `extend` and
+//                      `token`: the rows of `samebits card --feed`, for a
+//                      profile without an axis of that name)
 //   conformance        optional {"max_nmse": X}
 //   card               optional {"baseline": NAME, "values": {"AXIS": [...]}}:
 //                      what `samebits card` varies one at a time, from its
@@ -101,6 +104,12 @@ class ConfigurationNameError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+// The rows of the card's feed table (`samebits card --feed`, card_run.h):
+// a pseudo-axis a known difference may name.
+inline constexpr const char* kFeedTableAxis = "feed";
+inline constexpr const char* kFeedExtend = "extend";
+inline constexpr const char* kFeedToken = "token";
 
 struct EngineAxis {
   std::string name;

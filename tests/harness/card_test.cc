@@ -93,6 +93,32 @@ TEST_F(Card, ADeclaredDifferenceIsKnownAndFixedWhenItStopsDiffering) {
   EXPECT_THAT(fixed.output, HasSubstr("| cpu-t3 | FIXED: identical, though declared to differ |"));
 }
 
+// --feed: the prompt fed whole, as a prefill and one extend, and token by
+// token, row for row. samebits-engine gives the same bits all three ways;
+// the stand-in, whose hashes depend on the scenario's name, differs from
+// the first row, which a profile may declare on axis `feed`.
+TEST_F(Card, TheFeedTableComparesThePromptFedThreeWays) {
+  const CommandResult own =
+      RunCommand({BinDir() + "/samebits", "card", "--engine-profile", OwnEngineProfile(dir_.path()),
+                  "--checkpoint", "synthetic:tiny", "--feed"});
+  EXPECT_EQ(own.exit_code, 0) << own.output;
+  EXPECT_THAT(own.output, HasSubstr("feed: chunk-prefill-12 (whole) vs chunk-extend-6 (extend), "
+                                    "chunk-extend-1x6 (token)"));
+  EXPECT_THAT(own.output, HasSubstr("| feed | extend | cpu-t1 on chunk-extend-6 | identical |"));
+  EXPECT_THAT(own.output, HasSubstr("| feed | token | cpu-t1 on chunk-extend-1x6 | identical |"));
+
+  const CommandResult standin =
+      RunCard("ok", Source("tests/standins/standin_profile.json"), {"--feed"});
+  EXPECT_EQ(standin.exit_code, 1) << standin.output;
+  EXPECT_THAT(standin.output, HasSubstr("| feed | extend |"));
+  EXPECT_EQ(Count(standin.output, "differs from step 0"), 2) << standin.output;
+  const std::string declared = ProfileWith(nlohmann::json::parse(
+      R"([{"axis": "feed", "values": ["extend", "token"], "reason": "fed differently"}])"));
+  const CommandResult known = RunCard("ok", declared, {"--feed"});
+  EXPECT_EQ(known.exit_code, 0) << known.output;
+  EXPECT_EQ(Count(known.output, "KNOWN: differs from step 0"), 2) << known.output;
+}
+
 TEST_F(Card, ABrokenProfileIsRefusedBeforeAnyChildRuns) {
   const std::string profile =
       ProfileWith(nlohmann::json::parse(R"([{"axis": "colour", "reason": "no such axis"}])"));
@@ -100,7 +126,7 @@ TEST_F(Card, ABrokenProfileIsRefusedBeforeAnyChildRuns) {
   const CommandResult r = RunCard("hang", profile, {"--timeout", "30"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("profile.json: known_differences[0].axis: expected an axis's "
-                                  "name, not 'colour'"));
+                                  "name (or 'feed', the card's feed table), not 'colour'"));
 }
 
 TEST_F(Card, TheMinimalPythonAdapterIsGatedThroughItsOwnProfile) {

@@ -379,7 +379,8 @@ TEST(EngineProfileErrors, ArgumentsBaselineHelloAndKnownDifferences) {
   ExpectRefused(j, "hello[0].value", "uses {colour}");
   j = Minimal();
   j["known_differences"][0]["axis"] = "colour";
-  ExpectRefused(j, "known_differences[0].axis", "expected an axis's name, not 'colour'");
+  ExpectRefused(j, "known_differences[0].axis",
+                "expected an axis's name (or 'feed', the card's feed table), not 'colour'");
   j = Minimal();
   j["known_differences"][0]["values"] = {"fast"};
   ExpectRefused(j, "known_differences[0].values[0]", "expected one of flash, plain");
