@@ -112,14 +112,21 @@ TEST(RunConformance, StopsWhereTheContextsDiverge) {
   EXPECT_STREQ(PairVerdictName(p), "CONFORMS");
 }
 
+// Returns B's cell of 4 steps that chose token 99 at step 1, so step 2 fed
+// another token than A's.
+CellResult ChoseOtherTokenAtStep1() {
+  CellResult cb = CellWithRows("reference", 4);
+  cb.steps[1].token = 99;
+  cb.steps[2].input_token = 99;
+  return cb;
+}
+
 // Where B can be rerun, the divergence is not the end: B rerun with A's
 // tokens forced (its decodes as single-token extends) is measured over every
 // step, and the coverage says B's own continuation diverged and was forced.
 TEST(RunConformance, WhereBCanBeRerunItIsMeasuredWithATokensForced) {
   const RunResult a = MakeRun({CellWithRows("reference", 4)});
-  CellResult cb = CellWithRows("reference", 4);
-  cb.steps[1].token = 99;
-  cb.steps[2].input_token = 99;
+  const CellResult cb = ChoseOtherTokenAtStep1();
   ConformOptions options = Options();
   int reruns = 0;
   options.rerun_b_forced = [&](const CellResult& ca, const CellResult& b) {
@@ -153,9 +160,7 @@ TEST(RunConformance, WhereBCanBeRerunItIsMeasuredWithATokensForced) {
 // as a decode of A and an extend of B).
 TEST(RunConformance, AFailedOrWrongRerunLeavesTheDivergence) {
   const RunResult a = MakeRun({CellWithRows("reference", 4)});
-  CellResult cb = CellWithRows("reference", 4);
-  cb.steps[1].token = 99;
-  cb.steps[2].input_token = 99;
+  const CellResult cb = ChoseOtherTokenAtStep1();
   ConformOptions options = Options();
   options.rerun_b_forced = [](const CellResult&, const CellResult& b) {
     CellResult failed = b;
