@@ -296,6 +296,10 @@ struct RunResult {
   std::string started_at;  // ISO 8601 UTC
   double elapsed_ms = 0;
   MachineInfo machine;
+  // The machine's name (machine_name.h): the host's name or --machine-name
+  // for a run made here; empty where none was given (MachineNameOf then
+  // names it from `machine`). Runs are selected by machine with it.
+  std::string machine_name;
   std::string command;  // the samebits command line that made the run
   std::vector<CellResult> cells;
   Diagnosis diagnosis;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/machine_name.h"
 #include "harness/analysis/rollup.h"
 #include "harness/analysis/terminal_text.h"
 
@@ -73,8 +74,9 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
   std::ostringstream out;
   out << "Run " << run.run_id << " started " << run.started_at << ", " << run.cells.size()
       << " cells\n";
-  out << "Machine: " << T(run.machine.arch) << ", " << T(run.machine.cpu) << ", "
-      << T(run.machine.os) << " " << T(run.machine.kernel) << ", " << T(run.machine.libc) << "\n";
+  out << "Machine: " << T(MachineNameOf(run)) << " (" << T(run.machine.arch) << ", "
+      << T(run.machine.cpu) << ", " << T(run.machine.os) << " " << T(run.machine.kernel) << ", "
+      << T(run.machine.libc) << ")\n";
   if (!run.command.empty()) out << "Command: " << T(run.command) << "\n";
   if (!run.diagnosis.headline.empty()) out << "Diagnosis: " << T(run.diagnosis.headline) << "\n";
   for (const CellResult& c : run.cells) {

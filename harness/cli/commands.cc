@@ -100,4 +100,19 @@ harness::RunResult LoadRunArgument(store::Store& store, const std::string& which
   return store.LoadRun(id);
 }
 
+std::string NoRunsOfMachineMessage(store::Store& store, const std::string& machine) {
+  const std::vector<std::string> names = store.MachineNames();
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  return "no run of machine '" + machine + "' in the store" +
+         (names.empty() ? std::string(" (it holds no runs)")
+                        : " (its machines: " + known + "; see `samebits runs`)");
+}
+
+harness::RunResult LoadLatestRunOf(store::Store& store, const std::string& machine) {
+  const int64_t id = store.LatestRunIdOf(machine);
+  if (id == 0) throw UsageError(NoRunsOfMachineMessage(store, machine));
+  return store.LoadRun(id);
+}
+
 }  // namespace samebits::cli

@@ -102,4 +102,12 @@ std::unique_ptr<store::Store> OpenStore(const std::string& db_path,
 // Returns the run named by `which` ("latest" or an id). Throws UsageError.
 harness::RunResult LoadRunArgument(store::Store& store, const std::string& which);
 
+// Returns the message for a machine name no run of `store` has, listing
+// the names there are.
+std::string NoRunsOfMachineMessage(store::Store& store, const std::string& machine);
+
+// Returns the newest run of the machine named `machine`. Throws UsageError
+// (NoRunsOfMachineMessage) when it has none.
+harness::RunResult LoadLatestRunOf(store::Store& store, const std::string& machine);
+
 }  // namespace samebits::cli

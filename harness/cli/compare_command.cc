@@ -1,7 +1,8 @@
 // `samebits compare A B`: compares two runs, typically from two machines or
 // two builds, cell by cell, and says for each difference what most likely
 // caused it (harness/analysis/run_compare.h). A and B are each a run id in
-// the store, a database file (its latest run) or a bundle file (its last run).
+// the store, machine:NAME (that machine's newest run in the store), a
+// database file (its latest run) or a bundle file (its last run).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -83,6 +84,7 @@ CommandSpec SetupCompare(CLI::App& app) {
       "Examples:\n"
       "  samebits compare x86.bundle.json arm64.bundle.json --report-md compare.md\n"
       "  samebits compare 11 latest\n"
+      "  samebits compare machine:ci-x86-64 machine:ci-arm64 --db postgresql://ci@db/samebits\n"
       "  samebits compare .samebits/samebits.db /tmp/other-machine.db");
   return {sub, [flags] { return Compare(*flags); }};
 }

@@ -92,6 +92,7 @@ CommandSpec Setup(CLI::App& app) {
       "the others and with the committed references; diagnoses any difference.");
   AddMatrixFlags(sub, &flags->matrix);
   AddDumpFlag(sub, &flags->matrix);
+  AddMachineNameFlag(sub, &flags->matrix);
   RequireExistingReferencesDir(sub);
   sub->add_option("--run", flags->run,
                   "Judges this stored run (an id, or `latest`) instead of making a new one.")

@@ -13,6 +13,7 @@
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/runner/engine_profile.h"
+#include "harness/runner/machine.h"
 
 namespace samebits::cli {
 
@@ -99,6 +100,16 @@ void AddDumpFlag(CLI::App* sub, MatrixFlags* flags) {
                 "and whether the argmax changed where outputs differ.");
 }
 
+void AddMachineNameFlag(CLI::App* sub, MatrixFlags* flags) {
+  sub->add_option("--machine-name", flags->machine_name,
+                  "Names the machine the run is stored under (letters, digits, '.', '_' and '-'; "
+                  "default: this host's name), for `samebits runs --machine` and `samebits "
+                  "compare machine:NAME`. CI runners whose hostnames change every job give "
+                  "their runner type here.")
+      ->type_name("NAME")
+      ->check(ValidMachineName());
+}
+
 void RequireExistingReferencesDir(CLI::App* sub) {
   sub->get_option("--references-dir")->check(ExistingFolder());
 }
@@ -152,6 +163,8 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   options.dump_logits = flags.dump_logits;
   options.dump_parent = StoreSideFolder(flags.db);
   options.command_line = CommandLine();
+  options.machine_name =
+      flags.machine_name.empty() ? runner::LocalMachineName() : flags.machine_name;
   return options;
 }
 

@@ -31,6 +31,7 @@ struct MatrixFlags {
   std::string db;
   std::string references_dir;
   bool dump_logits = false;  // --dump-logits (run and gate only)
+  std::string machine_name;  // --machine-name (run and gate only); empty: the hostname
 };
 
 // Adds the flags to `sub`, each with a value name and a full-sentence help.
@@ -38,6 +39,9 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags);
 
 // Adds --dump-logits (run and gate; `reference generate` has no use for it).
 void AddDumpFlag(CLI::App* sub, MatrixFlags* flags);
+
+// Adds --machine-name (run and gate: the runs a fleet selects by machine).
+void AddMachineNameFlag(CLI::App* sub, MatrixFlags* flags);
 
 // Makes `--references-dir` refuse, at parse time, a folder that does not
 // exist (for commands that read references; `reference generate` creates it).

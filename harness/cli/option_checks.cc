@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "harness/analysis/machine_name.h"
+
 namespace samebits::cli {
 
 CLI::Validator SecondsInRange(double max_seconds) {
@@ -69,6 +71,11 @@ CLI::Validator ExistingFolder() {
         return "no such folder: " + value;
       },
       "");
+}
+
+CLI::Validator ValidMachineName() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string { return harness::MachineNameProblem(value); }, "");
 }
 
 }  // namespace samebits::cli

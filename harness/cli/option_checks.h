@@ -29,4 +29,7 @@ CLI::Validator FiniteNonNegativeNumber();
 // Accepts the path of an existing folder.
 CLI::Validator ExistingFolder();
 
+// Accepts a machine name (harness/analysis/machine_name.h).
+CLI::Validator ValidMachineName();
+
 }  // namespace samebits::cli

@@ -57,6 +57,7 @@ CommandSpec Setup(CLI::App& app) {
       "engine, and stores every output's hashes in the database.");
   AddMatrixFlags(sub, &flags->matrix);
   AddDumpFlag(sub, &flags->matrix);
+  AddMachineNameFlag(sub, &flags->matrix);
   RequireExistingReferencesDir(sub);
   sub->add_flag("--list", flags->list, "Prints the selected cells without running them.");
   sub->add_flag("--trace", flags->trace,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "harness/analysis/machine_name.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
@@ -25,6 +26,15 @@ bool IsSqliteFile(const std::string& path) {
 
 RunOperand LoadRunOperand(const std::string& which, const std::string& db,
                           const exchange::BundleKey* verify) {
+  if (which.starts_with(kMachinePrefix)) {
+    const std::string machine = which.substr(kMachinePrefix.size());
+    if (const std::string problem = harness::MachineNameProblem(machine); !problem.empty())
+      throw UsageError("'" + which + "': " + problem);
+    std::unique_ptr<store::Store> store = OpenStore(db);
+    harness::RunResult run = LoadLatestRunOf(*store, machine);
+    const std::string label = "machine " + machine + " (run " + std::to_string(run.run_id) + ")";
+    return {std::move(run), label};
+  }
   std::error_code ec;
   if (std::filesystem::is_regular_file(which, ec)) {
     if (IsSqliteFile(which)) {
@@ -47,8 +57,8 @@ RunOperand LoadRunOperand(const std::string& which, const std::string& db,
   }
   if (which != "latest" && which.find_first_not_of("0123456789") != std::string::npos)
     throw UsageError("'" + which +
-                     "' is neither a file (a database or a bundle) nor a run id (a number or "
-                     "`latest`)");
+                     "' is neither a file (a database or a bundle), a run id (a number or "
+                     "`latest`) nor machine:NAME");
   std::unique_ptr<store::Store> store = OpenStore(db);
   harness::RunResult run = LoadRunArgument(*store, which);
   const std::string label =
@@ -58,11 +68,15 @@ RunOperand LoadRunOperand(const std::string& which, const std::string& db,
 
 void AddRunOperands(CLI::App* sub, std::string& a, std::string& b, std::string& db, bool engines) {
   const std::string help =
-      std::string("A run id in the store (or latest), a database file (its latest run), ") +
+      std::string(
+          "A run id in the store (or latest), machine:NAME (the newest run of that "
+          "machine in the store; `samebits runs` shows the names), a database file (its "
+          "latest run), ") +
       (engines ? "a bundle from `samebits export` (its last run), or an engine to run: "
                  "engine:NAME (engines/NAME.json) or engine:FILE (a profile)."
                : "or a bundle from `samebits export` (its last run).");
-  const char* type = engines ? "RUN|DB|BUNDLE|engine:NAME" : "RUN|DB|BUNDLE";
+  const char* type =
+      engines ? "RUN|machine:NAME|DB|BUNDLE|engine:NAME" : "RUN|machine:NAME|DB|BUNDLE";
   Declare(sub->add_option("A", a, help)->type_name(type)->required(), PathRole::kInput);
   Declare(sub->add_option("B", b, help)->type_name(type)->required(), PathRole::kInput);
   Declare(AddStoreOption(sub, db, "Reads run ids from"), PathRole::kReadStore);

@@ -1,10 +1,12 @@
 // A run named on the command line the way `samebits compare` and `samebits
 // conform` take their operands: a run id in the store (or `latest`), a
-// database file (its latest run) or a bundle file (its last run).
+// machine's newest run in the store (machine:NAME), a database file (its
+// latest run) or a bundle file (its last run).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 
 #include "harness/analysis/results.h"
 
@@ -13,6 +15,11 @@ struct BundleKey;
 }
 
 namespace samebits::cli {
+
+// The operand prefix that names a machine's newest run in the store
+// ("machine:ci-arm64"); a file whose name starts with it is given as
+// ./machine:...
+inline constexpr std::string_view kMachinePrefix = "machine:";
 
 struct RunOperand {
   harness::RunResult run;

@@ -15,6 +15,7 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
+#include "harness/analysis/machine_name.h"
 #include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle_dumps.h"
 #include "harness/exchange/bundle_signature.h"
@@ -153,8 +154,18 @@ bool HasDumps(const RunResult& run) {
   return false;
 }
 
+// Returns whether `run` carries a machine name of its own, which only
+// version 4 holds: one that is not the name its machine's description
+// gives (DescribedMachineName), which a reader derives by itself.
+bool HasOwnMachineName(const RunResult& run) {
+  return harness::MachineNameOf(run) != harness::DescribedMachineName(run.machine);
+}
+
 // The run's canonical JSON, without its content id. nlohmann's objects keep
-// their keys sorted, so equal runs give equal text.
+// their keys sorted, so equal runs give equal text. The machine's `name`
+// is written only when it is the run's own (HasOwnMachineName): a run named
+// after its description has the same content id as before names existed,
+// so a store that named an old run, or an old bundle's, still finds it.
 json RunJson(const RunResult& run) {
   json cells = json::array();
   for (const CellResult& c : run.cells) cells.push_back(CellJson(c));
@@ -162,16 +173,13 @@ json RunJson(const RunResult& run) {
   for (const harness::Divergence& d : run.diagnosis.divergences)
     divergences.push_back(DivergenceJson(d));
   const harness::MachineInfo& m = run.machine;
+  json machine = {{"arch", m.arch},     {"cpu", m.cpu},   {"os", m.os},
+                  {"kernel", m.kernel}, {"libc", m.libc}, {"isa_features", m.isa_features}};
+  if (HasOwnMachineName(run)) machine["name"] = run.machine_name;
   return {{"started_at", run.started_at},
           {"elapsed_ms", run.elapsed_ms},
           {"command", run.command},
-          {"machine",
-           {{"arch", m.arch},
-            {"cpu", m.cpu},
-            {"os", m.os},
-            {"kernel", m.kernel},
-            {"libc", m.libc},
-            {"isa_features", m.isa_features}}},
+          {"machine", std::move(machine)},
           {"diagnosis",
            {{"kind", harness::DiagnosisKindName(run.diagnosis.kind)},
             {"headline", run.diagnosis.headline},
@@ -403,7 +411,7 @@ class Reader {
       c.steps.push_back(Step(steps[i], Join(where, "steps") + Index(i), i));
     if (j.contains("dump")) {
       const std::string dw = Join(where, "dump");
-      if (version_ < 3) Fail(dw, "a dump needs bundle version 3");
+      if (version_ < kDumpBundleVersion) Fail(dw, "a dump needs bundle version 3");
       try {
         c.dump = ParseDumpJson(j.at("dump"), c);
       } catch (const DumpFieldError& e) {
@@ -452,6 +460,16 @@ class Reader {
     run.machine.kernel = String(m, mw, "kernel");
     run.machine.libc = String(m, mw, "libc");
     run.machine.isa_features = Strings(m, mw, "isa_features");
+    if (m.contains("name")) {
+      if (version_ < kMachineNameBundleVersion)
+        Fail(Join(mw, "name"),
+             "a machine name needs bundle version " + std::to_string(kMachineNameBundleVersion));
+      run.machine_name = String(m, mw, "name");
+      if (const std::string problem = harness::MachineNameProblem(run.machine_name);
+          !problem.empty())
+        Fail(Join(mw, "name"), problem);
+    }
+    run.machine_name = harness::MachineNameOf(run);
     const json& d = Field(j, where, "diagnosis");
     const std::string dw = Join(where, "diagnosis");
     const std::string kind = String(d, dw, "kind");
@@ -491,7 +509,8 @@ std::string FormatBundle(const std::vector<RunResult>& runs, const BundleKey* si
     }
     bundle_runs.push_back(std::move(j));
     if (HasBatchFields(run)) version = std::max(version, kBatchBundleVersion);
-    if (HasDumps(run)) version = kBundleVersion;
+    if (HasDumps(run)) version = std::max(version, kDumpBundleVersion);
+    if (HasOwnMachineName(run)) version = std::max(version, kMachineNameBundleVersion);
   }
   json bundle = {{"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
   if (sign != nullptr) SignBundle(bundle, *sign);

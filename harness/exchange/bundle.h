@@ -8,7 +8,7 @@
 // and the paths of the dump files.
 //
 //   {"format": "samebits-bundle", "version": 1,
-//    "runs": [{"content_id": "<32 hex>", "started_at": ..., "machine": {...},
+//    "runs": [{"content_id": "<32 hex>", "started_at": ..., "machine": {..., "name"},
 //              "diagnosis": {...}, "cells": [{..., "steps": [...], "traces": [...]}]}]}
 //
 // Each run carries a content id: the XXH3-128 of its canonical JSON (every
@@ -46,11 +46,17 @@ inline constexpr const char* kBundleFormat = "samebits-bundle";
 // Version 2 adds batched configurations: a config's `batch`,
 // `batch_seed` and `batch_schedule`, a step's `batch` place and a
 // divergence's `batch_place`, each present only when batched. Version 3
-// adds a cell's `dump` (bundle_dumps.h). A bundle is written with the
-// lowest version that holds what it carries (1 without batches or dumps),
-// so older samebits read every bundle they could; versions 1 to 3 are read.
-inline constexpr int kBundleVersion = 3;
+// adds a cell's `dump` (bundle_dumps.h). Version 4 adds the machine's
+// `name` (harness/analysis/machine_name.h), written only when it is not the
+// one the machine's description gives (a reader of an older bundle derives
+// that one). A bundle is written with the
+// lowest version that holds what it carries (1 without batches, dumps or
+// names), so older samebits read every bundle they could; versions 1 to 4
+// are read.
+inline constexpr int kBundleVersion = 4;
 inline constexpr int kBatchBundleVersion = 2;
+inline constexpr int kDumpBundleVersion = 3;
+inline constexpr int kMachineNameBundleVersion = 4;
 inline constexpr int kOldestBundleVersion = 1;
 // Bundles larger than this are refused before they are parsed.
 inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;

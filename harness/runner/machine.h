@@ -20,4 +20,9 @@ std::vector<std::string> MachineIsas();
 // hello records take precedence.
 harness::MachineInfo LocalMachine();
 
+// Returns this machine's name for its runs (harness/analysis/machine_name.h):
+// its hostname, or "" when that is unknown or not a valid machine name (the
+// run is then named after its machine's description).
+std::string LocalMachineName();
+
 }  // namespace samebits::runner

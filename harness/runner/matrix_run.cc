@@ -89,6 +89,7 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
   run.started_at = NowUtc();
   run.command = options.command_line;
   run.machine = LocalMachine();
+  run.machine_name = options.machine_name;
   std::mutex machine_mutex;
   bool have_hello = false;
   const auto start = std::chrono::steady_clock::now();

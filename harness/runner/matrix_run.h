@@ -30,6 +30,9 @@ struct MatrixRunOptions {
   bool dump_logits = false;
   std::string dump_parent;
   std::string command_line;  // stored with the run
+  // The run's machine name (harness/analysis/machine_name.h; LocalMachineName
+  // or --machine-name); empty: named after the machine's description.
+  std::string machine_name;
 };
 
 // Returns the engine path, absolute, checked to be an executable file.

@@ -3,11 +3,47 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <sstream>
 #include <string>
+#include <utility>
 
+#include "harness/analysis/machine_name.h"
 #include "harness/store/connection.h"
 
 namespace samebits::store {
+namespace {
+
+// Names every run stored without a machine name after the machine it
+// recorded (DescribedMachineName), as version 13 asks: a hash SQL cannot
+// compute, so it is done here, in the migration's transaction.
+void FillMachineNames(Connection& db) {
+  Statement select = db.Prepare(
+      "SELECT r.id, m.arch, m.cpu, m.isa_features FROM runs r "
+      "LEFT JOIN machines m ON m.id = r.machine_id WHERE r.machine_name = ''");
+  std::vector<std::pair<int64_t, std::string>> names;
+  while (select.Step()) {
+    harness::MachineInfo machine;
+    if (!select.IsNull(1)) {
+      machine.arch = select.Text(1);
+      machine.cpu = select.Text(2);
+      std::istringstream features(select.Text(3));
+      for (std::string f; features >> f;) machine.isa_features.push_back(f);
+    }
+    names.emplace_back(select.Int(0), harness::DescribedMachineName(machine));
+  }
+  Statement update = db.Prepare("UPDATE runs SET machine_name = ?1 WHERE id = ?2");
+  for (const auto& [id, name] : names) {
+    update.Bind(1, name).Bind(2, id);
+    update.Run();
+  }
+}
+
+// Fills, after the migration to `version`, what its SQL cannot.
+void FillAfterMigration(Connection& db, int version) {
+  if (version == 13) FillMachineNames(db);
+}
+
+}  // namespace
 
 const std::vector<std::string_view>& Migrations() {
   static const std::vector<std::string_view> kMigrations = {
@@ -185,6 +221,13 @@ ALTER TABLE cells ADD COLUMN config_params TEXT NOT NULL DEFAULT '';
 ALTER TABLE cells ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE cells ADD COLUMN known_difference TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 13: each run's machine name (harness/analysis/machine_name.h),
+      // so runs can be selected by machine. Older runs are named from the
+      // machine they recorded (FillMachineNames, right after this).
+      R"sql(
+ALTER TABLE runs ADD COLUMN machine_name TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_by_machine_name ON runs (machine_name, id);
+)sql",
   };
   return kMigrations;
 }
@@ -240,6 +283,7 @@ void Migrate(Connection& db, int target) {
     version = SchemaVersion(db);
     for (int v = version; v < goal; ++v) {
       db.Exec(db.AdaptSchema(Migrations()[static_cast<size_t>(v)]));
+      FillAfterMigration(db, v + 1);
       db.Exec("UPDATE schema_version SET version = " + std::to_string(v + 1));
     }
   });

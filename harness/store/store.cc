@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/protocol/records.h"
+#include "harness/analysis/machine_name.h"
 #include "harness/analysis/verdict.h"
 #include "harness/store/location.h"
 #include "harness/store/postgres.h"
@@ -156,14 +157,14 @@ int64_t InsertRunRow(Connection& db, const RunResult& run) {
   Statement insert_run = db.Prepare(
       "INSERT INTO runs (started_at, elapsed_ms, machine_id, "
       "status, cell_count, "
-      "diagnosis_kind, diagnosis_headline, command) VALUES (?1, ?2, "
-      "?3, ?4, ?5, ?6, ?7, ?8) "
+      "diagnosis_kind, diagnosis_headline, command, machine_name) VALUES (?1, ?2, "
+      "?3, ?4, ?5, ?6, ?7, ?8, ?9) "
       "RETURNING id");
   insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
   insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run)))
       .Bind(5, static_cast<int64_t>(run.cells.size()));
   insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
-  insert_run.Bind(8, run.command);
+  insert_run.Bind(8, run.command).Bind(9, harness::MachineNameOf(run));
   return insert_run.RunReturningId();
 }
 
@@ -349,7 +350,7 @@ RunResult LoadRunRow(Connection& db, int64_t id) {
   Statement select_run = db.Prepare(
       "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, "
       "r.diagnosis_headline, r.command, "
-      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc "
+      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc, r.machine_name "
       "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id "
       "WHERE r.id = ?1");
   select_run.Bind(1, id);
@@ -370,6 +371,7 @@ RunResult LoadRunRow(Connection& db, int64_t id) {
   run.machine.os = select_run.Text(8);
   run.machine.kernel = select_run.Text(9);
   run.machine.libc = select_run.Text(10);
+  run.machine_name = select_run.Text(11);
   return run;
 }
 
@@ -636,14 +638,15 @@ RunResult Store::LoadRun(int64_t id) {
   return run;
 }
 
-std::vector<RunSummary> Store::ListRuns(int limit) {
+std::vector<RunSummary> Store::ListRuns(int limit, const std::string& machine) {
   Connection& db = *db_;
   std::vector<RunSummary> out;
   Statement select = db.Prepare(
       "SELECT id, started_at, elapsed_ms, status, "
-      "diagnosis_kind, diagnosis_headline, command "
-      "FROM runs ORDER BY id DESC LIMIT ?1");
+      "diagnosis_kind, diagnosis_headline, command, machine_name FROM runs " +
+      std::string(machine.empty() ? "" : "WHERE machine_name = ?2 ") + "ORDER BY id DESC LIMIT ?1");
   select.Bind(1, static_cast<int64_t>(limit));
+  if (!machine.empty()) select.Bind(2, machine);
   while (select.Step()) {
     RunSummary r;
     r.id = select.Int(0);
@@ -653,6 +656,7 @@ std::vector<RunSummary> Store::ListRuns(int limit) {
     r.diagnosis_kind = select.Text(4);
     r.headline = select.Text(5);
     r.command = select.Text(6);
+    r.machine_name = select.Text(7);
     out.push_back(std::move(r));
   }
   Statement counts = db.Prepare("SELECT code, count(*) FROM cells WHERE run_id = ?1 GROUP BY code");
@@ -668,6 +672,20 @@ int64_t Store::LatestRunId() {
   Statement select = db_->Prepare("SELECT max(id) FROM runs");
   if (!select.Step() || select.IsNull(0)) return 0;
   return select.Int(0);
+}
+
+int64_t Store::LatestRunIdOf(const std::string& machine) {
+  Statement select = db_->Prepare("SELECT max(id) FROM runs WHERE machine_name = ?1");
+  select.Bind(1, machine);
+  if (!select.Step() || select.IsNull(0)) return 0;
+  return select.Int(0);
+}
+
+std::vector<std::string> Store::MachineNames() {
+  Statement select = db_->Prepare("SELECT DISTINCT machine_name FROM runs ORDER BY machine_name");
+  std::vector<std::string> out;
+  while (select.Step()) out.push_back(select.Text(0));
+  return out;
 }
 
 }  // namespace samebits::store

@@ -27,6 +27,7 @@ struct RunSummary {
   std::string diagnosis_kind;
   std::string headline;
   std::string command;
+  std::string machine_name;           // harness/analysis/machine_name.h
   std::map<std::string, int> counts;  // result code name -> cells
 };
 
@@ -72,11 +73,19 @@ class Store {
   // StoreError when there is no such run.
   harness::RunResult LoadRun(int64_t id);
 
-  // Returns the newest runs first, at most `limit`.
-  std::vector<RunSummary> ListRuns(int limit);
+  // Returns the newest runs first, at most `limit`; only those of the
+  // machine named `machine` unless it is empty.
+  std::vector<RunSummary> ListRuns(int limit, const std::string& machine = "");
 
   // Returns the id of the newest run, or 0 when there is none.
   int64_t LatestRunId();
+
+  // Returns the id of the newest run of the machine named `machine`
+  // (RunResult::machine_name), or 0 when it has none.
+  int64_t LatestRunIdOf(const std::string& machine);
+
+  // Returns the names of the machines that have runs, sorted.
+  std::vector<std::string> MachineNames();
 
   Connection& connection() { return *db_; }
 

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "engine/numerics/hash.h"
+#include "harness/analysis/machine_name.h"
 #include "harness/exchange/import.h"
 #include "harness/store/store.h"
 #include "tests/harness/harness_test_util.h"
@@ -165,9 +167,9 @@ TEST_F(BundleTest, OtherVersionIsRefused) {
   std::string text = harness::testing::ReadFile(bundle());
   const size_t at = text.find("\"version\": 1");
   ASSERT_NE(at, std::string::npos) << text.substr(0, 200);
-  text.replace(at, 12, "\"version\": 4");
-  harness::testing::WriteFile(dir_.File("v4.json"), text);
-  ExpectRefused(dir_.File("v4.json"), "bundle version 4 is not supported");
+  text.replace(at, 12, "\"version\": 5");
+  harness::testing::WriteFile(dir_.File("v5.json"), text);
+  ExpectRefused(dir_.File("v5.json"), "bundle version 5 is not supported");
 }
 
 // A batched run needs version 2 and comes back whole; a bundle without
@@ -207,6 +209,56 @@ TEST_F(BundleTest, BatchedRunsTravelAsVersionTwo) {
   text.replace(at, 10, "\"slot\": 7");
   harness::testing::WriteFile(dir_.File("outside.json"), text);
   ExpectRefused(dir_.File("outside.json"), "runs[0].cells[1].steps[0].batch: slot must be below");
+}
+
+// A run's own machine name travels (version 4); a run named after its
+// description carries no name and keeps version 1 and its content id, so
+// older bundles and stores still find it; a bad name is refused.
+TEST_F(BundleTest, MachineNamesTravelAsVersionFour) {
+  RunResult unnamed = SampleRun();
+  const std::string plain = FormatBundle({unnamed});
+  EXPECT_FALSE(nlohmann::json::parse(plain)["runs"][0]["machine"].contains("name")) << plain;
+  EXPECT_NE(plain.find("\"version\": 1"), std::string::npos);
+  const std::vector<RunResult> back = ParseBundle(plain, "plain.json");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].machine_name, harness::DescribedMachineName(unnamed.machine));
+  // Named after its description, it is the same run as before names existed.
+  RunResult described = unnamed;
+  described.machine_name = harness::DescribedMachineName(unnamed.machine);
+  EXPECT_EQ(ContentId(described), ContentId(unnamed));
+
+  RunResult named = SampleRun();
+  named.machine_name = "ci-arm64";
+  EXPECT_NE(ContentId(named), ContentId(unnamed));
+  const std::string text = FormatBundle({named});
+  EXPECT_EQ(nlohmann::json::parse(text)["runs"][0]["machine"]["name"], "ci-arm64") << text;
+  EXPECT_NE(text.find("\"version\": 4"), std::string::npos);
+  const std::vector<RunResult> named_back = ParseBundle(text, "named.json");
+  ASSERT_EQ(named_back.size(), 1u);
+  EXPECT_EQ(named_back[0].machine_name, "ci-arm64");
+
+  // A name in a version-3 bundle, or a name that is not one, is refused.
+  std::string old = text;
+  old.replace(old.find("\"version\": 4"), 12, "\"version\": 3");
+  try {
+    ParseBundle(old, "old.json");
+    ADD_FAILURE() << "a name in version 3 was read";
+  } catch (const BundleError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs[0].machine.name: a machine name needs bundle "
+                                         "version 4"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string bad = text;
+  bad.replace(bad.find("ci-arm64"), 8, "ci arm64");
+  try {
+    ParseBundle(bad, "bad.json");
+    ADD_FAILURE() << "a bad name was read";
+  } catch (const BundleError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs[0].machine.name: machine name 'ci arm64' may hold"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(BundleTest, BadFieldsAreNamed) {

@@ -25,29 +25,32 @@ class StandinStoreBackends : public store::testing::StoreBackendTest {
 
   // Runs a small matrix of the stand-in under `fault` into `db`: portable
   // and libm math (the stand-in's libm bits follow its architecture).
-  CommandResult RunMatrix(const std::string& fault, const std::string& db) {
+  CommandResult RunMatrix(const std::string& fault, const std::string& db,
+                          const std::vector<std::string>& extra = {}) {
     const std::string references = dir_.File("references");
     std::filesystem::create_directories(references);  // no references: not judged here
-    return Samebits({"run",
-                     "--engine",
-                     FaultyEngine(dir_.path(), fault),
-                     "--checkpoint",
-                     "synthetic:tiny",
-                     "--scenario",
-                     WriteScenario(dir_.path()),
-                     "--math",
-                     "portable,libm",
-                     "--config",
-                     "cpu-t1,cpu-t2,cpu-t1-libm",
-                     "--timeout",
-                     "20",
-                     "-j",
-                     "2",
-                     "--db",
-                     db,
-                     "--references-dir",
-                     references,
-                     "-q"});
+    std::vector<std::string> words = {"run",
+                                      "--engine",
+                                      FaultyEngine(dir_.path(), fault),
+                                      "--checkpoint",
+                                      "synthetic:tiny",
+                                      "--scenario",
+                                      WriteScenario(dir_.path()),
+                                      "--math",
+                                      "portable,libm",
+                                      "--config",
+                                      "cpu-t1,cpu-t2,cpu-t1-libm",
+                                      "--timeout",
+                                      "20",
+                                      "-j",
+                                      "2",
+                                      "--db",
+                                      db,
+                                      "--references-dir",
+                                      references,
+                                      "-q"};
+    words.insert(words.end(), extra.begin(), extra.end());
+    return Samebits(words);
   }
 };
 SAMEBITS_ON_BOTH_STORE_BACKENDS(StandinStoreBackends);
@@ -89,6 +92,53 @@ TEST_P(StandinStoreBackends, EveryCommandReadsAndWritesTheStore) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("imported 0 runs; 2 already present"), std::string::npos)
       << again.output;
+}
+
+// Runs are selected by machine: `runs --machine` lists one machine's runs,
+// `compare machine:A machine:B` compares each machine's newest run with the
+// verdict comparing the two runs by id gives, and a name without runs is
+// exit 2 naming the machines there are.
+TEST_P(StandinStoreBackends, RunsAreSelectedAndComparedByMachine) {
+  ASSERT_EQ(RunMatrix("ok", db(), {"--machine-name", "ci-x86"}).exit_code, 0);
+  ASSERT_EQ(RunMatrix("ok", db(), {"--machine-name", "ci-x86"}).exit_code, 0);
+  ASSERT_EQ(RunMatrix("arch-aarch64", db(), {"--machine-name", "ci-arm"}).exit_code, 0);
+  std::vector<std::string> ids;  // newest first
+  for (const store::RunSummary& r : store::Store(db(), store::Access::kRead).ListRuns(10))
+    ids.push_back(std::to_string(r.id));
+  ASSERT_EQ(ids.size(), 3u);
+
+  const CommandResult x86 = Samebits({"runs", "--machine", "ci-x86", "--db", db()});
+  EXPECT_EQ(x86.exit_code, 0) << x86.output;
+  EXPECT_NE(x86.output.find("ci-x86"), std::string::npos) << x86.output;
+  EXPECT_EQ(x86.output.find("ci-arm"), std::string::npos) << x86.output;
+  const CommandResult show = Samebits({"show", ids[0], "--db", db()});
+  EXPECT_NE(show.output.find("Machine: ci-arm (aarch64"), std::string::npos) << show.output;
+
+  const CommandResult by_id = Samebits({"compare", ids[1], ids[0], "--db", db()});
+  const CommandResult by_machine = Samebits({"compare", "machine:ci-x86", "machine:ci-arm", "--db",
+                                             db(), "--report-json", dir_.File("machines.json")});
+  EXPECT_EQ(by_machine.exit_code, 1) << by_machine.output;
+  EXPECT_EQ(by_machine.exit_code, by_id.exit_code);
+  EXPECT_NE(by_machine.output.find("the architecture differs"), std::string::npos)
+      << by_machine.output;
+  EXPECT_NE(by_machine.output.find("machine ci-x86 (run " + ids[1] + ")"), std::string::npos)
+      << by_machine.output;
+  EXPECT_FALSE(harness::testing::ReadFile(dir_.File("machines.json")).empty());
+
+  const CommandResult missing =
+      Samebits({"compare", "machine:ci-x86", "machine:nope", "--db", db()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no run of machine 'nope' in the store (its machines: ci-arm, "
+                                "ci-x86;"),
+            std::string::npos)
+      << missing.output;
+  const CommandResult listed = Samebits({"runs", "--machine", "nope", "--db", db()});
+  EXPECT_EQ(listed.exit_code, 2) << listed.output;
+  EXPECT_EQ(Samebits({"runs", "--machine", "a b", "--db", db()}).exit_code, 2);
+  const CommandResult bad_name = RunMatrix("ok", db(), {"--machine-name", "has space"});
+  EXPECT_EQ(bad_name.exit_code, 2) << bad_name.output;
+  EXPECT_NE(bad_name.output.find("may hold only letters, digits"), std::string::npos)
+      << bad_name.output;
 }
 
 // Two machines importing one bundle at the same moment store its runs

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "harness/analysis/machine_name.h"
 #include "harness/store/postgres.h"
 #include "harness/store/schema.h"
 #include "harness/store/sqlite.h"
@@ -252,6 +254,67 @@ TEST_P(StoreOnBothBackends, EveryMigrationAppliesStepByStep) {
   Store store(db());
   const int64_t id = store.SaveRun(SampleRun());
   ExpectSameCells(SampleRun(), store.LoadRun(id));
+}
+
+// Runs are named by machine: a run's own name is kept, one without gets
+// its machine's described name; runs are listed and found by name.
+TEST_P(StoreOnBothBackends, RunsAreNamedAndSelectedByMachine) {
+  Store store(db());
+  RunResult alpha = SampleRun();
+  alpha.machine_name = "alpha";
+  RunResult unnamed = SampleRun();
+  RunResult beta = SampleRun();
+  beta.machine_name = "beta";
+  const int64_t a1 = store.SaveRun(alpha);
+  const int64_t u = store.SaveRun(unnamed);
+  const int64_t a2 = store.SaveRun(alpha);
+  const int64_t b = store.SaveRun(beta);
+  EXPECT_EQ(store.LoadRun(a1).machine_name, "alpha");
+  const std::string described = harness::DescribedMachineName(unnamed.machine);
+  EXPECT_EQ(store.LoadRun(u).machine_name, described);
+  EXPECT_EQ(store.LatestRunIdOf("alpha"), a2);
+  EXPECT_EQ(store.LatestRunIdOf("beta"), b);
+  EXPECT_EQ(store.LatestRunIdOf(described), u);
+  EXPECT_EQ(store.LatestRunIdOf("gamma"), 0);
+  const std::vector<RunSummary> alphas = store.ListRuns(10, "alpha");
+  ASSERT_EQ(alphas.size(), 2u);
+  EXPECT_EQ(alphas[0].id, a2);
+  EXPECT_EQ(alphas[1].id, a1);
+  EXPECT_EQ(alphas[0].machine_name, "alpha");
+  EXPECT_EQ(store.ListRuns(10).size(), 4u);
+  EXPECT_TRUE(store.ListRuns(10, "gamma").empty());
+  const std::vector<std::string> names = {"alpha", "beta", described};
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(store.MachineNames(), sorted);
+}
+
+// A version-12 store's runs are named after the machine each recorded
+// (version 13 fills them), on both backends; a run without a machine row
+// gets the unknown machine's name.
+TEST_P(StoreOnBothBackends, MigrationThirteenNamesOldRunsAfterTheirMachines) {
+  {
+    std::unique_ptr<Connection> bare = OpenBare();
+    Migrate(*bare, 12);
+    bare->Exec(
+        "INSERT INTO machines (arch, cpu, isa_features, os, kernel, libc) VALUES "
+        "('aarch64', 'implementer 0x41 part 0xd0c', 'neon asimd', 'Linux', '6.1', 'glibc 2.36');"
+        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
+        "SELECT '2026-11-29T00:00:00Z', 5, id, 'PASS', 0 FROM machines;"
+        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
+        "VALUES ('2026-11-29T00:00:01Z', 5, NULL, 'UNCHECKED', 0);");
+  }
+  Store store(db());
+  ASSERT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
+  harness::MachineInfo arm;
+  arm.arch = "aarch64";
+  arm.cpu = "implementer 0x41 part 0xd0c";
+  arm.isa_features = {"neon", "asimd"};
+  const std::vector<RunSummary> runs = store.ListRuns(10);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].machine_name, harness::DescribedMachineName(arm));
+  EXPECT_EQ(runs[0].machine_name, harness::DescribedMachineName(harness::MachineInfo{}));
+  EXPECT_EQ(store.LoadRun(runs[1].id).machine_name, harness::DescribedMachineName(arm));
 }
 
 // Returns a diagnosis with two detail lines and two divergences, one of
