@@ -3,7 +3,8 @@
 // with config.json (any other OUT), so that other engines can run the very
 // weights whose hashes samebits records; `--type` requantizes the matrices
 // first (q8_0 ... q6_k, f32, f16, bf16). Safetensors has no block types: a
-// quantized checkpoint is written there as its dequantized F32 values.
+// quantized checkpoint is written there as its dequantized F32 values; it
+// is written as the model's transformers class (formats/safetensors.h).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -30,23 +31,11 @@ struct ExportOptions {
 // Returns the switches of `c` the chosen writer cannot state, comma
 // separated; empty when every one can be written. Writing such a model
 // without them would make another model. GGUF states the Gemma 2/3
-// operations through its architecture name and keys (GgufUnwritableSwitches);
-// safetensors states none of them yet, nor `rope_freqs` (a GGUF tensor with
-// no transformers name).
+// operations through its architecture name and keys; safetensors through
+// the transformers class of Gemma 2/3, Cohere2 and Phi-3 models, which
+// has no form for `rope_freqs`.
 std::string UnwritableSwitches(const model::ModelConfig& c, bool gguf) {
-  if (gguf) return formats::GgufUnwritableSwitches(c);
-  std::string names;
-  const auto add = [&](bool on, const char* name) {
-    if (on) names += (names.empty() ? "" : ", ") + std::string(name);
-  };
-  add(c.post_norms, "post_norms");
-  add(c.attn_softcap != 0.0f, "attn_softcap");
-  add(c.final_softcap != 0.0f, "final_softcap");
-  add(c.embedding_scale != 1.0f, "embedding_scale");
-  add(c.activation != model::Activation::kSilu, "GELU activation");
-  add(c.rope_base_local != 0.0f, "rope_base_local");
-  add(c.rope_freq_factors, "rope_freq_factors");
-  return names;
+  return gguf ? formats::GgufUnwritableSwitches(c) : formats::SafetensorsUnwritableSwitches(c);
 }
 
 int RunExport(const ExportOptions& options) {
@@ -93,7 +82,11 @@ CommandSpec SetupExport(CLI::App& app) {
       ->required();
   sub->add_option("output", options->out,
                   "Where to write: a path ending in .gguf writes GGUF v3; any other path is a "
-                  "directory that receives config.json and model.safetensors.")
+                  "directory that receives config.json and model.safetensors, under the names "
+                  "and keys of the model's transformers class (Gemma2ForCausalLM, "
+                  "Gemma3ForCausalLM, Cohere2ForCausalLM, Phi3ForCausalLM, MixtralForCausalLM, "
+                  "Qwen3MoeForCausalLM, else LlamaForCausalLM). A switch the format cannot state "
+                  "(e.g. Llama 3.1's rope_freqs in safetensors) is refused, naming it.")
       ->option_text("OUT")
       ->required();
   sub->add_option("--format", options->format,

@@ -37,6 +37,11 @@ const HfArchitecture& HfArchitectureOf(HfFamily family) {
   return kHfArchitectures[0];
 }
 
+const GgufArchitecture& GgufArchitectureOf(const HfArchitecture& arch) {
+  const GgufArchitecture* known = FindGgufArchitecture(arch.gguf_arch);
+  return known != nullptr ? *known : kSamebitsOnlyArchitecture;
+}
+
 std::string KnownGgufArchitectures() {
   return JoinNames(kGgufArchitectures, &GgufArchitecture::name);
 }

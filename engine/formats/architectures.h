@@ -88,8 +88,26 @@ struct HfArchitecture {
   const char* class_name = "";         // `architectures[0]`
   const char* model_type = "";         // written beside it
   HfFamily family = HfFamily::kLlama;  // tensor names and MoE keys (hf_names.h)
-  const char* gguf_arch = "llama";     // `ModelConfig::arch` unless `samebits_arch` is set
-  bool qk_norm = false;
+  // The GGUF architecture it becomes (`ModelConfig::arch` unless
+  // `samebits_arch` is set). The class implies that entry's switches in
+  // kGgufArchitectures (q/k norm, LayerNorm, parallel block, the Gemma
+  // block, the sliding pattern, Cohere2's global layers without RoPE,
+  // Gemma 3's local RoPE base), except the rotary layout below.
+  const char* gguf_arch = "llama";
+  // transformers rotates halves (`rotate_half`) of unpermuted q/k weights;
+  // Cohere's rotary embedding rotates adjacent pairs.
+  model::RopeStyle rope_style = model::RopeStyle::kNeox;
+  // Its keys state every switch of the models it is written for (issue 25's
+  // classes): the writer takes it only for a model whose switches are the
+  // class's (SafetensorsUnwritableSwitches), so transformers computes the
+  // same model. The other classes carry the rest in `samebits_*` keys.
+  bool states_every_switch = false;
+  // Gemma's RMSNorm multiplies by (1 + w): the file holds each norm weight
+  // minus one (the engine's, like llama.cpp's converter's, plus one).
+  bool norm_weight_minus_one = false;
+  // Phi-3: `sliding_window` applies to every layer (llama.cpp ignores it).
+  bool window_on_every_layer = false;
+  float default_rope_theta = 10000.0f;  // transformers' default when `rope_theta` is absent
 };
 
 inline constexpr HfArchitecture kHfArchitectures[] = {
@@ -98,14 +116,39 @@ inline constexpr HfArchitecture kHfArchitectures[] = {
     {.class_name = "Qwen3MoeForCausalLM",
      .model_type = "qwen3_moe",
      .family = HfFamily::kQwen3Moe,
-     .gguf_arch = "qwen3moe",
-     .qk_norm = true},
+     .gguf_arch = "qwen3moe"},
+    {.class_name = "Gemma2ForCausalLM",
+     .model_type = "gemma2",
+     .family = HfFamily::kGemma,
+     .gguf_arch = "gemma2",
+     .states_every_switch = true,
+     .norm_weight_minus_one = true},
+    {.class_name = "Gemma3ForCausalLM",
+     .model_type = "gemma3_text",
+     .family = HfFamily::kGemma,
+     .gguf_arch = "gemma3",
+     .states_every_switch = true,
+     .norm_weight_minus_one = true,
+     .default_rope_theta = 1e6f},
+    {.class_name = "Cohere2ForCausalLM",
+     .model_type = "cohere2",
+     .gguf_arch = "cohere2",
+     .rope_style = model::RopeStyle::kInterleaved,
+     .states_every_switch = true},
+    {.class_name = "Phi3ForCausalLM",
+     .model_type = "phi3",
+     .family = HfFamily::kPhi3,
+     .gguf_arch = "phi3",
+     .states_every_switch = true,
+     .window_on_every_layer = true},
 };
 
 // Returns the entry of class `class_name`, or null.
 const HfArchitecture* FindHfArchitecture(const std::string& class_name);
-// Returns the entry of `family`.
+// Returns the entry of `family` (the first, for a family of several classes).
 const HfArchitecture& HfArchitectureOf(HfFamily family);
+// Returns the GGUF entry of `arch` (`arch.gguf_arch`, which the table keeps known).
+const GgufArchitecture& GgufArchitectureOf(const HfArchitecture& arch);
 
 // Returns the names a table knows, comma separated, for error messages.
 std::string KnownGgufArchitectures();

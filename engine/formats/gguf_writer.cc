@@ -114,15 +114,6 @@ bool AnyQuantized(const model::ModelWeights& weights) {
   return any;
 }
 
-// Returns the window of the layers that slide (0 when none does; the
-// first one's when they differ, which GgufUnwritableSwitches refuses).
-int SharedSlidingWindow(const model::ModelConfig& c) {
-  for (const auto& l : c.layers) {
-    if (l.sliding_window > 0) return l.sliding_window;
-  }
-  return 0;
-}
-
 // Writes llama.cpp's keys: general.*, then `{arch}.*`.
 void WriteModelKeys(const model::ModelWeights& w, Out& kv) {
   const model::ModelConfig& c = w.config;
@@ -245,6 +236,13 @@ void WriteMetadata(const model::ModelWeights& w, Out& kv) {
 }
 
 }  // namespace
+
+int SharedSlidingWindow(const model::ModelConfig& c) {
+  for (const auto& l : c.layers) {
+    if (l.sliding_window > 0) return l.sliding_window;
+  }
+  return 0;
+}
 
 std::string GgufUnwritableSwitches(const model::ModelConfig& c) {
   // What the reader implies for this architecture name (GgufToConfig): a

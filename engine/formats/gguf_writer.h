@@ -25,6 +25,11 @@ struct GgufWriteOptions {
   bool per_expert_tensors = false;
 };
 
+// Returns the window of the layers that slide (0 when none does; the
+// first one's when they differ, which GGUF and transformers' classes
+// cannot state: one `sliding_window` per model).
+int SharedSlidingWindow(const model::ModelConfig& c);
+
 // Returns the switches of `c` a GGUF file cannot state, comma separated
 // (empty when every one can be written): the Gemma operations (post-norms,
 // GELU, the embedding scale, soft-caps, a local RoPE base) have no key of

@@ -28,6 +28,20 @@ constexpr std::pair<const char*, const char*> kLayerNames[] = {
     {"mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight"},
 };
 
+// Rows that differ from kLayerNames in one family, looked up first.
+struct FamilyName {
+  HfFamily family;
+  const char* hf;
+  const char* gguf;
+};
+constexpr FamilyName kFamilyNames[] = {
+    {HfFamily::kGemma, "post_attention_layernorm.weight", "post_attention_norm.weight"},
+    {HfFamily::kGemma, "pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+    {HfFamily::kGemma, "post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+    {HfFamily::kPhi3, "self_attn.qkv_proj.weight", "attn_qkv.weight"},
+    {HfFamily::kPhi3, "mlp.gate_up_proj.weight", "ffn_up.weight"},
+};
+
 // Expert projections: Mixtral's w1/w3/w2 and Qwen's gate/up/down.
 constexpr std::pair<const char*, const char*> kExpertNames[] = {
     {"block_sparse_moe.experts.%.w1.weight", "ffn_gate"},
@@ -59,7 +73,7 @@ bool MatchNumbered(const std::string& s, const std::string& pattern, long* n) {
 
 }  // namespace
 
-std::string GgufNameFromHf(const std::string& hf) {
+std::string GgufNameFromHf(const std::string& hf, HfFamily family) {
   if (hf == "model.embed_tokens.weight") return "token_embd.weight";
   if (hf == "model.norm.weight") return "output_norm.weight";
   if (hf == "model.norm.bias") return "output_norm.bias";
@@ -73,6 +87,9 @@ std::string GgufNameFromHf(const std::string& hf) {
   if (layer < 0 || hf.size() <= prefix.size() + len || hf[prefix.size() + len] != '.') return {};
   const std::string rest = hf.substr(prefix.size() + len + 1);
   const std::string blk = "blk." + std::to_string(layer) + ".";
+  for (const FamilyName& f : kFamilyNames) {
+    if (f.family == family && rest == f.hf) return blk + f.gguf;
+  }
   for (const auto& [h, g] : kLayerNames) {
     if (rest == h) return blk + g;
   }
@@ -105,6 +122,9 @@ std::string HfNameFromGguf(const std::string& name, HfFamily family, int expert)
         }
       }
     } else {
+      for (const FamilyName& f : kFamilyNames) {
+        if (f.family == family && rest == f.gguf) return pre + f.hf;
+      }
       for (const auto& [h, g] : kLayerNames) {
         if (rest != g) continue;
         const bool mixtral_router = std::string(h) == "block_sparse_moe.gate.weight";

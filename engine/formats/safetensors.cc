@@ -1,8 +1,12 @@
 #include "engine/formats/safetensors.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -11,6 +15,7 @@
 #include "engine/formats/architectures.h"
 #include "engine/formats/byte_reader.h"
 #include "engine/formats/checkpoint.h"
+#include "engine/formats/gguf_writer.h"
 #include "engine/formats/hf_names.h"
 #include "engine/formats/mapped_file.h"
 #include "engine/model/quantized_weights.h"
@@ -146,19 +151,38 @@ int ReadShape(const Config& c, const TensorTable& table, model::ModelConfig& m) 
   return n_layers;
 }
 
-// Reads the rotary embedding, the norm and the switches of the block.
+// Refuses an activation key other than the one the class computes with:
+// Gemma's `hidden_activation` (GELU, tanh form), the others' `hidden_act` (SiLU).
+void CheckActivation(const Config& c, const GgufArchitecture& g) {
+  const char* key = g.gemma_block ? "hidden_activation" : "hidden_act";
+  const char* expected = g.gemma_block ? "gelu_pytorch_tanh" : "silu";
+  const std::string act = c.StringOr(key, expected);
+  if (act != expected) {
+    c.Fail(std::string("config.json key '") + key + "' is '" + act + "'; the engine computes " +
+           expected + " for this class");
+  }
+}
+
+// Reads the rotary embedding, the norm and the switches of the block: the
+// class's (those of its GGUF architecture, architectures.h) from
+// transformers' keys.
 void ReadRopeNormAndSwitches(const Config& c, const HfArchitecture& arch, model::ModelConfig& m) {
+  const GgufArchitecture& g = GgufArchitectureOf(arch);
   m.rope_dim = c.IntOr("samebits_rope_dim", 0);
-  m.rope_base = c.FloatOr("rope_theta", 10000.0f);
-  // transformers' llama family rotates halves (rotate_half) of unpermuted weights.
-  m.rope_style = model::RopeStyle::kNeox;
-  const std::string style = c.StringOr("samebits_rope_style", "neox");
+  m.rope_base = c.FloatOr("rope_theta", arch.default_rope_theta);
+  if (g.local_rope_base) m.rope_base_local = c.FloatOr("rope_local_base_freq", 10000.0f);
+  m.rope_style = arch.rope_style;
+  const std::string style = c.StringOr(
+      "samebits_rope_style", m.rope_style == model::RopeStyle::kNeox ? "neox" : "interleaved");
   if (style == "interleaved") {
     m.rope_style = model::RopeStyle::kInterleaved;
-  } else if (style != "neox") {
+  } else if (style == "neox") {
+    m.rope_style = model::RopeStyle::kNeox;
+  } else {
     c.Fail("samebits_rope_style is '" + style + "' (expected 'interleaved' or 'neox')");
   }
-  const std::string norm = c.StringOr("samebits_norm", "rms");
+  const std::string norm =
+      c.StringOr("samebits_norm", g.norm == model::NormKind::kLayerNorm ? "layer" : "rms");
   if (norm == "layer") {
     m.norm = model::NormKind::kLayerNorm;
     m.norm_eps = c.FloatOr("layer_norm_eps", 1e-5f);
@@ -167,11 +191,64 @@ void ReadRopeNormAndSwitches(const Config& c, const HfArchitecture& arch, model:
   } else {
     c.Fail("samebits_norm is '" + norm + "' (expected 'rms' or 'layer')");
   }
-  m.qk_norm = c.BoolOr("samebits_qk_norm", arch.qk_norm);
-  m.parallel_block = c.BoolOr("samebits_parallel_block", false);
-  m.logit_scale = c.FloatOr("samebits_logit_scale", 1.0f);
+  CheckActivation(c, g);
+  if (g.gemma_block) {
+    m.post_norms = true;
+    m.activation = model::Activation::kGeluTanh;
+    m.embedding_scale = std::sqrt(static_cast<float>(m.d_model));
+    m.attn_softcap = c.FloatOr("attn_logit_softcapping", 0.0f);
+    m.final_softcap = c.FloatOr("final_logit_softcapping", 0.0f);
+    // transformers scales the scores by query_pre_attn_scalar^-0.5; the
+    // engine by head_dim^-0.5.
+    if (c.Has("query_pre_attn_scalar") &&
+        c.FloatOr("query_pre_attn_scalar", 0.0f) != static_cast<float>(m.head_dim)) {
+      c.Fail("config.json key 'query_pre_attn_scalar' is " +
+             c.raw()["query_pre_attn_scalar"].dump() +
+             "; the engine scales attention scores by head_dim (" + std::to_string(m.head_dim) +
+             ") only");
+    }
+  }
+  m.qk_norm = c.BoolOr("samebits_qk_norm", g.qk_norm);
+  m.parallel_block = c.BoolOr("samebits_parallel_block", g.parallel_block);
+  // Cohere's `logit_scale` (transformers' default 0.0625).
+  m.logit_scale = c.FloatOr("samebits_logit_scale",
+                            g.parallel_block ? c.FloatOr("logit_scale", 0.0625f) : 1.0f);
   m.max_seq_len = c.IntOr("max_position_embeddings", 4096, 1);
   m.tied_output = c.BoolOr("tie_word_embeddings", false);
+}
+
+// Reads which layers slide, as transformers decides it: `layer_types`
+// ("sliding_attention" or "full_attention" per layer) when present, else
+// `sliding_window_pattern` N or the class's (layer i slides unless
+// (i + 1) % N == 0); Phi-3's window is on every layer. Cohere2's global
+// layers go without RoPE. A `sliding_window` of null slides nothing.
+void ReadWindows(const Config& c, const HfArchitecture& arch, model::ModelConfig& m) {
+  const GgufArchitecture& g = GgufArchitectureOf(arch);
+  if (g.sliding_window_pattern == 0 && !arch.window_on_every_layer) return;
+  const int window = c.IntOr("sliding_window", 0);
+  const int n_layers = m.n_layers();
+  std::vector<bool> slides(static_cast<size_t>(n_layers), window > 0);
+  if (window > 0 && c.Has("layer_types")) {
+    const json& types = c.raw()["layer_types"];
+    if (!types.is_array() || types.size() != static_cast<size_t>(n_layers)) {
+      c.Fail("config.json key 'layer_types' is not a list of num_hidden_layers entries");
+    }
+    for (int i = 0; i < n_layers; ++i) {
+      const json& t = types[static_cast<size_t>(i)];
+      if (t != "sliding_attention" && t != "full_attention") {
+        c.Fail("config.json layer_types[" + std::to_string(i) + "] is " + t.dump() +
+               " (expected \"sliding_attention\" or \"full_attention\")");
+      }
+      slides[static_cast<size_t>(i)] = t == "sliding_attention";
+    }
+  } else if (window > 0 && !arch.window_on_every_layer) {
+    const int pattern = c.IntOr("sliding_window_pattern", g.sliding_window_pattern, 1);
+    for (int i = 0; i < n_layers; ++i) slides[static_cast<size_t>(i)] = (i + 1) % pattern != 0;
+  }
+  for (int i = 0; i < n_layers; ++i) {
+    m.layers[i].sliding_window = slides[static_cast<size_t>(i)] ? window : 0;
+    if (g.global_layers_without_rope) m.layers[i].use_rope = slides[static_cast<size_t>(i)];
+  }
 }
 
 // Reads the FFN widths and the experts, in the keys of the class's family,
@@ -239,6 +316,7 @@ model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
   const int n_layers = ReadShape(c, table, m);
   ReadRopeNormAndSwitches(c, arch, m);
   ReadFeedForward(c, arch, n_layers, m);
+  ReadWindows(c, arch, m);
   ReadSamebitsKeys(c, label, n_layers, m);
   return m;
 }
@@ -264,13 +342,19 @@ const char* DTypeTag(model::DType d) {
   return "F32";
 }
 
-// Returns the transformers family a configuration is written as: experts
-// with q/k norms (or of Qwen3-MoE's GGUF architecture) are Qwen3-MoE, other
-// experts Mixtral, the rest Llama.
-HfFamily HfFamilyToWrite(const model::ModelConfig& c) {
-  if (c.n_experts <= 0) return HfFamily::kLlama;
+// Returns the transformers class a configuration is written as: issue 25's
+// dense architectures as their own class; experts with q/k norms (or of
+// Qwen3-MoE's GGUF architecture) as Qwen3-MoE, other experts as Mixtral,
+// the rest as Llama.
+const HfArchitecture& HfArchitectureToWrite(const model::ModelConfig& c) {
+  if (c.n_experts <= 0) {
+    for (const HfArchitecture& a : kHfArchitectures) {
+      if (a.states_every_switch && c.arch == a.gguf_arch) return a;
+    }
+    return HfArchitectureOf(HfFamily::kLlama);
+  }
   const bool qwen3moe = c.qk_norm || c.arch == HfArchitectureOf(HfFamily::kQwen3Moe).gguf_arch;
-  return qwen3moe ? HfFamily::kQwen3Moe : HfFamily::kMixtral;
+  return HfArchitectureOf(qwen3moe ? HfFamily::kQwen3Moe : HfFamily::kMixtral);
 }
 
 void WriteFile(const std::string& path, const std::string& header,
@@ -288,6 +372,39 @@ void WriteFile(const std::string& path, const std::string& header,
     out.write(reinterpret_cast<const char*>(le.data()), static_cast<std::streamsize>(le.size()));
   }
   if (!out) throw CheckpointError(path + ": write failed");
+}
+
+// Returns whether engine tensor `name` is a norm weight that Gemma's
+// RMSNorm applies as (1 + w): every `...norm.weight`, as llama.cpp's
+// converter decides it (q/k norms included).
+bool IsOnePlusNorm(const std::string& name) {
+  return name.ends_with("norm.weight");
+}
+
+// Calls `visit` with the name and view of every present tensor of `w`.
+void ForEachPresent(const model::ModelWeights& w,
+                    const std::function<void(const std::string&, model::TensorView&)>& visit) {
+  model::ModelWeights& m = const_cast<model::ModelWeights&>(w);  // the caller's to change
+  model::ForEachTensor(w.config, [&](const model::TensorSpec& spec) {
+    if (spec.layer >= static_cast<int>(m.layers.size())) return;
+    model::TensorView& v = spec.slot(m);
+    if (v.present()) visit(spec.name, v);
+  });
+}
+
+// Gemma files hold w - 1 for each norm weight: replaces each by F32 (w + 1),
+// computed in F32 as transformers' Gemma RMSNorm computes (1 + w.float()).
+void AddOneToNormWeights(model::ModelWeights& w, LoadedStorage& storage) {
+  ForEachPresent(w, [&](const std::string& name, model::TensorView& v) {
+    if (!IsOnePlusNorm(name)) return;
+    std::vector<float> values(static_cast<size_t>(v.elements()));
+    v.ReadF32(0, v.elements(), values.data());
+    for (float& x : values) x += 1.0f;
+    std::vector<std::byte> buffer(values.size() * sizeof(float));
+    std::memcpy(buffer.data(), values.data(), buffer.size());
+    storage.buffers.push_back(std::move(buffer));
+    v = model::TensorView{model::DType::kF32, v.shape, storage.buffers.back().data()};
+  });
 }
 
 }  // namespace
@@ -360,6 +477,7 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
   const json j = ParseJson(config_json, label, "config.json");
   const model::ModelConfig config = ConfigFromJson(j, label, hf_table);
   CheckConfig(config, label);
+  const HfArchitecture& arch = *FindHfArchitecture(j["architectures"][0].get<std::string>());
   TensorTable table;
   for (auto& [hf_name, t] : hf_table) {
     // Older exports saved RoPE's derived inverse frequencies; the engine
@@ -369,7 +487,7 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
         hf_name.compare(hf_name.size() - inv_freq.size(), inv_freq.size(), inv_freq) == 0) {
       continue;
     }
-    const std::string name = GgufNameFromHf(hf_name);
+    const std::string name = GgufNameFromHf(hf_name, arch.family);
     if (name.empty()) {
       throw CheckpointError(label + ": tensor '" + hf_name +
                             "' is not one the engine knows how to place");
@@ -378,7 +496,9 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
       throw CheckpointError(label + ": tensor '" + hf_name + "' duplicates another tensor's place");
     }
   }
-  return BindTensors(config, table, label, std::move(storage));
+  model::ModelWeights w = BindTensors(config, table, label, storage);
+  if (arch.norm_weight_minus_one) AddOneToNormWeights(w, *storage);
+  return w;
 }
 
 model::ModelWeights LoadSafetensorsDir(const std::string& dir) {
@@ -438,29 +558,68 @@ namespace {
 
 // The steps of WriteSafetensors, in order.
 
-// One HF tensor: a whole tensor, or one expert of a 3-D expert tensor.
+// One HF tensor: a whole tensor, one expert of a 3-D expert tensor, or
+// (Phi-3) several tensors of one dtype fused by rows.
 struct HfPart {
   std::string name;
-  model::TensorView view;
+  std::vector<model::TensorView> views;
+  std::vector<int64_t> shape;
+  size_t bytes = 0;
 };
 
-// Splits every present tensor into HF tensors (experts one by one).
+HfPart MakePart(std::string name, std::vector<model::TensorView> views) {
+  HfPart p{std::move(name), std::move(views), {}, 0};
+  p.shape = p.views[0].shape;
+  for (size_t i = 0; i < p.views.size(); ++i) {
+    if (i > 0) p.shape[0] += p.views[i].shape[0];
+    if (p.views[i].dtype != p.views[0].dtype) {
+      throw CheckpointError("cannot write '" + p.name +
+                            "': the tensors it fuses are stored in different dtypes");
+    }
+    p.bytes += p.views[i].bytes();
+  }
+  return p;
+}
+
+// Returns the engine name of the fused tensor that `name` (blk.N.SUFFIX)
+// opens or closes in `family` (Phi-3: q..v into attn_qkv, gate..up into
+// ffn_up), and whether it closes it; "" for a tensor written on its own.
+std::string FusedInto(const std::string& name, HfFamily family, bool* closes) {
+  if (family != HfFamily::kPhi3) return {};
+  const size_t dot = name.find('.', 4);
+  if (name.rfind("blk.", 0) != 0 || dot == std::string::npos) return {};
+  const std::string blk = name.substr(0, dot + 1), rest = name.substr(dot + 1);
+  *closes = rest == "attn_v.weight" || rest == "ffn_up.weight";
+  if (rest == "attn_q.weight" || rest == "attn_k.weight" || rest == "attn_v.weight")
+    return blk + "attn_qkv.weight";
+  if (rest == "ffn_gate.weight" || rest == "ffn_up.weight") return blk + "ffn_up.weight";
+  return {};
+}
+
+// Splits every present tensor into HF tensors (experts one by one, Phi-3's
+// projections fused).
 std::vector<HfPart> SplitIntoHfTensors(const model::ModelWeights& weights, HfFamily family) {
   std::vector<HfPart> parts;
-  model::ModelWeights& w = const_cast<model::ModelWeights&>(weights);  // slots only read here
-  model::ForEachTensor(weights.config, [&](const model::TensorSpec& spec) {
-    if (spec.layer >= static_cast<int>(w.layers.size())) return;
-    const model::TensorView& v = spec.slot(w);
-    if (!v.present()) return;
-    if (spec.shape.size() == 3) {
+  std::vector<model::TensorView> pending;  // the parts of a fused tensor so far
+  ForEachPresent(weights, [&](const std::string& name, model::TensorView& v) {
+    bool closes = false;
+    if (const std::string fused = FusedInto(name, family, &closes); !fused.empty()) {
+      pending.push_back(v);
+      if (closes) {
+        parts.push_back(MakePart(HfNameFromGguf(fused, family, -1), std::move(pending)));
+        pending.clear();
+      }
+      return;
+    }
+    if (v.shape.size() == 3) {
       const std::vector<int64_t> one(v.shape.begin() + 1, v.shape.end());
       const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
       for (int64_t e = 0; e < v.shape[0]; ++e) {
-        parts.push_back({HfNameFromGguf(spec.name, family, static_cast<int>(e)),
-                         model::TensorView{v.dtype, one, v.data + e * stride}});
+        parts.push_back(MakePart(HfNameFromGguf(name, family, static_cast<int>(e)),
+                                 {model::TensorView{v.dtype, one, v.data + e * stride}}));
       }
     } else {
-      parts.push_back({HfNameFromGguf(spec.name, family, -1), v});
+      parts.push_back(MakePart(HfNameFromGguf(name, family, -1), {v}));
     }
   });
   return parts;
@@ -482,13 +641,13 @@ void WriteShards(const std::vector<HfPart>& parts, const std::string& dir, int s
     uint64_t offset = 0;
     std::vector<const model::TensorView*> views;
     for (size_t i = from; i < to; ++i) {
-      const model::TensorView& v = parts[i].view;
-      header[parts[i].name] = {{"dtype", DTypeTag(v.dtype)},
-                               {"shape", v.shape},
-                               {"data_offsets", {offset, offset + v.bytes()}}};
-      offset += v.bytes();
-      views.push_back(&v);
-      weight_map[parts[i].name] = file;
+      const HfPart& p = parts[i];
+      header[p.name] = {{"dtype", DTypeTag(p.views[0].dtype)},
+                        {"shape", p.shape},
+                        {"data_offsets", {offset, offset + p.bytes}}};
+      offset += p.bytes;
+      for (const model::TensorView& v : p.views) views.push_back(&v);
+      weight_map[p.name] = file;
     }
     std::string text = header.dump();
     // Pad with spaces so the data section starts 8-byte aligned.
@@ -506,10 +665,64 @@ void WriteShards(const std::vector<HfPart>& parts, const std::string& dir, int s
   }
 }
 
-// Sets transformers' keys of the family's class.
-void PutHfKeys(const model::ModelWeights& weights, HfFamily family, json& j) {
+// Returns N when layer i slides exactly when (i + 1) % N != 0 (transformers'
+// `sliding_window_pattern`), `preferred` when it fits; 0 when no N fits.
+int SlidingPatternOf(const std::vector<model::LayerConfig>& layers, int preferred) {
+  const auto fits = [&](int n) {
+    for (size_t i = 0; i < layers.size(); ++i) {
+      if ((layers[i].sliding_window > 0) != ((static_cast<int>(i) + 1) % n != 0)) return false;
+    }
+    return true;
+  };
+  if (preferred > 0 && fits(preferred)) return preferred;
+  for (int n = 1; n <= static_cast<int>(layers.size()) + 1; ++n) {
+    if (fits(n)) return n;
+  }
+  return 0;
+}
+
+// Returns `v` as JSON, or null when it is 0 (transformers' "none").
+json NumberOrNull(float v) {
+  return v != 0.0f ? json(v) : json(nullptr);
+}
+
+// Sets the keys of the classes that state every switch (issue 25's), as
+// their transformers configuration classes name them.
+void PutClassKeys(const model::ModelConfig& c, const HfArchitecture& arch, json& j) {
+  const GgufArchitecture& g = GgufArchitectureOf(arch);
+  j["attention_bias"] = false;
+  if (g.norm == model::NormKind::kLayerNorm) {
+    j.erase("rms_norm_eps");
+    j["layer_norm_eps"] = c.norm_eps;
+  }
+  if (g.gemma_block) {
+    j["hidden_activation"] = "gelu_pytorch_tanh";
+    j["query_pre_attn_scalar"] = c.head_dim;  // scores scaled by head_dim^-0.5, as the engine
+    j["attn_logit_softcapping"] = NumberOrNull(c.attn_softcap);
+    j["final_logit_softcapping"] = NumberOrNull(c.final_softcap);
+  } else {
+    j["hidden_act"] = "silu";
+  }
+  if (g.local_rope_base) j["rope_local_base_freq"] = c.rope_base_local;
+  if (g.parallel_block) j["logit_scale"] = c.logit_scale;
+  if (g.sliding_window_pattern == 0 && !arch.window_on_every_layer) return;
+  const int window = SharedSlidingWindow(c);
+  j["sliding_window"] = window > 0 ? json(window) : json(nullptr);
+  if (window == 0 || arch.window_on_every_layer) return;
+  // `layer_types` for transformers since 4.53, the pattern for older ones
+  // (written only when the layout follows one).
+  json types = json::array();
+  for (const auto& l : c.layers)
+    types.push_back(l.sliding_window > 0 ? "sliding_attention" : "full_attention");
+  j["layer_types"] = types;
+  if (const int n = SlidingPatternOf(c.layers, g.sliding_window_pattern); n > 0)
+    j["sliding_window_pattern"] = n;
+}
+
+// Sets transformers' keys of the class.
+void PutHfKeys(const model::ModelWeights& weights, const HfArchitecture& arch, json& j) {
   const model::ModelConfig& c = weights.config;
-  const HfArchitecture& arch = HfArchitectureOf(family);
+  const HfFamily family = arch.family;
   j["architectures"] = {arch.class_name};
   j["model_type"] = arch.model_type;
   j["vocab_size"] = c.vocab_size;
@@ -537,6 +750,7 @@ void PutHfKeys(const model::ModelWeights& weights, HfFamily family, json& j) {
     j["moe_intermediate_size"] = c.expert_ffn_dim;
     j["norm_topk_prob"] = c.renormalize_top_k;
   }
+  if (arch.states_every_switch) PutClassKeys(c, arch, j);
 }
 
 // Sets what transformers has no key for, which only this engine reads back.
@@ -560,19 +774,98 @@ void PutSamebitsKeys(const model::ModelConfig& c, json& j) {
   j["samebits_layers"] = layers;
 }
 
+// Returns `w` with each Gemma norm weight replaced by F32 (w - 1), kept in
+// `values`: transformers' Gemma RMSNorm multiplies by (1 + w). Throws
+// CheckpointError naming the first element for which (w - 1) + 1 is not w
+// in F32, which the file could then not give back exactly.
+model::ModelWeights NormWeightsMinusOne(const model::ModelWeights& w,
+                                        std::vector<std::vector<float>>& values) {
+  model::ModelWeights out = w;
+  ForEachPresent(out, [&](const std::string& name, model::TensorView& v) {
+    if (!IsOnePlusNorm(name)) return;
+    std::vector<float> h(static_cast<size_t>(v.elements()));
+    v.ReadF32(0, v.elements(), h.data());
+    for (size_t i = 0; i < h.size(); ++i) {
+      const float x = h[i];
+      h[i] = x - 1.0f;
+      if (std::bit_cast<uint32_t>(h[i] + 1.0f) != std::bit_cast<uint32_t>(x)) {
+        throw CheckpointError("cannot write norm weight '" + name + "' element " +
+                              std::to_string(i) + " (" + std::to_string(x) +
+                              ") as transformers' w - 1: F32 (w - 1) + 1 would not give it back");
+      }
+    }
+    values.push_back(std::move(h));
+    v = model::TensorView{model::DType::kF32, v.shape,
+                          reinterpret_cast<const std::byte*>(values.back().data())};
+  });
+  return out;
+}
+
 }  // namespace
+
+std::string SafetensorsUnwritableSwitches(const model::ModelConfig& c) {
+  std::string names;
+  const auto add = [&](bool on, const std::string& name) {
+    if (on) names += (names.empty() ? "" : ", ") + name;
+  };
+  const HfArchitecture& arch = HfArchitectureToWrite(c);
+  if (!arch.states_every_switch) {
+    add(c.post_norms, "post_norms");
+    add(c.attn_softcap != 0.0f, "attn_softcap");
+    add(c.final_softcap != 0.0f, "final_softcap");
+    add(c.embedding_scale != 1.0f, "embedding_scale");
+    add(c.activation != model::Activation::kSilu, "GELU activation");
+    add(c.rope_base_local != 0.0f, "rope_base_local");
+  } else {
+    // The Gemma operations and the windows as the GGUF architecture implies
+    // them (the class implies the same), then what only the class fixes.
+    names = GgufUnwritableSwitches(c);
+    const GgufArchitecture& g = GgufArchitectureOf(arch);
+    const auto any_layer = [&](auto pred) {
+      return std::any_of(c.layers.begin(), c.layers.end(), pred);
+    };
+    add(c.rope_style != arch.rope_style,
+        "another rotary layout than " + std::string(arch.class_name) + "'s");
+    add(c.rope_dim != 0 && c.rope_dim != c.head_dim, "partial rotary dimensions");
+    add(c.norm != g.norm, "another norm than " + std::string(arch.class_name) + "'s");
+    add(c.qk_norm != g.qk_norm, c.qk_norm ? "q/k norms" : "no q/k norms");
+    add(c.qkv_bias, "q/k/v biases");
+    add(c.parallel_block != g.parallel_block,
+        c.parallel_block ? "parallel_block" : "a sequential block");
+    add(!g.parallel_block && c.logit_scale != 1.0f, "logit_scale");
+    add(g.parallel_block && c.head_dim * c.n_heads != c.d_model,
+        "head_dim other than hidden_size / num_attention_heads");
+    const int window = SharedSlidingWindow(c);
+    if (arch.window_on_every_layer) {
+      add(any_layer([&](const auto& l) { return l.sliding_window != window; }),
+          "sliding windows on only some layers");
+    } else if (g.sliding_window_pattern == 0) {
+      add(window != 0, "sliding windows");
+    }
+    add(!g.global_layers_without_rope && any_layer([](const auto& l) { return !l.use_rope; }),
+        "layers without RoPE");
+  }
+  add(c.rope_freq_factors, "rope_freq_factors");
+  return names;
+}
 
 void WriteSafetensors(const model::ModelWeights& quantized, const std::string& dir, int shards) {
   namespace fs = std::filesystem;
+  if (const std::string u = SafetensorsUnwritableSwitches(quantized.config); !u.empty()) {
+    throw CheckpointError(dir + ": " + quantized.config.name + " uses " + u +
+                          ", which safetensors cannot state; nothing was written");
+  }
   // Safetensors has no block types: quantized tensors go as their F32 values.
-  const model::ModelWeights weights = model::DequantizedWeights(quantized);
+  model::ModelWeights weights = model::DequantizedWeights(quantized);
+  const HfArchitecture& arch = HfArchitectureToWrite(weights.config);
+  std::vector<std::vector<float>> shifted;  // the views of Gemma's norm weights point here
+  if (arch.norm_weight_minus_one) weights = NormWeightsMinusOne(weights, shifted);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const HfFamily family = HfFamilyToWrite(weights.config);
-  const std::vector<HfPart> parts = SplitIntoHfTensors(weights, family);
+  const std::vector<HfPart> parts = SplitIntoHfTensors(weights, arch.family);
   WriteShards(parts, dir, std::max(1, std::min<int>(shards, static_cast<int>(parts.size()))));
   json j;
-  PutHfKeys(weights, family, j);
+  PutHfKeys(weights, arch, j);
   PutSamebitsKeys(weights.config, j);
   std::ofstream out(fs::path(dir) / "config.json", std::ios::trunc);
   out << j.dump(2) << "\n";

@@ -39,9 +39,21 @@ model::ModelWeights LoadSafetensorsDir(const std::string& dir);
 // directory.
 model::ModelWeights LoadSafetensorsFile(const std::string& path);
 
+// Returns the switches of `c` that the transformers class it is written as
+// cannot state, comma separated; empty when every one can. Issue 25's
+// classes (Gemma 2/3, Cohere2, Phi-3) are written only for models whose
+// switches are the class's; the others carry what transformers has no key
+// for in `samebits_*` keys, but not the Gemma operations. `rope_freqs`
+// (Llama 3.1's factors as a GGUF tensor) has no transformers form here.
+std::string SafetensorsUnwritableSwitches(const model::ModelConfig& c);
+
 // Writes `weights` to directory `dir` (created if needed) as config.json and
 // model.safetensors, or, with `shards` > 1, as that many shard files plus
-// model.safetensors.index.json. Throws CheckpointError on an I/O failure.
+// model.safetensors.index.json, under the names and keys of the class
+// (architectures.h) the configuration is written as. Gemma's norm weights
+// are written F32 as w - 1. Throws CheckpointError on an I/O failure, for
+// a model with switches SafetensorsUnwritableSwitches names, or a norm
+// weight whose w - 1 would not give back w.
 void WriteSafetensors(const model::ModelWeights& weights, const std::string& dir, int shards = 1);
 
 }  // namespace samebits::formats

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/model/forward.h"
+#include "engine/model/tensor_spec.h"
 #include "engine/numerics/math.h"
 #include "engine/threads/thread_pool.h"
 
@@ -117,6 +118,15 @@ std::vector<int32_t> LlamaCppTokens(int n_vocab) {
   std::vector<int32_t> t = {1};
   for (int i = 0; i < 20; ++i) t.push_back(3 + (37 * i + 11) % (n_vocab - 3));
   return t;
+}
+
+void ExpectSameModel(const model::ModelWeights& a, const model::ModelWeights& b) {
+  EXPECT_EQ(model::HashWeights(a), model::HashWeights(b));
+  EXPECT_EQ(a.config.name, b.config.name);
+  EXPECT_TRUE(a.config == b.config) << "configurations differ after the round trip";
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 6; ++i) tokens.push_back((i * 7919 + 13) % a.config.vocab_size);
+  EXPECT_TRUE(SameBits(ReferenceLogits(a, tokens), ReferenceLogits(b, tokens)));
 }
 
 }  // namespace samebits::formats::testing

@@ -36,6 +36,10 @@ std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
 // Returns true when both have the same bits at every position.
 bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b);
 
+// Expects `b` to be `a` again: the same weights hash, configuration
+// (name included) and reference-pass logits, bit for bit, on a few tokens.
+void ExpectSameModel(const model::ModelWeights& a, const model::ModelWeights& b);
+
 // Returns the sequence the llama.cpp dumps were made with: BOS 1, then
 // 3 + (37*i + 11) % (n_vocab - 3) for i = 0..19.
 std::vector<int32_t> LlamaCppTokens(int n_vocab);

@@ -19,48 +19,32 @@
 namespace samebits::formats {
 namespace {
 
-std::vector<int32_t> SomeTokens(int vocab) {
-  std::vector<int32_t> t;
-  for (int i = 0; i < 6; ++i) t.push_back((i * 7919 + 13) % vocab);
-  return t;
-}
-
-void ExpectSame(const model::ModelWeights& a, const model::ModelWeights& b) {
-  EXPECT_EQ(model::HashWeights(a), model::HashWeights(b));
-  model::ModelConfig ca = a.config, cb = b.config;
-  EXPECT_EQ(ca.name, cb.name);
-  EXPECT_TRUE(ca == cb) << "configurations differ after the round trip";
-  const auto tokens = SomeTokens(a.config.vocab_size);
-  EXPECT_TRUE(
-      testing::SameBits(testing::ReferenceLogits(a, tokens), testing::ReferenceLogits(b, tokens)));
-}
-
 class SyntheticRoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SyntheticRoundTrip, Gguf) {
   const model::ModelWeights w = LoadCheckpoint("synthetic:" + GetParam());
   const std::string path = testing::ScratchDir("gguf-" + GetParam()) + "/model.gguf";
   WriteGguf(w, path);
-  ExpectSame(w, LoadCheckpoint("gguf:" + path));
-  ExpectSame(w, LoadCheckpoint(path));  // recognised by content
+  testing::ExpectSameModel(w, LoadCheckpoint("gguf:" + path));
+  testing::ExpectSameModel(w, LoadCheckpoint(path));  // recognised by content
 }
 
 TEST_P(SyntheticRoundTrip, Safetensors) {
   const model::ModelWeights w = LoadCheckpoint("synthetic:" + GetParam());
   const std::string dir = testing::ScratchDir("st-" + GetParam());
   WriteSafetensors(w, dir);
-  ExpectSame(w, LoadCheckpoint("safetensors:" + dir));
-  ExpectSame(w, LoadCheckpoint(dir));  // a directory is safetensors
+  testing::ExpectSameModel(w, LoadCheckpoint("safetensors:" + dir));
+  testing::ExpectSameModel(w, LoadCheckpoint(dir));  // a directory is safetensors
   WriteSafetensors(w, dir, 3);
   EXPECT_TRUE(std::filesystem::exists(dir + "/model.safetensors.index.json"));
-  ExpectSame(w, LoadCheckpoint("safetensors:" + dir));
+  testing::ExpectSameModel(w, LoadCheckpoint("safetensors:" + dir));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SyntheticRoundTrip,
                          ::testing::Values("tiny", "medium", "tiny-f32", "tiny-f16"));
 
-// Gemma's operations round-trip through GGUF (the safetensors export refuses
-// them: engine/cli/export_command.cc).
+// Gemma's operations round-trip through GGUF (through safetensors:
+// tests/formats/hf_classes_test.cc).
 class GemmaGgufRoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GemmaGgufRoundTrip, Gguf) {
@@ -68,7 +52,7 @@ TEST_P(GemmaGgufRoundTrip, Gguf) {
   ASSERT_EQ(GgufUnwritableSwitches(w.config), "");
   const std::string path = testing::ScratchDir("gguf-" + GetParam()) + "/model.gguf";
   WriteGguf(w, path);
-  ExpectSame(w, LoadCheckpoint("gguf:" + path));
+  testing::ExpectSameModel(w, LoadCheckpoint("gguf:" + path));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmaGgufRoundTrip,
@@ -88,7 +72,7 @@ TEST(RealRoundTrip, NewArchitecturesGgufKeepsEveryBit) {
     const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(name));
     const std::string dir = testing::ScratchDir(std::string("real-") + name);
     WriteGguf(w, dir + "/again.gguf");
-    ExpectSame(w, LoadCheckpoint("gguf:" + dir + "/again.gguf"));
+    testing::ExpectSameModel(w, LoadCheckpoint("gguf:" + dir + "/again.gguf"));
   }
 }
 
@@ -152,7 +136,7 @@ TEST(GgufFusedGateUp, PhiThreeIsWrittenFused) {
   EXPECT_EQ(fused, w.config.n_layers());
   const std::string path = testing::ScratchDir("gguf-phi3") + "/model.gguf";
   testing::WriteBytes(path, bytes);
-  ExpectSame(w, LoadCheckpoint("gguf:" + path));
+  testing::ExpectSameModel(w, LoadCheckpoint("gguf:" + path));
 }
 
 // A switch the architecture name would not imply, or an implied one the
@@ -194,13 +178,13 @@ TEST(RealRoundTrip, GgufAndSafetensorsKeepEveryBit) {
     const std::string dir = testing::ScratchDir(std::string("real-") + name);
     WriteGguf(w, dir + "/again.gguf");
     const model::ModelWeights g = LoadCheckpoint("gguf:" + dir + "/again.gguf");
-    ExpectSame(w, g);
+    testing::ExpectSameModel(w, g);
     if (w.vocabulary) {
       ASSERT_TRUE(g.vocabulary);
       EXPECT_EQ(g.vocabulary->pieces(), w.vocabulary->pieces());
     }
     WriteSafetensors(w, dir + "/st");
-    ExpectSame(w, LoadCheckpoint("safetensors:" + dir + "/st"));
+    testing::ExpectSameModel(w, LoadCheckpoint("safetensors:" + dir + "/st"));
   }
 }
 
@@ -267,7 +251,7 @@ TEST(GgufPerExpert, GatheredIntoMergedExperts) {
   for (const auto& t : f.tensors) found |= t.name == "blk.1.ffn_down.3.weight";
   EXPECT_TRUE(found);
   const model::ModelWeights g = LoadGgufBytes(bytes, nullptr, "per-expert.gguf");
-  ExpectSame(w, g);
+  testing::ExpectSameModel(w, g);
   // A missing expert is named.
   auto cut = bytes;
   const std::string victim = "blk.0.ffn_up.2.weight";
