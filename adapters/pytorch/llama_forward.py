@@ -36,9 +36,10 @@ class LlamaConfig:
             raise ValueError("config.json: 'architectures' must name the model class")
         self.model_class = classes[0]
         if self.model_class not in ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                    "MixtralForCausalLM", "Qwen3MoeForCausalLM"):
+                                    "MixtralForCausalLM", "Qwen3MoeForCausalLM",
+                                    "Phi3ForCausalLM"):
             raise Unsupported("architecture %s (this adapter runs the llama, qwen2, qwen3, "
-                              "mixtral and qwen3_moe classes)" % self.model_class)
+                              "mixtral, qwen3_moe and phi3 classes)" % self.model_class)
         if config.get("rope_scaling"):
             raise Unsupported("config.json sets 'rope_scaling', which this adapter does not implement")
         if config.get("samebits_norm", "rms") != "rms":
@@ -136,11 +137,22 @@ class LlamaModel:
             def bias(hf, gguf, n):
                 return take(p + hf, [n], False) if p + hf in tensors else take(b + gguf, [n], False)
 
+            q_rows, kv_rows = c.n_heads * hd, c.n_kv_heads * hd
+            if c.model_class == "Phi3ForCausalLM":
+                # Phi-3 fuses q, k, v (rows in that order) and gate, up; its
+                # modeling slices the fused outputs, as these row slices do.
+                wq, wk, wv = torch.split(take(p + "self_attn.qkv_proj.weight",
+                                              [q_rows + 2 * kv_rows, d]),
+                                         [q_rows, kv_rows, kv_rows])
+            else:
+                wq = take(p + "self_attn.q_proj.weight", [q_rows, d])
+                wk = take(p + "self_attn.k_proj.weight", [kv_rows, d])
+                wv = take(p + "self_attn.v_proj.weight", [kv_rows, d])
             layer = {
                 "attn_norm": take(p + "input_layernorm.weight", [d]),
-                "wq": take(p + "self_attn.q_proj.weight", [c.n_heads * hd, d]),
-                "wk": take(p + "self_attn.k_proj.weight", [c.n_kv_heads * hd, d]),
-                "wv": take(p + "self_attn.v_proj.weight", [c.n_kv_heads * hd, d]),
+                "wq": wq,
+                "wk": wk,
+                "wv": wv,
                 "wo": take(p + "self_attn.o_proj.weight", [d, c.n_heads * hd]),
                 "bq": bias("self_attn.q_proj.bias", "attn_q.bias", c.n_heads * hd),
                 "bk": bias("self_attn.k_proj.bias", "attn_k.bias", c.n_kv_heads * hd),
@@ -151,6 +163,11 @@ class LlamaModel:
             }
             if c.moe[l]:
                 layer.update(self._experts(take, p, c))
+            elif c.model_class == "Phi3ForCausalLM":
+                gate, up = torch.split(take(p + "mlp.gate_up_proj.weight", [2 * c.ffn_dim, d]),
+                                       c.ffn_dim)
+                layer.update({"w_gate": gate, "w_up": up,
+                              "w_down": take(p + "mlp.down_proj.weight", [d, c.ffn_dim])})
             else:
                 layer.update({"w_gate": take(p + "mlp.gate_proj.weight", [c.ffn_dim, d]),
                               "w_up": take(p + "mlp.up_proj.weight", [c.ffn_dim, d]),

@@ -63,5 +63,31 @@ TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   EXPECT_THAT(conform.output, HasSubstr("top-1 8/8"));
 }
 
+// The Phi-3 class as the export writes it for llama.cpp's Phi-3 file (q/k/v
+// fused into `qkv_proj`, gate/up into `gate_up_proj`), read by the adapter's
+// transformers-style forward: its logits conform to the reference pass.
+TEST_F(PytorchAdapter, ReadsThePhi3ClassAsExported) {
+  // Relative to the source tree, as samebits names the checkpoint in both stores.
+  const std::string checkpoint = "gguf:../shared/checkpoints/tiny_dense_phi3_f32.gguf";
+  if (!std::filesystem::exists(Source("../shared/checkpoints/tiny_dense_phi3_f32.gguf"))) {
+    GTEST_SKIP() << "../shared/checkpoints is absent";
+  }
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(Source(""));
+  const CommandResult run =
+      RunCommand({BinDir() + "/samebits", "run", "--engine", "pytorch", "--checkpoint", checkpoint,
+                  "--scenarios-dir", Source("scenarios"), "--scenario", "classic", "--config", "t1",
+                  "--dump-logits", "--db", pytorch_db_});
+  const auto [reference, conform] =
+      ConformT1ToReferencePass(checkpoint, reference_db_, pytorch_db_);
+  std::filesystem::current_path(cwd);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_EQ(conform.exit_code, 0) << conform.output;
+  EXPECT_THAT(conform.output,
+              HasSubstr("CONFORMS  " + checkpoint + " / classic  (reference vs t1)"));
+  EXPECT_THAT(conform.output, HasSubstr("top-1 8/8"));
+}
+
 }  // namespace
 }  // namespace samebits::standin
