@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <sstream>
 
+#include "harness/analysis/shard.h"
 #include "harness/analysis/summary.h"
 #include "harness/analysis/terminal_text.h"
 #include "harness/analysis/verdict.h"
@@ -15,11 +15,9 @@
 #include "harness/cli/path_flags.h"
 #include "harness/cli/report_flags.h"
 #include "harness/cli/run_timing.h"
-#include "harness/report/exporter.h"
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/unavailable.h"
-#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
@@ -37,16 +35,21 @@ struct GateFlags {
   bool verbose = false;
   double rerun_budget_seconds = runner::kDefaultRerunBudgetSeconds;
   ReportFlags reports;
+  std::string shard;  // --shard K/N: this machine's share of a sharded gate
+  std::string group;  // --group ID: the sharded gate's group
 };
 
-void WriteReportFile(const harness::RunResult& run, const std::string& format,
-                     const std::string& path) {
-  // Relative dump paths are the project root's, as `samebits report` reads them.
-  harness::report::ReportOptions options;
-  options.dump_base_dir = GetPaths().root;
-  std::ostringstream text;
-  harness::report::WriteReport(run, format, text, options);
-  store::WriteOutputFile(path, text.str());
+// Keeps this shard's share of `selected` (shard.h) and says how much it is.
+void KeepShard(const GateFlags& flags, std::vector<runner::Cell>& selected,
+               harness::ShardInfo& shard) {
+  harness::ShardSpec spec;
+  const std::string problem = harness::ParseShardSpec(flags.shard, &spec);
+  if (!problem.empty()) throw UsageError(problem);  // checked at parse time too
+  const size_t all = selected.size();
+  selected = harness::CellsOfShard(selected, spec);
+  shard = {flags.group, spec.index, spec.count};
+  std::printf("Shard %d/%d of group %s: %zu of the %zu selected cells.\n", spec.index, spec.count,
+              flags.group.c_str(), selected.size(), all);
 }
 
 int Gate(const GateFlags& flags) {
@@ -58,8 +61,10 @@ int Gate(const GateFlags& flags) {
   harness::RunResult run;
   std::vector<runner::Cell> selected;
   std::vector<std::string> left_out;  // what the engine can never run here
+  harness::ShardInfo shard;           // count 0: not a shard
   if (fresh) {
     selected = runner::SelectRunnableCells(options, &left_out);
+    if (!flags.shard.empty()) KeepShard(flags, selected, shard);
     run = runner::RunMatrix(options, selected, /*trace=*/false, flags.quiet);
     runner::RefuseUnrunnableSelection(run);
   } else {
@@ -74,13 +79,16 @@ int Gate(const GateFlags& flags) {
   }
   runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected, flags.trace,
                           flags.quiet, flags.rerun_budget_seconds);
-  if (fresh) run.run_id = SaveRunTimed(*store, run);
+  if (fresh) run.run_id = SaveRunTimed(*store, run, shard.count > 0 ? &shard : nullptr);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
   for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);
   WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
-    WriteReportFile(run, format, path);
+    WriteRunReportFile(run, format, path);
   });
+  // A shard that holds none of the selected cells is stored (the verdict
+  // counts it in) and is not a failure: the other shards hold the cells.
+  if (shard.count > 0 && run.cells.empty()) return 0;
   return harness::GateExitCode(harness::RunVerdict(run));
 }
 
@@ -113,6 +121,30 @@ CommandSpec Setup(CLI::App& app) {
       ->check(SecondsInRange(kMaxRerunBudgetSeconds));
   sub->add_flag("-q,--quiet", flags->quiet, "Prints no progress, only the summary.");
   AddVerboseFlag(sub, &flags->verbose);
+  CLI::Option* group =
+      sub->add_option(
+             "--group", flags->group,
+             "With --shard: the group the shards of one sharded gate share (a CI run's id, "
+             "say), under which `samebits verdict --group ID` finds them.")
+          ->type_name("ID")
+          ->check(CLI::Validator(
+              [](std::string& value) -> std::string { return harness::ShardGroupProblem(value); },
+              ""));
+  sub->add_option("--shard", flags->shard,
+                  "Runs only shard K of N of the selected cells (1 <= K <= N), chosen by a hash of "
+                  "each cell's checkpoint, scenario and configuration, so every machine splits "
+                  "the same way and adding a checkpoint moves no cell; the run is stored under "
+                  "--group with its K/N for `samebits verdict`.")
+      ->type_name("K/N")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            harness::ShardSpec spec;
+            return harness::ParseShardSpec(value, &spec);
+          },
+          ""))
+      ->needs(group)
+      ->excludes("--run");
+  group->needs("--shard");
   AddReportFlags(sub, flags->reports, "the run");
   sub->footer(
       "Exit codes:\n"
@@ -131,6 +163,8 @@ CommandSpec Setup(CLI::App& app) {
       "  samebits gate --checkpoint synthetic:tiny --scenario classic --trace\n"
       "  samebits gate --suite scenarios/real/suite.json --config reference,cpu-t2\n"
       "  samebits gate --run latest\n"
+      "  samebits gate --shard 2/4 --group \"$GITHUB_RUN_ID\" --machine-name ci-arm64 \\\n"
+      "      --db postgresql://ci@db.example/samebits    # then: samebits verdict --group ...\n"
       "  samebits bisect                                  # after a failing gate: which commit?");
   return {sub, [flags] { return Gate(*flags); }};
 }

@@ -1,6 +1,11 @@
 #include "harness/cli/report_flags.h"
 
+#include <sstream>
+
+#include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
+#include "harness/report/exporter.h"
+#include "harness/store/output_file.h"
 
 namespace samebits::cli {
 
@@ -24,6 +29,15 @@ void WriteReports(
   for (const auto& [format, path] : reports) {
     if (!path->empty()) write(format, *path);
   }
+}
+
+void WriteRunReportFile(const harness::RunResult& run, const std::string& format,
+                        const std::string& path) {
+  harness::report::ReportOptions options;
+  options.dump_base_dir = GetPaths().root;
+  std::ostringstream text;
+  harness::report::WriteReport(run, format, text, options);
+  store::WriteOutputFile(path, text.str());
 }
 
 }  // namespace samebits::cli

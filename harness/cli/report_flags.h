@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "harness/analysis/results.h"
+
 namespace samebits::cli {
 
 // The file each report format goes to; empty: not asked for.
@@ -23,5 +25,11 @@ void AddReportFlags(CLI::App* sub, ReportFlags& flags, const std::string& what);
 void WriteReports(
     const ReportFlags& flags,
     const std::function<void(const std::string& format, const std::string& path)>& write);
+
+// Writes the report of `run` in `format` to `path`, its relative dump paths
+// read against the project root (as `samebits report` reads them): the
+// reports of `gate` and `verdict`.
+void WriteRunReportFile(const harness::RunResult& run, const std::string& format,
+                        const std::string& path);
 
 }  // namespace samebits::cli

@@ -228,6 +228,14 @@ ALTER TABLE cells ADD COLUMN known_difference TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN machine_name TEXT NOT NULL DEFAULT '';
 CREATE INDEX runs_by_machine_name ON runs (machine_name, id);
 )sql",
+      // Version 14: sharded gates (harness/analysis/shard.h): the group a
+      // shard's run belongs to and its K/N ('', 0, 0: not a shard).
+      R"sql(
+ALTER TABLE runs ADD COLUMN shard_group TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN shard_index INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN shard_count INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX runs_by_shard_group ON runs (shard_group, id);
+)sql",
   };
   return kMigrations;
 }

@@ -372,6 +372,17 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
        // the run's logit rows with themselves instead of finding none.
        "--dump-logits"});
   ASSERT_EQ(made.exit_code, 0) << made.output;
+  // A sharded gate's one shard under group "1" (the value the walk gives a
+  // required option), so that `verdict --group 1` has a group to read. No
+  // reference holds the stand-in's scenario: the gate, and the verdict,
+  // judge it "no reference" (exit 1), which is not what is tested here.
+  const fs::path no_references = dir_.path() / "no-references";
+  fs::create_directories(no_references);
+  const CommandResult shard = RunCommand(
+      {sb, "gate", "--engine", standin::FaultyEngine(dir_.path(), "ok"), "--checkpoint",
+       "synthetic:tiny", "--scenario", scenario, "--config", "reference", "--db", db, "-q",
+       "--shard", "1/1", "--group", "1", "--references-dir", no_references.string()});
+  ASSERT_EQ(shard.exit_code, 1) << shard.output;
   {
     sqlite3* handle = nullptr;
     ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
@@ -398,7 +409,9 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
 
     const CommandResult read = RunCommand(
         CommandLine(command, nullptr, "1", (dir_.path() / "out.file").string(), {flag, db}));
-    EXPECT_EQ(read.exit_code, 0) << read.command << "\n" << read.output;
+    // The verdict judges the group's one shard: "no reference" (exit 1).
+    const int judged = command.words.front() == "verdict" ? 1 : 0;
+    EXPECT_EQ(read.exit_code, judged) << read.command << "\n" << read.output;
     EXPECT_EQ(Bytes(db), before) << read.command << " changed the store";
     EXPECT_EQ(Listing(stored), listing) << read.command << " left a file beside the store";
 
@@ -411,7 +424,7 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
         RunCommand(CommandLine(command, nullptr, "1", out.string(), {flag, db}), Unprivileged());
     ::chmod(stored.c_str(), 0755);
     fs::remove(out);
-    EXPECT_EQ(locked.exit_code, 0) << locked.command << "\n" << locked.output;
+    EXPECT_EQ(locked.exit_code, judged) << locked.command << "\n" << locked.output;
     EXPECT_EQ(Listing(stored), listing) << locked.command;
   }
   EXPECT_GE(readers, 5) << "the walk found too few reading commands to be the program's";

@@ -4,9 +4,14 @@
 // bundle racing into one store keep it once.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "harness/analysis/shard.h"
+#include "harness/store/shard_records.h"
 #include "harness/store/store.h"
 #include "tests/harness/harness_test_util.h"
 #include "tests/harness/standin_helpers.h"
@@ -139,6 +144,131 @@ TEST_P(StandinStoreBackends, RunsAreSelectedAndComparedByMachine) {
   EXPECT_EQ(bad_name.exit_code, 2) << bad_name.output;
   EXPECT_NE(bad_name.output.find("may hold only letters, digits"), std::string::npos)
       << bad_name.output;
+}
+
+// Returns the smallest shard count from 2 up at which every shard holds a
+// configuration and the libm ones fall into shard 1 and another (shard.h:
+// the split is fixed by the cells' keys); 0 when none up to 8 does.
+int CountThatSplitsLibm(const std::string& scenario, const std::vector<std::string>& configs) {
+  for (int n = 2; n <= 8; ++n) {
+    std::set<int> libm, all;
+    for (const std::string& c : configs) {
+      const int k = harness::ShardOfCell("synthetic:tiny", scenario, c, n);
+      all.insert(k);
+      if (c.find("libm") != std::string::npos) libm.insert(k);
+    }
+    if (libm.size() > 1 && libm.count(1) == 1 && static_cast<int>(all.size()) == n) return n;
+  }
+  return 0;
+}
+
+// A gate sharded over two machines: each stores its share under the
+// group; the verdict waits for every shard (naming the missing ones),
+// takes a retried shard's newest run, judges the union once against the
+// references, and names the machine whose libm differs, with the cause.
+TEST_P(StandinStoreBackends, ShardedGateAndVerdict) {
+  const std::string references = dir_.File("references");
+  const std::string scenario_file = WriteScenario(dir_.path());
+  const std::string scenario = std::filesystem::path(scenario_file).stem().string();
+  const std::vector<std::string> configs = {"reference",   "cpu-t1",         "cpu-t2",
+                                            "cpu-t3",      "reference-libm", "cpu-t1-libm",
+                                            "cpu-t2-libm", "cpu-t3-libm"};
+  const int n = CountThatSplitsLibm(scenario, configs);
+  ASSERT_GT(n, 0) << "no shard count up to 8 splits the libm cells";
+  std::string config_list;
+  for (const std::string& c : configs) config_list += (config_list.empty() ? "" : ",") + c;
+  const auto matrix = [&](const std::string& command, const std::string& fault,
+                          std::vector<std::string> extra) {
+    std::vector<std::string> words = {command};
+    if (command == "reference") words.push_back("generate");
+    for (const std::string& w :
+         {std::string("--engine"), FaultyEngine(dir_.path(), fault), std::string("--checkpoint"),
+          std::string("synthetic:tiny"), std::string("--scenario"), scenario_file,
+          std::string("--math"), std::string("portable,libm"), std::string("--config"), config_list,
+          std::string("--timeout"), std::string("20"), std::string("-j"), std::string("2"),
+          std::string("--db"), db(), std::string("--references-dir"), references,
+          std::string("-q")})
+      words.push_back(w);
+    words.insert(words.end(), extra.begin(), extra.end());
+    return Samebits(words);
+  };
+  std::filesystem::create_directories(references);
+  const CommandResult refs = matrix("reference", "ok", {});
+  ASSERT_EQ(refs.exit_code, 0) << refs.output;
+  const std::string of_n = "/" + std::to_string(n);
+  // Shard 1 on machine a; the others on machine b, whose libm agrees.
+  const auto shard = [&](int k, const std::string& machine, const std::string& group,
+                         const std::string& fault) {
+    return matrix(
+        "gate", fault,
+        {"--shard", std::to_string(k) + of_n, "--group", group, "--machine-name", machine});
+  };
+  const CommandResult first = shard(1, "a", "g1", "ok");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("Shard 1" + of_n + " of group g1"), std::string::npos)
+      << first.output;
+
+  CommandResult verdict =
+      Samebits({"verdict", "--group", "g1", "--db", db(), "--references-dir", references});
+  EXPECT_EQ(verdict.exit_code, 2) << verdict.output;
+  EXPECT_NE(verdict.output.find("group 'g1': shard"), std::string::npos) << verdict.output;
+  EXPECT_NE(verdict.output.find(std::to_string(n) + of_n), std::string::npos) << verdict.output;
+  EXPECT_NE(verdict.output.find("not in the store yet"), std::string::npos) << verdict.output;
+
+  for (int k = 2; k <= n; ++k) ASSERT_EQ(shard(k, "b", "g1", "ok").exit_code, 0);
+  // Shard 2 retried: stored twice, the newest counts.
+  ASSERT_EQ(shard(2, "b", "g1", "ok").exit_code, 0);
+  verdict = Samebits({"verdict", "--group", "g1", "--expect-shards", std::to_string(n), "--db",
+                      db(), "--references-dir", references, "--report-md", dir_.File("v.md"),
+                      "--report-json", dir_.File("v.json")});
+  EXPECT_EQ(verdict.exit_code, 0) << verdict.output;
+  EXPECT_NE(verdict.output.find("Shard 2" + of_n + " was stored 2 times"), std::string::npos)
+      << verdict.output;
+  EXPECT_NE(verdict.output.find("Machine b compared with a, group by group"), std::string::npos)
+      << verdict.output;
+  const std::string md = harness::testing::ReadFile(dir_.File("v.md"));
+  EXPECT_NE(md.find("was stored 2 times"), std::string::npos) << md;
+  EXPECT_FALSE(harness::testing::ReadFile(dir_.File("v.json")).empty());
+  // Every selected cell was run by exactly one shard (the newest copy of each).
+  {
+    store::Store store(db(), store::Access::kRead);
+    std::map<int, int64_t> newest;  // oldest first: the last copy of each K wins
+    for (const harness::StoredShard& s : store::ShardsOf(store, "g1")) newest[s.index] = s.run_id;
+    ASSERT_EQ(static_cast<int>(newest.size()), n);
+    std::multiset<std::string> ran;
+    for (const auto& [k, id] : newest) {
+      for (const harness::CellResult& c : store.LoadRun(id).cells) ran.insert(c.config.name);
+    }
+    EXPECT_EQ(ran, std::multiset<std::string>(configs.begin(), configs.end()));
+  }
+
+  // Machine b's libm differs: the union fails and b is named with the cause.
+  ASSERT_EQ(shard(1, "a", "g2", "ok").exit_code, 0);
+  for (int k = 2; k <= n; ++k) shard(k, "b", "g2", "libm-changed");
+  verdict = Samebits({"verdict", "--group", "g2", "--db", db(), "--references-dir", references});
+  EXPECT_EQ(verdict.exit_code, 1) << verdict.output;
+  EXPECT_NE(verdict.output.find("Machine b compared with a"), std::string::npos) << verdict.output;
+  EXPECT_NE(verdict.output.find("the math library differs"), std::string::npos) << verdict.output;
+
+  // Bad input is exit 2 with a message.
+  const CommandResult unknown = Samebits({"verdict", "--group", "nope", "--db", db()});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("no shard of group 'nope' is in the store (its newest groups: "
+                                "g2, g1)"),
+            std::string::npos)
+      << unknown.output;
+  const CommandResult wrong_n = Samebits(
+      {"verdict", "--group", "g1", "--expect-shards", std::to_string(n + 1), "--db", db()});
+  EXPECT_EQ(wrong_n.exit_code, 2) << wrong_n.output;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--shard", "0/2", "--group", "g"},
+        std::vector<std::string>{"--shard", "3/2", "--group", "g"},
+        std::vector<std::string>{"--shard", "x", "--group", "g"},
+        std::vector<std::string>{"--shard", "1/2"}, std::vector<std::string>{"--group", "g"},
+        std::vector<std::string>{"--shard", "1/2", "--group", "a b"}}) {
+    const CommandResult out = matrix("gate", "ok", bad);
+    EXPECT_EQ(out.exit_code, 2) << out.output;
+  }
 }
 
 // Two machines importing one bundle at the same moment store its runs

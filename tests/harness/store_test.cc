@@ -13,6 +13,7 @@
 #include "harness/analysis/machine_name.h"
 #include "harness/store/postgres.h"
 #include "harness/store/schema.h"
+#include "harness/store/shard_records.h"
 #include "harness/store/sqlite.h"
 #include "tests/harness/harness_test_util.h"
 #include "tests/harness/store_backends.h"
@@ -287,6 +288,37 @@ TEST_P(StoreOnBothBackends, RunsAreNamedAndSelectedByMachine) {
   std::vector<std::string> sorted = names;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(store.MachineNames(), sorted);
+}
+
+// A sharded gate's runs are stored under their group with their K/N, and
+// listed oldest first (a retried shard twice); groups newest first; a run
+// saved as a shard is the run SaveRun would have stored.
+TEST_P(StoreOnBothBackends, ShardsAreStoredUnderTheirGroup) {
+  Store store(db());
+  RunResult run = SampleRun();
+  const int64_t g1 = SaveShardRun(store, run, {"g", 1, 2});
+  const int64_t g2 = SaveShardRun(store, run, {"g", 2, 2});
+  const int64_t plain = store.SaveRun(run);
+  const int64_t h1 = SaveShardRun(store, run, {"h", 1, 1});
+  run.machine_name = "retry";
+  const int64_t g2_again = SaveShardRun(store, run, {"g", 2, 2});
+  const std::vector<harness::StoredShard> g = ShardsOf(store, "g");
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].run_id, g1);
+  EXPECT_EQ(g[0].index, 1);
+  EXPECT_EQ(g[0].count, 2);
+  EXPECT_EQ(g[1].run_id, g2);
+  EXPECT_EQ(g[2].run_id, g2_again);
+  EXPECT_EQ(g[2].index, 2);
+  EXPECT_EQ(g[2].machine_name, "retry");
+  EXPECT_EQ(g[2].started_at, SampleRun().started_at);
+  ASSERT_EQ(ShardsOf(store, "h").size(), 1u);
+  EXPECT_EQ(ShardsOf(store, "h")[0].run_id, h1);
+  EXPECT_TRUE(ShardsOf(store, "nope").empty());
+  EXPECT_EQ(ShardGroups(store, 10), (std::vector<std::string>{"g", "h"}));
+  EXPECT_EQ(ShardGroups(store, 1), (std::vector<std::string>{"g"}));
+  ExpectSameCells(SampleRun(), store.LoadRun(g1));
+  EXPECT_NE(plain, 0);
 }
 
 // A version-12 store's runs are named after the machine each recorded

@@ -1,0 +1,42 @@
+// A sharded gate's runs in the store (shard_records.h).
+#include "harness/store/shard_records.h"
+
+namespace samebits::store {
+
+int64_t SaveShardRun(Store& store, const harness::RunResult& run, const harness::ShardInfo& shard) {
+  int64_t id = 0;
+  WithWriteTransaction(store.connection(), [&] {
+    id = store.InsertRun(run);
+    Statement mark = store.connection().Prepare(
+        "UPDATE runs SET shard_group = ?1, shard_index = ?2, shard_count = ?3 WHERE id = ?4");
+    mark.Bind(1, shard.group).Bind(2, static_cast<int64_t>(shard.index));
+    mark.Bind(3, static_cast<int64_t>(shard.count)).Bind(4, id);
+    mark.Run();
+  });
+  return id;
+}
+
+std::vector<harness::StoredShard> ShardsOf(Store& store, const std::string& group) {
+  Statement select = store.connection().Prepare(
+      "SELECT id, shard_index, shard_count, started_at, machine_name FROM runs "
+      "WHERE shard_group = ?1 ORDER BY id");
+  select.Bind(1, group);
+  std::vector<harness::StoredShard> out;
+  while (select.Step()) {
+    out.push_back({select.Int(0), static_cast<int>(select.Int(1)), static_cast<int>(select.Int(2)),
+                   select.Text(3), select.Text(4)});
+  }
+  return out;
+}
+
+std::vector<std::string> ShardGroups(Store& store, int limit) {
+  Statement select = store.connection().Prepare(
+      "SELECT shard_group FROM runs WHERE shard_group <> '' GROUP BY shard_group "
+      "ORDER BY max(id) DESC LIMIT ?1");
+  select.Bind(1, static_cast<int64_t>(limit));
+  std::vector<std::string> out;
+  while (select.Step()) out.push_back(select.Text(0));
+  return out;
+}
+
+}  // namespace samebits::store
