@@ -1,8 +1,6 @@
 // Running a determinism card (card_run.h).
 #include "harness/runner/card_run.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 
 #include "harness/runner/cell_runner.h"
@@ -83,12 +81,9 @@ std::string FeedKnownReason(const EngineProfile& profile, const std::string& val
     if (k.axis != kFeedTableAxis) continue;
     if (!k.values.empty() && std::find(k.values.begin(), k.values.end(), value) == k.values.end())
       continue;
-    const bool checkpoint_matches =
-        k.checkpoints.empty() ||
-        std::any_of(k.checkpoints.begin(), k.checkpoints.end(), [&](const std::string& pattern) {
-          return ::fnmatch(pattern.c_str(), checkpoint.c_str(), 0) == 0;
-        });
-    if (checkpoint_matches) return k.reason;
+    // The feed table runs three scenarios of its own, no other.
+    if (!k.scenarios.empty()) continue;
+    if (k.checkpoints.empty() || MatchesAnyPattern(k.checkpoints, checkpoint)) return k.reason;
   }
   return "";
 }
@@ -135,7 +130,8 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
                             : harness::CardOutcome::kBroken;
           row.detail = "not run: the baseline did not pass";
         } else {
-          const KnownDifference* known = FindKnownDifference(profile, v.config, checkpoint);
+          const KnownDifference* known =
+              FindKnownDifference(profile, v.config, checkpoint, ScenarioName(scenario_file));
           const harness::CellResult cell =
               RunProfileCell(profile, v.config, checkpoint, scenario_file, options_for());
           row = harness::JudgeCardRow(baseline, cell, known != nullptr ? known->reason : "", "");

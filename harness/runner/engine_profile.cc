@@ -419,7 +419,7 @@ void ParseKnownDifferences(const Reader& r, const Json& j, EngineProfile& p) {
     if (!known.is_array()) r.Fail("known_differences", "expected an array");
     for (size_t i = 0; i < known.size(); ++i) {
       const std::string key = Reader::Index("known_differences", i);
-      r.OnlyKeys(known[i], key, {"axis", "values", "checkpoints", "reason"});
+      r.OnlyKeys(known[i], key, {"axis", "values", "checkpoints", "scenarios", "reason"});
       KnownDifference k;
       k.axis = r.String(r.Member(known[i], key, "axis"), key + ".axis");
       const EngineAxis* axis = p.Axis(k.axis);
@@ -439,6 +439,9 @@ void ParseKnownDifferences(const Reader& r, const Json& j, EngineProfile& p) {
       }
       if (known[i].contains("checkpoints")) {
         k.checkpoints = r.Strings(known[i]["checkpoints"], key + ".checkpoints", true);
+      }
+      if (known[i].contains("scenarios")) {
+        k.scenarios = r.Strings(known[i]["scenarios"], key + ".scenarios", true);
       }
       k.reason = r.NonEmptyString(r.Member(known[i], key, "reason"), key + ".reason");
       p.known_differences.push_back(std::move(k));
@@ -806,9 +809,16 @@ std::string HelloMismatch(const EngineProfile& profile, const EngineConfiguratio
   return why;
 }
 
+bool MatchesAnyPattern(const std::vector<std::string>& patterns, const std::string& name) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pattern) {
+    return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+  });
+}
+
 const KnownDifference* FindKnownDifference(const EngineProfile& profile,
                                            const EngineConfiguration& config,
-                                           const std::string& checkpoint) {
+                                           const std::string& checkpoint,
+                                           const std::string& scenario) {
   for (const KnownDifference& k : profile.known_differences) {
     // The card's feed table is no axis of a configuration.
     if (config.values.count(k.axis) == 0) continue;
@@ -817,12 +827,9 @@ const KnownDifference* FindKnownDifference(const EngineProfile& profile,
         k.values.empty() ? value != profile.baseline.values.at(k.axis)
                          : std::find(k.values.begin(), k.values.end(), value) != k.values.end();
     if (!value_matches) continue;
-    const bool checkpoint_matches =
-        k.checkpoints.empty() ||
-        std::any_of(k.checkpoints.begin(), k.checkpoints.end(), [&](const std::string& pattern) {
-          return ::fnmatch(pattern.c_str(), checkpoint.c_str(), 0) == 0;
-        });
-    if (checkpoint_matches) return &k;
+    if (!k.checkpoints.empty() && !MatchesAnyPattern(k.checkpoints, checkpoint)) continue;
+    if (!k.scenarios.empty() && !MatchesAnyPattern(k.scenarios, scenario)) continue;
+    return &k;
   }
   return nullptr;
 }

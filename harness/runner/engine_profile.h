@@ -46,7 +46,9 @@
 //                      hello must echo (one generic key/value comparison;
 //                      skipped when every `unless` pair holds)
 //   known_differences  optional [{"axis": AXIS, "values": [...],
-//                        "checkpoints": ["synthetic:*"], "reason": TEXT}...]
+//                        "checkpoints": ["synthetic:*"], "scenarios":
+//                        ["window"], "reason": TEXT}...] (checkpoints and
+//                      scenarios: patterns; absent, all)
 //                      (AXIS may also be `feed`, values `extend` and
 //                      `token`: the rows of `samebits card --feed`, for a
 //                      profile without an axis of that name)
@@ -134,6 +136,7 @@ struct KnownDifference {
   std::string axis;
   std::vector<std::string> values;       // empty: any value but the baseline's
   std::vector<std::string> checkpoints;  // patterns ('*' any run of characters); empty: all
+  std::vector<std::string> scenarios;    // patterns on scenario names (file stems); empty: all
   std::string reason;
 };
 
@@ -211,9 +214,14 @@ std::string HelloMismatch(const EngineProfile& profile, const EngineConfiguratio
                           const nlohmann::json& hello);
 
 // Returns the known difference declared for a cell of `config` on
-// `checkpoint`, or nullptr when none is.
+// `checkpoint` and the scenario named `scenario`, or nullptr when none is
+// (a declaration limited to some scenarios never matches an empty name).
 const KnownDifference* FindKnownDifference(const EngineProfile& profile,
                                            const EngineConfiguration& config,
-                                           const std::string& checkpoint);
+                                           const std::string& checkpoint,
+                                           const std::string& scenario);
+
+// Whether `name` matches one of `patterns` ('*' any run of characters).
+bool MatchesAnyPattern(const std::vector<std::string>& patterns, const std::string& name);
 
 }  // namespace samebits::runner

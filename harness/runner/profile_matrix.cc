@@ -51,7 +51,8 @@ std::vector<EngineConfiguration> DefaultProfileConfigurations(const EngineProfil
 
 harness::Configuration ProfileConfiguration(const EngineProfile& profile,
                                             const EngineConfiguration& config,
-                                            const std::string& checkpoint) {
+                                            const std::string& checkpoint,
+                                            const std::string& scenario) {
   harness::Configuration c;
   c.name = config.name;
   c.engine = profile.name;
@@ -61,7 +62,7 @@ harness::Configuration ProfileConfiguration(const EngineProfile& profile,
   if (const auto math = config.values.find("math"); math != config.values.end()) {
     c.math = math->second;
   }
-  if (const KnownDifference* known = FindKnownDifference(profile, config, checkpoint)) {
+  if (const KnownDifference* known = FindKnownDifference(profile, config, checkpoint, scenario)) {
     // A declaration that names the baseline's own value would make the
     // baseline differ from itself; it is the profile's to avoid.
     if (!c.baseline) c.known_difference = known->reason;
@@ -81,7 +82,7 @@ std::vector<harness::Cell> ExpandProfileMatrix(const EngineProfile& profile,
         cell.checkpoint = checkpoint;
         cell.scenario_file = scenario_file;
         cell.scenario = ScenarioName(scenario_file);
-        cell.config = ProfileConfiguration(profile, config, checkpoint);
+        cell.config = ProfileConfiguration(profile, config, checkpoint, cell.scenario);
         cells.push_back(std::move(cell));
       }
     }

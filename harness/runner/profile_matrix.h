@@ -37,7 +37,8 @@ std::vector<EngineConfiguration> DefaultProfileConfigurations(const EngineProfil
 // from a `math` axis when the profile has one.
 harness::Configuration ProfileConfiguration(const EngineProfile& profile,
                                             const EngineConfiguration& config,
-                                            const std::string& checkpoint);
+                                            const std::string& checkpoint,
+                                            const std::string& scenario);
 
 // Returns the cells of `checkpoints` x `scenario_files` x `configs`,
 // checkpoint-major, with the scenarios identified (name and content hash).

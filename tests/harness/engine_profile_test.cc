@@ -198,22 +198,36 @@ TEST(EngineProfile, ArgumentsAreAListAndValuesStayOneArgument) {
                                             "--ubatch=64", "--logits", "/d/out.f32"}));
 }
 
-TEST(EngineProfile, KnownDifferencesMatchAxisValueAndCheckpoint) {
+TEST(EngineProfile, KnownDifferencesMatchAxisValueCheckpointAndScenario) {
   const EngineProfile p = Parse(Minimal());
   const EngineConfiguration flash = ParseConfigurationName(p, "flash");
-  const KnownDifference* k = FindKnownDifference(p, flash, "gguf:/m/llama-q4_k_m.gguf");
+  const KnownDifference* k = FindKnownDifference(p, flash, "gguf:/m/llama-q4_k_m.gguf", "classic");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->reason, "flash attention sums in another order");
-  EXPECT_EQ(FindKnownDifference(p, flash, "gguf:/m/llama-f16.gguf"), nullptr);
-  EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "plain"), "gguf:/m/llama-q4_k_m.gguf"),
+  EXPECT_EQ(FindKnownDifference(p, flash, "gguf:/m/llama-f16.gguf", "classic"), nullptr);
+  EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "plain"), "gguf:/m/llama-q4_k_m.gguf",
+                                "classic"),
             nullptr);
   // Without values: any value but the baseline's.
   nlohmann::json j = Minimal();
   j["known_differences"][0].erase("values");
   j["known_differences"][0].erase("checkpoints");
   const EngineProfile any = Parse(j);
-  EXPECT_NE(FindKnownDifference(any, ParseConfigurationName(any, "flash"), "x"), nullptr);
-  EXPECT_EQ(FindKnownDifference(any, ParseConfigurationName(any, "plain-ub8"), "x"), nullptr);
+  EXPECT_NE(FindKnownDifference(any, ParseConfigurationName(any, "flash"), "x", "classic"),
+            nullptr);
+  EXPECT_EQ(FindKnownDifference(any, ParseConfigurationName(any, "plain-ub8"), "x", "classic"),
+            nullptr);
+  // Limited to scenarios: only those (a chunk longer than a micro-batch is
+  // split only where a scenario feeds one).
+  j["known_differences"][0]["scenarios"] = {"win*", "long"};
+  const EngineProfile some = Parse(j);
+  const EngineConfiguration f = ParseConfigurationName(some, "flash");
+  EXPECT_NE(FindKnownDifference(some, f, "x", "window"), nullptr);
+  EXPECT_NE(FindKnownDifference(some, f, "x", "long"), nullptr);
+  EXPECT_EQ(FindKnownDifference(some, f, "x", "classic"), nullptr);
+  EXPECT_EQ(FindKnownDifference(some, f, "x", ""), nullptr);
+  j["known_differences"][0]["scenarios"] = nlohmann::json::array();
+  ExpectRefused(j, "known_differences[0].scenarios", "");
 }
 
 TEST(EngineProfile, TheProgramIsFoundBesideTheProfileOrOnPath) {
