@@ -24,6 +24,7 @@ int RunCapabilities() {
         {"isa", entry.name,
          std::string("this machine (") + arch + ") or this build lacks " + entry.name});
   }
+  capabilities.serve = true;  // run --serve (serve.h)
   std::printf("%s\n", protocol::ToJsonLine(capabilities).c_str());
   return 0;
 }

@@ -3,21 +3,63 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "engine/formats/checkpoint.h"
 #include "engine/kernels/test_only_table.h"
+#include "engine/model/tensor_spec.h"
 
 namespace samebits::cli {
+namespace {
+
+// The checkpoint KeepLastSyntheticCheckpoint keeps, and its weights' hash.
+struct KeptCheckpoint {
+  bool enabled = false;
+  std::string spec;
+  std::optional<model::ModelWeights> weights;
+  std::string weights_xxh3;
+};
+
+KeptCheckpoint& Kept() {
+  static KeptCheckpoint kept;
+  return kept;
+}
+
+}  // namespace
+
 model::ModelWeights LoadCheckpointForCommand(const std::string& spec) {
+  KeptCheckpoint& kept = Kept();
+  const bool keep = kept.enabled && spec.rfind("synthetic:", 0) == 0;
+  if (keep && kept.weights && kept.spec == spec) return *kept.weights;
   // A harness running many cells of one synthetic checkpoint names a cache
   // folder, so that they synthesise it once (formats/synthetic_cache.h).
   const char* cache = std::getenv("SAMEBITS_SYNTHETIC_CACHE");
+  model::ModelWeights weights;
   try {
-    return formats::LoadCheckpoint(spec, cache != nullptr ? cache : "");
+    weights = formats::LoadCheckpoint(spec, cache != nullptr ? cache : "");
   } catch (const formats::CheckpointError& e) {
     throw UsageError(e.what());
   }
+  if (keep) {
+    kept.spec = spec;
+    kept.weights = weights;  // shares the storage
+    kept.weights_xxh3.clear();
+  }
+  return weights;
+}
+
+void KeepLastSyntheticCheckpoint() {
+  Kept().enabled = true;
+}
+
+std::string WeightsHashForCommand(const model::ModelWeights& weights) {
+  KeptCheckpoint& kept = Kept();
+  const bool is_kept =
+      kept.weights && kept.weights->storage == weights.storage && kept.weights->storage != nullptr;
+  if (!is_kept) return model::HashWeights(weights);
+  if (kept.weights_xxh3.empty()) kept.weights_xxh3 = model::HashWeights(weights);
+  return kept.weights_xxh3;
 }
 
 bool ProfileRequestedByEnvironment() {

@@ -77,6 +77,17 @@ inline std::vector<RegisteredCommand> RegisteredCommands() {
 // subcommand reports a bad checkpoint the same way (exit 2).
 model::ModelWeights LoadCheckpointForCommand(const std::string& spec);
 
+// Makes LoadCheckpointForCommand keep, for the rest of the process, the last
+// synthetic checkpoint it loaded, and return it again while the same spec is
+// asked for (`run --serve`: the cells of one checkpoint load it once). A
+// synthetic checkpoint's weights are a function of its spec and this build
+// alone, so the kept one is bit for bit what a new load would give; files
+// are always read again.
+void KeepLastSyntheticCheckpoint();
+
+// Returns model::HashWeights(weights), computed once for a kept checkpoint.
+std::string WeightsHashForCommand(const model::ModelWeights& weights);
+
 // Returns true when the environment asks for the op profiler
 // (SAMEBITS_PROFILE=1), which `run` and `bench` treat as `--profile`.
 bool ProfileRequestedByEnvironment();

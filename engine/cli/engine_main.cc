@@ -1,6 +1,7 @@
 // samebits-engine: the engine program. main is orchestration only: build the
 // command line from the registered subcommands (commands.h), parse, run the
-// chosen one, and print every error here, in one place.
+// chosen one, and print every error here, in one place. `run --serve` runs
+// that same command line once per cell read from stdin (serve.h).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/cli/commands.h"
+#include "engine/cli/serve.h"
 #include "engine/protocol/records.h"
 
 namespace {
@@ -32,9 +34,9 @@ int ReportUnsupported(const std::string& reason, bool protocol) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses `args` (the program's name first) as the whole command line, runs
+// the chosen subcommand and returns the exit code.
+int RunCommandLine(const std::vector<std::string>& args) {
   CLI::App app(
       "samebits-engine: a small CPU inference engine whose logits are reproducible "
       "bit for bit. Speaks the samebits child protocol (engine/protocol/PROTOCOL.md).",
@@ -50,14 +52,16 @@ int main(int argc, char** argv) {
   // Before parsing we only know the protocol subcommand by its name: a bad
   // option to `run` must still produce an `error` record on stdout.
   bool protocol = false;
-  if (argc > 1) {
+  if (args.size() > 1) {
     for (const samebits::cli::CommandSpec& spec : specs) {
-      protocol = protocol || (spec.speaks_protocol && spec.subcommand->get_name() == argv[1]);
+      protocol = protocol || (spec.speaks_protocol && spec.subcommand->get_name() == args[1]);
     }
   }
 
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -79,4 +83,16 @@ int main(int argc, char** argv) {
     }
   }
   return ReportError("no subcommand given (see --help)", false, 2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  if (samebits::cli::IsServeCommandLine(args)) {
+    return samebits::cli::ServeCells(args, RunCommandLine, stdin, [](const std::string& message) {
+      return ReportError(message, /*protocol=*/true, 2);
+    });
+  }
+  return RunCommandLine(args);
 }

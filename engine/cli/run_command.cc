@@ -34,6 +34,7 @@ struct RunFlags {
   std::string dump_path;
   bool trace = false;
   bool profile = false;
+  bool serve = false;  // never seen here: main serves (serve.h)
   int batch = 1;
   uint64_t batch_seed = 1;
   std::string batch_schedule = "together";
@@ -119,8 +120,10 @@ int RunScenarioCommand(const RunFlags& flags) {
   }
   std::optional<run::LogitDumpWriter> dump;
   OpenDump(flags.dump_path, dump);
-  run::RunScenarioWithRecords(
-      options, {weights, scenario, prepared, dump ? &*dump : nullptr, started}, stdout);
+  run::RunScenarioWithRecords(options,
+                              {weights, scenario, prepared, dump ? &*dump : nullptr, started,
+                               WeightsHashForCommand(weights)},
+                              stdout);
   return 0;
 }
 
@@ -196,6 +199,12 @@ CommandSpec SetupRun(CLI::App& app) {
                   "(default: together).")
       ->option_text("together|staggered")
       ->check(CLI::IsMember({"together", "staggered"}));
+  // Handled before parsing (engine_main.cc, serve.h); declared for --help.
+  sub->add_flag("--serve", options->serve,
+                "Serve many cells of this configuration in one process: read one cell per line "
+                "of stdin, a JSON array of its --checkpoint, --scenario and --dump-logits "
+                "arguments, and print each cell's records as `run` would (PROTOCOL.md, "
+                "\"Serving several cells\").");
   sub->add_flag("--profile", options->profile,
                 "Time every op of the cpu path and print the report on stderr at the end "
                 "(SAMEBITS_PROFILE=1 does the same).");

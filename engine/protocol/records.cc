@@ -360,6 +360,7 @@ std::string ToJsonLine(const Capabilities& c) {
     unavailable.push_back(entry);
   }
   j["unavailable"] = unavailable;
+  if (c.serve) j["serve"] = true;
   return Dump(j);
 }
 
@@ -385,6 +386,10 @@ Capabilities ParseCapabilities(std::string_view line) {
       Fail("capabilities.unavailable", "'axis', 'value' and 'reason' must not be empty");
     }
     c.unavailable.push_back(std::move(u));
+  }
+  if (const auto serve = j.find("serve"); serve != j.end()) {
+    if (!serve->is_boolean()) Fail("capabilities", "field 'serve' must be true or false");
+    c.serve = serve->get<bool>();
   }
   return c;
 }

@@ -181,6 +181,10 @@ struct Unavailable {
 
 struct Capabilities {
   std::vector<Unavailable> unavailable;
+  // The engine serves several cells of one configuration in one process
+  // (`run --serve`, PROTOCOL.md "Serving several cells"); written only
+  // when true, read as false when absent.
+  bool serve = false;
   bool operator==(const Capabilities&) const = default;
 };
 
@@ -242,6 +246,11 @@ class TranscriptReader {
   // Returns the transcript; a stream without `done` is a failure ("the
   // engine exited without a `done` record"), whatever the exit code was.
   Transcript Finish();
+  // Whether a problem was found so far: the stream can no longer pass.
+  bool failed() const { return failed_; }
+  // What was read so far (a harness reading a served cell line by line:
+  // whether `done`, an `error` or an `unsupported` record came).
+  const Transcript& so_far() const { return transcript_; }
 
  private:
   void Fail(const std::string& why);

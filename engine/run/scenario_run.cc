@@ -58,8 +58,9 @@ Pass MakePass(const RunOptions& options, const model::ModelWeights& weights,
   return pass;
 }
 
-protocol::Hello MakeHello(const RunOptions& options, const model::ModelWeights& weights,
+protocol::Hello MakeHello(const RunOptions& options, const RunInputs& inputs,
                           const protocol::RunConfig& config) {
+  const model::ModelWeights& weights = inputs.weights;
   protocol::Hello hello;
   hello.engine = protocol::ThisEngine();
   hello.build = protocol::ThisBuild();
@@ -67,7 +68,8 @@ protocol::Hello MakeHello(const RunOptions& options, const model::ModelWeights& 
   hello.math = protocol::DescribeMath(options.math);
   hello.config = config;
   hello.checkpoint.spec = options.checkpoint;
-  hello.checkpoint.weights_xxh3 = model::HashWeights(weights);
+  hello.checkpoint.weights_xxh3 =
+      inputs.weights_xxh3.empty() ? model::HashWeights(weights) : inputs.weights_xxh3;
   hello.checkpoint.vocab_size = weights.config.vocab_size;
   return hello;
 }
@@ -145,7 +147,7 @@ void RunScenarioWithRecords(const RunOptions& options, const RunInputs& inputs, 
   protocol::RecordWriter writer(out);
   std::optional<double> load_ms;
   if (inputs.started) load_ms = MsSince(*inputs.started);
-  writer.Write(MakeHello(options, inputs.weights, pass.config));
+  writer.Write(MakeHello(options, inputs, pass.config));
 
   StepRecorder recorder(writer, inputs.weights, inputs.dump);
   DriverSinks sinks;

@@ -48,6 +48,9 @@ struct RunInputs {
   // When the engine started (before the scenario and checkpoint were
   // read): `done` then says how long loading took (its `load_ms`).
   std::optional<std::chrono::steady_clock::time_point> started;
+  // model::HashWeights(weights) when the caller knows it (a checkpoint kept
+  // across the cells of `run --serve`); empty: computed here.
+  std::string weights_xxh3;
 };
 
 // Runs the scenario as `options` say and writes `hello`, a `step` per

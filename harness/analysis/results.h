@@ -158,10 +158,15 @@ struct BuildInfo {
 // measured (a stored or imported run, an engine that does not report its
 // load). The child's parts add up to its `elapsed_ms` (to the millisecond);
 // judging and storing come after the child.
+// In a child shared by several cells (harness/runner/shared_child.h) each
+// cell is timed from its request: the child's own start (fork, exec,
+// dynamic linking) is in its first cell's `start_ms`, its exit in its last
+// cell's `exit_ms`, so the parts still add up to the children's wall time.
 struct CellTiming {
   // Starting the child: forking and exec'ing it, the engine's start-up
-  // before it reads its inputs. When the engine does not report `load_ms`,
-  // this holds everything before its `hello`, the load included.
+  // before it reads its inputs (a shared child's later cells: from the
+  // request to the engine's start on it). When the engine does not report
+  // `load_ms`, this holds everything before its `hello`, the load included.
   double start_ms = -1;
   // Reading the scenario, loading or synthesising the checkpoint and
   // building the pass: the engine's own `done.load_ms`.

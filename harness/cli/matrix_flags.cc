@@ -80,6 +80,14 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
                   "Runs up to N children at once (default: the number of cores).")
       ->type_name("N")
       ->check(WholeNumberInRange(1, kMaxCount));
+  sub->add_option("--cells-per-child", flags->cells_per_child,
+                  "Lets up to N cells of one configuration share a child, when the engine says "
+                  "it serves several (samebits-engine's `run --serve`); each cell is still "
+                  "checked and judged on its own, and a fault in one is kept to it. 1 starts a "
+                  "child per cell (default " +
+                      std::to_string(kDefaultCellsPerChild) + ").")
+      ->type_name("N")
+      ->check(WholeNumberInRange(1, kMaxCount));
   sub->add_option("--timeout", flags->timeout_seconds,
                   "Kills a child (and its process group) that runs longer than this; it counts "
                   "as TIMEOUT (default 120).")
@@ -160,6 +168,7 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
                      ? flags.jobs
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.timeout_seconds = flags.timeout_seconds;
+  options.cells_per_child = flags.cells_per_child;
   options.dump_logits = flags.dump_logits;
   options.dump_parent = StoreSideFolder(flags.db);
   options.command_line = CommandLine();

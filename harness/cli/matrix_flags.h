@@ -15,6 +15,11 @@
 
 namespace samebits::cli {
 
+// How many cells of one configuration share a child by default, when the
+// engine serves several (harness/runner/shared_child.h): enough that a
+// child's start is paid rarely, few enough that two jobs stay balanced.
+inline constexpr int kDefaultCellsPerChild = 32;
+
 struct MatrixFlags {
   std::string engine;  // a program or a profile's name; empty: samebits-engine next to this program
   std::string engine_profile;  // a profile file (engine_choice.h)
@@ -27,6 +32,7 @@ struct MatrixFlags {
   std::vector<int> threads = {1, 2, 3};
   std::vector<std::string> math = {"portable"};
   int jobs = 0;  // 0 (not given): the number of cores
+  int cells_per_child = kDefaultCellsPerChild;
   double timeout_seconds = 120;
   std::string db;
   std::string references_dir;

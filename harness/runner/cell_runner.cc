@@ -259,6 +259,34 @@ CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome,
   return r;
 }
 
+std::string CellDumpFile(const Cell& cell, const RunnerOptions& options) {
+  return options.dump_dir.empty() ? "" : options.dump_dir + "/" + DumpFileName(cell);
+}
+
+ChildSpec CellChildSpec(const Cell& cell, const RunnerOptions& options,
+                        std::vector<std::string> args) {
+  ChildSpec spec;
+  spec.program = options.engine;
+  spec.args = std::move(args);
+  std::map<std::string, std::string> variables = CellVariables(cell);
+  if (!options.synthetic_cache_dir.empty()) {
+    variables["SAMEBITS_SYNTHETIC_CACHE"] = options.synthetic_cache_dir;
+  }
+  spec.env = ChildEnvironment(variables, options.passthrough);
+  spec.timeout_seconds = options.timeout_seconds;
+  return spec;
+}
+
+CellResult JudgeCellChild(const Cell& cell, const ChildOutcome& outcome,
+                          const std::string& dump_file, harness::MachineInfo* platform) {
+  const auto judging = std::chrono::steady_clock::now();
+  CellResult result = JudgeChild(cell, outcome, platform);
+  result.timing.judge_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - judging).count();
+  KeepDumpIfWhole(dump_file, result);
+  return result;
+}
+
 CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::MachineInfo* platform) {
   if (!cell.supported) {
     CellResult r = EmptyResult(cell);
@@ -266,8 +294,7 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
     r.message = cell.unsupported_reason;
     return r;
   }
-  std::string dump_file;
-  if (!options.dump_dir.empty()) dump_file = options.dump_dir + "/" + DumpFileName(cell);
+  const std::string dump_file = CellDumpFile(cell, options);
   if (options.profile != nullptr) {
     ProfileCellOptions o;
     o.program = options.engine;
@@ -277,22 +304,9 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
     o.passthrough = options.passthrough;
     return RunProfileCell(*options.profile, cell, o, platform);
   }
-  ChildSpec spec;
-  spec.program = options.engine;
-  spec.args = EngineArguments(cell, options.trace, dump_file);
-  std::map<std::string, std::string> variables = CellVariables(cell);
-  if (!options.synthetic_cache_dir.empty()) {
-    variables["SAMEBITS_SYNTHETIC_CACHE"] = options.synthetic_cache_dir;
-  }
-  spec.env = ChildEnvironment(variables, options.passthrough);
-  spec.timeout_seconds = options.timeout_seconds;
-  const ChildOutcome outcome = RunChild(spec);
-  const auto judging = std::chrono::steady_clock::now();
-  CellResult result = JudgeChild(cell, outcome, platform);
-  result.timing.judge_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - judging).count();
-  KeepDumpIfWhole(dump_file, result);
-  return result;
+  const ChildOutcome outcome =
+      RunChild(CellChildSpec(cell, options, EngineArguments(cell, options.trace, dump_file)));
+  return JudgeCellChild(cell, outcome, dump_file, platform);
 }
 
 void KeepDumpIfWhole(const std::string& dump_file, CellResult& result) {

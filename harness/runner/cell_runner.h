@@ -33,6 +33,10 @@ struct RunnerOptions {
   // The engine's profile when it is not samebits-engine (engines/NAME.json):
   // the cells' arguments and hello are then the profile's (profile_cell.h).
   const EngineProfile* profile = nullptr;
+  // Up to this many cells of one configuration share a child, when the
+  // engine serves several (`run --serve`, its `capabilities` record says
+  // so; shared_child.h); 1: one child per cell.
+  int cells_per_child = 1;
 };
 
 // Returns the cell's result from a finished child (pure; tested directly).
@@ -68,6 +72,21 @@ void KeepDumpIfWhole(const std::string& dump_file, harness::CellResult& result);
 // the machine lacks the cell's ISA).
 harness::CellResult RunCell(const Cell& cell, const RunnerOptions& options,
                             harness::MachineInfo* platform = nullptr);
+
+// Returns the file `cell` dumps its logits to under `options.dump_dir`, or
+// "" when the run keeps no dumps.
+std::string CellDumpFile(const Cell& cell, const RunnerOptions& options);
+
+// Returns the child RunCell starts for samebits-engine's `cell`, given its
+// argv: the program, the cell's variables and the run's timeout.
+ChildSpec CellChildSpec(const Cell& cell, const RunnerOptions& options,
+                        std::vector<std::string> args);
+
+// Returns the result of `cell` from its finished child as RunCell judges
+// it (JudgeChild, the time judging took, the dump kept when whole).
+harness::CellResult JudgeCellChild(const Cell& cell, const ChildOutcome& outcome,
+                                   const std::string& dump_file,
+                                   harness::MachineInfo* platform = nullptr);
 
 // Returns the variables set explicitly for a cell's child: those that would
 // change a result if inherited (SAMEBITS_THREADS, ...).

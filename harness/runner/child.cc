@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace samebits::runner {
 namespace {
@@ -212,18 +214,20 @@ struct SpawnPlan {
   char* const* argv;
   char* const* envp;
   int out_write, err_write, report_write;
+  int in_read;  // the engine's stdin; -1: /dev/null
 };
 
-// The engine's side of the fork: its own process group, /dev/null as
-// stdin, the pipes as stdout and stderr, default signals, then exec. On
-// failure it reports errno and exits 127.
+// The engine's side of the fork: its own process group, /dev/null (or the
+// session's socket) as stdin, the pipes as stdout and stderr, default
+// signals, then exec. On failure it reports errno and exits 127.
 [[noreturn]] void ExecEngine(const SpawnPlan& plan) {
   ::setpgid(0, 0);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGPIPE, SIG_DFL);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
+  const int null_fd =
+      plan.in_read >= 0 ? ::fcntl(plan.in_read, F_DUPFD_CLOEXEC, 3) : ::open("/dev/null", O_RDONLY);
   // Moved above 2 first, so the dup2s below cannot overwrite each other.
   const int out = ::fcntl(plan.out_write, F_DUPFD_CLOEXEC, 3);
   const int err = ::fcntl(plan.err_write, F_DUPFD_CLOEXEC, 3);
@@ -400,69 +404,114 @@ struct ExecArguments {
   std::vector<char*> envp;
 };
 
-// A started supervisor and the read ends of its three pipes.
+// A started supervisor, the read ends of its three pipes and, for a
+// session, the harness's end of the engine's stdin.
 struct Spawned {
   pid_t supervisor = -1;
   int out = -1, err = -1, report = -1;
+  int in = -1;
 };
 
-// Starts the supervisor (which starts the engine). Returns nothing and sets
-// `*error` when a pipe or the fork fails.
-std::optional<Spawned> Spawn(const ChildSpec& spec, const ExecArguments& exec, std::string* error) {
-  int out_pipe[2], err_pipe[2], report_pipe[2];
+void CloseAll(std::initializer_list<int> fds) {
+  for (int fd : fds) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+// Starts the supervisor (which starts the engine). The engine's stdin is a
+// socket when `with_stdin` (a session's: a socket, so that a write to an
+// engine that died fails with EPIPE instead of raising SIGPIPE), else
+// /dev/null. Returns nothing and sets `*error` when a pipe or the fork
+// fails.
+std::optional<Spawned> Spawn(const ChildSpec& spec, const ExecArguments& exec, std::string* error,
+                             bool with_stdin = false) {
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, report_pipe[2] = {-1, -1};
+  int in_socket[2] = {-1, -1};
   std::lock_guard<std::mutex> lock(SpawnMutex());
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(report_pipe, O_CLOEXEC) != 0 ||
+      (with_stdin && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_socket) != 0)) {
     *error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
+    CloseAll({out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], report_pipe[0], report_pipe[1],
+              in_socket[0], in_socket[1]});
     return std::nullopt;
   }
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(report_pipe, O_CLOEXEC) != 0) {
-    *error = "cannot start " + spec.program + ": pipe: " + ::strerror(errno);
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-    return std::nullopt;
-  }
-  const SpawnPlan plan{spec.program.c_str(), exec.argv.data(), exec.envp.data(),
-                       out_pipe[1],          err_pipe[1],      report_pipe[1]};
+  const SpawnPlan plan{spec.program.c_str(), exec.argv.data(), exec.envp.data(), out_pipe[1],
+                       err_pipe[1],          report_pipe[1],   in_socket[1]};
   const pid_t supervisor = ::fork();
   if (supervisor == 0) Supervise(plan);
   const int fork_errno = errno;
-  for (int fd : {out_pipe[1], err_pipe[1], report_pipe[1]}) ::close(fd);
+  CloseAll({out_pipe[1], err_pipe[1], report_pipe[1], in_socket[1]});
   if (supervisor < 0) {
-    for (int fd : {out_pipe[0], err_pipe[0], report_pipe[0]}) ::close(fd);
+    CloseAll({out_pipe[0], err_pipe[0], report_pipe[0], in_socket[0]});
     *error = "cannot start " + spec.program + ": fork: " + ::strerror(fork_errno);
     return std::nullopt;
   }
-  return Spawned{supervisor, out_pipe[0], err_pipe[0], report_pipe[0]};
+  return Spawned{supervisor, out_pipe[0], err_pipe[0], report_pipe[0], in_socket[0]};
 }
 
 // The harness's side of a running child: reads its stdout (up to the
 // limit), the tail of its stderr and the supervisor's report until all
 // three pipes close, killing the engine at its deadline and giving up on
-// pipes held open past a grace period.
+// pipes held open past a grace period. In a session it reads one request
+// at a time (Rebind): its own outcome, start and deadline, until a line of
+// stdout ends the request.
 class ChildWatch {
  public:
   ChildWatch(const ChildSpec& spec, Clock::time_point start, const Spawned& spawned,
              ChildOutcome& outcome)
       : spec_(spec),
-        start_(start),
-        outcome_(outcome),
         supervisor_(spawned.supervisor),
         out_{spawned.out},
         err_{spawned.err},
         report_{spawned.report},
+        in_{spawned.in},
         tail_(spec.stderr_tail_lines),
-        has_deadline_(spec.timeout_seconds > 0),
-        deadline_(start +
-                  std::chrono::microseconds(static_cast<int64_t>(spec.timeout_seconds * 1e6))) {}
+        has_deadline_(spec.timeout_seconds > 0) {
+    Rebind(outcome, start);
+  }
 
-  // Polls the pipes until they all close or the harness gives up on them.
-  void Run() {
-    while (out_.open() || err_.open() || report_.open()) {
-      if (!PollOnce()) break;
-      const Clock::time_point now = Clock::now();
-      if (has_deadline_ && !outcome_.timed_out && now >= deadline_) KillAtDeadline(now);
-      if (give_up_ && now >= *give_up_) break;
+  // From now on the output goes to `outcome`, timed from `start`, with a
+  // deadline of its own; stdout the child wrote after the end of the
+  // previous request comes first.
+  void Rebind(ChildOutcome& outcome, Clock::time_point start) {
+    outcome_ = &outcome;
+    start_ = start;
+    deadline_ = start + std::chrono::microseconds(static_cast<int64_t>(
+                            (spec_.timeout_seconds > 0 ? spec_.timeout_seconds : 0) * 1e6));
+    tail_ = TailKeeper(spec_.stderr_tail_lines);
+    scanned_ = 0;
+    request_ended_ = false;
+    if (!carried_.empty()) {
+      AddStdout(carried_.data(), carried_.size());
+      carried_.clear();
     }
   }
+
+  // Judges each whole line of stdout from now on (null: none).
+  void JudgeLines(const ChildLineJudge* judge) {
+    judge_ = judge;
+    ScanLines();
+  }
+
+  // Polls the pipes until they all close, the harness gives up on them,
+  // or a judged line ends the request. Returns true in the last case (the
+  // child still runs).
+  bool Run() {
+    while (!request_ended_ && (out_.open() || err_.open() || report_.open())) {
+      if (!PollOnce()) break;
+      const Clock::time_point now = Clock::now();
+      if (has_deadline_ && !outcome_->timed_out && now >= deadline_) KillAtDeadline(now);
+      if (give_up_ && now >= *give_up_) break;
+    }
+    return request_ended_;
+  }
+
+  // Closes the child's stdin (a session's end of input).
+  void CloseStdin() { in_.Close(); }
+
+  // Returns the child's stdin, or -1.
+  int stdin_fd() const { return in_.fd; }
 
   // Stops tracking the engine, notes pipes still held open, closes them and
   // reaps the supervisor.
@@ -470,9 +519,9 @@ class ChildWatch {
     Untrack(slot_);
     // A pipe still open here is held by a process outside the supervisor's
     // tree (one that made itself a subreaper, or got the descriptor passed).
-    outcome_.output_held_open = out_.open() || err_.open();
+    outcome_->output_held_open = out_.open() || err_.open();
     if (report_.open()) ::kill(supervisor_, SIGKILL);  // stuck collecting: stop it
-    for (Source* s : {&out_, &err_, &report_}) s->Close();
+    for (Source* s : {&out_, &err_, &report_, &in_}) s->Close();
     int supervisor_status = 0;
     while (::waitpid(supervisor_, &supervisor_status, 0) < 0 && errno == EINTR) {
     }
@@ -485,7 +534,7 @@ class ChildWatch {
   // Returns when poll() should return at the latest.
   Clock::time_point NextWake() {
     Clock::time_point wake = Clock::time_point::max();
-    if (has_deadline_ && !outcome_.timed_out) wake = deadline_;
+    if (has_deadline_ && !outcome_->timed_out) wake = deadline_;
     if (give_up_) wake = std::min(wake, *give_up_);
     if (!report_.open() && !give_up_) {
       // The supervisor has killed all it could; what still holds a pipe
@@ -517,6 +566,43 @@ class ChildWatch {
     return true;
   }
 
+  // Keeps stdout bytes (up to the limit) and when they arrived.
+  void AddStdout(const char* data, size_t got) {
+    std::string& text = outcome_->stdout_text;
+    const size_t room =
+        spec_.max_stdout_bytes > text.size() ? spec_.max_stdout_bytes - text.size() : 0;
+    text.append(data, std::min(room, got));
+    if (got > room) outcome_->stdout_truncated = true;
+    outcome_->stdout_arrivals.emplace_back(
+        text.size(), std::chrono::duration<double, std::milli>(Clock::now() - start_).count());
+  }
+
+  // Shows each new whole line of stdout to the judge. A line that ends the
+  // request cuts the text after it (what follows is the next request's); a
+  // line that breaks it closes the child's stdin: the rest of the child's
+  // life is this request's.
+  void ScanLines() {
+    std::string& text = outcome_->stdout_text;
+    size_t end;
+    while (judge_ != nullptr && (end = text.find('\n', scanned_)) != std::string::npos) {
+      const std::string_view line(text.data() + scanned_, end - scanned_);
+      scanned_ = end + 1;
+      switch ((*judge_)(line)) {
+        case ChildLine::kMore:
+          break;
+        case ChildLine::kEndsRequest:
+          carried_ = text.substr(scanned_);
+          text.resize(scanned_);
+          request_ended_ = true;
+          return;
+        case ChildLine::kBreaksRequest:
+          judge_ = nullptr;
+          CloseStdin();
+          return;
+      }
+    }
+  }
+
   // Reads once from `s`, closing it at its end.
   void Read(Source& s) {
     const ssize_t n = ::read(s.fd, buffer_, sizeof buffer_);
@@ -527,14 +613,8 @@ class ChildWatch {
     }
     const size_t got = static_cast<size_t>(n);
     if (&s == &out_) {
-      const size_t room = spec_.max_stdout_bytes > outcome_.stdout_text.size()
-                              ? spec_.max_stdout_bytes - outcome_.stdout_text.size()
-                              : 0;
-      outcome_.stdout_text.append(buffer_, std::min(room, got));
-      if (got > room) outcome_.stdout_truncated = true;
-      outcome_.stdout_arrivals.emplace_back(
-          outcome_.stdout_text.size(),
-          std::chrono::duration<double, std::milli>(Clock::now() - start_).count());
+      AddStdout(buffer_, got);
+      ScanLines();
     } else if (&s == &err_) {
       tail_.Add(buffer_, got);
     } else {
@@ -551,7 +631,7 @@ class ChildWatch {
 
   // The engine's group dies now; its supervisor then collects the rest.
   void KillAtDeadline(Clock::time_point now) {
-    outcome_.timed_out = true;
+    outcome_->timed_out = true;
     if (supervised_.engine > 0 && !supervised_.has_status) {
       ::kill(-supervised_.engine, SIGKILL);
       ::kill(supervised_.engine, SIGKILL);
@@ -560,18 +640,24 @@ class ChildWatch {
   }
 
   const ChildSpec& spec_;
-  const Clock::time_point start_;
-  ChildOutcome& outcome_;
+  Clock::time_point start_;
+  ChildOutcome* outcome_ = nullptr;
   const pid_t supervisor_;
-  Source out_, err_, report_;
+  Source out_, err_, report_, in_;
   SupervisorReport supervised_;
   TailKeeper tail_;
   int slot_ = -1;
   const bool has_deadline_;
-  const Clock::time_point deadline_;
+  Clock::time_point deadline_;
   // Past this point the harness stops waiting: set at the deadline, or when
   // the supervisor is done but the pipes are still held open.
   std::optional<Clock::time_point> give_up_;
+  // A session's: the judge of stdout's lines, how far the text was shown
+  // to it, whether a line ended the request, and the bytes after that line.
+  const ChildLineJudge* judge_ = nullptr;
+  size_t scanned_ = 0;
+  bool request_ended_ = false;
+  std::string carried_;
   char buffer_[65536];
 };
 
@@ -672,6 +758,94 @@ ChildOutcome RunChild(const ChildSpec& spec) {
   watch.Run();
   watch.Finish();
   ConcludeOutcome(spec, start, watch, outcome);
+  return outcome;
+}
+
+struct ChildSession::Impl {
+  explicit Impl(const ChildSpec& s) : spec(s), exec(spec) {}
+  ChildSpec spec;
+  ExecArguments exec;
+  Clock::time_point started;
+  std::string start_error;
+  ChildOutcome first;  // the outcome the watch starts with (unused)
+  std::optional<ChildWatch> watch;
+  bool alive = false;
+  bool served = false;  // a request was sent
+};
+
+ChildSession::ChildSession(const ChildSpec& spec) : impl_(std::make_unique<Impl>(spec)) {
+  InstallInterruptHandlers();
+  if (InterruptSignal() != 0 && g_cleanups.load() == 0) {
+    impl_->start_error = "not started: the command was interrupted";
+    return;
+  }
+  impl_->started = Clock::now();
+  std::optional<Spawned> spawned =
+      Spawn(impl_->spec, impl_->exec, &impl_->start_error, /*with_stdin=*/true);
+  if (!spawned) return;
+  impl_->watch.emplace(impl_->spec, impl_->started, *spawned, impl_->first);
+  impl_->alive = true;
+}
+
+ChildSession::~ChildSession() {
+  if (impl_->alive) Finish();
+}
+
+bool ChildSession::alive() const {
+  return impl_->alive;
+}
+
+ChildOutcome ChildSession::Serve(const std::string& request, const ChildLineJudge& judge) {
+  ChildOutcome outcome;
+  if (!impl_->alive) {
+    outcome.start_error =
+        impl_->start_error.empty() ? "the child serves no more requests" : impl_->start_error;
+    return outcome;
+  }
+  ChildWatch& watch = *impl_->watch;
+  // The child's start is its first request's.
+  const Clock::time_point start = impl_->served ? Clock::now() : impl_->started;
+  impl_->served = true;
+  watch.Rebind(outcome, start);
+  const std::string line = request + "\n";
+  for (size_t sent = 0; sent < line.size() && watch.stdin_fd() >= 0;) {
+    // Never SIGPIPE: a child that died is read to its end below.
+    const ssize_t n =
+        ::send(watch.stdin_fd(), line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  watch.JudgeLines(&judge);
+  const bool ended = watch.Run();
+  watch.JudgeLines(nullptr);
+  if (ended) {
+    outcome.started = true;
+    outcome.stderr_tail = watch.tail().Finish();
+    outcome.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    return outcome;
+  }
+  watch.Finish();
+  ConcludeOutcome(impl_->spec, start, watch, outcome);
+  impl_->alive = false;
+  return outcome;
+}
+
+ChildOutcome ChildSession::Finish() {
+  ChildOutcome outcome;
+  if (!impl_->alive) {
+    outcome.start_error =
+        impl_->start_error.empty() ? "the child serves no more requests" : impl_->start_error;
+    return outcome;
+  }
+  ChildWatch& watch = *impl_->watch;
+  const Clock::time_point start = Clock::now();
+  watch.Rebind(outcome, start);
+  watch.CloseStdin();
+  watch.Run();
+  watch.Finish();
+  ConcludeOutcome(impl_->spec, start, watch, outcome);
+  impl_->alive = false;
   return outcome;
 }
 

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +58,50 @@ struct ChildOutcome {
 // in `left_running`, so nothing outlives the cell. No wait lasts more than
 // a two-second grace past `timeout_seconds`.
 ChildOutcome RunChild(const ChildSpec& spec);
+
+// What a session does after a whole line of a request's stdout (without
+// its newline): read on, end the request there (the child stays, waiting
+// for the next), or give the rest of the child's life to this request (its
+// stdin is closed and it is read to its end: a line that can never pass).
+enum class ChildLine { kMore, kEndsRequest, kBreaksRequest };
+using ChildLineJudge = std::function<ChildLine(std::string_view line)>;
+
+// One child that answers several requests in turn on its stdin (an engine
+// serving several cells, PROTOCOL.md "Serving several cells"), run as
+// RunChild runs one: its own process group under a subreaper supervisor,
+// stdout and stderr read against a deadline, nothing left running. Each
+// request gets an outcome of its own; `spec.timeout_seconds` bounds each.
+class ChildSession {
+ public:
+  // Starts the child, its stdin a socket the session writes requests to.
+  explicit ChildSession(const ChildSpec& spec);
+  ~ChildSession();  // finishes the child when it still runs
+  ChildSession(const ChildSession&) = delete;
+  ChildSession& operator=(const ChildSession&) = delete;
+
+  // Whether the child runs and can be sent a request.
+  bool alive() const;
+
+  // Writes `request` and a newline to the child's stdin and reads until a
+  // line `judge` says ends the request, the child ends or the deadline
+  // passes. Returns the request's outcome: what the child printed from the
+  // request on (stdout, arrivals timed from the request, or from the
+  // child's start for its first request; the stderr of that time), exit
+  // code 0 while the child runs; when it ended (or was killed at the
+  // deadline) during the request, how, as RunChild says it, and the
+  // session is over. Bytes printed after the line that ended a request go
+  // to the next request's stdout.
+  ChildOutcome Serve(const std::string& request, const ChildLineJudge& judge);
+
+  // Closes the child's stdin and reads it to its end. Returns what it
+  // printed after the last request ended, how it ended and what it left
+  // running; `elapsed_ms` is the time from the close to its end.
+  ChildOutcome Finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // What a command that must clean up after itself (bisect: its git
 // worktree, its record) sees of SIGINT, SIGTERM and SIGHUP. By default the

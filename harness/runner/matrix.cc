@@ -252,22 +252,10 @@ const std::string& EngineCheckpoint(const Cell& cell) {
   return cell.engine_checkpoint.empty() ? cell.checkpoint : cell.engine_checkpoint;
 }
 
-std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
-                                         const std::string& dump_file) {
-  const harness::Configuration& c = cell.config;
-  std::vector<std::string> args = {"run",
-                                   "--checkpoint",
-                                   EngineCheckpoint(cell),
-                                   "--scenario",
-                                   cell.scenario_file,
-                                   "--kernels",
-                                   c.kernels,
-                                   "--threads",
-                                   std::to_string(c.threads),
-                                   "--isa",
-                                   c.isa,
-                                   "--math",
-                                   c.math};
+std::vector<std::string> ConfigurationArguments(const harness::Configuration& c, bool trace) {
+  std::vector<std::string> args = {
+      "run",   "--kernels", c.kernels, "--threads", std::to_string(c.threads),
+      "--isa", c.isa,       "--math",  c.math};
   if (c.gemv_chunk_bytes > 0) {
     args.push_back("--gemv-chunk-bytes");
     args.push_back(std::to_string(c.gemv_chunk_bytes));
@@ -279,6 +267,28 @@ std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
                              std::to_string(c.batch_seed), "--batch-schedule", c.batch_schedule});
   }
   if (trace) args.push_back("--trace");
+  return args;
+}
+
+std::vector<std::string> CellOwnArguments(const Cell& cell, const std::string& dump_file) {
+  std::vector<std::string> args = {"--checkpoint", EngineCheckpoint(cell), "--scenario",
+                                   cell.scenario_file};
+  if (!dump_file.empty()) {
+    args.push_back("--dump-logits");
+    args.push_back(dump_file);
+  }
+  return args;
+}
+
+std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
+                                         const std::string& dump_file) {
+  // "run", the cell's checkpoint and scenario, the configuration, then the
+  // dump: the order every child has been given.
+  const std::vector<std::string> config = ConfigurationArguments(cell.config, trace);
+  const std::vector<std::string> own = CellOwnArguments(cell);
+  std::vector<std::string> args = {config.front()};
+  args.insert(args.end(), own.begin(), own.end());
+  args.insert(args.end(), config.begin() + 1, config.end());
   if (!dump_file.empty()) {
     args.push_back("--dump-logits");
     args.push_back(dump_file);

@@ -61,13 +61,20 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
 // stay in matrix order.
 std::vector<size_t> StartOrder(const std::vector<Cell>& cells);
 
-// Returns the engine's argv (without the program) for a cell; with
-// `dump_file`, the engine also writes its raw logits there (--dump-logits).
 // Returns the spec the engine is given for a cell's checkpoint.
 const std::string& EngineCheckpoint(const Cell& cell);
 
+// Returns the engine's argv (without the program) for a cell; with
+// `dump_file`, the engine also writes its raw logits there (--dump-logits).
 std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
                                          const std::string& dump_file = "");
+
+// The same argv in its two parts: what every cell of the configuration
+// shares (`run` and the configuration's flags, --trace), and what is the
+// cell's own (--checkpoint, --scenario, --dump-logits), which a shared
+// child is sent per cell (shared_child.h).
+std::vector<std::string> ConfigurationArguments(const harness::Configuration& config, bool trace);
+std::vector<std::string> CellOwnArguments(const Cell& cell, const std::string& dump_file = "");
 
 // Returns the file name of a cell's raw logit dump (store::DumpFileName of
 // its checkpoint, scenario and configuration name).

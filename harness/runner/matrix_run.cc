@@ -16,6 +16,8 @@
 #include "harness/runner/machine.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/scheduler.h"
+#include "harness/runner/shared_child.h"
+#include "harness/runner/unavailable.h"
 #include "harness/store/dump_paths.h"
 
 namespace samebits::runner {
@@ -73,11 +75,73 @@ SyntheticCache::~SyntheticCache() {
   if (!path_.empty()) fs::remove_all(path_, ec);
 }
 
+std::vector<std::vector<size_t>> CellGroups(const std::vector<Cell>& cells, int cells_per_child) {
+  std::vector<std::vector<size_t>> groups;
+  if (cells_per_child <= 1) {
+    for (size_t i : StartOrder(cells)) groups.push_back({i});
+    return groups;
+  }
+  // Per configuration (in the order first met), its supported cells.
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<size_t>> by_config;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (!cells[i].supported) {
+      groups.push_back({i});
+      continue;
+    }
+    auto [it, fresh] = by_config.try_emplace(cells[i].config.name);
+    if (fresh) names.push_back(cells[i].config.name);
+    it->second.push_back(i);
+  }
+  for (const std::string& name : names) {
+    const std::vector<size_t>& all = by_config[name];
+    for (size_t begin = 0; begin < all.size(); begin += static_cast<size_t>(cells_per_child)) {
+      const size_t end = std::min(all.size(), begin + static_cast<size_t>(cells_per_child));
+      groups.emplace_back(all.begin() + begin, all.begin() + end);
+    }
+  }
+  // The costliest first, by StartOrder's guess: its rank among the cells.
+  const std::vector<size_t> order = StartOrder(cells);
+  std::vector<double> weight(cells.size(), 0);
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    weight[order[rank]] = static_cast<double>(order.size() - rank);
+  }
+  std::vector<double> cost(groups.size(), 0);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (size_t i : groups[g]) cost[g] += weight[i];
+  }
+  std::vector<size_t> by_cost(groups.size());
+  for (size_t g = 0; g < by_cost.size(); ++g) by_cost[g] = g;
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  std::vector<std::vector<size_t>> sorted;
+  for (size_t g : by_cost) sorted.push_back(std::move(groups[g]));
+  return sorted;
+}
+
+namespace {
+
+// Returns whether the engine says, in its probe's `capabilities` record,
+// that it serves several cells per child (no probe: it does not).
+bool EngineServes(const MatrixRunOptions& options, const std::string& engine) {
+  if (options.probe.empty()) return false;
+  std::string why;
+  const std::optional<protocol::Capabilities> capabilities =
+      ProbeEngine(engine, options.probe, &why);
+  return capabilities && capabilities->serve;
+}
+
+}  // namespace
+
 harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<Cell>& cells,
                              bool trace, bool quiet) {
   RunnerOptions runner;
   runner.engine = EnginePath(options);
   runner.profile = options.selection.profile.get();
+  if (runner.profile == nullptr && options.cells_per_child > 1 &&
+      EngineServes(options, runner.engine)) {
+    runner.cells_per_child = options.cells_per_child;
+  }
   runner.timeout_seconds = options.timeout_seconds;
   runner.trace = trace;
   if (options.dump_logits) runner.dump_dir = NewDumpDirectory(options.dump_parent);
@@ -97,21 +161,36 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
   // unguarded stream and escapes what it prints itself.
   const bool terminal = !quiet && ::isatty(2) != 0;
   ConsoleProgress progress(terminal ? harness::TerminalControlStream() : stderr, terminal);
-  run.cells = RunCells(cells, options.jobs, quiet ? nullptr : &progress, [&](const Cell& cell) {
-    harness::MachineInfo platform;
-    harness::CellResult result = RunCell(cell, runner, &platform);
-    result.dump_path = store::StoredDumpPath(result.dump_path, options.selection.root);
-    if (!platform.arch.empty()) {
-      std::lock_guard<std::mutex> lock(machine_mutex);
-      if (!have_hello) {
-        // The machine as the engine describes it (the libc it runs on, its
-        // view of the CPU), which is what the outputs depend on.
-        run.machine = platform;
-        have_hello = true;
-      }
+  const auto keep_machine = [&](const harness::MachineInfo& platform) {
+    if (platform.arch.empty()) return;
+    std::lock_guard<std::mutex> lock(machine_mutex);
+    if (!have_hello) {
+      // The machine as the engine describes it (the libc it runs on, its
+      // view of the CPU), which is what the outputs depend on.
+      run.machine = platform;
+      have_hello = true;
     }
+  };
+  const auto stored = [&](harness::CellResult result) {
+    result.dump_path = store::StoredDumpPath(result.dump_path, options.selection.root);
     return result;
-  });
+  };
+  run.cells = RunCellGroups(
+      cells, CellGroups(cells, runner.cells_per_child), options.jobs, quiet ? nullptr : &progress,
+      [&](const std::vector<size_t>& group, const GroupProgress& report) {
+        harness::MachineInfo platform;
+        if (group.size() == 1) {
+          report.started(group.front());
+          report.finished(group.front(), stored(RunCell(cells[group.front()], runner, &platform)));
+        } else {
+          GroupProgress storing = report;
+          storing.finished = [&](size_t i, harness::CellResult result) {
+            report.finished(i, stored(std::move(result)));
+          };
+          RunCellsShared(cells, group, runner, &platform, storing);
+        }
+        keep_machine(platform);
+      });
   progress.Finish();
   // A dump folder in which no cell kept a whole dump does not outlive the
   // run (remove() takes only an empty folder).

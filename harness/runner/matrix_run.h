@@ -23,7 +23,11 @@ struct MatrixRunOptions {
   // The argv of the engine's capabilities probe (its profile's `probe`;
   // unavailable.h); empty: the engine declares none.
   std::vector<std::string> probe;
-  int jobs = 1;                  // children at once, >= 1
+  int jobs = 1;  // children at once, >= 1
+  // Up to this many cells of one configuration share a child when the
+  // engine's probe says it serves several (shared_child.h); 1: a child per
+  // cell.
+  int cells_per_child = 1;
   double timeout_seconds = 120;  // per child: finite, > 0
   // With `dump_logits`, every child writes its raw logits into a new
   // folder under <dump_parent>/dumps (the database's folder).
@@ -59,6 +63,13 @@ class SyntheticCache {
  private:
   std::string path_;
 };
+
+// Returns the cells' groups for RunCellGroups: with `cells_per_child` > 1,
+// the supported cells of each configuration in matrix order, cut into runs
+// of up to that many (the cells of a checkpoint stay together, so a shared
+// child loads it once), the costliest groups first (StartOrder's guess,
+// summed); every other cell alone. With 1, every cell alone in StartOrder.
+std::vector<std::vector<size_t>> CellGroups(const std::vector<Cell>& cells, int cells_per_child);
 
 // Returns the current time as ISO 8601 UTC ("2026-11-29T23:10:28Z").
 std::string NowUtc();

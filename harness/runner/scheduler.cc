@@ -26,51 +26,77 @@ std::string CellLabel(const harness::CellResult& cell) {
 std::vector<harness::CellResult> RunCells(
     const std::vector<Cell>& cells, int jobs, ProgressSink* progress,
     const std::function<harness::CellResult(const Cell&)>& run_one) {
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i : StartOrder(cells)) groups.push_back({i});
+  return RunCellGroups(cells, groups, jobs, progress,
+                       [&](const std::vector<size_t>& group, const GroupProgress& report) {
+                         report.started(group.front());
+                         report.finished(group.front(), run_one(cells[group.front()]));
+                       });
+}
+
+std::vector<harness::CellResult> RunCellGroups(
+    const std::vector<Cell>& cells, const std::vector<std::vector<size_t>>& groups, int jobs,
+    ProgressSink* progress,
+    const std::function<void(const std::vector<size_t>& group, const GroupProgress& progress)>&
+        run_group) {
   std::vector<harness::CellResult> results(cells.size());
-  const int workers = std::max(1, std::min<int>(jobs, static_cast<int>(cells.size())));
+  std::vector<bool> final(cells.size(), false);
+  const int workers = std::max(1, std::min<int>(jobs, static_cast<int>(groups.size())));
   std::atomic<size_t> next{0};
   std::mutex mutex;
   std::condition_variable all_done;
   int finished = 0;
+  const int total = static_cast<int>(cells.size());
   // Start times of running cells, for the "slowest child" display.
   std::map<size_t, Clock::time_point> running;
 
-  const std::vector<size_t> order = StartOrder(cells);
+  GroupProgress report;
+  report.started = [&](size_t i) {
+    std::lock_guard<std::mutex> lock(mutex);
+    running[i] = Clock::now();
+  };
+  report.finished = [&](size_t i, harness::CellResult result) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (final[i]) return;
+    running.erase(i);
+    results[i] = std::move(result);
+    final[i] = true;
+    ++finished;
+    if (progress != nullptr) progress->CellFinished(results[i], finished, total);
+    if (finished == total) all_done.notify_all();
+  };
   auto worker = [&] {
     for (;;) {
       const size_t n = next.fetch_add(1);
-      if (n >= cells.size()) return;
-      const size_t i = order[n];
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        running[i] = Clock::now();
-      }
-      harness::CellResult result;
+      if (n >= groups.size()) return;
+      std::string failure = "the harness lost this cell's result";
       try {
-        result = run_one(cells[i]);
+        run_group(groups[n], report);
       } catch (const std::exception& e) {
-        // A harness-side failure for one cell must not lose the others.
+        // A harness-side failure for one group must not lose the others.
+        failure = std::string("the harness could not run this cell: ") + e.what();
+      }
+      for (size_t i : groups[n]) {
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (final[i]) continue;
+        }
+        harness::CellResult result;
         result.checkpoint = cells[i].checkpoint;
         result.scenario = cells[i].scenario;
         result.config = cells[i].config;
         result.code = harness::ResultCode::kUnresolved;
-        result.message = std::string("the harness could not run this cell: ") + e.what();
+        result.message = failure;
+        report.finished(i, std::move(result));
       }
-      std::lock_guard<std::mutex> lock(mutex);
-      running.erase(i);
-      results[i] = std::move(result);
-      ++finished;
-      if (progress != nullptr) {
-        progress->CellFinished(results[i], finished, static_cast<int>(cells.size()));
-      }
-      if (finished == static_cast<int>(cells.size())) all_done.notify_all();
     }
   };
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) threads.emplace_back(worker);
   {
     std::unique_lock<std::mutex> lock(mutex);
-    while (finished < static_cast<int>(cells.size())) {
+    while (finished < total) {
       all_done.wait_for(lock, std::chrono::milliseconds(200));
       if (progress != nullptr && !running.empty()) {
         auto oldest = running.begin();

@@ -30,6 +30,24 @@ std::vector<harness::CellResult> RunCells(
     const std::vector<Cell>& cells, int jobs, ProgressSink* progress,
     const std::function<harness::CellResult(const Cell&)>& run_one);
 
+// What a group of cells reports to the scheduler as it runs them.
+struct GroupProgress {
+  std::function<void(size_t index)> started;                               // a cell starts
+  std::function<void(size_t index, harness::CellResult result)> finished;  // final
+};
+
+// Returns one result per cell, in the cells' order, running `groups` (each
+// a list of indices into `cells`, every cell in one group) in the order
+// given, up to `jobs` groups at once; `run_group` runs one group, telling
+// `progress` as each of its cells starts and finishes (each once). A group
+// that throws fails the cells it had not finished (UNRESOLVED, naming the
+// harness's error).
+std::vector<harness::CellResult> RunCellGroups(
+    const std::vector<Cell>& cells, const std::vector<std::vector<size_t>>& groups, int jobs,
+    ProgressSink* progress,
+    const std::function<void(const std::vector<size_t>& group, const GroupProgress& progress)>&
+        run_group);
+
 // Returns a label for a cell: "synthetic:tiny classic cpu-t2".
 std::string CellLabel(const Cell& cell);
 std::string CellLabel(const harness::CellResult& cell);

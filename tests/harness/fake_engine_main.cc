@@ -22,9 +22,20 @@
 //   fake:nonexistent   an error record "no such synthetic checkpoint", exit 2
 //   fake:libm-other    well-behaved; with --math libm reports another libm
 //                      and other hashes
+//   fake:leave-behind  well-behaved, but leaves a sleeping process behind
+//   fake:trailing-garbage  prints everything, then a line that is not JSON
 // Any other spec behaves like fake:ok. With --batch N (N > 1) it echoes
 // the batch in hello.config, as a batching engine does; its hashes never
 // depend on it.
+//
+// With `--serve` it serves cells as samebits-engine's `run --serve` does
+// (PROTOCOL.md, "Serving several cells"): one cell per line of stdin, a
+// JSON array of the cell's own arguments, each answered as the command line
+// with those arguments would be; a cell whose exit code would not be 0
+// ends the process with it, and so do fake:no-done and fake:exit3 (which
+// exits 3 right after its `done`). Its hello then says, in build.flags,
+// how many cells the process served before ("-O0 served 2"), so tests see
+// which cells shared a child.
 #include <signal.h>
 #include <unistd.h>
 
@@ -51,11 +62,20 @@ uint64_t HashString(const std::string& s) {
   return h;
 }
 
-std::string Arg(int argc, char** argv, const char* name, const char* fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+using Args = std::vector<std::string>;
+
+std::string Arg(const Args& args, const char* name, const char* fallback) {
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == name) return args[i + 1];
   }
   return fallback;
+}
+
+bool HasFlag(const Args& args, const char* name) {
+  for (const std::string& a : args) {
+    if (a == name) return true;
+  }
+  return false;
 }
 
 std::string BaseName(const std::string& path) {
@@ -71,26 +91,26 @@ void Line(const std::string& text) {
   std::fflush(stdout);
 }
 
-}  // namespace
+// In serve mode, the cells this process served before the current one;
+// -1 outside serve mode.
+int g_served = -1;
 
-int main(int argc, char** argv) {
-  const std::string checkpoint = Arg(argc, argv, "--checkpoint", "fake:ok");
-  const std::string scenario = BaseName(Arg(argc, argv, "--scenario", "classic.json"));
-  const std::string kernels = Arg(argc, argv, "--kernels", "cpu");
-  int threads =
-      static_cast<int>(std::strtol(Arg(argc, argv, "--threads", "1").c_str(), nullptr, 10));
-  std::string isa = Arg(argc, argv, "--isa", "auto");
+// Runs one cell as the command line `args` asks; returns the exit code.
+int RunCell(const Args& args) {
+  const std::string checkpoint = Arg(args, "--checkpoint", "fake:ok");
+  const std::string scenario = BaseName(Arg(args, "--scenario", "classic.json"));
+  const std::string kernels = Arg(args, "--kernels", "cpu");
+  int threads = static_cast<int>(std::strtol(Arg(args, "--threads", "1").c_str(), nullptr, 10));
+  std::string isa = Arg(args, "--isa", "auto");
   if (isa == "auto") isa = "scalar";
-  const std::string math = Arg(argc, argv, "--math", "portable");
-  const std::string chunk = Arg(argc, argv, "--gemv-chunk-bytes", "262144");
-  const int batch =
-      static_cast<int>(std::strtol(Arg(argc, argv, "--batch", "1").c_str(), nullptr, 10));
+  const std::string math = Arg(args, "--math", "portable");
+  const std::string chunk = Arg(args, "--gemv-chunk-bytes", "262144");
+  const int batch = static_cast<int>(std::strtol(Arg(args, "--batch", "1").c_str(), nullptr, 10));
   const std::string batch_config =
-      batch > 1
-          ? ",\"batch\":" + std::to_string(batch) +
-                ",\"batch_seed\":" + Arg(argc, argv, "--batch-seed", "1") +
-                ",\"batch_schedule\":\"" + Arg(argc, argv, "--batch-schedule", "together") + "\""
-          : "";
+      batch > 1 ? ",\"batch\":" + std::to_string(batch) +
+                      ",\"batch_seed\":" + Arg(args, "--batch-seed", "1") +
+                      ",\"batch_schedule\":\"" + Arg(args, "--batch-schedule", "together") + "\""
+                : "";
   const std::string mode = checkpoint.rfind("fake:", 0) == 0 ? checkpoint.substr(5) : "ok";
 
   if (mode == "unsupported") {
@@ -121,18 +141,19 @@ int main(int argc, char** argv) {
       other_libm ? "1111111111111111"
                  : (math == "portable" ? "00000000000000aa" : "00000000000000bb");
   const int reported_threads = mode == "lie" ? 1 : threads;
+  const std::string flags = g_served < 0 ? "-O0" : "-O0 served " + std::to_string(g_served);
   char hello[2048];
   std::snprintf(
       hello, sizeof hello,
       R"({"type":"hello","protocol":1,"engine":{"name":"fake-engine","version":"0.0.1"},)"
-      R"("build":{"revision":"0123456789abcdef0123456789abcdef01234567","dirty":false,"compiler":"fake 1","flags":"-O0"},)"
+      R"("build":{"revision":"0123456789abcdef0123456789abcdef01234567","dirty":false,"compiler":"fake 1","flags":"%s"},)"
       R"("platform":{"arch":"x86_64","isa_features":["avx2"],"os":"Linux","kernel":"6.1.0","libc":"glibc 2.36","cpu":"Fake CPU"},)"
       R"("math":{"profile":"%s","library":"%s","version":"%s","fingerprint":"%s"},)"
       R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"%s},)"
       R"("checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
-      math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(), checkpoint.c_str(),
-      scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(), chunk.c_str(), math.c_str(),
-      batch_config.c_str(), checkpoint.c_str());
+      flags.c_str(), math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(),
+      checkpoint.c_str(), scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(),
+      chunk.c_str(), math.c_str(), batch_config.c_str(), checkpoint.c_str());
   Line(hello);
   if (mode == "hang") {
     for (;;) pause();
@@ -146,12 +167,11 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
     for (;;) pause();
   }
-  const bool trace = [&] {
-    for (int i = 1; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--trace") == 0) return true;
-    }
-    return false;
-  }();
+  if (mode == "leave-behind" && fork() == 0) {
+    setsid();
+    for (;;) pause();
+  }
+  const bool trace = HasFlag(args, "--trace");
   const uint64_t seed = HashString(checkpoint + "/" + scenario + (other_libm ? "/other" : "")) ^
                         (math == "libm" ? 0x55ULL : 0);
   const int steps = 5;
@@ -187,9 +207,58 @@ int main(int argc, char** argv) {
     }
     if (mode == "garbage" && i == 1) Line("this is not a record {");
   }
-  if (mode == "no-done") return 0;
+  if (mode == "no-done") std::exit(0);  // served or not, the process ends
   char done[128];
   std::snprintf(done, sizeof done, R"({"type":"done","steps":%d,"elapsed_ms":1.5})", steps);
   Line(done);
-  return mode == "exit3" ? 3 : 0;
+  if (mode == "trailing-garbage") Line("garbage after done");
+  if (mode == "exit3") std::exit(3);
+  return 0;
+}
+
+// Returns the strings of a JSON array of strings (the harness's requests:
+// no escapes but \" and \\), or nothing for another line.
+bool ParseRequest(const std::string& line, Args* out) {
+  size_t i = line.find('[');
+  if (i == std::string::npos) return false;
+  for (++i; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ']') return true;
+    if (c == ',' || c == ' ') continue;
+    if (c != '"') return false;
+    std::string value;
+    for (++i; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) ++i;
+      value += line[i];
+    }
+    out->push_back(value);
+  }
+  return false;
+}
+
+// Serves cells read from stdin (see the top of this file).
+int Serve(const Args& shared) {
+  g_served = 0;
+  char buffer[65536];
+  while (std::fgets(buffer, sizeof buffer, stdin) != nullptr) {
+    Args args = shared;
+    if (!ParseRequest(buffer, &args)) {
+      Line(R"({"type":"error","message":"run --serve: a request is not a JSON array"})");
+      return 2;
+    }
+    const int code = RunCell(args);
+    if (code != 0) return code;
+    ++g_served;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--serve") != 0) args.push_back(argv[i]);
+  }
+  return HasFlag(Args(argv + 1, argv + argc), "--serve") ? Serve(args) : RunCell(args);
 }

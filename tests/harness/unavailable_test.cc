@@ -50,6 +50,7 @@ TEST(Unavailable, TheEnginesProbeListsExactlyTheIsasItLacks) {
   const std::optional<protocol::Capabilities> capabilities =
       ProbeEngine(BinDir() + "/samebits-engine", {"capabilities"}, &why);
   ASSERT_TRUE(capabilities.has_value()) << why;
+  EXPECT_TRUE(capabilities->serve);  // run --serve (engine/cli/serve.h)
   std::vector<std::string> listed;
   for (const protocol::Unavailable& u : capabilities->unavailable) {
     EXPECT_EQ(u.axis, "isa");

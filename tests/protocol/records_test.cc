@@ -89,6 +89,19 @@ TEST(RecordsTest, CapabilitiesRoundTripAndRefuseOtherLines) {
   }
 }
 
+// `serve` (run --serve): written only when true, read back, absent read as
+// false, anything but a boolean refused.
+TEST(RecordsTest, CapabilitiesServeIsOptional) {
+  Capabilities c;
+  c.serve = true;
+  EXPECT_NE(ToJsonLine(c).find("\"serve\":true"), std::string::npos);
+  EXPECT_EQ(ParseCapabilities(ToJsonLine(c)), c);
+  EXPECT_EQ(ToJsonLine(Capabilities{}).find("serve"), std::string::npos);
+  EXPECT_FALSE(ParseCapabilities(R"({"type":"capabilities","unavailable":[]})").serve);
+  EXPECT_THROW(ParseCapabilities(R"({"type":"capabilities","unavailable":[],"serve":"yes"})"),
+               ProtocolError);
+}
+
 // The optional load time: written and read back when present, absent (an
 // older engine) reads as unknown, and a negative or non-number one is refused.
 TEST(RecordsTest, DoneLoadTimeIsOptional) {

@@ -88,6 +88,62 @@ void ExpectUsageError(const std::string& args, const std::string& message) {
   EXPECT_THAT(r.err, HasSubstr(message)) << args;
 }
 
+// `run --serve`: each stdin line is a cell answered as `run` answers it (the
+// same hello and steps), the process waits for the next after `done`, a
+// cell that fails ends it with run's exit code, and a bad request line or a
+// cell's argument on the command line is an error with exit code 2.
+TEST(EngineCliTest, ServeAnswersEachLineAsRunWould) {
+  auto request = [](const std::string& checkpoint, const std::string& scenario) {
+    return std::string("[\"--checkpoint\",\"") + checkpoint + "\",\"--scenario\",\"" +
+           SAMEBITS_SOURCE_DIR + "/scenarios/" + scenario + ".json\"]\n";
+  };
+  const std::string cells = request("synthetic:tiny", "classic") +
+                            request("synthetic:gemma", "window") +
+                            request("synthetic:tiny", "window");
+  const Result served = RunEngine("run --serve --threads 2", cells);
+  ASSERT_EQ(served.exit_code, 0) << served.err;
+  std::vector<protocol::Transcript> alone;
+  for (const auto& [checkpoint, scenario] :
+       std::vector<std::pair<std::string, std::string>>{{"synthetic:tiny", "classic"},
+                                                        {"synthetic:gemma", "window"},
+                                                        {"synthetic:tiny", "window"}}) {
+    alone.push_back(
+        protocol::ReadTranscript(RunEngine("run --threads 2 --checkpoint " + checkpoint +
+                                           " --scenario " + Scenario(scenario))
+                                     .out));
+  }
+  // Split the served output after each `done`.
+  std::vector<std::string> parts(1);
+  for (size_t start = 0, end; (end = served.out.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    const std::string line = served.out.substr(start, end - start + 1);
+    parts.back() += line;
+    if (line.rfind(R"({"type":"done")", 0) == 0) parts.emplace_back();
+  }
+  ASSERT_EQ(parts.size(), 4u) << served.out;
+  EXPECT_TRUE(parts.back().empty());
+  for (size_t i = 0; i < alone.size(); ++i) {
+    const protocol::Transcript t = protocol::ReadTranscript(parts[i]);
+    ASSERT_TRUE(t.ok && alone[i].ok) << t.failure << alone[i].failure;
+    EXPECT_EQ(t.hello->config, alone[i].hello->config);
+    EXPECT_EQ(t.hello->checkpoint.weights_xxh3, alone[i].hello->checkpoint.weights_xxh3);
+    EXPECT_EQ(t.steps, alone[i].steps);
+  }
+
+  const Result failing = RunEngine(
+      "run --serve", request("synthetic:nope", "classic") + request("synthetic:tiny", "classic"));
+  EXPECT_EQ(failing.exit_code, 2);
+  EXPECT_THAT(failing.out, HasSubstr(R"("type":"error")"));
+  EXPECT_THAT(failing.out, ::testing::Not(HasSubstr(R"("type":"hello")")));
+
+  const Result bad_line = RunEngine("run --serve", "--checkpoint synthetic:tiny\n");
+  EXPECT_EQ(bad_line.exit_code, 2);
+  EXPECT_THAT(bad_line.out, HasSubstr("stdin line 1"));
+  const Result cell_flag = RunEngine("run --serve --checkpoint synthetic:tiny", "");
+  EXPECT_EQ(cell_flag.exit_code, 2);
+  EXPECT_THAT(cell_flag.out, HasSubstr("--checkpoint is a cell's argument"));
+}
+
 TEST(EngineCliTest, BadArgumentsExitWithTwoAndAnErrorRecord) {
   const std::string classic = " --scenario " + Scenario("classic");
   ExpectUsageError("run --checkpoint synthetic:nope" + classic, "synthetic:nope");
