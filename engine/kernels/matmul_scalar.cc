@@ -10,6 +10,25 @@
 #include "engine/numerics/lanes.h"
 #include "engine/numerics/quant_blocks.h"
 
+// x86-64's baseline has no fused multiply-add instruction, so there every
+// std::fma of this table is a call into libm, whose fmaf (on a CPU with
+// FMA) runs the very vfmadd instruction behind the call: the calls cost
+// several times the arithmetic, and made cpu-scalar the slowest cells of
+// the gate. The GEMV entries are therefore compiled twice (target_clones),
+// for the baseline and for FMA, with everything they call inlined (flatten),
+// and the loader picks the clone the CPU can run. Both compute the same C++:
+// the same exactly-rounded fused multiply-adds in the same lanes and order
+// (C1), so the same bits; a CPU without FMA runs the baseline clone, which
+// calls libm as before. Elsewhere (aarch64: FMA is baseline) it is nothing.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && __has_attribute(flatten)
+#define SAMEBITS_SCALAR_FMA_CLONES __attribute__((target_clones("fma", "default"), flatten))
+#endif
+#endif
+#ifndef SAMEBITS_SCALAR_FMA_CLONES
+#define SAMEBITS_SCALAR_FMA_CLONES
+#endif
+
 namespace samebits::kernels::internal {
 namespace {
 
@@ -24,6 +43,7 @@ void GemvTyped(const float* x, const W* w, int64_t k, int64_t row_begin, int64_t
   }
 }
 
+SAMEBITS_SCALAR_FMA_CLONES
 void Gemv(const float* x, const void* w, DType dtype, int64_t k, int64_t row_begin, int64_t row_end,
           float* y) {
   switch (dtype) {
@@ -53,6 +73,7 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 
 // The specification of the quantized entries, written as their contract
 // says: each row dequantized by ggml's reference routine, then `numerics::Dot`.
+SAMEBITS_SCALAR_FMA_CLONES
 void ScalarGemvQuant(const float* x, const std::byte* w, QuantType type, int64_t k,
                      int64_t row_begin, int64_t row_end, float* y) {
   const numerics::QuantLayout& layout = numerics::LayoutOf(type);
