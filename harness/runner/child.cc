@@ -773,6 +773,18 @@ struct ChildSession::Impl {
   bool served = false;  // a request was sent
 };
 
+namespace {
+
+// The outcome of a request to a session whose child does not run: why
+// (`start_error`, when it never started).
+ChildOutcome NotServing(const std::string& start_error) {
+  ChildOutcome outcome;
+  outcome.start_error = start_error.empty() ? "the child serves no more requests" : start_error;
+  return outcome;
+}
+
+}  // namespace
+
 ChildSession::ChildSession(const ChildSpec& spec) : impl_(std::make_unique<Impl>(spec)) {
   InstallInterruptHandlers();
   if (InterruptSignal() != 0 && g_cleanups.load() == 0) {
@@ -796,12 +808,8 @@ bool ChildSession::alive() const {
 }
 
 ChildOutcome ChildSession::Serve(const std::string& request, const ChildLineJudge& judge) {
+  if (!impl_->alive) return NotServing(impl_->start_error);
   ChildOutcome outcome;
-  if (!impl_->alive) {
-    outcome.start_error =
-        impl_->start_error.empty() ? "the child serves no more requests" : impl_->start_error;
-    return outcome;
-  }
   ChildWatch& watch = *impl_->watch;
   // The child's start is its first request's.
   const Clock::time_point start = impl_->served ? Clock::now() : impl_->started;
@@ -832,12 +840,8 @@ ChildOutcome ChildSession::Serve(const std::string& request, const ChildLineJudg
 }
 
 ChildOutcome ChildSession::Finish() {
+  if (!impl_->alive) return NotServing(impl_->start_error);
   ChildOutcome outcome;
-  if (!impl_->alive) {
-    outcome.start_error =
-        impl_->start_error.empty() ? "the child serves no more requests" : impl_->start_error;
-    return outcome;
-  }
   ChildWatch& watch = *impl_->watch;
   const Clock::time_point start = Clock::now();
   watch.Rebind(outcome, start);
