@@ -16,6 +16,7 @@
 #include "harness/cli/scenario_file.h"
 #include "harness/report/card_report.h"
 #include "harness/runner/card_run.h"
+#include "harness/runner/temp_folder.h"
 #include "harness/store/output_file.h"
 
 namespace samebits::cli {
@@ -69,14 +70,11 @@ int Card(const CardFlags& flags) {
   }
   // The dumps measure how much a differing row differs; they are removed
   // with their folder at the end.
-  std::string dump_dir = (fs::temp_directory_path() / "samebits-card-XXXXXX").string();
-  if (::mkdtemp(dump_dir.data()) == nullptr) dump_dir.clear();
-  options.dump_dir = dump_dir;
+  const runner::TempFolder dumps("samebits-card");
+  options.dump_dir = dumps.path();
   harness::Card card = runner::RunCard(profile, options);
   card.profile_file =
       DisplayPath(profile.file);  // as the user would type it: reports are committed
-  std::error_code ec;
-  if (!dump_dir.empty()) fs::remove_all(dump_dir, ec);
   std::ostringstream md;
   harness::report::WriteCardReport(card, "md", md);
   std::printf("%s", md.str().c_str());

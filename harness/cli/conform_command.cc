@@ -5,10 +5,7 @@
 // bundle file (its last run), or an engine profile (`engine:NAME`, run here
 // on --checkpoint x --scenario: conform_engines.h); each side's cells need
 // raw logit dumps.
-#include <stdlib.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <sstream>
 
@@ -22,6 +19,7 @@
 #include "harness/cli/run_operand.h"
 #include "harness/cli/scenario_file.h"
 #include "harness/report/conformance_report.h"
+#include "harness/runner/temp_folder.h"
 #include "harness/store/output_file.h"
 
 namespace samebits::cli {
@@ -37,23 +35,6 @@ struct ConformFlags {
   double timeout_seconds = 120;
   bool build = false;
   ReportFlags reports;
-};
-
-// A temporary folder for engine operands' logit dumps, removed at the end.
-class DumpFolder {
- public:
-  DumpFolder() {
-    path_ = (std::filesystem::temp_directory_path() / "samebits-conform-XXXXXX").string();
-    if (::mkdtemp(path_.data()) == nullptr) throw UsageError("cannot make a temporary folder");
-  }
-  ~DumpFolder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
 };
 
 void WriteReportFile(const harness::RunConformance& c, const std::string& format,
@@ -79,10 +60,11 @@ int Conform(const ConformFlags& flags) {
         "--checkpoint is for engine operands (engine:NAME); stored runs are "
         "measured on the checkpoints they ran");
   }
-  std::optional<DumpFolder> dumps;
+  std::optional<runner::TempFolder> dumps;  // the engines' logit dumps
   EngineRunOptions run;
   if (engine_a || engine_b) {
-    dumps.emplace();
+    dumps.emplace("samebits-conform");
+    if (dumps->path().empty()) throw UsageError("cannot make a temporary folder");
     run.checkpoints = flags.checkpoints;
     for (const std::string& s : flags.scenarios) run.scenario_files.push_back(ScenarioFile(s));
     run.timeout_seconds = flags.timeout_seconds;

@@ -64,17 +64,6 @@ std::string NewDumpDirectory(const std::string& parent) {
   return dir.string();
 }
 
-SyntheticCache::SyntheticCache() {
-  std::error_code ec;
-  std::string pattern = (fs::temp_directory_path(ec) / "samebits-synthetic-XXXXXX").string();
-  if (!ec && ::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-}
-
-SyntheticCache::~SyntheticCache() {
-  std::error_code ec;
-  if (!path_.empty()) fs::remove_all(path_, ec);
-}
-
 std::vector<std::vector<size_t>> CellGroups(const std::vector<Cell>& cells, int cells_per_child) {
   std::vector<std::vector<size_t>> groups;
   if (cells_per_child <= 1) {

@@ -9,6 +9,7 @@
 #include "harness/analysis/results.h"
 #include "harness/runner/matrix.h"
 #include "harness/runner/selection.h"
+#include "harness/runner/temp_folder.h"
 
 namespace samebits::runner {
 
@@ -52,16 +53,9 @@ std::string NewDumpDirectory(const std::string& parent);
 // children cache the synthetic checkpoints they synthesise, removed with its
 // files when the run ends; path() is "" when none could be made (the
 // children then synthesise every time).
-class SyntheticCache {
+class SyntheticCache : public TempFolder {
  public:
-  SyntheticCache();
-  ~SyntheticCache();
-  SyntheticCache(const SyntheticCache&) = delete;
-  SyntheticCache& operator=(const SyntheticCache&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  SyntheticCache() : TempFolder("samebits-synthetic") {}
 };
 
 // Returns the cells' groups for RunCellGroups: with `cells_per_child` > 1,
