@@ -20,7 +20,20 @@
 // the same exactly-rounded fused multiply-adds in the same lanes and order
 // (C1), so the same bits; a CPU without FMA runs the baseline clone, which
 // calls libm as before. Elsewhere (aarch64: FMA is baseline) it is nothing.
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+//
+// Not under ThreadSanitizer: the loader calls a clone's resolver while it
+// relocates the program, before the TSan runtime is set up, and the
+// instrumented resolver then crashes the program before main (every TSan
+// test binary died while gtest listed its tests).
+#if defined(__SANITIZE_THREAD__)
+#define SAMEBITS_NO_IFUNC 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SAMEBITS_NO_IFUNC 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && \
+    !defined(SAMEBITS_NO_IFUNC)
 #if __has_attribute(target_clones) && __has_attribute(flatten)
 #define SAMEBITS_SCALAR_FMA_CLONES __attribute__((target_clones("fma", "default"), flatten))
 #endif
