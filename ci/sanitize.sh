@@ -135,8 +135,12 @@ if [ "$which" = tsan ] || [ "$which" = all ]; then
   # randomisation of recent kernels; setarch -R runs the tests without it.
   norandom=()
   if setarch "$(uname -m)" -R true 2>/dev/null; then norandom=(setarch "$(uname -m)" -R); fi
+  # SharedChildBits compares the engine's bits served and alone (96 engine
+  # runs, 199 of the 201 s of this step under TSan); the threads it shares
+  # with the harness are SharedChild's, which run here.
   run_tests build-tsan "${norandom[@]}" ctest --test-dir "$root/build-tsan" --output-on-failure \
     -j "$jobs" -L 'threads|harness' -R 'ThreadPool|Threads|Runner|Child|Scheduler|Store' \
+    -E 'SharedChildBits' \
     "${ctest_args[@]}" ||
     result=1
 fi
