@@ -127,58 +127,44 @@ int RunScenarioCommand(const RunFlags& flags) {
   return 0;
 }
 
-CommandSpec SetupRun(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand(
-      "run", "Runs a scenario on a checkpoint and prints the protocol's JSON Lines on stdout.");
-  auto options = std::make_shared<RunFlags>();
-  sub->add_option("--checkpoint", options->checkpoint,
-                  "The checkpoint to run: synthetic:NAME[-DTYPE], gguf:PATH, safetensors:DIR, "
-                  "llama2c:PATH or a path.")
-      ->option_text("SPEC")
-      ->required();
-  sub->add_option("--scenario", options->scenario_file,
-                  "The scenario file to run (scenarios/*.json; see scenarios/README.md).")
-      ->option_text("FILE")
-      ->required();
-  sub->add_option("--kernels", options->kernels,
+// How the pass computes: none of these may change a bit (DESIGN.md).
+void AddComputeFlags(CLI::App* sub, RunFlags& options) {
+  sub->add_option("--kernels", options.kernels,
                   "The implementation of the forward pass: the plain reference or the fast cpu "
                   "path (default: cpu).")
       ->option_text("reference|cpu")
       ->check(CLI::IsMember({"reference", "cpu"}));
-  sub->add_option("--threads", options->threads,
+  sub->add_option("--threads", options.threads,
                   "Threads for the cpu path, the calling thread included (default: "
                   "SAMEBITS_THREADS, else one per core).")
       ->option_text("N")
       ->check(CLI::Range(1, 1024));
-  AddIsaOption(sub, &options->isa,
+  AddIsaOption(sub, &options.isa,
                "The instruction set of the kernel table both paths compute with (the "
                "reference uses its dot products); an ISA this machine lacks is refused "
                "(default: auto, the fastest available).");
-  sub->add_option("--gemv-chunk-bytes", options->gemv_chunk_bytes,
+  sub->add_option("--gemv-chunk-bytes", options.gemv_chunk_bytes,
                   "Bytes of weights per GEMV work unit on the cpu path; any value gives the same "
                   "bits (default: 262144).")
       ->option_text("N")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  sub->add_option("--math", options->math,
+  sub->add_option("--math", options.math,
                   "Where transcendentals come from: the engine's portable implementations or the "
                   "platform's libm (default: portable).")
       ->option_text("portable|libm")
       ->check(CLI::IsMember({"portable", "libm"}));
-  sub->add_option("--dump-logits", options->dump_path,
-                  "Also write every output row's logits to this file as float32 little-endian, "
-                  "rows in step order.")
-      ->option_text("FILE");
-  sub->add_flag("--trace", options->trace,
-                "Print a `trace` record with the XXH3-64 of every op's output for every "
-                "position.");
-  sub->add_option("--batch", options->batch,
+}
+
+// The companions that share the forward calls with the scenario's sequence.
+void AddBatchFlags(CLI::App* sub, RunFlags& options) {
+  sub->add_option("--batch", options.batch,
                   "Run the scenario's sequence beside N - 1 companion sequences (seeded random "
                   "prompts, greedy decoding) in the same forward calls; the records report the "
                   "scenario's sequence only, and its hashes must equal those of --batch 1 "
                   "(default: 1, alone).")
       ->option_text("N")
       ->check(CLI::Range(1, run::kMaxBatch));
-  sub->add_option("--batch-seed", options->batch_seed,
+  sub->add_option("--batch-seed", options.batch_seed,
                   "Seed of the companions' prompts, lengths, joining calls and row orders, 0 to "
                   "2^63 - 1 (default: 1).")
       ->option_text("S")
@@ -192,13 +178,37 @@ CommandSpec SetupRun(CLI::App& app) {
           return "expected a whole number from 0 to 9223372036854775807, got '" + v + "'";
         return "";
       });
-  sub->add_option("--batch-schedule", options->batch_schedule,
+  sub->add_option("--batch-schedule", options.batch_schedule,
                   "together: every companion prefills with the scenario's prefill and decodes to "
                   "its end; staggered: companions join and leave at different calls, as "
                   "continuous batching does, and the row order is reshuffled every call "
                   "(default: together).")
       ->option_text("together|staggered")
       ->check(CLI::IsMember({"together", "staggered"}));
+}
+
+CommandSpec SetupRun(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand(
+      "run", "Runs a scenario on a checkpoint and prints the protocol's JSON Lines on stdout.");
+  auto options = std::make_shared<RunFlags>();
+  sub->add_option("--checkpoint", options->checkpoint,
+                  "The checkpoint to run: synthetic:NAME[-DTYPE], gguf:PATH, safetensors:DIR, "
+                  "llama2c:PATH or a path.")
+      ->option_text("SPEC")
+      ->required();
+  sub->add_option("--scenario", options->scenario_file,
+                  "The scenario file to run (scenarios/*.json; see scenarios/README.md).")
+      ->option_text("FILE")
+      ->required();
+  AddComputeFlags(sub, *options);
+  sub->add_option("--dump-logits", options->dump_path,
+                  "Also write every output row's logits to this file as float32 little-endian, "
+                  "rows in step order.")
+      ->option_text("FILE");
+  sub->add_flag("--trace", options->trace,
+                "Print a `trace` record with the XXH3-64 of every op's output for every "
+                "position.");
+  AddBatchFlags(sub, *options);
   // Handled before parsing (engine_main.cc, serve.h); declared for --help.
   sub->add_flag("--serve", options->serve,
                 "Serve many cells of this configuration in one process: read one cell per line "

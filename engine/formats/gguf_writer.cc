@@ -65,6 +65,7 @@ class Out {
     while (b_.size() % alignment != 0) U8(0);
   }
   std::vector<std::byte>& bytes() { return b_; }
+  const std::vector<std::byte>& bytes() const { return b_; }
   uint64_t n_kv() const { return n_kv_; }
 
  private:
@@ -280,31 +281,64 @@ std::string GgufUnwritableSwitches(const model::ModelConfig& c) {
   return names;
 }
 
-std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
-                                 const GgufWriteOptions& options) {
-  Out kv;
-  WriteMetadata(weights, kv);
+namespace {
 
-  // A tensor of the file: one view, or (fused) several of one type whose
-  // rows follow each other.
-  struct Entry {
-    std::string name;
-    std::vector<model::TensorView> parts;
-    std::vector<int64_t> shape;
-    uint64_t offset;
-  };
-  std::vector<Entry> entries;
-  uint64_t offset = 0;
-  const auto add = [&](const std::string& name, std::vector<model::TensorView> parts) {
+// A tensor of the file: one view, or (fused) several of one type whose
+// rows follow each other.
+struct FileTensor {
+  std::string name;
+  std::vector<model::TensorView> parts;
+  std::vector<int64_t> shape;
+  uint64_t offset;
+};
+
+// The file's tensors in order, each at its aligned offset in the data.
+class FileTensors {
+ public:
+  void Add(const std::string& name, std::vector<model::TensorView> parts) {
     std::vector<int64_t> shape = parts[0].shape;
     uint64_t bytes = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
       if (i > 0) shape[0] += parts[i].shape[0];
       bytes += StoredBytes(parts[i]);
     }
-    entries.push_back({name, std::move(parts), std::move(shape), offset});
-    offset += (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  };
+    tensors_.push_back({name, std::move(parts), std::move(shape), offset_});
+    offset_ += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  const std::vector<FileTensor>& tensors() const { return tensors_; }
+
+ private:
+  std::vector<FileTensor> tensors_;
+  uint64_t offset_ = 0;
+};
+
+// Adds an expert tensor as one tensor, or (per_expert_tensors) one per
+// expert, as older Mixtral files hold them.
+void AddExperts(const model::TensorSpec& spec, const model::TensorView& v,
+                const GgufWriteOptions& options, FileTensors& tensors) {
+  const std::string exps = "_exps.weight";
+  const bool split = options.per_expert_tensors && v.shape.size() == 3 &&
+                     spec.name.size() > exps.size() && spec.name.ends_with(exps);
+  if (!split) {
+    tensors.Add(spec.name, {v});
+    return;
+  }
+  if (v.quantized) {
+    throw CheckpointError("cannot write '" + spec.name +
+                          "' per expert: it is quantized; write merged expert tensors");
+  }
+  const std::string stem = spec.name.substr(0, spec.name.size() - exps.size());
+  const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
+  for (int64_t e = 0; e < v.shape[0]; ++e) {
+    tensors.Add(stem + "." + std::to_string(e) + ".weight",
+                {model::TensorView{v.dtype, {v.shape[1], v.shape[2]}, v.data + e * stride}});
+  }
+}
+
+// Lists the tensors the file holds, in the order of model::ForEachTensor,
+// fusing gate and up where the architecture's files do (Phi-3).
+FileTensors ListFileTensors(const model::ModelWeights& weights, const GgufWriteOptions& options) {
+  FileTensors tensors;
   const GgufArchitecture* known =
       FindGgufArchitecture(weights.config.arch.empty() ? "llama" : weights.config.arch);
   const bool fuse_gate_up = known != nullptr && known->fused_gate_up;
@@ -324,54 +358,43 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
                               weights.config.arch +
                               " files hold them: the two are stored in different types");
       }
-      add(spec.name, {*pending_gate, v});
+      tensors.Add(spec.name, {*pending_gate, v});
       pending_gate = nullptr;
       return;
     }
-    const std::string exps = "_exps.weight";
-    const bool split = options.per_expert_tensors && v.shape.size() == 3 &&
-                       spec.name.size() > exps.size() &&
-                       spec.name.compare(spec.name.size() - exps.size(), exps.size(), exps) == 0;
-    if (!split) {
-      add(spec.name, {v});
-      return;
-    }
-    if (v.quantized) {
-      throw CheckpointError("cannot write '" + spec.name +
-                            "' per expert: it is quantized; write merged expert tensors");
-    }
-    const std::string stem = spec.name.substr(0, spec.name.size() - exps.size());
-    const size_t stride = v.bytes() / static_cast<size_t>(v.shape[0]);
-    for (int64_t e = 0; e < v.shape[0]; ++e) {
-      add(stem + "." + std::to_string(e) + ".weight",
-          {model::TensorView{v.dtype, {v.shape[1], v.shape[2]}, v.data + e * stride}});
-    }
+    AddExperts(spec, v, options, tensors);
   });
   if (pending_gate != nullptr) {
     throw CheckpointError("cannot write a gate projection without its up projection fused to it");
   }
+  return tensors;
+}
 
-  Out out;
+// The magic, version, counts, metadata and tensor infos, padded to the data.
+void WriteHeader(const Out& kv, const std::vector<FileTensor>& tensors, Out& out) {
   out.U8('G');
   out.U8('G');
   out.U8('U');
   out.U8('F');
   out.U32(3);
-  out.U64(entries.size());
+  out.U64(tensors.size());
   out.U64(kv.n_kv());
   out.bytes().insert(out.bytes().end(), kv.bytes().begin(), kv.bytes().end());
-  for (const Entry& e : entries) {
-    out.Str(e.name);
-    out.U32(static_cast<uint32_t>(e.shape.size()));
-    for (auto it = e.shape.rbegin(); it != e.shape.rend(); ++it)
+  for (const FileTensor& t : tensors) {
+    out.Str(t.name);
+    out.U32(static_cast<uint32_t>(t.shape.size()));
+    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it)
       out.U64(static_cast<uint64_t>(*it));
-    out.U32(GgmlType(e.parts[0]));
-    out.U64(e.offset);
+    out.U32(GgmlType(t.parts[0]));
+    out.U64(t.offset);
   }
   out.Pad(kAlignment);
+}
+
+void WriteTensorData(const std::vector<FileTensor>& tensors, Out& out) {
   std::vector<std::byte> scratch;
-  for (const Entry& e : entries) {
-    for (const model::TensorView& part : e.parts) {
+  for (const FileTensor& t : tensors) {
+    for (const model::TensorView& part : t.parts) {
       if (part.quantized) {
         // Blocks are bytes in the file's order already (F16 scales inside
         // them are little-endian as ggml writes them).
@@ -384,6 +407,18 @@ std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
     }
     out.Pad(kAlignment);
   }
+}
+
+}  // namespace
+
+std::vector<std::byte> GgufBytes(const model::ModelWeights& weights,
+                                 const GgufWriteOptions& options) {
+  Out kv;
+  WriteMetadata(weights, kv);
+  const FileTensors tensors = ListFileTensors(weights, options);
+  Out out;
+  WriteHeader(kv, tensors.tensors(), out);
+  WriteTensorData(tensors.tensors(), out);
   return std::move(out.bytes());
 }
 

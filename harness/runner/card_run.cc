@@ -88,6 +88,110 @@ std::string FeedKnownReason(const EngineProfile& profile, const std::string& val
   return "";
 }
 
+// The row of a table whose baseline did not pass: nothing to compare with.
+harness::CardRow NotRunRow(const harness::CellResult& baseline) {
+  harness::CardRow row;
+  row.outcome = baseline.code == harness::ResultCode::kUnsupported ? harness::CardOutcome::kNotRun
+                                                                   : harness::CardOutcome::kBroken;
+  row.detail = "not run: the baseline did not pass";
+  return row;
+}
+
+// Runs the cells of one card, numbering their logit dumps.
+class CardRunner {
+ public:
+  CardRunner(const EngineProfile& profile, const CardOptions& options)
+      : profile_(profile), options_(options) {}
+
+  // The baseline and every one-axis variant on one checkpoint and scenario.
+  harness::CardTable AxisTable(const std::vector<CardVariant>& variants,
+                               const std::string& checkpoint, const std::string& scenario_file) {
+    harness::CardTable table;
+    table.checkpoint = checkpoint;
+    table.scenario = ScenarioName(scenario_file);
+    table.baseline = profile_.card_baseline.name;
+    const harness::CellResult baseline = Run(profile_.card_baseline, checkpoint, scenario_file);
+    if (baseline.code != harness::ResultCode::kPass) {
+      table.baseline_problem = "the baseline " + profile_.card_baseline.name + " is " +
+                               harness::ResultCodeName(baseline.code) + ": " + baseline.message;
+    } else if (!options_.reference_program.empty()) {
+      MeasureReferenceConformance(profile_, options_, checkpoint, scenario_file, baseline, table);
+    }
+    for (const CardVariant& v : variants) {
+      harness::CardRow row;
+      if (!table.baseline_problem.empty()) {
+        row = NotRunRow(baseline);
+        row.config = v.config.name;
+      } else {
+        const KnownDifference* known =
+            FindKnownDifference(profile_, v.config, checkpoint, ScenarioName(scenario_file));
+        const harness::CellResult cell = Run(v.config, checkpoint, scenario_file);
+        row = harness::JudgeCardRow(baseline, cell, known != nullptr ? known->reason : "", "");
+      }
+      row.axis = v.axis;
+      row.value = v.value;
+      table.rows.push_back(std::move(row));
+    }
+    return table;
+  }
+
+  // The prompt fed whole, as a prefill and one extend, token by token: the
+  // same tokens at the same positions, row for row (files: those three
+  // scenarios, in that order).
+  harness::CardTable FeedTable(const std::string& checkpoint,
+                               const std::vector<std::string>& files) {
+    harness::CardTable table;
+    table.checkpoint = checkpoint;
+    table.scenario = "feed: " + ScenarioName(files[0]) + " (whole) vs " + ScenarioName(files[1]) +
+                     " (" + kFeedExtend + "), " + ScenarioName(files[2]) + " (" + kFeedToken + ")";
+    table.baseline = profile_.card_baseline.name;
+    const harness::CellResult whole = Run(profile_.card_baseline, checkpoint, files[0]);
+    if (whole.code != harness::ResultCode::kPass) {
+      table.baseline_problem = "the baseline " + profile_.card_baseline.name + " is " +
+                               harness::ResultCodeName(whole.code) + " on " +
+                               ScenarioName(files[0]) + ": " + whole.message;
+    }
+    for (size_t i = 1; i < 3; ++i) {
+      const char* value = i == 1 ? kFeedExtend : kFeedToken;
+      harness::CardRow row;
+      if (!table.baseline_problem.empty()) {
+        row = NotRunRow(whole);
+      } else {
+        harness::CellResult cell = Run(profile_.card_baseline, checkpoint, files[i]);
+        // A row's kind says how it was fed (a prefill row there is an
+        // extend row here), which is what differs by design: the rows are
+        // judged on their positions, fed tokens, choices and hashes.
+        for (size_t k = 0; k < std::min(cell.steps.size(), whole.steps.size()); ++k) {
+          cell.steps[k].kind = whole.steps[k].kind;
+        }
+        row = harness::JudgeCardRow(whole, cell, FeedKnownReason(profile_, value, checkpoint), "");
+      }
+      row.axis = kFeedTableAxis;
+      row.value = value;
+      row.config = profile_.card_baseline.name + " on " + ScenarioName(files[i]);
+      table.rows.push_back(std::move(row));
+    }
+    return table;
+  }
+
+ private:
+  harness::CellResult Run(const EngineConfiguration& config, const std::string& checkpoint,
+                          const std::string& scenario_file) {
+    ProfileCellOptions o;
+    o.program = options_.program;
+    o.timeout_seconds = options_.timeout_seconds;
+    o.passthrough = options_.passthrough;
+    if (!options_.dump_dir.empty() && !profile_.dump_logits.empty()) {
+      o.dump_file = options_.dump_dir + "/card-" + std::to_string(dumps_++) + ".f32";
+    }
+    return RunProfileCell(profile_, config, checkpoint, scenario_file, o);
+  }
+
+  const EngineProfile& profile_;
+  const CardOptions& options_;
+  int dumps_ = 0;
+};
+
 }  // namespace
 
 harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) {
@@ -96,94 +200,13 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
   card.profile_file = profile.file;
   card.baseline = profile.card_baseline.name;
   const std::vector<CardVariant> variants = CardVariants(profile, &card.notes);
-  int dumps = 0;
-  const auto options_for = [&]() {
-    ProfileCellOptions o;
-    o.program = options.program;
-    o.timeout_seconds = options.timeout_seconds;
-    o.passthrough = options.passthrough;
-    if (!options.dump_dir.empty() && !profile.dump_logits.empty()) {
-      o.dump_file = options.dump_dir + "/card-" + std::to_string(dumps++) + ".f32";
-    }
-    return o;
-  };
+  CardRunner runner(profile, options);
   for (const std::string& checkpoint : options.checkpoints) {
     for (const std::string& scenario_file : options.scenario_files) {
-      harness::CardTable table;
-      table.checkpoint = checkpoint;
-      table.scenario = ScenarioName(scenario_file);
-      table.baseline = profile.card_baseline.name;
-      const harness::CellResult baseline =
-          RunProfileCell(profile, profile.card_baseline, checkpoint, scenario_file, options_for());
-      if (baseline.code != harness::ResultCode::kPass) {
-        table.baseline_problem = "the baseline " + profile.card_baseline.name + " is " +
-                                 harness::ResultCodeName(baseline.code) + ": " + baseline.message;
-      } else if (!options.reference_program.empty()) {
-        MeasureReferenceConformance(profile, options, checkpoint, scenario_file, baseline, table);
-      }
-      for (const CardVariant& v : variants) {
-        harness::CardRow row;
-        if (!table.baseline_problem.empty()) {
-          row.config = v.config.name;
-          row.outcome = baseline.code == harness::ResultCode::kUnsupported
-                            ? harness::CardOutcome::kNotRun
-                            : harness::CardOutcome::kBroken;
-          row.detail = "not run: the baseline did not pass";
-        } else {
-          const KnownDifference* known =
-              FindKnownDifference(profile, v.config, checkpoint, ScenarioName(scenario_file));
-          const harness::CellResult cell =
-              RunProfileCell(profile, v.config, checkpoint, scenario_file, options_for());
-          row = harness::JudgeCardRow(baseline, cell, known != nullptr ? known->reason : "", "");
-        }
-        row.axis = v.axis;
-        row.value = v.value;
-        table.rows.push_back(std::move(row));
-      }
-      card.tables.push_back(std::move(table));
+      card.tables.push_back(runner.AxisTable(variants, checkpoint, scenario_file));
     }
     if (options.feed_scenario_files.size() == 3) {
-      // The prompt fed whole, as a prefill and one extend, token by token:
-      // the same tokens at the same positions, row for row.
-      const std::vector<std::string>& files = options.feed_scenario_files;
-      harness::CardTable table;
-      table.checkpoint = checkpoint;
-      table.scenario = "feed: " + ScenarioName(files[0]) + " (whole) vs " + ScenarioName(files[1]) +
-                       " (" + kFeedExtend + "), " + ScenarioName(files[2]) + " (" + kFeedToken +
-                       ")";
-      table.baseline = profile.card_baseline.name;
-      const harness::CellResult whole =
-          RunProfileCell(profile, profile.card_baseline, checkpoint, files[0], options_for());
-      if (whole.code != harness::ResultCode::kPass) {
-        table.baseline_problem = "the baseline " + profile.card_baseline.name + " is " +
-                                 harness::ResultCodeName(whole.code) + " on " +
-                                 ScenarioName(files[0]) + ": " + whole.message;
-      }
-      for (size_t i = 1; i < 3; ++i) {
-        const char* value = i == 1 ? kFeedExtend : kFeedToken;
-        harness::CardRow row;
-        if (!table.baseline_problem.empty()) {
-          row.outcome = whole.code == harness::ResultCode::kUnsupported
-                            ? harness::CardOutcome::kNotRun
-                            : harness::CardOutcome::kBroken;
-          row.detail = "not run: the baseline did not pass";
-        } else {
-          harness::CellResult cell =
-              RunProfileCell(profile, profile.card_baseline, checkpoint, files[i], options_for());
-          // A row's kind says how it was fed (a prefill row there is an
-          // extend row here), which is what differs by design: the rows are
-          // judged on their positions, fed tokens, choices and hashes.
-          for (size_t k = 0; k < std::min(cell.steps.size(), whole.steps.size()); ++k) {
-            cell.steps[k].kind = whole.steps[k].kind;
-          }
-          row = harness::JudgeCardRow(whole, cell, FeedKnownReason(profile, value, checkpoint), "");
-        }
-        row.axis = kFeedTableAxis;
-        row.value = value;
-        row.config = profile.card_baseline.name + " on " + ScenarioName(files[i]);
-        table.rows.push_back(std::move(row));
-      }
-      card.tables.push_back(std::move(table));
+      card.tables.push_back(runner.FeedTable(checkpoint, options.feed_scenario_files));
     }
   }
   return card;
