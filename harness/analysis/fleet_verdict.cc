@@ -121,7 +121,12 @@ RunResult UnionOfShards(const std::vector<RunResult>& shards, const std::string&
   for (const RunResult& s : shards) {
     all.started_at = std::min(all.started_at, s.started_at);
     all.elapsed_ms += s.elapsed_ms;
-    all.cells.insert(all.cells.end(), s.cells.begin(), s.cells.end());
+    // Each cell keeps its shard's architecture, so its libm outputs are
+    // judged against that architecture's references (CellArch).
+    for (const CellResult& c : s.cells) {
+      all.cells.push_back(c);
+      if (s.machine.arch != all.machine.arch) all.cells.back().machine_arch = s.machine.arch;
+    }
   }
   return all;
 }

@@ -45,7 +45,9 @@ std::string MissingShardsText(const ShardChoice& choice);
 
 // Returns one run holding every cell of `shards` (each a shard's stored
 // run, in shard order), to be judged once: the first shard's machine, the
-// earliest start, the summed elapsed time, `command` as its command.
+// earliest start, the summed elapsed time, `command` as its command. A
+// cell from a machine of another architecture than the first keeps it
+// (CellResult::machine_arch): its libm outputs are its architecture's.
 RunResult UnionOfShards(const std::vector<RunResult>& shards, const std::string& command);
 
 // One machine of a group compared with the group's first machine.

@@ -38,12 +38,14 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
   for (size_t i = 0; i < run.cells.size(); ++i) {
     const CellResult& c = run.cells[i];
     if (!Ran(c)) continue;
+    const std::string& arch = CellArch(run, c);
+    const bool portable = c.config.math == "portable";
     auto it = std::find_if(groups.begin(), groups.end(), [&](const AgreementGroup& g) {
       return g.checkpoint == c.checkpoint && g.scenario == c.scenario && g.math == c.config.math &&
-             g.engine == c.config.engine;
+             g.engine == c.config.engine && (portable || g.arch == arch);
     });
     if (it == groups.end()) {
-      groups.push_back({c.checkpoint, c.scenario, c.config.math, c.config.engine, {}, {}});
+      groups.push_back({c.checkpoint, c.scenario, c.config.math, c.config.engine, arch, {}, {}});
       it = groups.end() - 1;
     }
     it->cells.push_back(i);
@@ -84,7 +86,7 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
 std::vector<std::string> NeededReferenceKeys(const RunResult& run) {
   std::set<std::string> keys;
   for (const CellResult& c : run.cells)
-    keys.insert(ReferenceGroupKey(c.config.math, run.machine.arch, c.config.engine));
+    keys.insert(ReferenceGroupKey(c.config.math, CellArch(run, c), c.config.engine));
   return {keys.begin(), keys.end()};
 }
 
@@ -293,7 +295,7 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
                                         const JudgeOptions& options) {
   ReferenceFindings out;
   for (const AgreementGroup& g : groups) {
-    const std::string key = ReferenceGroupKey(g.math, run.machine.arch, g.engine);
+    const std::string key = ReferenceGroupKey(g.math, g.arch, g.engine);
     const std::string file = options.references_dir + "/" + ReferenceFileName(key);
     auto ref_it = options.references.find(key);
     if (ref_it == options.references.end() || !ref_it->second.Has(g.checkpoint, g.scenario)) {

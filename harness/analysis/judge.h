@@ -23,11 +23,16 @@
 
 namespace samebits::harness {
 
-// The cells of one checkpoint x scenario x math profile, which must all
-// produce the same outputs, split into classes of equal outputs.
+// The cells of one checkpoint x scenario x math profile (x architecture,
+// for a math profile other than portable: the platform's libm may round
+// otherwise elsewhere), which must all produce the same outputs, split into
+// classes of equal outputs.
 struct AgreementGroup {
   std::string checkpoint, scenario, math;
-  std::string engine;                        // Configuration::engine: empty for samebits-engine
+  std::string engine;  // Configuration::engine: empty for samebits-engine
+  // The cells' architecture (CellArch): part of the group's key unless the
+  // math profile is portable, whose outputs are the same everywhere.
+  std::string arch;
   std::vector<size_t> cells;                 // indices into RunResult::cells that ran
   std::vector<std::vector<size_t>> classes;  // equal outputs; the baseline class first
   // Returns the cell whose outputs stand for the baseline class.

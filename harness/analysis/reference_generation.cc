@@ -55,7 +55,7 @@ std::map<std::string, ReferenceGroup> ReferenceGroupsFromRun(const RunResult& ru
     }
     const MathLibraryInfo math =
         base.math ? *base.math : MathLibraryInfo{g.math, g.engine, "unknown", "none"};
-    const std::string key = ReferenceGroupKey(g.math, run.machine.arch, g.engine);
+    const std::string key = ReferenceGroupKey(g.math, g.arch, g.engine);
     ReferenceGroup& group = groups[key];
     if (group.key.empty()) {
       group.key = key;

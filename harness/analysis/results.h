@@ -208,7 +208,11 @@ struct CellResult {
   std::string weights_xxh3;  // the checkpoint's weights hash, 16 hex
   int vocab_size = 0;
   std::string isa_used;  // the ISA the engine resolved `isa` to ("avx512", ...)
-  CellTiming timing;     // measured by this process; not stored
+  // The architecture of the machine that ran the cell where it is not the
+  // run's: a fleet verdict's union of shards from several machines
+  // (UnionOfShards); empty otherwise. Not stored.
+  std::string machine_arch;
+  CellTiming timing;  // measured by this process; not stored
 };
 
 // Where two step sequences first differ.
@@ -309,5 +313,12 @@ struct RunResult {
   std::vector<CellResult> cells;
   Diagnosis diagnosis;
 };
+
+// The architecture of the machine that ran `cell` (CellResult::machine_arch,
+// else the run's): libm cells are judged against their own architecture's
+// references and agree only with cells of it.
+inline const std::string& CellArch(const RunResult& run, const CellResult& cell) {
+  return cell.machine_arch.empty() ? run.machine.arch : cell.machine_arch;
+}
 
 }  // namespace samebits::harness

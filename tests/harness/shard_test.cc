@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "harness/analysis/fleet_verdict.h"
+#include "harness/analysis/judge.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::harness {
@@ -203,6 +204,56 @@ TEST(FleetVerdict, AMachineWhoseLibmCellsDifferIsNamedWithTheCause) {
   EXPECT_EQ(all.cells.size(), 5u);
   EXPECT_EQ(all.machine_name, "a");
   EXPECT_EQ(all.command, "samebits verdict --group g");
+}
+
+// Returns the reference group `key` holding the steps of `cell`.
+ReferenceGroup GroupOf(const std::string& key, const CellResult& cell) {
+  ReferenceGroup g;
+  g.key = key;
+  g.math = *cell.math;
+  for (const StepRecord& s : cell.steps) {
+    g.lines.push_back({cell.checkpoint, cell.scenario, s.index, s.kind, s.position, s.token,
+                       s.fnv1a64, s.xxh3_64});
+  }
+  return g;
+}
+
+// A fleet of two architectures whose libm results differ (as glibc's tanhf
+// does between x86-64 and aarch64): each shard's libm cells are judged
+// against their own architecture's references and agree only among
+// themselves; the portable cells of both must still agree with each other.
+TEST(FleetVerdict, EachShardsLibmCellsAreJudgedAgainstItsOwnArchitecture) {
+  RunResult x86 = ShardRun("a", {"reference", "reference-libm", "cpu-t1-libm"}, "1111", 7);
+  RunResult arm = ShardRun("b", {"cpu-t2", "cpu-t2-libm"}, "2222", 8);
+  arm.machine.arch = "aarch64";
+  const CellResult& base = x86.cells[0];
+  JudgeOptions options;
+  options.references["portable"] = GroupOf("portable", base);
+  options.references["libm-x86_64"] = GroupOf("libm-x86_64", x86.cells[1]);
+  options.references["libm-aarch64"] = GroupOf("libm-aarch64", arm.cells[1]);
+
+  RunResult all = UnionOfShards({x86, arm}, "samebits verdict --group g");
+  EXPECT_EQ(all.cells[3].machine_arch, "aarch64");
+  EXPECT_EQ(all.cells[0].machine_arch, "");
+  EXPECT_EQ(NeededReferenceKeys(all),
+            (std::vector<std::string>{"libm-aarch64", "libm-x86_64", "portable"}));
+  Judge(all, options);
+  EXPECT_EQ(all.diagnosis.kind, Diagnosis::Kind::kAllAgree) << all.diagnosis.headline;
+  for (const CellResult& c : all.cells) EXPECT_EQ(c.code, ResultCode::kPass) << c.config.name;
+
+  // Judged as one machine (the old union), the aarch64 libm cell disagreed
+  // with the x86-64 ones: the control that the test can fail.
+  RunResult one_machine = all;
+  for (CellResult& c : one_machine.cells) c.machine_arch.clear();
+  Judge(one_machine, options);
+  EXPECT_NE(one_machine.diagnosis.kind, Diagnosis::Kind::kAllAgree);
+
+  // A portable cell that differs on aarch64 still fails: the portable
+  // profile promises the same bits everywhere.
+  arm.cells[0] = MakeCell("synthetic:tiny", "classic", "cpu-t2", 9, 4);
+  RunResult broken = UnionOfShards({x86, arm}, "samebits verdict --group g");
+  Judge(broken, options);
+  EXPECT_EQ(broken.cells[3].code, ResultCode::kFail);
 }
 
 }  // namespace
