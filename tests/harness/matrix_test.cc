@@ -30,6 +30,7 @@ std::string Describe(const harness::Configuration& c) {
 
 std::vector<std::string> Described(const std::vector<harness::Configuration>& configs) {
   std::vector<std::string> out;
+  out.reserve(configs.size());
   for (const harness::Configuration& c : configs) out.push_back(Describe(c));
   return out;
 }
