@@ -28,8 +28,8 @@ namespace {
 const char* const kConfigurationsKey = "matrix.configurations";
 
 // Returns the value of samebits-engine's axis `axis` in `config`, which the
-// profile's grammar read from `name` (at `key`). Throws ProfileError when
-// the profile has no such axis: the harness's fields need every one.
+// profile's grammar read from the template at `key`. Throws ProfileError
+// when the profile has no such axis: the harness's fields need every one.
 const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfiguration& config,
                                 const std::string& axis, const std::string& key) {
   const auto it = config.values.find(axis);
@@ -83,6 +83,8 @@ std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& p
     throw ProfileError(profile.file, kConfigurationsKey,
                        "is missing: samebits-engine's default configurations are read from it");
   }
+  // The command line's fault, not the profile's (ExpandMatrix says so first).
+  if (threads.empty()) throw std::invalid_argument("--threads: no thread count given");
   const TemplateInputs inputs{threads, AllIsas(), small_chunk_bytes};
   std::vector<harness::Configuration> out;
   for (const std::string& profile_name : math) {

@@ -43,9 +43,10 @@ using harness::Cell;
 // suffixes every name ("cpu-t2-libm", "cpu-t2-b4-libm"; harness/README.md,
 // Configurations, says what engines/samebits.json lists and why). Each
 // name is read by the profile's grammar into samebits-engine's fields
-// (kernels, threads, isa, ...). Throws ProfileError (file, key, what was expected) when
-// the profile has no such list, or a name it expands to is not one of its
-// configurations or lacks one of samebits-engine's axes.
+// (kernels, threads, isa, ...). Throws ProfileError (file, key, what was
+// expected) when the profile has no such list, or a name it expands to is
+// not one of its configurations or lacks one of samebits-engine's axes;
+// std::invalid_argument for no thread count.
 std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& profile,
                                                           const std::vector<int>& threads,
                                                           const std::vector<std::string>& math,
