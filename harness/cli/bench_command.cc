@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/cli/revision_build_flags.h"
@@ -52,6 +53,7 @@ runner::AbBenchOptions BenchOptionsFor(const BenchFlags& flags) {
   sides.scenarios_dir = flags.scenarios_dir.empty() ? GetPaths().scenarios : flags.scenarios_dir;
   sides.config = flags.config;
   sides.engine = flags.engine.empty() ? GetPaths().engine : flags.engine;
+  sides.own_profile = OwnEngineProfile();
   sides.build = WithDefaultCacheDir(flags.build, flags.db);
   options.timing.rounds = flags.rounds;
   options.timing.warmup = flags.warmup;

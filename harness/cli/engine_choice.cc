@@ -10,6 +10,18 @@
 #include "harness/runner/profile_build.h"
 
 namespace samebits::cli {
+namespace {
+
+// Returns the profile at `path`. Throws UsageError naming what is wrong.
+std::shared_ptr<const runner::EngineProfile> LoadProfile(const std::string& path) {
+  try {
+    return std::make_shared<const runner::EngineProfile>(runner::LoadEngineProfile(path));
+  } catch (const runner::ProfileError& e) {
+    throw UsageError(std::string("engine profile refused: ") + e.what());
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<const runner::EngineProfile> ChosenProfile(const std::string& engine,
                                                            const std::string& engine_profile) {
@@ -31,15 +43,25 @@ std::shared_ptr<const runner::EngineProfile> ChosenProfile(const std::string& en
                        "or --engine-profile FILE)");
     }
   }
-  try {
-    return std::make_shared<const runner::EngineProfile>(runner::LoadEngineProfile(path));
-  } catch (const runner::ProfileError& e) {
-    throw UsageError(std::string("engine profile refused: ") + e.what());
-  }
+  return LoadProfile(path);
 }
 
 bool IsOwnEngine(const runner::EngineProfile& profile) {
-  return profile.name == "samebits";
+  return profile.name == runner::kOwnEngineName;
+}
+
+std::shared_ptr<const runner::EngineProfile> OwnEngineProfile() {
+  const std::string path =
+      (std::filesystem::path(GetPaths().root) / "engines" / runner::kOwnEngineName).string() +
+      ".json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw UsageError("no samebits-engine profile at " + path +
+                     ": the default matrix (checkpoints and configurations) is read from it. "
+                     "Run the samebits of a source tree (build/bin/samebits finds the tree from "
+                     "its own place), or from the tree's root, or give --engine-profile FILE");
+  }
+  return LoadProfile(path);
 }
 
 void AddBuildFlag(CLI::App* sub, bool* build) {

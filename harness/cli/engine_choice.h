@@ -20,8 +20,16 @@ std::shared_ptr<const runner::EngineProfile> ChosenProfile(const std::string& en
                                                            const std::string& engine_profile);
 
 // Whether `profile` is samebits-engine's own (engines/samebits.json), which
-// the harness drives through its built-in matrix, references and flags.
+// the harness drives through its own matrix (the profile's, expanded with
+// --threads and --math), references and flags.
 bool IsOwnEngine(const runner::EngineProfile& profile);
+
+// Returns samebits-engine's profile, <root>/engines/samebits.json: the
+// default matrix is read from it. Throws UsageError when it is missing
+// (this program run outside a source tree, whose root it finds from its
+// own place or the current folder: there is no other copy of the matrix)
+// or refused.
+std::shared_ptr<const runner::EngineProfile> OwnEngineProfile();
 
 // Adds --build (run the engine profile's `build` command before any child)
 // to `sub`, storing into `build`.

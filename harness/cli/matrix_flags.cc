@@ -34,7 +34,8 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
   Declare(
       sub->add_option("--checkpoint", flags->checkpoints,
                       "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
-                      "file path) instead of synthetic:tiny, synthetic:medium and synthetic:wide.")
+                      "file path) instead of the engine profile's matrix.checkpoints (for "
+                      "samebits-engine: engines/samebits.json).")
           ->type_name("SPEC,...")
           ->delimiter(','),
       PathRole::kInput);
@@ -122,6 +123,44 @@ void RequireExistingReferencesDir(CLI::App* sub) {
   sub->get_option("--references-dir")->check(ExistingFolder());
 }
 
+namespace {
+
+// Sets the engine `options` run and the profile its cells come from:
+// another engine's (its matrix, names and known differences) or
+// samebits-engine's (the default matrix, expanded with --threads and
+// --math).
+void ChooseEngine(const MatrixFlags& flags, runner::MatrixRunOptions& options) {
+  const Paths& paths = GetPaths();
+  options.engine_given = !flags.engine.empty();
+  options.engine = options.engine_given ? flags.engine : paths.engine;
+  auto chosen = ChosenProfile(flags.engine, flags.engine_profile);
+  BuildIfAsked(flags.build, chosen.get());
+  if (chosen) {
+    try {
+      options.engine = runner::ResolveProgram(*chosen);
+    } catch (const runner::ProfileError& e) {
+      throw UsageError(e.what());
+    }
+    options.engine_given = true;
+  }
+  runner::Selection& s = options.selection;
+  if (chosen && !IsOwnEngine(*chosen)) {
+    s.profile = std::move(chosen);
+  } else {
+    // samebits-engine, by its profile or as the default engine, and a
+    // program given by path (run as samebits-engine is): the matrix is
+    // samebits-engine's profile's.
+    const bool program_by_path = options.engine_given && !chosen;
+    s.own_profile = chosen ? std::move(chosen) : OwnEngineProfile();
+    // The probe of what the engine can never run here (unavailable.h) is
+    // its profile's; a program given by path declares nothing, so nothing
+    // is assumed of it.
+    if (!program_by_path) options.probe = s.own_profile->probe;
+  }
+}
+
+}  // namespace
+
 runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   const Paths& paths = GetPaths();
   runner::MatrixRunOptions options;
@@ -135,35 +174,7 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   s.math = flags.math;
   s.root = paths.root;
   s.project_scenarios = paths.scenarios;
-  options.engine_given = !flags.engine.empty();
-  options.engine = options.engine_given ? flags.engine : paths.engine;
-  auto chosen = ChosenProfile(flags.engine, flags.engine_profile);
-  BuildIfAsked(flags.build, chosen.get());
-  if (auto profile = std::move(chosen)) {
-    try {
-      options.engine = runner::ResolveProgram(*profile);
-    } catch (const runner::ProfileError& e) {
-      throw UsageError(e.what());
-    }
-    options.engine_given = true;
-    // samebits-engine's own profile keeps its built-in matrix and references
-    // (and its probe of what it can never run here, unavailable.h).
-    if (IsOwnEngine(*profile)) options.probe = profile->probe;
-    if (!IsOwnEngine(*profile)) s.profile = std::move(profile);
-  } else if (!options.engine_given) {
-    // The default engine declares its probe in its profile; a program given
-    // by path declares nothing, so nothing is assumed of it.
-    const std::string own =
-        (std::filesystem::path(paths.root) / "engines" / "samebits.json").string();
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(own, ec)) {
-      try {
-        options.probe = runner::LoadEngineProfile(own).probe;
-      } catch (const runner::ProfileError& e) {
-        throw UsageError(std::string("engine profile refused: ") + e.what());
-      }
-    }
-  }
+  ChooseEngine(flags, options);
   options.jobs = flags.jobs > 0
                      ? flags.jobs
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

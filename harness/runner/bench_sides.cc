@@ -20,15 +20,18 @@ namespace {
 namespace fs = std::filesystem;
 
 // Returns the configuration named `name` ("reference", "cpu-t2",
-// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", ...), or nullopt.
-std::optional<harness::Configuration> NamedConfiguration(const std::string& name) {
+// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", ...) among those of
+// samebits-engine's matrix, or nullopt.
+std::optional<harness::Configuration> NamedConfiguration(const std::string& name,
+                                                         const BenchSideOptions& options) {
   static const std::regex kThreads("cpu-t([0-9]+)");
   std::smatch m;
   int threads = 1;
   if (std::regex_search(name, m, kThreads)) threads = std::stoi(m[1]);
   if (threads < 1 || threads > 1024) return std::nullopt;
+  if (!options.own_profile) throw RunError("no samebits-engine profile to name configurations");
   for (const harness::Configuration& c :
-       DefaultConfigurations({threads}, {"portable", "libm"}, 8192)) {
+       DefaultConfigurations(*options.own_profile, {threads}, {"portable", "libm"}, 8192)) {
     if (c.name == name) return c;
   }
   return std::nullopt;
@@ -65,7 +68,7 @@ Cell BenchCell(const BenchSideOptions& options) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const std::string config_name =
       options.config.empty() ? "cpu-t" + std::to_string(cores) : options.config;
-  auto config = NamedConfiguration(config_name);
+  auto config = NamedConfiguration(config_name, options);
   if (!config) throw RunError("--config: no configuration named '" + config_name + "'");
   cell.config = *config;
   return cell;
@@ -106,7 +109,7 @@ harness::BenchSide ResolveBenchSide(const std::string& spec, const BenchSideOpti
   side.cell = BenchCell(options);
   if (IsExecutableFile(spec)) {
     side.engine = fs::absolute(spec).string();
-  } else if (auto named = NamedConfiguration(spec)) {
+  } else if (auto named = NamedConfiguration(spec, options)) {
     side.cell.config = *named;
     side.engine = ConfigurationEngine(options);
   } else {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "harness/analysis/bench_summary.h"
+#include "harness/runner/engine_profile.h"
 #include "harness/runner/revision_build.h"
 
 namespace samebits::runner {
@@ -20,6 +22,8 @@ struct BenchSideOptions {
   // The configuration program and revision sides run; empty: cpu-t<cores>.
   std::string config;
   std::string engine;  // the engine configuration sides run
+  // samebits-engine's profile, whose matrix names the configurations.
+  std::shared_ptr<const EngineProfile> own_profile;
   // How revision sides are built; `repo` is any folder inside the
   // repository (empty: the current folder).
   RevisionBuildOptions build;

@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "harness/runner/matrix_template.h"
+
 namespace samebits::runner {
 
 namespace fs = std::filesystem;
@@ -494,6 +496,34 @@ void ParseCard(const Reader& r, const Json& j, EngineProfile& p) {
   }
 }
 
+// Reads `matrix.configurations`: names, or for samebits-engine's own
+// profile templates (matrix_template.h), whose placeholders are checked now
+// and whose names are read by the grammar when the matrix is expanded (it
+// depends on the command line), before any child runs.
+void ParseMatrixConfigurations(const Reader& r, const Json& list, EngineProfile& p) {
+  const std::vector<std::string> names = r.Strings(list, "matrix.configurations", true);
+  const bool templates = std::any_of(names.begin(), names.end(), IsTemplate);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string key = Reader::Index("matrix.configurations", i);
+    if (!IsTemplate(names[i])) {
+      try {
+        const EngineConfiguration config = ParseConfigurationName(p, names[i]);
+        if (!templates) p.matrix_configurations.push_back(config);
+      } catch (const ConfigurationNameError& e) {
+        r.Fail(key, std::string("expected a configuration name: ") + e.what());
+      }
+    } else if (p.name != kOwnEngineName) {
+      r.Fail(key, std::string("expected a configuration name without placeholders: they draw "
+                              "on samebits-engine's --threads, --math and ISA table, so only "
+                              "its profile (name ") +
+                      kOwnEngineName + ") may use them");
+    } else if (const std::string error = TemplateError(names[i]); !error.empty()) {
+      r.Fail(key, error);
+    }
+  }
+  p.matrix_configuration_templates = names;
+}
+
 // Reads `matrix`: what `run` and `gate` select for this engine when the
 // command line does not say (checkpoints as the engine takes them, scenario
 // files relative to the profile, configuration names).
@@ -510,18 +540,7 @@ void ParseMatrix(const Reader& r, const Json& j, EngineProfile& p) {
                                                              : (fs::path(p.folder) / f).string());
     }
   }
-  if (m.contains("configurations")) {
-    const std::vector<std::string> names =
-        r.Strings(m["configurations"], "matrix.configurations", true);
-    for (size_t i = 0; i < names.size(); ++i) {
-      try {
-        p.matrix_configurations.push_back(ParseConfigurationName(p, names[i]));
-      } catch (const ConfigurationNameError& e) {
-        r.Fail(Reader::Index("matrix.configurations", i),
-               std::string("expected a configuration name: ") + e.what());
-      }
-    }
-  }
+  if (m.contains("configurations")) ParseMatrixConfigurations(r, m["configurations"], p);
 }
 
 // Returns whether `name` is an engine's name: lower-case letters, digits,

@@ -63,7 +63,15 @@
 //                      and `gate --engine` select when the command line does
 //                      not (scenario files relative to the profile; default
 //                      configurations: the baseline and, one axis at a time,
-//                      what the card varies)
+//                      what the card varies). samebits-engine's own profile
+//                      (name `samebits`) must give checkpoints and
+//                      configurations: they are the default matrix, and its
+//                      names may be templates with placeholders
+//                      (matrix_template.h: {each:threads}, {max:threads},
+//                      {second:threads}, {each:isa}, {small_chunk}), the
+//                      whole list expanded once per --math profile, a
+//                      profile other than portable suffixing every name
+//                      (`cpu-t2-libm`); no other profile may use them
 //
 // A configuration name is its axes' tokens in axis order, joined by '-'; an
 // axis at its default contributes no token unless a name spells it (allowed
@@ -92,6 +100,10 @@ namespace samebits::runner {
 
 // The profile format this harness reads.
 inline constexpr int kEngineProfileFormat = 1;
+
+// The name of samebits-engine's own profile (engines/samebits.json), the
+// one whose matrix is the default matrix.
+inline constexpr const char* kOwnEngineName = "samebits";
 
 // A broken profile: `file`, the `key` (a path like "axes[2].token"; "" for
 // the whole document) and what was expected.
@@ -167,6 +179,10 @@ struct EngineProfile {
   // What `run` and `gate` select by default (the profile's `matrix`).
   std::vector<std::string> matrix_checkpoints, matrix_scenarios;
   std::vector<EngineConfiguration> matrix_configurations;
+  // `matrix.configurations` as written, templates included (samebits-
+  // engine's own profile: its names may hold placeholders, expanded with
+  // the command line by matrix.h's DefaultConfigurations).
+  std::vector<std::string> matrix_configuration_templates;
 
   // Returns the axis named `name`, or nullptr.
   const EngineAxis* Axis(const std::string& name) const;

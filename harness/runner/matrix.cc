@@ -12,23 +12,10 @@
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
 #include "harness/runner/batched_name.h"
+#include "harness/runner/matrix_template.h"
 #include "harness/store/dump_paths.h"
 
 namespace samebits::runner {
-
-const std::vector<std::string>& DefaultCheckpoints() {
-  // `gemma` covers the Gemma 2/3 and Llama 3.1 operations (soft-caps,
-  // post-norms, GeGLU, local/global RoPE bases, RoPE factors). The quantized variants cover every
-  // 32-weight block type on `tiny`, Q8_0 on `medium` (MoE, parallel blocks), and every k-quant on
-  // `medium`, the smallest synthetic model whose rows hold whole 256-weight super-blocks (ggml's
-  // k-quant quantizers run at every engine start: about half a second each for `medium`).
-  static const std::vector<std::string> kCheckpoints = {
-      "synthetic:tiny",        "synthetic:gemma",       "synthetic:medium",
-      "synthetic:wide",        "synthetic:tiny-q4_0",   "synthetic:tiny-q4_1",
-      "synthetic:tiny-q5_0",   "synthetic:tiny-q5_1",   "synthetic:medium-q8_0",
-      "synthetic:medium-q4_k", "synthetic:medium-q5_k", "synthetic:medium-q6_k"};
-  return kCheckpoints;
-}
 
 const std::vector<std::string>& AllIsas() {
   // The engine's ISA table: a new ISA gets its cpu-<isa> cell by itself.
@@ -36,61 +23,86 @@ const std::vector<std::string>& AllIsas() {
   return kIsas;
 }
 
-std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>& threads,
+namespace {
+
+const char* const kConfigurationsKey = "matrix.configurations";
+
+// Returns the value of samebits-engine's axis `axis` in `config`, which the
+// profile's grammar read from the template at `key`. Throws ProfileError
+// when the profile has no such axis: the harness's fields need every one.
+const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfiguration& config,
+                                const std::string& axis, const std::string& key) {
+  const auto it = config.values.find(axis);
+  if (it == config.values.end()) {
+    throw ProfileError(profile.file, key,
+                       "expected an axis `" + axis + "` (samebits-engine's configurations " +
+                           "set kernels, threads, isa, gemv_chunk_bytes, math, batch, " +
+                           "batch_seed and batch_schedule), to read '" + config.name + "'");
+  }
+  return it->second;
+}
+
+// Returns the configuration `name` (expanded from the template at `key`)
+// means to samebits-engine, read by its profile's grammar.
+harness::Configuration OwnConfiguration(const EngineProfile& profile, const std::string& name,
+                                        const std::string& key) {
+  EngineConfiguration parsed;
+  try {
+    parsed = ParseConfigurationName(profile, name);
+  } catch (const ConfigurationNameError& e) {
+    throw ProfileError(
+        profile.file, key,
+        "expected a template of configuration names; it gave '" + name + "': " + e.what());
+  }
+  auto value = [&](const char* axis) -> const std::string& {
+    return OwnAxisValue(profile, parsed, axis, key);
+  };
+  // The grammar has checked every value against its axis's range, so each
+  // number converts.
+  harness::Configuration c;
+  c.name = name;
+  c.kernels = value("kernels");
+  c.threads = std::stoi(value("threads"));
+  c.isa = value("isa");
+  c.gemv_chunk_bytes = std::stoll(value("gemv_chunk_bytes"));
+  c.math = value("math");
+  c.batch = std::stoi(value("batch"));
+  c.batch_seed = std::stoull(value("batch_seed"));
+  c.batch_schedule = value("batch_schedule");
+  return c;
+}
+
+}  // namespace
+
+std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& profile,
+                                                          const std::vector<int>& threads,
                                                           const std::vector<std::string>& math,
                                                           int64_t small_chunk_bytes) {
+  const std::vector<std::string>& templates = profile.matrix_configuration_templates;
+  if (templates.empty()) {
+    throw ProfileError(profile.file, kConfigurationsKey,
+                       "is missing: samebits-engine's default configurations are read from it");
+  }
+  // The command line's fault, not the profile's (ExpandMatrix says so first).
+  if (threads.empty()) throw std::invalid_argument("--threads: no thread count given");
+  const TemplateInputs inputs{threads, AllIsas(), small_chunk_bytes};
   std::vector<harness::Configuration> out;
-  for (const std::string& profile : math) {
-    const std::string suffix = profile == "portable" ? "" : "-" + profile;
-    auto add = [&](harness::Configuration c) {
-      c.name += suffix;
-      c.math = profile;
-      out.push_back(std::move(c));
-    };
-    harness::Configuration reference;
-    reference.name = "reference";
-    reference.kernels = "reference";
-    reference.threads = 1;
-    add(reference);
-    int max_threads = 1;
-    for (int n : threads) {
-      harness::Configuration c;
-      c.name = "cpu-t" + std::to_string(n);
-      c.threads = n;
-      max_threads = std::max(max_threads, n);
-      add(c);
+  for (const std::string& profile_name : math) {
+    // Math profiles are compared only within themselves: each gets the
+    // whole list, named apart by its suffix.
+    const std::string suffix = profile_name == "portable" ? "" : "-" + profile_name;
+    for (size_t i = 0; i < templates.size(); ++i) {
+      const std::string key = std::string(kConfigurationsKey) + "[" + std::to_string(i) + "]";
+      std::vector<std::string> names;
+      try {
+        names = ExpandTemplate(templates[i], inputs);
+      } catch (const std::invalid_argument& e) {
+        throw ProfileError(profile.file, key, e.what());
+      }
+      for (const std::string& name : names) {
+        out.push_back(OwnConfiguration(profile, name + suffix, key));
+      }
     }
-    // Small GEMV chunks change how rows are shared among threads, never a
-    // reduction, so they are run at the most threads, where sharing is most
-    // varied.
-    harness::Configuration chunked;
-    chunked.name = "cpu-t" + std::to_string(max_threads) + "-chunk" +
-                   (small_chunk_bytes % 1024 == 0 ? std::to_string(small_chunk_bytes / 1024) + "k"
-                                                  : std::to_string(small_chunk_bytes));
-    chunked.threads = max_threads;
-    chunked.gemv_chunk_bytes = small_chunk_bytes;
-    add(chunked);
-    for (const std::string& isa : AllIsas()) {
-      harness::Configuration c;
-      c.name = "cpu-" + isa;
-      c.threads = 1;
-      c.isa = isa;
-      add(c);
-    }
-    // Batch invariance: the scenario's sequence beside 3 companions that
-    // start together, at the second thread count, and beside 7 that join
-    // and leave, at the most threads, so batching meets varied row sharing.
-    std::vector<int> counts = threads;
-    std::sort(counts.begin(), counts.end());
-    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
-    harness::Configuration together;
-    together.name = "cpu-t" + std::to_string(counts.size() > 1 ? counts[1] : counts[0]);
-    together.threads = counts.size() > 1 ? counts[1] : counts[0];
-    add(Batched(together, 4, 1, "together"));
-    harness::Configuration staggered;
-    staggered.name = "cpu-t" + std::to_string(max_threads);
-    staggered.threads = max_threads;
-    add(Batched(staggered, 8, 1, "staggered"));
   }
   return out;
 }
@@ -103,8 +115,22 @@ namespace {
 
 // The steps of ExpandMatrix, in order.
 
-// Refuses thread counts and math profiles the engine would refuse.
+// Returns the checkpoints the profile's matrix runs by default.
+const std::vector<std::string>& DefaultCheckpoints(const EngineProfile& profile) {
+  if (profile.matrix_checkpoints.empty()) {
+    throw ProfileError(profile.file, "matrix.checkpoints",
+                       "is missing: samebits-engine's default checkpoints are read from it");
+  }
+  return profile.matrix_checkpoints;
+}
+
+// Refuses thread counts and math profiles the engine would refuse, and a
+// matrix without samebits-engine's profile.
 void CheckAxes(const MatrixOptions& options) {
+  if (!options.profile) {
+    throw std::invalid_argument(
+        "no samebits-engine profile (engines/samebits.json) to read the matrix from");
+  }
   for (int n : options.threads) {
     if (n < 1 || n > 1024) {
       throw std::invalid_argument("--threads: " + std::to_string(n) +
@@ -168,8 +194,8 @@ void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
 
 // Returns the configurations --config names (with their twins), or all.
 std::vector<harness::Configuration> SelectConfigurations(const MatrixOptions& options) {
-  const std::vector<harness::Configuration> all =
-      DefaultConfigurations(options.threads, options.math, options.small_chunk_bytes);
+  const std::vector<harness::Configuration> all = DefaultConfigurations(
+      *options.profile, options.threads, options.math, options.small_chunk_bytes);
   if (options.configs.empty()) return all;
   std::vector<harness::Configuration> configs;
   for (const std::string& name : options.configs) {
@@ -205,7 +231,7 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
   CheckAxes(options);
   const std::vector<harness::Configuration> configs = SelectConfigurations(options);
   const std::vector<std::string>& checkpoints =
-      options.checkpoints.empty() ? DefaultCheckpoints() : options.checkpoints;
+      options.checkpoints.empty() ? DefaultCheckpoints(*options.profile) : options.checkpoints;
   CheckScenarioNames(options.scenario_files);
   std::vector<Cell> cells;
   for (const std::string& checkpoint : checkpoints) {

@@ -1,18 +1,19 @@
-// The matrix: checkpoints x scenarios x configurations, expanded from the
-// defaults and narrowed by the selection flags. Pure functions of their
-// inputs (the machine's ISAs are passed in), so tests can expand any matrix.
+// The matrix: checkpoints x scenarios x configurations, expanded from
+// samebits-engine's profile (engines/samebits.json: its `matrix` is the
+// default matrix, as data) and narrowed by the selection flags. Pure
+// functions of their inputs (the profile and the machine's ISAs are passed
+// in), so tests can expand any matrix.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/analysis/results.h"
+#include "harness/runner/engine_profile.h"
 
 namespace samebits::runner {
-
-// The synthetic checkpoints run by default.
-const std::vector<std::string>& DefaultCheckpoints();
 
 // Every ISA a configuration may name, on every architecture: a machine
 // lacking one still lists it, as UNSUPPORTED, so matrices from different
@@ -20,7 +21,10 @@ const std::vector<std::string>& DefaultCheckpoints();
 const std::vector<std::string>& AllIsas();
 
 struct MatrixOptions {
-  std::vector<std::string> checkpoints;     // empty: DefaultCheckpoints()
+  // samebits-engine's profile: the default checkpoints and configurations
+  // (its `matrix`). Required.
+  std::shared_ptr<const EngineProfile> profile;
+  std::vector<std::string> checkpoints;     // empty: the profile's matrix.checkpoints
   std::vector<std::string> scenario_files;  // paths; must not be empty
   std::vector<std::string> configs;         // names to keep; empty: all
   std::vector<int> threads = {1, 2, 3};     // the cpu-tN configurations
@@ -32,13 +36,19 @@ struct MatrixOptions {
 // so the bench records the store keeps can name it).
 using harness::Cell;
 
-// Returns the configurations for `threads` and `math` profiles, in matrix
-// order: reference; cpu-t1, cpu-t2, ...; cpu-tMAX-chunk8k; cpu-scalar,
-// cpu-avx2, cpu-avx512, cpu-neon; the batched cpu-tN-b4 (N the second
-// thread count, or the only one) and cpu-tMAX-b8-staggered
-// (batched_name.h). A profile other than portable suffixes every name
-// ("cpu-t2-libm", "cpu-t2-b4-libm").
-std::vector<harness::Configuration> DefaultConfigurations(const std::vector<int>& threads,
+// Returns the configurations of `profile` (samebits-engine's) for
+// `threads` and `math` profiles, in matrix order: its
+// `matrix.configurations` templates (matrix_template.h) expanded in order,
+// the whole list once per math profile; a profile other than portable
+// suffixes every name ("cpu-t2-libm", "cpu-t2-b4-libm"; harness/README.md,
+// Configurations, says what engines/samebits.json lists and why). Each
+// name is read by the profile's grammar into samebits-engine's fields
+// (kernels, threads, isa, ...). Throws ProfileError (file, key, what was
+// expected) when the profile has no such list, or a name it expands to is
+// not one of its configurations or lacks one of samebits-engine's axes;
+// std::invalid_argument for no thread count.
+std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& profile,
+                                                          const std::vector<int>& threads,
                                                           const std::vector<std::string>& math,
                                                           int64_t small_chunk_bytes);
 
@@ -49,7 +59,8 @@ std::string ScenarioName(const std::string& path);
 // Returns the cells, checkpoint-major then scenario then configuration.
 // Cells whose ISA is not in `available_isas` are marked unsupported (not
 // dropped). Throws std::invalid_argument for a selection that names an
-// unknown configuration or leaves nothing to run, listing what is known.
+// unknown configuration or leaves nothing to run, listing what is known,
+// and ProfileError for a profile whose matrix cannot be expanded.
 std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
                                const std::vector<std::string>& available_isas,
                                const std::string& arch);

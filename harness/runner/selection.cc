@@ -121,6 +121,7 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   const bool default_selection =
       s.suite.empty() && s.checkpoints.empty() && s.scenarios.empty() && s.scenarios_dir.empty();
   MatrixOptions options;
+  options.profile = s.own_profile;
   options.configs = s.configs;
   options.threads = s.threads;
   options.math = s.math;
@@ -181,6 +182,8 @@ std::vector<Cell> SelectCells(const Selection& selection) {
     // The matrix and suite expansions name what is wrong; a selection that
     // cannot be expanded is a run that cannot be made.
     throw RunError(e.what());
+  } catch (const ProfileError& e) {
+    throw RunError(std::string("engine profile refused: ") + e.what());
   }
 }
 

@@ -25,6 +25,10 @@ struct Selection {
   // scenarios folder holds the default scenarios and real/suite.json.
   std::string root;
   std::string project_scenarios;
+  // samebits-engine's profile (engines/samebits.json, or the file given
+  // with --engine-profile): its `matrix` is the default matrix. Required
+  // unless `profile` is set.
+  std::shared_ptr<const EngineProfile> own_profile;
   // The engine's profile when it is not samebits-engine: the cells are then
   // the profile's matrix (profile_matrix.h) of the checkpoints and
   // scenarios named (default: the profile's `matrix`, else the scenarios
@@ -44,7 +48,8 @@ std::string DefaultSuitePath(const Selection& selection);
 // default suite; otherwise the matrix of the checkpoints and scenarios
 // named, except that a checkpoint the default suite lists selects its pairs
 // in the suite (narrowed by the scenarios). Throws RunError (exit 2) for a
-// selection that cannot be run.
+// selection that cannot be run, or a profile whose matrix cannot be
+// expanded (its file, key and what was expected).
 std::vector<Cell> SelectCells(const Selection& selection);
 
 // Returns the runnable cell behind a stored or fresh cell result: the cell

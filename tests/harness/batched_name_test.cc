@@ -12,6 +12,7 @@
 
 #include "harness/analysis/batch.h"
 #include "harness/runner/matrix.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -19,6 +20,7 @@ namespace {
 MatrixOptions OneScenario(std::vector<std::string> configs,
                           std::vector<std::string> math = {"portable"}) {
   MatrixOptions o;
+  o.profile = harness::testing::OwnProfile();
   o.scenario_files = {"/s/classic.json"};
   o.checkpoints = {"synthetic:tiny"};
   o.configs = std::move(configs);
@@ -82,7 +84,8 @@ TEST(BatchedName, BatchedWritesTheOneName) {
   EXPECT_EQ(Batched(base, 8, 1, "staggered").name, "cpu-t2-b8-staggered-libm");
   EXPECT_EQ(Batched(base, 4, 3, "together").name, "cpu-t2-b4-seed3-libm");
   // Every name Batched writes reads back as the same configuration.
-  const std::vector<harness::Configuration> all = DefaultConfigurations({2}, {"libm"}, 8192);
+  const std::vector<harness::Configuration> all =
+      DefaultConfigurations(*harness::testing::OwnProfile(), {2}, {"libm"}, 8192);
   for (const harness::Configuration& c :
        {Batched(base, 8, 1, "staggered"), Batched(base, 4, 3, "together")}) {
     const auto parsed = ParseBatchedName(c.name, all);

@@ -163,6 +163,8 @@ TEST(CardReferenceConformance, TheBaselineIsMeasuredAgainstSamebitsReferencePass
   nlohmann::json j = nlohmann::json::parse(in);
   j["name"] = "samebits-copy";
   j["command"][0] = BinDir() + "/samebits-engine";
+  // The matrix's templates are samebits-engine's own profile's alone.
+  j.erase("matrix");
   j["card"]["values"] = {{"threads", {"2"}},
                          {"kernels", nlohmann::json::array()},
                          {"isa", nlohmann::json::array()},

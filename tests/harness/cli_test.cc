@@ -396,6 +396,32 @@ TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
 namespace samebits::harness {
 namespace {
 
+// The default matrix is samebits-engine's profile's: a samebits with no
+// engines/samebits.json under its root (a program copied out of the source
+// tree, run elsewhere) refuses to run, naming the file, rather than run
+// some other list; a broken one is refused with its key.
+TEST(Cli, TheDefaultMatrixComesFromTheProfileUnderTheRoot) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("bin"));
+  std::filesystem::copy_file(SamebitsProgram(), dir.File("bin/samebits"));
+  const std::string list = "cd '" + dir.path() + "' && bin/samebits run --list";
+  const testing::ShellResult missing = testing::RunShellLine(list);
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("engines/samebits.json: the default matrix"), std::string::npos)
+      << missing.output;
+  std::string profile = ReadFile(std::string(SAMEBITS_SOURCE_DIR) + "/engines/samebits.json");
+  const std::string each = "cpu-t{each:threads}";
+  ASSERT_NE(profile.find(each), std::string::npos);
+  profile.replace(profile.find(each), each.size(), "cpu-t{each:thread}");
+  WriteFile(dir.File("engines/samebits.json"), profile);
+  const testing::ShellResult broken = testing::RunShellLine(list);
+  EXPECT_EQ(broken.exit_code, 2) << broken.output;
+  EXPECT_NE(broken.output.find("engines/samebits.json: matrix.configurations[1]: expected "
+                               "placeholders among {each:threads}"),
+            std::string::npos)
+      << broken.output;
+}
+
 // The real engine on the cheapest cells of the default matrix agrees with
 // itself and with the committed references (the full matrix is ci/main.sh).
 TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -76,7 +77,7 @@ TEST(EngineProfile, SamebitsProfileNamesEveryDefaultConfigurationAsTheMatrixDoes
   EXPECT_EQ(p.name, "samebits");
   EXPECT_EQ(p.baseline.name, "reference");
   const std::vector<harness::Configuration> all =
-      DefaultConfigurations({1, 2, 3}, {"portable", "libm"}, 8192);
+      DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192);
   ASSERT_FALSE(all.empty());
   for (const harness::Configuration& c : all) {
     const EngineConfiguration e = ParseConfigurationName(p, c.name);
@@ -108,7 +109,7 @@ std::multimap<std::string, std::string> Options(const std::vector<std::string>& 
 TEST(EngineProfile, SamebitsProfileBuildsTheEngineArgumentsOfEveryDefaultCell) {
   const EngineProfile& p = Samebits();
   for (const harness::Configuration& c :
-       DefaultConfigurations({1, 2, 3}, {"portable", "libm"}, 8192)) {
+       DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192)) {
     Cell cell;
     cell.checkpoint = "synthetic:tiny";
     cell.scenario_file = "/s/classic.json";
@@ -412,6 +413,55 @@ TEST(EngineProfileErrors, AnUnreadableFileIsNamed) {
     ADD_FAILURE();
   } catch (const ProfileError& e) {
     EXPECT_EQ(std::string(e.what()), "/nonexistent/engines/x.json: cannot be read");
+  }
+}
+
+// samebits-engine's own profile as JSON, to break one key of it.
+nlohmann::json SamebitsJson() {
+  std::ifstream in(SamebitsProfilePath());
+  return nlohmann::json::parse(in);
+}
+
+// A broken template in samebits-engine's matrix is refused when the profile
+// is loaded, naming the entry and the placeholders there are.
+TEST(EngineProfileErrors, TheMatrixTemplatesOfSamebitsEngine) {
+  nlohmann::json j = SamebitsJson();
+  j["matrix"]["configurations"][1] = "cpu-t{each:thread}";
+  ExpectRefused(j, "matrix.configurations[1]", "expected placeholders among {each:threads}");
+  ExpectRefused(j, "matrix.configurations[1]", "not {each:thread}");
+  j["matrix"]["configurations"][1] = "cpu-t{max:threads";
+  ExpectRefused(j, "matrix.configurations[1]", "expected each '{' closed by a '}'");
+  j["matrix"]["configurations"][1] = "cpu-t{each:threads}-{each:isa}";
+  ExpectRefused(j, "matrix.configurations[1]", "at most one {each:...} placeholder");
+  // Another engine has no --threads or ISA table to draw on.
+  j = Minimal();
+  j["matrix"] = {{"configurations", {"plain", "ub{max:threads}"}}};
+  ExpectRefused(j, "matrix.configurations[1]", "only its profile (name samebits)");
+}
+
+// A template whose names the grammar does not read, or no templates at all,
+// is refused when the matrix is expanded (before any child), with the file
+// and the entry.
+TEST(EngineProfileErrors, TheMatrixOfSamebitsEngineExpands) {
+  nlohmann::json j = SamebitsJson();
+  j["matrix"]["configurations"][2] = "cpu-t{max:threads}-fast";
+  const EngineProfile bad_name = Parse(j);
+  try {
+    DefaultConfigurations(bad_name, {1, 2}, {"portable"}, 8192);
+    ADD_FAILURE() << "expanded a template to a name the profile does not take";
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(e.key, "matrix.configurations[2]");
+    EXPECT_THAT(e.what(), HasSubstr("/profiles/toy.json: matrix.configurations[2]: expected a "
+                                    "template of configuration names; it gave 'cpu-t2-fast'"));
+  }
+  j["matrix"].erase("configurations");
+  const EngineProfile none = Parse(j);
+  try {
+    DefaultConfigurations(none, {1}, {"portable"}, 8192);
+    ADD_FAILURE() << "expanded a matrix without configurations";
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(e.key, "matrix.configurations");
+    EXPECT_THAT(e.what(), HasSubstr("is missing"));
   }
 }
 

@@ -6,66 +6,199 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "tests/harness/own_profile.h"
+
 namespace samebits::runner {
 namespace {
 
-std::vector<std::string> Names(const std::vector<harness::Configuration>& configs) {
-  std::vector<std::string> out;
-  out.reserve(configs.size());
-  for (const auto& c : configs) out.push_back(c.name);
-  return out;
-}
+using harness::testing::OwnProfile;
 
 MatrixOptions TwoScenarios() {
   MatrixOptions o;
+  o.profile = OwnProfile();
   o.scenario_files = {"/s/classic.json", "/s/long.json"};
   return o;
 }
 
-TEST(Matrix, DefaultConfigurationsInOrder) {
-  const auto configs = DefaultConfigurations({1, 2, 3}, {"portable"}, 8192);
-  EXPECT_EQ(Names(configs),
-            (std::vector<std::string>{"reference", "cpu-t1", "cpu-t2", "cpu-t3", "cpu-t3-chunk8k",
-                                      "cpu-scalar", "cpu-avx2", "cpu-avx512", "cpu-neon",
-                                      "cpu-t2-b4", "cpu-t3-b8-staggered"}));
-  EXPECT_EQ(configs[0].kernels, "reference");
-  EXPECT_EQ(configs[3].threads, 3);
-  EXPECT_EQ(configs[4].gemv_chunk_bytes, 8192);
-  EXPECT_EQ(configs[4].threads, 3);
-  EXPECT_EQ(configs[6].isa, "avx2");
-  EXPECT_EQ(configs[1].isa, "auto");
-  for (const auto& c : configs) EXPECT_EQ(c.math, "portable");
-  // Batch invariance: batch 4 together at the second thread count, batch 8
-  // staggered at the most; every other configuration runs alone.
-  EXPECT_EQ(configs[9].threads, 2);
-  EXPECT_EQ(configs[9].batch, 4);
-  EXPECT_EQ(configs[9].batch_schedule, "together");
-  EXPECT_EQ(configs[10].threads, 3);
-  EXPECT_EQ(configs[10].batch, 8);
-  EXPECT_EQ(configs[10].batch_schedule, "staggered");
-  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(configs[i].batch, 1) << configs[i].name;
+// A configuration as one line, every field the engine is given: the oracle
+// below is written in this form.
+std::string Describe(const harness::Configuration& c) {
+  return c.name + " " + c.kernels + " " + std::to_string(c.threads) + " " + c.isa + " " +
+         std::to_string(c.gemv_chunk_bytes) + " " + c.math + " " + std::to_string(c.batch) + " " +
+         std::to_string(c.batch_seed) + " " + c.batch_schedule;
 }
 
-TEST(Matrix, SecondMathProfileSuffixesNames) {
-  const auto configs = DefaultConfigurations({2}, {"portable", "libm"}, 8192);
-  // 9 per profile: reference, cpu-t2, its chunked twin, 4 ISAs, 2 batches
-  ASSERT_EQ(configs.size(), 18u);
-  EXPECT_EQ(configs[0].name, "reference");
-  EXPECT_EQ(configs[7].name, "cpu-t2-b4");
-  EXPECT_EQ(configs[8].name, "cpu-t2-b8-staggered");
-  EXPECT_EQ(configs[9].name, "reference-libm");
-  EXPECT_EQ(configs[9].math, "libm");
-  EXPECT_EQ(configs[10].name, "cpu-t2-libm");
-  EXPECT_EQ(configs[11].name, "cpu-t2-chunk8k-libm");
-  EXPECT_EQ(configs[16].name, "cpu-t2-b4-libm");
-  EXPECT_EQ(configs[16].math, "libm");
-  EXPECT_EQ(configs[17].name, "cpu-t2-b8-staggered-libm");
+std::vector<std::string> Described(const std::vector<harness::Configuration>& configs) {
+  std::vector<std::string> out;
+  out.reserve(configs.size());
+  for (const harness::Configuration& c : configs) out.push_back(Describe(c));
+  return out;
+}
+
+// The default configurations as the code wrote them before they moved to
+// engines/samebits.json, under --math portable, for the thread counts and
+// small chunk of each case: name, kernels, threads, isa, GEMV chunk, math,
+// batch, batch seed, batch schedule.
+struct OracleCase {
+  std::vector<int> threads;
+  int64_t small_chunk_bytes;
+  std::vector<std::string> portable;
+};
+
+const std::vector<OracleCase>& Oracle() {
+  static const std::vector<OracleCase> kCases = {
+      {{1, 2, 3},
+       8192,
+       {"reference reference 1 auto 0 portable 1 1 together",
+        "cpu-t1 cpu 1 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
+        "cpu-t3 cpu 3 auto 0 portable 1 1 together",
+        "cpu-t3-chunk8k cpu 3 auto 8192 portable 1 1 together",
+        "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
+        "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
+        "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
+        "cpu-neon cpu 1 neon 0 portable 1 1 together",
+        "cpu-t2-b4 cpu 2 auto 0 portable 4 1 together",
+        "cpu-t3-b8-staggered cpu 3 auto 0 portable 8 1 staggered"}},
+      {{1, 2, 3},
+       1000,
+       {"reference reference 1 auto 0 portable 1 1 together",
+        "cpu-t1 cpu 1 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
+        "cpu-t3 cpu 3 auto 0 portable 1 1 together",
+        "cpu-t3-chunk1000 cpu 3 auto 1000 portable 1 1 together",
+        "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
+        "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
+        "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
+        "cpu-neon cpu 1 neon 0 portable 1 1 together",
+        "cpu-t2-b4 cpu 2 auto 0 portable 4 1 together",
+        "cpu-t3-b8-staggered cpu 3 auto 0 portable 8 1 staggered"}},
+      {{4},
+       8192,
+       {"reference reference 1 auto 0 portable 1 1 together",
+        "cpu-t4 cpu 4 auto 0 portable 1 1 together",
+        "cpu-t4-chunk8k cpu 4 auto 8192 portable 1 1 together",
+        "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
+        "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
+        "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
+        "cpu-neon cpu 1 neon 0 portable 1 1 together",
+        "cpu-t4-b4 cpu 4 auto 0 portable 4 1 together",
+        "cpu-t4-b8-staggered cpu 4 auto 0 portable 8 1 staggered"}},
+      {{4},
+       1000,
+       {"reference reference 1 auto 0 portable 1 1 together",
+        "cpu-t4 cpu 4 auto 0 portable 1 1 together",
+        "cpu-t4-chunk1000 cpu 4 auto 1000 portable 1 1 together",
+        "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
+        "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
+        "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
+        "cpu-neon cpu 1 neon 0 portable 1 1 together",
+        "cpu-t4-b4 cpu 4 auto 0 portable 4 1 together",
+        "cpu-t4-b8-staggered cpu 4 auto 0 portable 8 1 staggered"}},
+      // Repeats are kept, in the order given; the batch of 4 takes the
+      // second smallest distinct count, the largest the rest.
+      {{2, 2, 1},
+       8192,
+       {"reference reference 1 auto 0 portable 1 1 together",
+        "cpu-t2 cpu 2 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
+        "cpu-t1 cpu 1 auto 0 portable 1 1 together",
+        "cpu-t2-chunk8k cpu 2 auto 8192 portable 1 1 together",
+        "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
+        "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
+        "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
+        "cpu-neon cpu 1 neon 0 portable 1 1 together",
+        "cpu-t2-b4 cpu 2 auto 0 portable 4 1 together",
+        "cpu-t2-b8-staggered cpu 2 auto 0 portable 8 1 staggered"}},
+      {{2, 2, 1},
+       1000,
+       {"reference reference 1 auto 0 portable 1 1 together",
+        "cpu-t2 cpu 2 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
+        "cpu-t1 cpu 1 auto 0 portable 1 1 together",
+        "cpu-t2-chunk1000 cpu 2 auto 1000 portable 1 1 together",
+        "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
+        "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
+        "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
+        "cpu-neon cpu 1 neon 0 portable 1 1 together",
+        "cpu-t2-b4 cpu 2 auto 0 portable 4 1 together",
+        "cpu-t2-b8-staggered cpu 2 auto 0 portable 8 1 staggered"}},
+  };
+  return kCases;
+}
+
+// Returns `portable` (described lines) as the twins under `math`: the
+// name suffixed and the math field set, as the code did for any profile
+// but portable (pinned by LibmTwinsAreSpelledOut below).
+std::vector<std::string> UnderMath(const std::vector<std::string>& portable,
+                                   const std::string& math) {
+  std::vector<std::string> out;
+  for (const std::string& line : portable) {
+    const size_t name_end = line.find(' ');
+    std::string twin =
+        math == "portable" ? line.substr(0, name_end) : line.substr(0, name_end) + "-" + math;
+    twin += line.substr(name_end);
+    twin.replace(twin.find(" portable "), 10, " " + math + " ");
+    out.push_back(twin);
+  }
+  return out;
+}
+
+// The proof: the profile's templates give exactly the list the code
+// gave, field by field and in order, for every combination of the inputs.
+TEST(Matrix, TheProfileGivesTheDefaultConfigurationsTheCodeGave) {
+  const std::vector<std::vector<std::string>> maths = {
+      {"portable"}, {"portable", "libm"}, {"libm"}};
+  for (const OracleCase& c : Oracle()) {
+    for (const std::vector<std::string>& math : maths) {
+      std::vector<std::string> want;
+      for (const std::string& m : math) {
+        for (const std::string& line : UnderMath(c.portable, m)) want.push_back(line);
+      }
+      const std::vector<harness::Configuration> got =
+          DefaultConfigurations(*OwnProfile(), c.threads, math, c.small_chunk_bytes);
+      EXPECT_EQ(Described(got), want)
+          << "threads " << ::testing::PrintToString(c.threads) << ", math "
+          << ::testing::PrintToString(math) << ", small chunk " << c.small_chunk_bytes;
+    }
+  }
+}
+
+TEST(Matrix, LibmTwinsAreSpelledOut) {
+  EXPECT_EQ(Described(DefaultConfigurations(*OwnProfile(), {4}, {"libm"}, 1000)),
+            (std::vector<std::string>{"reference-libm reference 1 auto 0 libm 1 1 together",
+                                      "cpu-t4-libm cpu 4 auto 0 libm 1 1 together",
+                                      "cpu-t4-chunk1000-libm cpu 4 auto 1000 libm 1 1 together",
+                                      "cpu-scalar-libm cpu 1 scalar 0 libm 1 1 together",
+                                      "cpu-avx2-libm cpu 1 avx2 0 libm 1 1 together",
+                                      "cpu-avx512-libm cpu 1 avx512 0 libm 1 1 together",
+                                      "cpu-neon-libm cpu 1 neon 0 libm 1 1 together",
+                                      "cpu-t4-b4-libm cpu 4 auto 0 libm 4 1 together",
+                                      "cpu-t4-b8-staggered-libm cpu 4 auto 0 libm 8 1 staggered"}));
+}
+
+// Every ISA of the engine's table gets its cell, in table order, whatever
+// the profile's text (a new ISA needs no edit of engines/samebits.json but
+// its isa axis).
+TEST(Matrix, EveryIsaOfTheEngineGetsItsCell) {
+  std::vector<std::string> isas;
+  for (const harness::Configuration& c :
+       DefaultConfigurations(*OwnProfile(), {1}, {"portable"}, 8192)) {
+    if (c.isa != "auto") isas.push_back(c.isa);
+  }
+  EXPECT_EQ(isas, AllIsas());
+}
+
+TEST(Matrix, TheDefaultCheckpointsAreTheProfiles) {
+  EXPECT_EQ(OwnProfile()->matrix_checkpoints,
+            (std::vector<std::string>{
+                "synthetic:tiny", "synthetic:gemma", "synthetic:medium", "synthetic:wide",
+                "synthetic:tiny-q4_0", "synthetic:tiny-q4_1", "synthetic:tiny-q5_0",
+                "synthetic:tiny-q5_1", "synthetic:medium-q8_0", "synthetic:medium-q4_k",
+                "synthetic:medium-q5_k", "synthetic:medium-q6_k"}));
 }
 
 TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
   const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
-  ASSERT_EQ(cells.size(), DefaultCheckpoints().size() * 2u * 11u);
-  ASSERT_EQ(DefaultCheckpoints().size(), 12u);  // tiny, gemma, medium, wide, 8 quantized variants
+  ASSERT_EQ(cells.size(), OwnProfile()->matrix_checkpoints.size() * 2u * 11u);
+  ASSERT_EQ(OwnProfile()->matrix_checkpoints.size(),
+            12u);  // tiny, gemma, medium, wide, 8 quantized variants
   EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
   EXPECT_EQ(cells[0].scenario, "classic");
   EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");
@@ -85,7 +218,7 @@ TEST(Matrix, MissingIsasAreUnsupportedNotDropped) {
       EXPECT_NE(c.unsupported_reason.find(c.config.isa), std::string::npos);
     }
   }
-  EXPECT_EQ(unsupported, static_cast<int>(DefaultCheckpoints().size()) * 2 * 2);
+  EXPECT_EQ(unsupported, static_cast<int>(OwnProfile()->matrix_checkpoints.size()) * 2 * 2);
 }
 
 TEST(Matrix, SelectionNarrowsEveryAxis) {
@@ -115,7 +248,11 @@ TEST(Matrix, UnknownConfigurationListsTheKnownOnes) {
 
 TEST(Matrix, BadSelectionsAreErrors) {
   MatrixOptions none;
+  none.profile = OwnProfile();
   EXPECT_THROW(ExpandMatrix(none, {"scalar"}, "x86_64"), std::invalid_argument);
+  MatrixOptions no_profile = TwoScenarios();
+  no_profile.profile = nullptr;
+  EXPECT_THROW(ExpandMatrix(no_profile, {"scalar"}, "x86_64"), std::invalid_argument);
   MatrixOptions bad_threads = TwoScenarios();
   bad_threads.threads = {0};
   EXPECT_THROW(ExpandMatrix(bad_threads, {"scalar"}, "x86_64"), std::invalid_argument);

@@ -13,6 +13,7 @@
 #include "harness/runner/scenario_identity.h"
 #include "harness/store/dump_paths.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -33,6 +34,7 @@ class SelectionTest : public ::testing::Test {
     WriteFile(dir_.File("w.gguf"), "x");
     selection_.root = dir_.path();
     selection_.project_scenarios = dir_.File("scenarios");
+    selection_.own_profile = harness::testing::OwnProfile();
     selection_.configs = {"reference"};
   }
   std::vector<std::string> Labels() {
@@ -47,7 +49,7 @@ class SelectionTest : public ::testing::Test {
 TEST_F(SelectionTest, NoSelectionRunsTheSyntheticMatrixThenTheDefaultSuite) {
   const std::vector<std::string> labels = Labels();
   // Every default synthetic checkpoint x two scenarios, then the one pair.
-  ASSERT_EQ(labels.size(), DefaultCheckpoints().size() * 2u + 1u);
+  ASSERT_EQ(labels.size(), harness::testing::OwnProfile()->matrix_checkpoints.size() * 2u + 1u);
   EXPECT_EQ(labels.front(), "synthetic:tiny classic");
   EXPECT_EQ(labels.back(), "gguf:w.gguf story");
   EXPECT_EQ(DefaultSuitePath(selection_), dir_.File("scenarios/real/suite.json"));

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -23,6 +24,7 @@ class SuiteTest : public ::testing::Test {
     WriteFile(dir_.File("suite/suite.json"),
               R"({"pairs": [{"checkpoint": "gguf:weights.gguf", "scenarios": ["a", "b"]},
                             {"checkpoint": "llama2c:../gone/missing.bin", "scenarios": ["a"]}]})");
+    options_.profile = harness::testing::OwnProfile();
     options_.configs = {"reference", "cpu-t2"};
   }
   std::vector<Cell> Expand(const std::vector<std::string>& checkpoints = {},

@@ -18,6 +18,7 @@
 #include "harness/report/run_diff.h"
 #include "harness/runner/matrix.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::harness {
 namespace {
@@ -160,11 +161,13 @@ TEST(VerdictEvidence, TwoDifferingCopiesOfACellAreRefused) {
 // gets its portable twin.
 TEST(VerdictEvidence, EveryNamedConfigurationRunsUnderEveryMathProfile) {
   const std::vector<int> threads = {1, 2};
-  const auto portable = runner::DefaultConfigurations(threads, {"portable"}, 8192);
+  const auto portable =
+      runner::DefaultConfigurations(*testing::OwnProfile(), threads, {"portable"}, 8192);
   ASSERT_GT(portable.size(), 5u);
   for (const Configuration& config : portable) {
     for (const std::string& named : {config.name, config.name + "-libm"}) {
       runner::MatrixOptions o;
+      o.profile = testing::OwnProfile();
       o.scenario_files = {"/s/classic.json"};
       o.checkpoints = {"synthetic:tiny"};
       o.threads = threads;
@@ -181,6 +184,7 @@ TEST(VerdictEvidence, EveryNamedConfigurationRunsUnderEveryMathProfile) {
   }
   // Only the profiles asked for: --math portable adds no libm twin.
   runner::MatrixOptions o;
+  o.profile = testing::OwnProfile();
   o.scenario_files = {"/s/classic.json"};
   o.checkpoints = {"synthetic:tiny"};
   o.configs = {"reference"};
