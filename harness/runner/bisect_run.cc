@@ -127,6 +127,9 @@ struct Judgement {
   int64_t run_id = 0;
   std::string note;
   harness::RunResult run;
+  // Where the step's time went: building the revision (0 when cached),
+  // running the selection, judging and storing the run; -1: not done.
+  double build_seconds = -1, run_seconds = -1, judge_seconds = -1;
 };
 
 // Builds, runs and judges revisions, each one a step of the bisect in the
@@ -148,9 +151,11 @@ class Bisector {
   Judgement Judge(const std::string& commit, const std::string& role, bool trace = false,
                   const std::vector<Cell>& traced = {}) {
     Judgement j;
+    auto phase_start = std::chrono::steady_clock::now();
     const RevisionBuild build = BuildRevision(commit, options_.build);
     // An interrupt killed the build or the cells: nothing of it is stored.
     ThrowIfInterrupted();
+    j.build_seconds = build.cached ? 0.0 : SecondsSince(phase_start);
     if (!build.cached) ++builds_;
     store::BisectStepRecord step{commit, build.tree, role, "", 0, ""};
     if (!build.built) {
@@ -161,15 +166,23 @@ class Bisector {
       run.engine_given = true;
       run.dump_logits = false;
       if (trace) run.timeout_seconds *= 4;  // traces are slower
+      phase_start = std::chrono::steady_clock::now();
       j.run = RunMatrix(run, trace ? traced : cells_, trace, /*quiet=*/true);
       ThrowIfInterrupted();
+      j.run_seconds = SecondsSince(phase_start);
+      phase_start = std::chrono::steady_clock::now();
       harness::Judge(j.run, options_.judge_options(j.run, run));
       j.run_id = store_.SaveRun(j.run);
       step.run_id = j.run_id;
       std::tie(j.verdict, j.note) = Verdict(j.run);
+      j.judge_seconds = SecondsSince(phase_start);
     }
     step.verdict = trace ? "" : BisectVerdictName(j.verdict);
     step.note = j.note;
+    const auto ms = [](double seconds) { return seconds < 0 ? -1.0 : seconds * 1000; };
+    step.build_ms = ms(j.build_seconds);
+    step.run_ms = ms(j.run_seconds);
+    step.judge_ms = ms(j.judge_seconds);
     store::AddBisectStep(store_, bisect_id_, step);
     return j;
   }
@@ -348,12 +361,25 @@ class BisectSession {
   }
 
   void SayStep(int number, const std::string& commit, const Judgement& j, double seconds) {
-    char elapsed[32];
-    std::snprintf(elapsed, sizeof elapsed, "%.1f", seconds);
     options_.say("step " + std::to_string(number) + ": " + Short(commit) + " " +
                  Git(repo_, {"log", "-1", "--format=%s", commit}) + ": " +
-                 BisectVerdictName(j.verdict) + " (" + elapsed + " s)" +
+                 BisectVerdictName(j.verdict) + " (" + StepTimes(j, seconds) + ")" +
                  (j.note.empty() ? "" : ": ") + j.note);
+  }
+
+  // "12.3 s: build 9.8 s, run 2.1 s, verdict 0.4 s" (a cached build says
+  // so; a revision that did not build has no run).
+  static std::string StepTimes(const Judgement& j, double seconds) {
+    const auto s = [](double x) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f s", x);
+      return std::string(text);
+    };
+    std::string out =
+        s(seconds) + ": build " + (j.build_seconds == 0 ? "cached" : s(j.build_seconds));
+    if (j.run_seconds >= 0) out += ", run " + s(j.run_seconds);
+    if (j.judge_seconds >= 0) out += ", verdict " + s(j.judge_seconds);
+    return out;
   }
 
   // The culprit hides among commits that could not be judged: lists them.

@@ -30,8 +30,8 @@ void AddBisectStep(Store& store, int64_t id, const BisectStepRecord& s) {
     const int64_t seq = next.Int(0);
     Statement insert = db.Prepare(
         "INSERT INTO bisect_steps (bisect_id, seq, revision, tree, "
-        "role, verdict, run_id, note) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        "role, verdict, run_id, note, build_ms, run_ms, judge_ms) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     insert.Bind(1, id).Bind(2, seq).Bind(3, s.revision).Bind(4, s.tree).Bind(5, s.role);
     insert.Bind(6, s.verdict);
     if (s.run_id > 0) {
@@ -39,7 +39,7 @@ void AddBisectStep(Store& store, int64_t id, const BisectStepRecord& s) {
     } else {
       insert.BindNull(7);
     }
-    insert.Bind(8, s.note).Run();
+    insert.Bind(8, s.note).Bind(9, s.build_ms).Bind(10, s.run_ms).Bind(11, s.judge_ms).Run();
   });
 }
 
@@ -61,7 +61,8 @@ void FinishBisect(Store& store, int64_t id, const std::string& status, const std
 
 std::vector<BisectStepRecord> LoadBisectSteps(Store& store, int64_t id) {
   Statement select = store.connection().Prepare(
-      "SELECT revision, tree, role, verdict, run_id, note FROM bisect_steps "
+      "SELECT revision, tree, role, verdict, run_id, note, build_ms, run_ms, judge_ms "
+      "FROM bisect_steps "
       "WHERE bisect_id = ? "
       "ORDER BY seq");
   select.Bind(1, id);
@@ -74,6 +75,9 @@ std::vector<BisectStepRecord> LoadBisectSteps(Store& store, int64_t id) {
     s.verdict = select.Text(3);
     s.run_id = select.IsNull(4) ? 0 : select.Int(4);
     s.note = select.Text(5);
+    s.build_ms = select.Double(6);
+    s.run_ms = select.Double(7);
+    s.judge_ms = select.Double(8);
     out.push_back(std::move(s));
   }
   return out;

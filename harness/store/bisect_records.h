@@ -24,6 +24,10 @@ struct BisectStepRecord {
   std::string verdict;  // good, bad, skip ("" for the traces)
   int64_t run_id = 0;   // 0: no run was made (the revision did not build)
   std::string note;
+  // Where the step's time went, in milliseconds; -1 where not measured (no
+  // run when the revision did not build; steps stored before version 15).
+  // build_ms is 0 for a revision whose build was cached.
+  double build_ms = -1, run_ms = -1, judge_ms = -1;
 };
 
 // Returns the new bisect's id.

@@ -236,6 +236,14 @@ ALTER TABLE runs ADD COLUMN shard_index INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN shard_count INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_by_shard_group ON runs (shard_group, id);
 )sql",
+      // Version 15: where a bisect step's time went (issue 26): building the
+      // revision, running the selection, judging and storing it, in
+      // milliseconds (-1: not measured, as in steps stored before).
+      R"sql(
+ALTER TABLE bisect_steps ADD COLUMN build_ms REAL NOT NULL DEFAULT -1;
+ALTER TABLE bisect_steps ADD COLUMN run_ms REAL NOT NULL DEFAULT -1;
+ALTER TABLE bisect_steps ADD COLUMN judge_ms REAL NOT NULL DEFAULT -1;
+)sql",
   };
   return kMigrations;
 }

@@ -84,7 +84,11 @@ TEST(BisectRecords, StepsRoundTripAndBisectRunsAreNotTheUsersGate) {
       StartBisect(store, {"2026-11-30T11:00:00Z", "/repo", "good", "bad", "cmd", "running"});
   // Runs the bisect made: a newer diverging one and a newer agreeing one.
   const int64_t step_run = store.SaveRun(DivergingRun());
-  AddBisectStep(store, bisect, {"c1", "t1", "bad-end", "bad", step_run, "differs"});
+  BisectStepRecord timed{"c1", "t1", "bad-end", "bad", step_run, "differs"};
+  timed.build_ms = 9876.5;
+  timed.run_ms = 1234.25;
+  timed.judge_ms = 12.5;
+  AddBisectStep(store, bisect, timed);
   AddBisectStep(store, bisect, {"c2", "t2", "step", "skip", 0, "does not build"});
   const int64_t agreeing_step =
       store.SaveRun(AgreeingRun("2222222222222222222222222222222222222222"));
@@ -97,8 +101,12 @@ TEST(BisectRecords, StepsRoundTripAndBisectRunsAreNotTheUsersGate) {
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_EQ(steps[0].revision, "c1");
   EXPECT_EQ(steps[0].run_id, step_run);
+  EXPECT_EQ(steps[0].build_ms, 9876.5);
+  EXPECT_EQ(steps[0].run_ms, 1234.25);
+  EXPECT_EQ(steps[0].judge_ms, 12.5);
   EXPECT_EQ(steps[1].run_id, 0);
   EXPECT_EQ(steps[1].verdict, "skip");
+  EXPECT_EQ(steps[1].run_ms, -1);  // not measured
   EXPECT_EQ(steps[2].role, "step");
   Statement row = store.connection().Prepare("SELECT status, culprit FROM bisects WHERE id = ?");
   row.Bind(1, bisect);

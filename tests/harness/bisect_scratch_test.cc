@@ -269,6 +269,11 @@ TEST_P(BisectScratch, NamesTheCulpritAndItsFirstDivergingOpNeverABrokenBuild) {
     if (broken) {
       EXPECT_EQ(s.verdict, "skip");
     }
+    // Each step's time is stored by phase: a build (0 when cached), and a
+    // run and verdict wherever it built.
+    EXPECT_GE(s.build_ms, 0) << s.revision;
+    EXPECT_EQ(s.run_ms >= 0, !broken) << s.revision << " " << s.run_ms;
+    EXPECT_EQ(s.judge_ms >= 0, !broken) << s.revision << " " << s.judge_ms;
     if (s.role == "step" && s.verdict == "bad") {
       // A commit judged bad is the culprit or comes after it.
       EXPECT_EQ(Sh(scratch.repo(), "git merge-base --is-ancestor " + culprit + " " + s.revision)
