@@ -51,12 +51,11 @@ bool IsOwnEngine(const runner::EngineProfile& profile) {
 }
 
 std::shared_ptr<const runner::EngineProfile> OwnEngineProfile() {
-  const std::string path =
-      (std::filesystem::path(GetPaths().root) / "engines" / runner::kOwnEngineName).string() +
-      ".json";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw UsageError("no samebits-engine profile at " + path +
+  const std::string engines = GetPaths().root + "/engines";
+  const std::string path = runner::FindEngineProfile(engines, runner::kOwnEngineName);
+  if (path.empty()) {
+    throw UsageError("no samebits-engine profile at " + engines + "/" + runner::kOwnEngineName +
+                     ".json" +
                      ": the default matrix (checkpoints and configurations) is read from it. "
                      "Run the samebits of a source tree (build/bin/samebits finds the tree from "
                      "its own place), or from the tree's root, or give --engine-profile FILE");
