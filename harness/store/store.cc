@@ -10,6 +10,7 @@
 #include "harness/analysis/verdict.h"
 #include "harness/store/location.h"
 #include "harness/store/postgres.h"
+#include "harness/store/row_batch.h"
 #include "harness/store/schema.h"
 #include "harness/store/sqlite.h"
 
@@ -210,6 +211,58 @@ CellIdentities InternCellIdentities(Connection& db, const CellResult& cell) {
   return ids;
 }
 
+// What InternCellIdentities reads of a cell, as one text: two cells with
+// the same key have the same identities.
+std::string IdentityKey(const CellResult& cell) {
+  std::string key;
+  const auto add = [&](std::string_view field) {
+    key += field;
+    key += '\x1f';  // a separator no field holds
+  };
+  add(cell.weights_xxh3.empty() ? "" : cell.checkpoint);
+  add(cell.weights_xxh3);
+  add(std::to_string(cell.vocab_size));
+  add(cell.scenario);
+  if (cell.build) {
+    const harness::BuildInfo& b = *cell.build;
+    for (std::string_view f :
+         {std::string_view("build"), std::string_view(b.engine), std::string_view(b.version),
+          std::string_view(b.revision), std::string_view(b.dirty ? "1" : "0"),
+          std::string_view(b.compiler), std::string_view(b.flags)}) {
+      add(f);
+    }
+  }
+  if (cell.math) {
+    const harness::MathLibraryInfo& ml = *cell.math;
+    for (std::string_view f :
+         {std::string_view("math"), std::string_view(ml.profile), std::string_view(ml.name),
+          std::string_view(ml.version), std::string_view(ml.fingerprint)}) {
+      add(f);
+    }
+  }
+  return key;
+}
+
+// InternCellIdentities, remembering what it found for the rest of one
+// transaction: a run's cells share a few checkpoints, scenarios, builds and
+// math libraries, and each lookup costs a server store two round trips.
+class IdentityCache {
+ public:
+  explicit IdentityCache(Connection& db) : db_(db) {}
+
+  const CellIdentities& Of(const CellResult& cell) {
+    std::string key = IdentityKey(cell);
+    auto it = known_.find(key);
+    if (it == known_.end())
+      it = known_.emplace(std::move(key), InternCellIdentities(db_, cell)).first;
+    return it->second;
+  }
+
+ private:
+  Connection& db_;
+  std::map<std::string, CellIdentities> known_;
+};
+
 // Returns whether the store keeps `cell`'s dump statistics: only when a
 // bundle brought them (a local dump's come from its file), one row per step.
 bool KeepsDumpStatistics(const CellResult& cell) {
@@ -251,17 +304,12 @@ class CellWriter {
                                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                                 "?17, ?18, ?19, ?20, "
                                 "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30) RETURNING id")),
-        insert_step_(db.Prepare("INSERT INTO steps (cell_id, idx, kind, "
-                                "position, input_token, token, fnv1a64, "
-                                "xxh3_64, argmax, nan_count, inf_count, text, "
-                                "batch_sequences, batch_rows, "
-                                "batch_slot, batch_row, dump_argmax, "
-                                "dump_max_abs, dump_nan, dump_inf) VALUES (?1, "
-                                "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                                "?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-                                "?20)")),
-        insert_trace_(db.Prepare("INSERT INTO traces (cell_id, seq, position, layer, op, xxh3_64) "
-                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)")) {}
+        steps_(db, "steps", {"cell_id",         "idx",          "kind",       "position",
+                             "input_token",     "token",        "fnv1a64",    "xxh3_64",
+                             "argmax",          "nan_count",    "inf_count",  "text",
+                             "batch_sequences", "batch_rows",   "batch_slot", "batch_row",
+                             "dump_argmax",     "dump_max_abs", "dump_nan",   "dump_inf"}),
+        traces_(db, "traces", {"cell_id", "seq", "position", "layer", "op", "xxh3_64"}) {}
 
   // Writes `cell`'s row. Returns its id.
   int64_t InsertCell(int64_t run_id, const CellResult& cell, const CellIdentities& ids) {
@@ -295,10 +343,10 @@ class CellWriter {
 
   // Writes `cell`'s steps, each with its dump statistics when kept.
   void InsertSteps(int64_t cell_id, const CellResult& cell) {
-    Statement& s = insert_step_;
     const bool dump_stats = KeepsDumpStatistics(cell);
     for (size_t k = 0; k < cell.steps.size(); ++k) {
       const harness::StepRecord& st = cell.steps[k];
+      RowBatch& s = steps_.AddRow();
       s.Bind(1, cell_id).Bind(2, static_cast<int64_t>(st.index)).Bind(3, st.kind);
       s.Bind(4, static_cast<int64_t>(st.position));
       s.Bind(5, static_cast<int64_t>(st.input_token));
@@ -325,23 +373,29 @@ class CellWriter {
       } else {
         for (int column = 17; column <= 20; ++column) s.BindNull(column);
       }
-      s.Run();
     }
   }
 
   void InsertTraces(int64_t cell_id, const CellResult& cell) {
-    Statement& s = insert_trace_;
     int64_t seq = 0;
     for (const harness::TraceRecord& t : cell.traces) {
+      RowBatch& s = traces_.AddRow();
       s.Bind(1, cell_id).Bind(2, seq++).Bind(3, static_cast<int64_t>(t.position));
       s.Bind(4, static_cast<int64_t>(t.layer)).Bind(5, t.op);
       s.Bind(6, HashToHex(t.xxh3_64));
-      s.Run();
     }
   }
 
+  // Inserts the step and trace rows still held back. Call once the last
+  // cell is written, inside the run's transaction.
+  void Flush() {
+    steps_.Flush();
+    traces_.Flush();
+  }
+
  private:
-  Statement insert_cell_, insert_step_, insert_trace_;
+  Statement insert_cell_;
+  RowBatch steps_, traces_;
 };
 
 // Returns run `id`'s row: its times, diagnosis kind and headline, command
@@ -614,14 +668,16 @@ int64_t Store::InsertRun(const RunResult& run) {
   const int64_t run_id = InsertRunRow(db, run);
   SaveDiagnosis(db, run_id, run.diagnosis);
   CellWriter writer(db);
+  IdentityCache identities(db);
   int written = 0;
   for (const CellResult& cell : run.cells) {
-    const int64_t cell_id = writer.InsertCell(run_id, cell, InternCellIdentities(db, cell));
+    const int64_t cell_id = writer.InsertCell(run_id, cell, identities.Of(cell));
     writer.InsertSteps(cell_id, cell);
     writer.InsertTraces(cell_id, cell);
     ++written;
     if (after_cell_hook) after_cell_hook(written);
   }
+  writer.Flush();
   return run_id;
 }
 

@@ -12,6 +12,7 @@
 
 #include "harness/analysis/machine_name.h"
 #include "harness/store/postgres.h"
+#include "harness/store/row_batch.h"
 #include "harness/store/schema.h"
 #include "harness/store/shard_records.h"
 #include "harness/store/sqlite.h"
@@ -159,6 +160,65 @@ TEST_P(StoreOnBothBackends, RoundTripKeepsEveryField) {
   EXPECT_EQ(runs[0].counts.at("PASS"), 2);
   EXPECT_EQ(runs[0].counts.at("UNRESOLVED"), 1);
   EXPECT_THROW(store.LoadRun(id + 100), StoreError);
+}
+
+// Step and trace rows are inserted many to a statement (row_batch.h): a
+// run with more of them than several statements hold, spread over cells
+// that each name another scenario, build or math library, comes back
+// whole, each cell with its own identities.
+TEST_P(StoreOnBothBackends, ARunLargerThanSeveralBatchesRoundTrips) {
+  RunResult run = SampleRun();
+  run.cells.clear();
+  const int per_statement = 4096 / 20;  // RowBatch's rows for the 20 step columns
+  for (int c = 0; c < 4; ++c) {
+    CellResult cell = MakeCell("synthetic:tiny", "scenario-" + std::to_string(c % 3),
+                               "cpu-t" + std::to_string(c + 1), 100 + c, per_statement + 37 * c,
+                               c == 2 ? "libm" : "portable");
+    cell.build->revision = std::string(40, static_cast<char>('a' + c % 2));
+    for (int t = 0; t < 300 * (c % 2); ++t) {
+      cell.traces.push_back({t, t % 5 - 1, "op" + std::to_string(t), 0x9e3779b97f4a7c15ULL * t});
+    }
+    run.cells.push_back(std::move(cell));
+  }
+  Store store(db());
+  const int64_t id = store.SaveRun(run);
+  ExpectSameCells(run, store.LoadRun(id));
+  EXPECT_EQ(Count(store.connection(), "steps"), 4 * per_statement + 37 * (0 + 1 + 2 + 3));
+  EXPECT_EQ(Count(store.connection(), "traces"), 600);
+  EXPECT_EQ(Count(store.connection(), "scenarios"), 3);
+  EXPECT_EQ(Count(store.connection(), "builds"), 2);
+  EXPECT_EQ(Count(store.connection(), "math_libraries"), 2);
+}
+
+// A RowBatch keeps every value's type (integers, doubles, text, NULL) and
+// the order the rows were added in, over full statements and a remainder.
+TEST_P(StoreOnBothBackends, ARowBatchKeepsEveryValueAndTheOrder) {
+  Store store(db());
+  Connection& connection = store.connection();
+  connection.Exec(connection.AdaptSchema(
+      "CREATE TABLE probe (id INTEGER PRIMARY KEY, n INTEGER, x REAL, t TEXT)"));
+  const int rows = 2 * RowBatch(connection, "probe", {"n", "x", "t"}).rows_per_statement() + 5;
+  {
+    RowBatch batch(connection, "probe", {"n", "x", "t"});
+    for (int r = 0; r < rows; ++r) {
+      batch.AddRow().Bind(1, static_cast<int64_t>(r * int64_t{1000000007})).Bind(2, r + 0.25);
+      if (r % 7 == 0) {
+        batch.BindNull(3);
+      } else {
+        batch.Bind(3, "row " + std::to_string(r) + " ' ?1 \"");
+      }
+    }
+    batch.Flush();
+  }
+  Statement read = connection.Prepare("SELECT n, x, t FROM probe ORDER BY id");
+  int r = 0;
+  for (; read.Step(); ++r) {
+    EXPECT_EQ(read.Int(0), r * int64_t{1000000007});
+    EXPECT_EQ(read.Double(1), r + 0.25);
+    EXPECT_EQ(read.IsNull(2), r % 7 == 0);
+    if (r % 7 != 0) EXPECT_EQ(read.Text(2), "row " + std::to_string(r) + " ' ?1 \"");
+  }
+  EXPECT_EQ(r, rows);
 }
 
 TEST_P(StoreOnBothBackends, HashesAreSixteenHexDigitsForTheDatabaseShell) {
