@@ -300,6 +300,15 @@ bool ParseResultCode(const std::string& name, ResultCode* out);
 // side's content is unknown.
 std::string ScenarioContentMismatch(const CellResult& a, const CellResult& b);
 
+// The shard of a sharded gate a run holds (`gate --shard K/N --group ID`,
+// shard.h): stored beside the run (store/shard_records.h) and carried by
+// bundles from version 5.
+struct ShardInfo {
+  std::string group;  // the group id the shards share
+  int index = 0;      // K of K/N, 1-based
+  int count = 0;      // N of K/N
+};
+
 struct RunResult {
   int64_t run_id = 0;
   std::string started_at;  // ISO 8601 UTC
@@ -312,6 +321,7 @@ struct RunResult {
   std::string command;  // the samebits command line that made the run
   std::vector<CellResult> cells;
   Diagnosis diagnosis;
+  std::optional<ShardInfo> shard;  // unset: an ordinary run, not a shard
 };
 
 // The architecture of the machine that ran `cell` (CellResult::machine_arch,

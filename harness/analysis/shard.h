@@ -27,13 +27,7 @@ struct ShardSpec {
   int count = 0;
 };
 
-// The shard of a sharded gate a run holds, as `gate --shard K/N --group
-// ID` stores it beside the run (store/shard_records.h).
-struct ShardInfo {
-  std::string group;  // the group id the shards share
-  int index = 0;      // K of K/N, 1-based
-  int count = 0;      // N of K/N
-};
+// (A run's ShardInfo, its group and K/N, is in results.h.)
 
 // One stored run of a sharded gate (store/shard_records.h, ShardsOf).
 struct StoredShard {

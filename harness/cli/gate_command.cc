@@ -79,7 +79,10 @@ int Gate(const GateFlags& flags) {
   }
   runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected, flags.trace,
                           flags.quiet, flags.rerun_budget_seconds);
-  if (fresh) run.run_id = SaveRunTimed(*store, run, shard.count > 0 ? &shard : nullptr);
+  if (fresh) {
+    if (shard.count > 0) run.shard = shard;
+    run.run_id = SaveRunTimed(*store, run);
+  }
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
   for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);

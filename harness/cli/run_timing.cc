@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "harness/analysis/time_split.h"
-#include "harness/store/shard_records.h"
 
 namespace samebits::cli {
 
@@ -17,8 +16,7 @@ void AddVerboseFlag(CLI::App* sub, bool* verbose) {
                 "then judging and storing the cell.");
 }
 
-int64_t SaveRunTimed(store::Store& store, harness::RunResult& run,
-                     const harness::ShardInfo* shard) {
+int64_t SaveRunTimed(store::Store& store, harness::RunResult& run) {
   using Clock = std::chrono::steady_clock;
   std::vector<double> cell_ms;
   cell_ms.reserve(run.cells.size());
@@ -28,8 +26,7 @@ int64_t SaveRunTimed(store::Store& store, harness::RunResult& run,
     cell_ms.push_back(std::chrono::duration<double, std::milli>(now - mark).count());
     mark = now;
   };
-  const int64_t id =
-      shard != nullptr ? store::SaveShardRun(store, run, *shard) : store.SaveRun(run);
+  const int64_t id = store.SaveRun(run);
   store.after_cell_hook = nullptr;
   for (size_t i = 0; i < cell_ms.size() && i < run.cells.size(); ++i) {
     run.cells[i].timing.store_ms = cell_ms[i];

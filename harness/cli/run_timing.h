@@ -15,11 +15,10 @@ namespace samebits::cli {
 // Adds -v,--verbose: each cell's time split after the run.
 void AddVerboseFlag(CLI::App* sub, bool* verbose);
 
-// Saves `run` in `store` (one transaction, Store::SaveRun; with `shard`, as
-// that shard of its group, store/shard_records.h) and sets each cell's
+// Saves `run` in `store` (one transaction, Store::SaveRun; a run with a
+// `shard` under its group, store/shard_records.h) and sets each cell's
 // `timing.store_ms` to the time its rows took. Returns the run's id.
-int64_t SaveRunTimed(store::Store& store, harness::RunResult& run,
-                     const harness::ShardInfo* shard = nullptr);
+int64_t SaveRunTimed(store::Store& store, harness::RunResult& run);
 
 // Prints the run's total time split (one line) and, with `verbose`, each
 // cell's split before it.

@@ -16,6 +16,7 @@
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
 #include "harness/analysis/machine_name.h"
+#include "harness/analysis/shard.h"
 #include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle_dumps.h"
 #include "harness/exchange/bundle_signature.h"
@@ -176,16 +177,22 @@ json RunJson(const RunResult& run) {
   json machine = {{"arch", m.arch},     {"cpu", m.cpu},   {"os", m.os},
                   {"kernel", m.kernel}, {"libc", m.libc}, {"isa_features", m.isa_features}};
   if (HasOwnMachineName(run)) machine["name"] = run.machine_name;
-  return {{"started_at", run.started_at},
-          {"elapsed_ms", run.elapsed_ms},
-          {"command", run.command},
-          {"machine", std::move(machine)},
-          {"diagnosis",
-           {{"kind", harness::DiagnosisKindName(run.diagnosis.kind)},
-            {"headline", run.diagnosis.headline},
-            {"details", run.diagnosis.details},
-            {"divergences", std::move(divergences)}}},
-          {"cells", std::move(cells)}};
+  json out = {{"started_at", run.started_at},
+              {"elapsed_ms", run.elapsed_ms},
+              {"command", run.command},
+              {"machine", std::move(machine)},
+              {"diagnosis",
+               {{"kind", harness::DiagnosisKindName(run.diagnosis.kind)},
+                {"headline", run.diagnosis.headline},
+                {"details", run.diagnosis.details},
+                {"divergences", std::move(divergences)}}},
+              {"cells", std::move(cells)}};
+  // Only a shard has one: an ordinary run's content id is as before.
+  if (run.shard) {
+    out["shard"] = {
+        {"group", run.shard->group}, {"index", run.shard->index}, {"count", run.shard->count}};
+  }
+  return out;
 }
 
 std::string ContentIdOf(const json& run_json) {
@@ -470,6 +477,7 @@ class Reader {
         Fail(Join(mw, "name"), problem);
     }
     run.machine_name = harness::MachineNameOf(run);
+    if (j.contains("shard")) run.shard = Shard(j, where);
     const json& d = Field(j, where, "diagnosis");
     const std::string dw = Join(where, "diagnosis");
     const std::string kind = String(d, dw, "kind");
@@ -488,6 +496,22 @@ class Reader {
   }
 
  private:
+  // A run's `shard` (bundle version 5): a group id as `gate --group` takes
+  // and 1 <= index <= count <= kMaxShards.
+  harness::ShardInfo Shard(const json& run, const std::string& where) const {
+    const std::string sw = Join(where, "shard");
+    if (version_ < kShardBundleVersion)
+      Fail(sw, "a shard needs bundle version " + std::to_string(kShardBundleVersion));
+    const json& s = Field(run, where, "shard");
+    harness::ShardInfo shard;
+    shard.group = String(s, sw, "group");
+    if (const std::string problem = harness::ShardGroupProblem(shard.group); !problem.empty())
+      Fail(Join(sw, "group"), problem);
+    shard.count = static_cast<int>(Integer(s, sw, "count", 1, harness::kMaxShards));
+    shard.index = static_cast<int>(Integer(s, sw, "index", 1, shard.count));
+    return shard;
+  }
+
   std::string file_;
   int64_t version_;
 };
@@ -511,6 +535,7 @@ std::string FormatBundle(const std::vector<RunResult>& runs, const BundleKey* si
     if (HasBatchFields(run)) version = std::max(version, kBatchBundleVersion);
     if (HasDumps(run)) version = std::max(version, kDumpBundleVersion);
     if (HasOwnMachineName(run)) version = std::max(version, kMachineNameBundleVersion);
+    if (run.shard) version = std::max(version, kShardBundleVersion);
   }
   json bundle = {{"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
   if (sign != nullptr) SignBundle(bundle, *sign);

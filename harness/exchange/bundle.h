@@ -9,6 +9,7 @@
 //
 //   {"format": "samebits-bundle", "version": 1,
 //    "runs": [{"content_id": "<32 hex>", "started_at": ..., "machine": {..., "name"},
+//              "shard": {"group", "index", "count"},
 //              "diagnosis": {...}, "cells": [{..., "steps": [...], "traces": [...]}]}]}
 //
 // Each run carries a content id: the XXH3-128 of its canonical JSON (every
@@ -49,14 +50,17 @@ inline constexpr const char* kBundleFormat = "samebits-bundle";
 // adds a cell's `dump` (bundle_dumps.h). Version 4 adds the machine's
 // `name` (harness/analysis/machine_name.h), written only when it is not the
 // one the machine's description gives (a reader of an older bundle derives
-// that one). A bundle is written with the
-// lowest version that holds what it carries (1 without batches, dumps or
-// names), so older samebits read every bundle they could; versions 1 to 4
-// are read.
-inline constexpr int kBundleVersion = 4;
+// that one). Version 5 adds a run's `shard` ({"group", "index", "count"}:
+// the sharded gate's shard the run is, so an imported shard counts in
+// `samebits verdict --group`), written only for a shard. A bundle is
+// written with the lowest version that holds what it carries (1 without
+// batches, dumps, names or shards), so older samebits read every bundle
+// they could; versions 1 to 5 are read.
+inline constexpr int kBundleVersion = 5;
 inline constexpr int kBatchBundleVersion = 2;
 inline constexpr int kDumpBundleVersion = 3;
 inline constexpr int kMachineNameBundleVersion = 4;
+inline constexpr int kShardBundleVersion = 5;
 inline constexpr int kOldestBundleVersion = 1;
 // Bundles larger than this are refused before they are parsed.
 inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;

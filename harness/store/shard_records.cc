@@ -3,19 +3,6 @@
 
 namespace samebits::store {
 
-int64_t SaveShardRun(Store& store, const harness::RunResult& run, const harness::ShardInfo& shard) {
-  int64_t id = 0;
-  WithWriteTransaction(store.connection(), [&] {
-    id = store.InsertRun(run);
-    Statement mark = store.connection().Prepare(
-        "UPDATE runs SET shard_group = ?1, shard_index = ?2, shard_count = ?3 WHERE id = ?4");
-    mark.Bind(1, shard.group).Bind(2, static_cast<int64_t>(shard.index));
-    mark.Bind(3, static_cast<int64_t>(shard.count)).Bind(4, id);
-    mark.Run();
-  });
-  return id;
-}
-
 std::vector<harness::StoredShard> ShardsOf(Store& store, const std::string& group) {
   Statement select = store.connection().Prepare(
       "SELECT id, shard_index, shard_count, started_at, machine_name FROM runs "

@@ -158,14 +158,19 @@ int64_t InsertRunRow(Connection& db, const RunResult& run) {
   Statement insert_run = db.Prepare(
       "INSERT INTO runs (started_at, elapsed_ms, machine_id, "
       "status, cell_count, "
-      "diagnosis_kind, diagnosis_headline, command, machine_name) VALUES (?1, ?2, "
-      "?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+      "diagnosis_kind, diagnosis_headline, command, machine_name, shard_group, shard_index, "
+      "shard_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
       "RETURNING id");
   insert_run.Bind(1, run.started_at).Bind(2, run.elapsed_ms).Bind(3, machine_id);
   insert_run.Bind(4, harness::VerdictName(harness::RunVerdict(run)))
       .Bind(5, static_cast<int64_t>(run.cells.size()));
   insert_run.Bind(6, DiagnosisKindName(run.diagnosis.kind)).Bind(7, run.diagnosis.headline);
   insert_run.Bind(8, run.command).Bind(9, harness::MachineNameOf(run));
+  // SCHEMA.md: '', 0, 0 for a run that is not a shard.
+  const harness::ShardInfo none;
+  const harness::ShardInfo& shard = run.shard ? *run.shard : none;
+  insert_run.Bind(10, shard.group).Bind(11, static_cast<int64_t>(shard.index));
+  insert_run.Bind(12, static_cast<int64_t>(shard.count));
   return insert_run.RunReturningId();
 }
 
@@ -404,7 +409,8 @@ RunResult LoadRunRow(Connection& db, int64_t id) {
   Statement select_run = db.Prepare(
       "SELECT r.started_at, r.elapsed_ms, r.diagnosis_kind, "
       "r.diagnosis_headline, r.command, "
-      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc, r.machine_name "
+      "m.arch, m.cpu, m.isa_features, m.os, m.kernel, m.libc, r.machine_name, "
+      "r.shard_group, r.shard_index, r.shard_count "
       "FROM runs r LEFT JOIN machines m ON m.id = r.machine_id "
       "WHERE r.id = ?1");
   select_run.Bind(1, id);
@@ -426,6 +432,10 @@ RunResult LoadRunRow(Connection& db, int64_t id) {
   run.machine.kernel = select_run.Text(9);
   run.machine.libc = select_run.Text(10);
   run.machine_name = select_run.Text(11);
+  if (select_run.Int(14) > 0) {
+    run.shard = harness::ShardInfo{select_run.Text(12), static_cast<int>(select_run.Int(13)),
+                                   static_cast<int>(select_run.Int(14))};
+  }
   return run;
 }
 

@@ -12,6 +12,7 @@
 #include "engine/numerics/hash.h"
 #include "harness/analysis/machine_name.h"
 #include "harness/exchange/import.h"
+#include "harness/store/shard_records.h"
 #include "harness/store/store.h"
 #include "tests/harness/harness_test_util.h"
 
@@ -167,9 +168,9 @@ TEST_F(BundleTest, OtherVersionIsRefused) {
   std::string text = harness::testing::ReadFile(bundle());
   const size_t at = text.find("\"version\": 1");
   ASSERT_NE(at, std::string::npos) << text.substr(0, 200);
-  text.replace(at, 12, "\"version\": 5");
-  harness::testing::WriteFile(dir_.File("v5.json"), text);
-  ExpectRefused(dir_.File("v5.json"), "bundle version 5 is not supported");
+  text.replace(at, 12, "\"version\": 6");
+  harness::testing::WriteFile(dir_.File("v6.json"), text);
+  ExpectRefused(dir_.File("v6.json"), "bundle version 6 is not supported");
 }
 
 // A batched run needs version 2 and comes back whole; a bundle without
@@ -259,6 +260,54 @@ TEST_F(BundleTest, MachineNamesTravelAsVersionFour) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Expects `text` to be refused as a bundle with a message holding `words`.
+void ExpectUnreadable(const std::string& text, const std::string& words) {
+  try {
+    ParseBundle(text, "edited.json");
+    ADD_FAILURE() << "read: " << words;
+  } catch (const BundleError& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+// A shard travels with its run (version 5): imported into another store,
+// it is listed under its group as the shard it was; a run that is not a
+// shard keeps its version and content id; a shard in an older version, a
+// bad group or a K outside 1..N is refused, naming the field.
+TEST_F(BundleTest, ShardsTravelAsVersionFive) {
+  RunResult shard = original_;
+  shard.shard = harness::ShardInfo{"ci-1234", 2, 3};
+  EXPECT_NE(ContentId(shard), ContentId(original_));
+  EXPECT_FALSE(nlohmann::json::parse(FormatBundle({original_}))["runs"][0].contains("shard"));
+  const std::string file = dir_.File("shard.json");
+  WriteBundle({shard}, file);
+  const std::string text = harness::testing::ReadFile(file);
+  EXPECT_NE(text.find("\"version\": 5"), std::string::npos);
+
+  store::Store target(dir_.File("b.db"));
+  const ImportResult first = ImportRuns(target, ReadBundle(file));
+  ASSERT_EQ(first.added.size(), 1u);
+  EXPECT_EQ(ImportRuns(target, ReadBundle(file)).already_present, 1);
+  const std::vector<harness::StoredShard> listed = store::ShardsOf(target, "ci-1234");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].run_id, first.added[0]);
+  EXPECT_EQ(listed[0].index, 2);
+  EXPECT_EQ(listed[0].count, 3);
+  const RunResult back = target.LoadRun(first.added[0]);
+  ASSERT_TRUE(back.shard.has_value());
+  EXPECT_EQ(ContentId(back), ContentId(shard));
+
+  std::string old = text;
+  old.replace(old.find("\"version\": 5"), 12, "\"version\": 4");
+  ExpectUnreadable(old, "runs[0].shard: a shard needs bundle version 5");
+  std::string bad_group = text;
+  bad_group.replace(bad_group.find("ci-1234"), 7, "ci 1234");
+  ExpectUnreadable(bad_group, "runs[0].shard.group:");
+  std::string outside = text;
+  outside.replace(outside.find("\"index\": 2", outside.find("\"shard\"")), 10, "\"index\": 4");
+  ExpectUnreadable(outside, "runs[0].shard.index: out of range [1, 3]");
 }
 
 TEST_F(BundleTest, BadFieldsAreNamed) {

@@ -132,10 +132,9 @@ int main(int argc, char** argv) {
         const long long index = plan.shard > 0 ? c * 4 + (plan.shard - 1) : c;
         run.cells.push_back(Cell(index, static_cast<int>(per_cell)));
       }
+      if (plan.shard > 0) run.shard = samebits::harness::ShardInfo{"bench", plan.shard, 4};
       const auto start = std::chrono::steady_clock::now();
-      const int64_t id = plan.shard > 0
-                             ? samebits::store::SaveShardRun(store, run, {"bench", plan.shard, 4})
-                             : store.SaveRun(run);
+      const int64_t id = store.SaveRun(run);
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const long long rows = cells * per_cell;

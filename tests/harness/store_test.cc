@@ -352,16 +352,21 @@ TEST_P(StoreOnBothBackends, RunsAreNamedAndSelectedByMachine) {
 
 // A sharded gate's runs are stored under their group with their K/N, and
 // listed oldest first (a retried shard twice); groups newest first; a run
-// saved as a shard is the run SaveRun would have stored.
+// saved as a shard is the run SaveRun would have stored, its shard with it.
 TEST_P(StoreOnBothBackends, ShardsAreStoredUnderTheirGroup) {
   Store store(db());
   RunResult run = SampleRun();
-  const int64_t g1 = SaveShardRun(store, run, {"g", 1, 2});
-  const int64_t g2 = SaveShardRun(store, run, {"g", 2, 2});
+  const auto save_as = [&](const harness::ShardInfo& shard) {
+    RunResult shard_run = run;
+    shard_run.shard = shard;
+    return store.SaveRun(shard_run);
+  };
+  const int64_t g1 = save_as({"g", 1, 2});
+  const int64_t g2 = save_as({"g", 2, 2});
   const int64_t plain = store.SaveRun(run);
-  const int64_t h1 = SaveShardRun(store, run, {"h", 1, 1});
+  const int64_t h1 = save_as({"h", 1, 1});
   run.machine_name = "retry";
-  const int64_t g2_again = SaveShardRun(store, run, {"g", 2, 2});
+  const int64_t g2_again = save_as({"g", 2, 2});
   const std::vector<harness::StoredShard> g = ShardsOf(store, "g");
   ASSERT_EQ(g.size(), 3u);
   EXPECT_EQ(g[0].run_id, g1);
@@ -378,7 +383,12 @@ TEST_P(StoreOnBothBackends, ShardsAreStoredUnderTheirGroup) {
   EXPECT_EQ(ShardGroups(store, 10), (std::vector<std::string>{"g", "h"}));
   EXPECT_EQ(ShardGroups(store, 1), (std::vector<std::string>{"g"}));
   ExpectSameCells(SampleRun(), store.LoadRun(g1));
-  EXPECT_NE(plain, 0);
+  const std::optional<harness::ShardInfo> loaded = store.LoadRun(g2_again).shard;
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->group, "g");
+  EXPECT_EQ(loaded->index, 2);
+  EXPECT_EQ(loaded->count, 2);
+  EXPECT_FALSE(store.LoadRun(plain).shard.has_value());
 }
 
 // A version-12 store's runs are named after the machine each recorded
