@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "engine/protocol/records.h"
 #include "harness/analysis/machine_name.h"
@@ -533,69 +534,84 @@ std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellR
   return cell_ids;
 }
 
-// Reads cells' steps and traces with statements prepared once per run.
+// Reads a run's steps and traces into its cells: one query for all its
+// steps and one for all its traces, so a server store pays two round trips
+// per run rather than two per cell.
 class CellReader {
  public:
-  explicit CellReader(Connection& db)
-      : select_steps_(
-            db.Prepare("SELECT idx, kind, position, input_token, token, fnv1a64, xxh3_64, "
-                       "argmax, "
-                       "nan_count, inf_count, text, batch_sequences, batch_rows, "
-                       "batch_slot, batch_row, "
-                       "dump_argmax, dump_max_abs, dump_nan, dump_inf FROM steps "
-                       "WHERE cell_id = ?1 ORDER BY idx")),
-        select_traces_(db.Prepare("SELECT position, layer, op, xxh3_64 FROM "
-                                  "traces WHERE cell_id = ?1 ORDER BY seq")) {}
+  // `cells[i]` is the cell stored as `cell_ids[i]`.
+  CellReader(Connection& db, const std::vector<int64_t>& cell_ids, std::vector<CellResult>& cells)
+      : db_(db), cells_(cells) {
+    for (size_t i = 0; i < cell_ids.size(); ++i) index_of_[cell_ids[i]] = i;
+  }
 
-  // Appends cell `cell_id`'s steps to `cell` (and their dump statistics,
-  // when the store keeps the cell's).
-  void LoadSteps(int64_t cell_id, CellResult& cell) {
-    Statement& s = select_steps_;
-    s.Bind(1, cell_id);
+  // Appends each cell's steps (and their dump statistics, when the store
+  // keeps the cell's) to it, in step order.
+  void LoadSteps(int64_t run_id) {
+    Statement s = db_.Prepare(
+        "SELECT s.cell_id, s.idx, s.kind, s.position, s.input_token, s.token, s.fnv1a64, "
+        "s.xxh3_64, s.argmax, s.nan_count, s.inf_count, s.text, s.batch_sequences, "
+        "s.batch_rows, s.batch_slot, s.batch_row, s.dump_argmax, s.dump_max_abs, s.dump_nan, "
+        "s.dump_inf FROM steps s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ?1 "
+        "ORDER BY s.cell_id, s.idx");
+    s.Bind(1, run_id);
     while (s.Step()) {
+      CellResult& cell = CellOf(s.Int(0));
       harness::StepRecord st;
-      st.index = static_cast<int>(s.Int(0));
-      st.kind = s.Text(1);
-      st.position = static_cast<int>(s.Int(2));
-      st.input_token = static_cast<int>(s.Int(3));
-      st.token = static_cast<int>(s.Int(4));
-      st.fnv1a64 = HexOrZero(s.Text(5));
-      st.xxh3_64 = HexOrZero(s.Text(6));
-      st.argmax = static_cast<int>(s.Int(7));
-      st.nan_count = static_cast<int>(s.Int(8));
-      st.inf_count = static_cast<int>(s.Int(9));
+      st.index = static_cast<int>(s.Int(1));
+      st.kind = s.Text(2);
+      st.position = static_cast<int>(s.Int(3));
+      st.input_token = static_cast<int>(s.Int(4));
+      st.token = static_cast<int>(s.Int(5));
+      st.fnv1a64 = HexOrZero(s.Text(6));
+      st.xxh3_64 = HexOrZero(s.Text(7));
+      st.argmax = static_cast<int>(s.Int(8));
+      st.nan_count = static_cast<int>(s.Int(9));
+      st.inf_count = static_cast<int>(s.Int(10));
       // "" is stored for a step without text (the engine gave none).
-      if (std::string text = s.Text(10); !text.empty()) st.text = std::move(text);
-      if (!s.IsNull(11)) {
-        st.batch = harness::BatchPlace{static_cast<int>(s.Int(11)), static_cast<int>(s.Int(12)),
-                                       static_cast<int>(s.Int(13)), static_cast<int>(s.Int(14))};
+      if (std::string text = s.Text(11); !text.empty()) st.text = std::move(text);
+      if (!s.IsNull(12)) {
+        st.batch = harness::BatchPlace{static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13)),
+                                       static_cast<int>(s.Int(14)), static_cast<int>(s.Int(15))};
       }
       if (cell.dump) {
         // A step stored without statistics (none should be) reads as zeros.
-        cell.dump->rows.push_back({static_cast<int>(s.Int(15)), static_cast<float>(s.Double(16)),
-                                   static_cast<int>(s.Int(17)), static_cast<int>(s.Int(18))});
+        cell.dump->rows.push_back({static_cast<int>(s.Int(16)), static_cast<float>(s.Double(17)),
+                                   static_cast<int>(s.Int(18)), static_cast<int>(s.Int(19))});
       }
       cell.steps.push_back(std::move(st));
     }
-    s.Reset();
   }
 
-  void LoadTraces(int64_t cell_id, CellResult& cell) {
-    Statement& s = select_traces_;
-    s.Bind(1, cell_id);
+  // Appends each cell's traces to it, in their order.
+  void LoadTraces(int64_t run_id) {
+    Statement s = db_.Prepare(
+        "SELECT t.cell_id, t.position, t.layer, t.op, t.xxh3_64 FROM traces t "
+        "JOIN cells c ON c.id = t.cell_id WHERE c.run_id = ?1 ORDER BY t.cell_id, t.seq");
+    s.Bind(1, run_id);
     while (s.Step()) {
       harness::TraceRecord t;
-      t.position = static_cast<int>(s.Int(0));
-      t.layer = static_cast<int>(s.Int(1));
-      t.op = s.Text(2);
-      t.xxh3_64 = HexOrZero(s.Text(3));
-      cell.traces.push_back(std::move(t));
+      t.position = static_cast<int>(s.Int(1));
+      t.layer = static_cast<int>(s.Int(2));
+      t.op = s.Text(3);
+      t.xxh3_64 = HexOrZero(s.Text(4));
+      CellOf(s.Int(0)).traces.push_back(std::move(t));
     }
-    s.Reset();
   }
 
  private:
-  Statement select_steps_, select_traces_;
+  CellResult& CellOf(int64_t cell_id) {
+    const auto it = index_of_.find(cell_id);
+    if (it == index_of_.end()) {
+      throw StoreError("database " + db_.path() + ": a step or trace row names cell " +
+                       std::to_string(cell_id) + ", which its run does not hold");
+    }
+    return cells_[it->second];
+  }
+
+  Connection& db_;
+  std::vector<CellResult>& cells_;
+  std::unordered_map<int64_t, size_t> index_of_;
 };
 
 }  // namespace
@@ -696,11 +712,9 @@ RunResult Store::LoadRun(int64_t id) {
   RunResult run = LoadRunRow(db, id);
   LoadDiagnosis(db, id, run.diagnosis);
   const std::vector<int64_t> cell_ids = LoadCells(db, id, run.cells);
-  CellReader reader(db);
-  for (size_t i = 0; i < cell_ids.size(); ++i) {
-    reader.LoadSteps(cell_ids[i], run.cells[i]);
-    reader.LoadTraces(cell_ids[i], run.cells[i]);
-  }
+  CellReader reader(db, cell_ids, run.cells);
+  reader.LoadSteps(id);
+  reader.LoadTraces(id);
   return run;
 }
 
