@@ -531,6 +531,17 @@ void PermuteQkRowsBack(const model::ModelConfig& c, TensorTable& table, LoadedSt
 // like a file's tensor. Refuses divisors that are not finite and positive.
 void AddRopeFreqs(const model::ModelConfig& c, const Llama3RopeScaling& scaling,
                   const std::string& label, TensorTable& table, LoadedStorage& storage) {
+  // The divisors are sized by config.json alone: check its heads against
+  // the file's first q projection before allocating what a hostile
+  // head_dim would ask for.
+  const auto q = table.find("blk.0.attn_q.weight");
+  if (q == table.end() || q->second.shape.empty() ||
+      q->second.shape[0] != int64_t{c.n_heads} * c.head_dim) {
+    throw CheckpointError(label +
+                          ": model.layers.0.self_attn.q_proj.weight is missing or does not have "
+                          "num_attention_heads x head_dim rows (" +
+                          std::to_string(int64_t{c.n_heads} * c.head_dim) + ")");
+  }
   const std::vector<float> divisors = Llama3FreqDivisors(scaling, c.rope_base, c.rotary_dim());
   std::vector<std::byte> le(divisors.size() * 4);
   for (size_t i = 0; i < divisors.size(); ++i) {

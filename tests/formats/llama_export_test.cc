@@ -329,6 +329,14 @@ TEST(LlamaRopeScaling, MalformedIsAClearError) {
        },
        "'rope_scaling' is not an object"},
   };
+  // A head_dim the tensors do not have is refused before the divisors
+  // (sized by it) are computed.
+  json huge = good;
+  huge["head_dim"] = 1 << 28;
+  WriteConfig(dir, huge);
+  EXPECT_NE(LoadError("safetensors:" + dir).find("q_proj.weight is missing or does not have"),
+            std::string::npos)
+      << LoadError("safetensors:" + dir);
   for (const auto& [change, message] : cases) {
     const std::string e = error_with(change);
     EXPECT_NE(e.find(message), std::string::npos) << "expected '" << message << "' in: " << e;
