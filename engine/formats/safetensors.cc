@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "engine/formats/architectures.h"
 #include "engine/formats/byte_reader.h"
@@ -581,12 +582,13 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
   const std::byte* data = bytes.data() + 8 + n;
   const uint64_t data_size = bytes.size() - 8 - n;
   for (const auto& item : j.items()) {
-    // Named copies: clang 14 cannot capture structured bindings in lambdas.
-    const std::string name = item.key();
+    // Named: clang 14 cannot capture structured bindings in lambdas.
+    const std::string& name = item.key();
     const json& info = item.value();
     if (name == "__metadata__") continue;
     auto fail = [&](const std::string& what) -> void {
-      throw CheckpointError(label + ": tensor '" + name + "' " + what);
+      throw CheckpointError(
+          std::string(label).append(": tensor '").append(name).append("' ").append(what));
     };
     if (!info.is_object() || !info.contains("dtype") || !info["dtype"].is_string() ||
         !info.contains("shape") || !info["shape"].is_array() || !info.contains("data_offsets") ||
@@ -647,17 +649,23 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
     }
     const std::string name = GgufNameFromHf(hf_name, arch.family);
     if (name.empty()) {
-      throw CheckpointError(label + ": tensor '" + hf_name +
-                            "' is not one the engine knows how to place");
+      throw CheckpointError(std::string(label)
+                                .append(": tensor '")
+                                .append(hf_name)
+                                .append("' is not one the engine knows how to place"));
     }
     if (!table.emplace(name, t).second) {
-      throw CheckpointError(label + ": tensor '" + hf_name + "' duplicates another tensor's place");
+      throw CheckpointError(std::string(label)
+                                .append(": tensor '")
+                                .append(hf_name)
+                                .append("' duplicates another tensor's place"));
     }
   }
   if (hf.qk_rows_unpermuted) PermuteQkRowsBack(config, table, *storage);
   if (hf.rope_scaling) AddRopeFreqs(config, *hf.rope_scaling, label, table, *storage);
-  model::ModelWeights w = BindTensors(config, table, label, storage);
-  if (arch.norm_weight_minus_one) AddOneToNormWeights(w, *storage);
+  LoadedStorage& buffers = *storage;
+  model::ModelWeights w = BindTensors(config, table, label, std::move(storage));
+  if (arch.norm_weight_minus_one) AddOneToNormWeights(w, buffers);
   return w;
 }
 

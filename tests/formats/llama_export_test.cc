@@ -55,6 +55,7 @@ std::vector<float> Values(const model::TensorView& v) {
 
 std::vector<uint32_t> Bits(const std::vector<float>& v) {
   std::vector<uint32_t> out;
+  out.reserve(v.size());
   for (const float x : v) out.push_back(std::bit_cast<uint32_t>(x));
   return out;
 }
@@ -165,7 +166,8 @@ TEST(LlamaExport, QkRowsAreWrittenUnpermuted) {
     EXPECT_EQ(row(t, 16 + 1), gguf_row(16 + 2));
     for (int64_t h = 0; h < heads; ++h) {
       for (int r = 0; r < 16; ++r)
-        EXPECT_EQ(row(t, h * 16 + r), gguf_row(h * 16 + 2 * (r % 8) + r / 8)) << h << " " << r;
+        EXPECT_EQ(row(t, h * 16 + r), gguf_row(h * 16 + int64_t{2} * (r % 8) + r / 8))
+            << h << " " << r;
     }
   }
 }
@@ -267,7 +269,7 @@ TEST(LlamaRopeScaling, DivisorsNoParametersGiveAreRefused) {
 std::string ExportedSyntheticLlama(const std::string& name) {
   std::vector<float> divisors;
   const model::ModelWeights w = SyntheticLlama(divisors);
-  const std::string dir = testing::ScratchDir(name);
+  std::string dir = testing::ScratchDir(name);
   WriteSafetensors(w, dir);
   return dir;
 }

@@ -114,7 +114,7 @@ std::string OwnEngineProfile(const std::filesystem::path& dir) {
   std::ifstream in(Source("engines/samebits.json"));
   nlohmann::json profile = nlohmann::json::parse(in);
   profile["command"] = {BinDir() + "/samebits-engine", "run"};
-  const std::string file = (dir / "samebits-here.json").string();
+  std::string file = (dir / "samebits-here.json").string();
   std::ofstream(file) << profile.dump(2);
   return file;
 }
