@@ -1,7 +1,8 @@
 """A readable PyTorch forward pass for the llama family (llama, qwen2's
 q/k/v biases, qwen3's q/k norm, Mixtral and Qwen3-MoE experts) over a safetensors folder that
 `samebits-engine export` wrote, written the way transformers writes it
-(RMSNorm in float32, SwiGLU, sparse MoE blocks, rotate_half or interleaved RoPE, softmax in
+(RMSNorm in float32, SwiGLU, sparse MoE blocks, rotate_half or interleaved RoPE with Llama 3.1's
+rope_scaling, softmax in
 float32, GQA by repeating K/V heads), so its bits are PyTorch's own.
 
 Sequences run in one padded batch: each forward call takes one chunk of
@@ -26,6 +27,47 @@ def _config_int(config, key, default=None):
     return value
 
 
+def _llama3_rope_scaling(scaling):
+    """config.json's rope_scaling: None (or rope_type "default") for none,
+    Llama 3.1's llama3 parameters as a dict; other types are unsupported."""
+    if not scaling:
+        return None
+    if not isinstance(scaling, dict):
+        raise ValueError("config.json: 'rope_scaling' must be an object")
+    rope_type = scaling.get("rope_type", scaling.get("type"))
+    if rope_type == "default":
+        return None
+    if rope_type != "llama3":
+        raise Unsupported("rope_scaling of rope_type %r (this adapter implements llama3)" % rope_type)
+    keys = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+    for key in keys:
+        value = scaling.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise ValueError("config.json: rope_scaling '%s' must be a positive number, not %r"
+                             % (key, value))
+    if not scaling["high_freq_factor"] > scaling["low_freq_factor"]:
+        raise ValueError("config.json: rope_scaling 'high_freq_factor' must exceed "
+                         "'low_freq_factor'")
+    return {key: scaling[key] for key in keys}
+
+
+def _llama3_inv_freq(inv_freq, scaling):
+    """transformers' _compute_llama3_parameters: long wavelengths divided by
+    factor, short ones kept, the band between smoothed."""
+    factor = scaling["factor"]
+    low_freq_factor = scaling["low_freq_factor"]
+    high_freq_factor = scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+
+
 class LlamaConfig:
     """What the forward needs from config.json (transformers' keys, then the
     samebits_* keys that override them); refuses what it does not implement."""
@@ -40,8 +82,7 @@ class LlamaConfig:
                                     "Phi3ForCausalLM"):
             raise Unsupported("architecture %s (this adapter runs the llama, qwen2, qwen3, "
                               "mixtral, qwen3_moe and phi3 classes)" % self.model_class)
-        if config.get("rope_scaling"):
-            raise Unsupported("config.json sets 'rope_scaling', which this adapter does not implement")
+        self.rope_scaling = _llama3_rope_scaling(config.get("rope_scaling"))
         if config.get("samebits_norm", "rms") != "rms":
             raise Unsupported("samebits_norm '%s' (this adapter implements RMSNorm only)"
                               % config.get("samebits_norm"))
@@ -176,6 +217,8 @@ class LlamaModel:
         # RoPE frequencies as transformers computes them: 1 / base^(2i / rot), float32.
         exponents = torch.arange(0, c.rope_dim, 2, dtype=torch.float32) / c.rope_dim
         self.inv_freq = 1.0 / (c.rope_base ** exponents)
+        if c.rope_scaling:
+            self.inv_freq = _llama3_inv_freq(self.inv_freq, c.rope_scaling)
 
     @staticmethod
     def _experts(take, p, c):

@@ -33,7 +33,8 @@ struct ExportOptions {
 // without them would make another model. GGUF states the Gemma 2/3
 // operations through its architecture name and keys; safetensors through
 // the transformers class of Gemma 2/3, Cohere2 and Phi-3 models, which
-// has no form for `rope_freqs`.
+// has no form for `rope_freqs` (the Llama, Mixtral and Qwen3-MoE classes
+// write it as `rope_scaling`, or WriteSafetensors refuses it).
 std::string UnwritableSwitches(const model::ModelConfig& c, bool gguf) {
   return gguf ? formats::GgufUnwritableSwitches(c) : formats::SafetensorsUnwritableSwitches(c);
 }
@@ -86,7 +87,8 @@ CommandSpec SetupExport(CLI::App& app) {
                   "and keys of the model's transformers class (Gemma2ForCausalLM, "
                   "Gemma3ForCausalLM, Cohere2ForCausalLM, Phi3ForCausalLM, MixtralForCausalLM, "
                   "Qwen3MoeForCausalLM, else LlamaForCausalLM). A switch the format cannot state "
-                  "(e.g. Llama 3.1's rope_freqs in safetensors) is refused, naming it.")
+                  "(e.g. rope_freqs in Gemma's class, or divisors that are not Llama 3.1's "
+                  "rope_scaling) is refused, naming it.")
       ->option_text("OUT")
       ->required();
   sub->add_option("--format", options->format,

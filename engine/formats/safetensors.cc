@@ -9,14 +9,17 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "engine/formats/architectures.h"
 #include "engine/formats/byte_reader.h"
 #include "engine/formats/checkpoint.h"
 #include "engine/formats/gguf_writer.h"
 #include "engine/formats/hf_names.h"
+#include "engine/formats/hf_rope.h"
 #include "engine/formats/mapped_file.h"
 #include "engine/model/quantized_weights.h"
 #include "engine/model/tensor_spec.h"
@@ -120,8 +123,6 @@ const HfArchitecture& ReadArchitecture(const Config& c, model::ModelConfig& m) {
   if (arch == nullptr) {
     c.Fail("architecture '" + cls + "' is not supported (" + KnownHfArchitectures() + ")");
   }
-  if (c.Has("rope_scaling"))
-    c.Fail("config.json sets rope_scaling, which the engine does not implement");
   if (c.BoolOr("attention_bias", false) || c.BoolOr("mlp_bias", false)) {
     c.Fail("config.json asks for attention or MLP biases, which the engine does not implement");
   }
@@ -306,19 +307,106 @@ void ReadSamebitsKeys(const Config& c, const std::string& label, int n_layers,
   }
 }
 
-model::ModelConfig ConfigFromJson(const json& j, const std::string& label,
-                                  const TensorTable& table) {
+// Returns rope_scaling's number `key` as a finite double within float's
+// range, or fails naming it.
+double ScalingNumber(const Config& c, const json& scaling, const char* key) {
+  if (!scaling.contains(key)) c.Fail(std::string("config.json rope_scaling lacks '") + key + "'");
+  const json& v = scaling[key];
+  if (!v.is_number()) {
+    c.Fail(std::string("config.json rope_scaling '") + key + "' is " + v.type_name() +
+           ", expected a number");
+  }
+  const double d = v.get<double>();
+  if (!(std::fabs(d) <= std::numeric_limits<float>::max()))
+    c.Fail(std::string("config.json rope_scaling '") + key + "' is not a finite float32 value");
+  return d;
+}
+
+// Reads `rope_scaling`: Llama 3.1's (rope_type, or the older `type`,
+// "llama3", with all four of its keys, as transformers requires them);
+// "default" means none. Other types, and scaling on the classes that state
+// every switch (whose rotary embeddings this does not model), are refused.
+std::optional<Llama3RopeScaling> ReadRopeScaling(const Config& c, const HfArchitecture& arch) {
+  if (!c.Has("rope_scaling")) return std::nullopt;
+  const json& scaling = c.raw()["rope_scaling"];
+  if (!scaling.is_object()) c.Fail("config.json key 'rope_scaling' is not an object");
+  const char* type_key = scaling.contains("rope_type") ? "rope_type" : "type";
+  if (!scaling.contains(type_key) || !scaling[type_key].is_string())
+    c.Fail("config.json rope_scaling lacks a 'rope_type' string");
+  const std::string type = scaling[type_key].get<std::string>();
+  if (type == "default") return std::nullopt;
+  if (type != "llama3") {
+    c.Fail("config.json rope_scaling has rope_type '" + type +
+           "', which the engine does not implement (it reads 'llama3')");
+  }
+  if (arch.states_every_switch) {
+    c.Fail(std::string("config.json sets rope_scaling, which the engine reads for the Llama, "
+                       "Mixtral and Qwen3-MoE classes only, not ") +
+           arch.class_name);
+  }
+  Llama3RopeScaling s;
+  s.factor = ScalingNumber(c, scaling, "factor");
+  s.low_freq_factor = ScalingNumber(c, scaling, "low_freq_factor");
+  s.high_freq_factor = ScalingNumber(c, scaling, "high_freq_factor");
+  const char* original = "original_max_position_embeddings";
+  if (!scaling.contains(original))
+    c.Fail("config.json rope_scaling lacks '" + std::string(original) + "'");
+  s.original_max_position_embeddings =
+      c.IntOf(scaling[original], std::string("rope_scaling ") + original, 1);
+  if (!(s.factor > 0.0)) c.Fail("config.json rope_scaling 'factor' must be positive");
+  if (!(s.low_freq_factor > 0.0))
+    c.Fail("config.json rope_scaling 'low_freq_factor' must be positive");
+  if (!(s.high_freq_factor > s.low_freq_factor))
+    c.Fail("config.json rope_scaling 'high_freq_factor' must exceed 'low_freq_factor'");
+  return s;
+}
+
+// Reads `samebits_qk_layout`: "unpermuted" says our writer stored the q/k
+// rows of an adjacent-pair (llama.cpp) model in transformers' order, for
+// rotate_half; the engine permutes them back and rotates adjacent pairs.
+bool ReadQkRowsUnpermuted(const Config& c, const HfArchitecture& arch, model::ModelConfig& m) {
+  if (!c.Has("samebits_qk_layout")) return false;
+  const std::string layout = c.StringOr("samebits_qk_layout", "");
+  if (layout != "unpermuted")
+    c.Fail("samebits_qk_layout is '" + layout + "' (expected 'unpermuted')");
+  if (arch.states_every_switch) {
+    c.Fail(std::string("samebits_qk_layout is written for the Llama, Mixtral and Qwen3-MoE "
+                       "classes only, not ") +
+           arch.class_name);
+  }
+  if (m.rope_style != model::RopeStyle::kNeox) {
+    c.Fail(
+        "samebits_qk_layout 'unpermuted' describes rows for rotate_half, but "
+        "samebits_rope_style is 'interleaved'");
+  }
+  m.rope_style = model::RopeStyle::kInterleaved;
+  return true;
+}
+
+// A configuration as config.json states it: the engine's, plus what turns
+// the file's tensors into the engine's (rows to permute, divisors to derive).
+struct HfConfig {
+  model::ModelConfig model;
+  bool qk_rows_unpermuted = false;
+  std::optional<Llama3RopeScaling> rope_scaling;
+};
+
+HfConfig ConfigFromJson(const json& j, const std::string& label, const TensorTable& table) {
   if (!j.is_object()) throw CheckpointError(label + ": config.json is not a JSON object");
   const Config c(j, label);
-  model::ModelConfig m;
+  HfConfig out;
+  model::ModelConfig& m = out.model;
   const HfArchitecture& arch = ReadArchitecture(c, m);
   m.name = c.StringOr("samebits_name", std::filesystem::path(label).filename().string());
   const int n_layers = ReadShape(c, table, m);
   ReadRopeNormAndSwitches(c, arch, m);
+  out.qk_rows_unpermuted = ReadQkRowsUnpermuted(c, arch, m);
+  out.rope_scaling = ReadRopeScaling(c, arch);
+  m.rope_freq_factors = out.rope_scaling.has_value();
   ReadFeedForward(c, arch, n_layers, m);
   ReadWindows(c, arch, m);
   ReadSamebitsKeys(c, label, n_layers, m);
-  return m;
+  return out;
 }
 
 model::DType ParseDTypeName(const std::string& s, const std::string& label,
@@ -407,6 +495,76 @@ void AddOneToNormWeights(model::ModelWeights& w, LoadedStorage& storage) {
   });
 }
 
+// Puts llama.cpp's row order back into the q/k tensors (and their biases
+// and norms) of `table`, each copied into `storage`: the file holds them
+// unpermuted (samebits_qk_layout). A tensor of an unexpected shape is left
+// for the binder to refuse.
+void PermuteQkRowsBack(const model::ModelConfig& c, TensorTable& table, LoadedStorage& storage) {
+  const auto permute = [&](const std::string& name, int64_t heads) {
+    const auto it = table.find(name);
+    if (it == table.end() || it->second.quantized || it->second.shape.empty() ||
+        it->second.shape[0] != heads * c.head_dim) {
+      return;
+    }
+    FileTensor& t = it->second;
+    size_t bytes = numerics::DTypeSize(t.dtype);
+    for (size_t d = 0; d < t.shape.size(); ++d) bytes *= static_cast<size_t>(t.shape[d]);
+    const size_t row_bytes = bytes / static_cast<size_t>(t.shape[0]);
+    std::vector<std::byte> rows(bytes);
+    PermuteHeadRows({t.data, bytes}, rows, heads, c.head_dim, c.rotary_dim(), row_bytes,
+                    QkRows::kToGguf);
+    storage.buffers.push_back(std::move(rows));
+    t.data = storage.buffers.back().data();
+  };
+  for (int l = 0; l < c.n_layers(); ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    permute(b + "attn_q.weight", c.n_heads);
+    permute(b + "attn_k.weight", c.n_kv_heads);
+    permute(b + "attn_q.bias", c.n_heads);
+    permute(b + "attn_k.bias", c.n_kv_heads);
+    permute(b + "attn_q_norm.weight", 1);
+    permute(b + "attn_k_norm.weight", 1);
+  }
+}
+
+// Adds `rope_freqs.weight` to `table`: the divisors `scaling` gives, as
+// llama.cpp's converter derives them, stored little-endian in `storage`
+// like a file's tensor. Refuses divisors that are not finite and positive.
+void AddRopeFreqs(const model::ModelConfig& c, const Llama3RopeScaling& scaling,
+                  const std::string& label, TensorTable& table, LoadedStorage& storage) {
+  // The divisors are sized by config.json alone: check its heads against
+  // the file's first q projection before allocating what a hostile
+  // head_dim would ask for.
+  const auto q = table.find("blk.0.attn_q.weight");
+  if (q == table.end() || q->second.shape.empty() ||
+      q->second.shape[0] != int64_t{c.n_heads} * c.head_dim) {
+    throw CheckpointError(label +
+                          ": model.layers.0.self_attn.q_proj.weight is missing or does not have "
+                          "num_attention_heads x head_dim rows (" +
+                          std::to_string(int64_t{c.n_heads} * c.head_dim) + ")");
+  }
+  const std::vector<float> divisors = Llama3FreqDivisors(scaling, c.rope_base, c.rotary_dim());
+  std::vector<std::byte> le(divisors.size() * 4);
+  for (size_t i = 0; i < divisors.size(); ++i) {
+    if (!(divisors[i] > 0.0f) || std::isinf(divisors[i])) {
+      throw CheckpointError(label + ": config.json rope_scaling gives divisor " +
+                            std::to_string(divisors[i]) + " for rotary frequency " +
+                            std::to_string(i) + " (finite positive divisors only)");
+    }
+    const uint32_t bits = std::bit_cast<uint32_t>(divisors[i]);
+    for (int k = 0; k < 4; ++k) le[4 * i + k] = static_cast<std::byte>(bits >> (8 * k));
+  }
+  storage.buffers.push_back(std::move(le));
+  FileTensor t;
+  t.dtype = model::DType::kF32;
+  t.shape = {static_cast<int64_t>(divisors.size())};
+  t.data = storage.buffers.back().data();
+  if (!table.emplace("rope_freqs.weight", std::move(t)).second) {
+    throw CheckpointError(label +
+                          ": the file holds a rope_freqs tensor and config.json sets rope_scaling");
+  }
+}
+
 }  // namespace
 
 void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label,
@@ -424,12 +582,13 @@ void ParseSafetensors(std::span<const std::byte> bytes, const std::string& label
   const std::byte* data = bytes.data() + 8 + n;
   const uint64_t data_size = bytes.size() - 8 - n;
   for (const auto& item : j.items()) {
-    // Named copies: clang 14 cannot capture structured bindings in lambdas.
-    const std::string name = item.key();
+    // Named: clang 14 cannot capture structured bindings in lambdas.
+    const std::string& name = item.key();
     const json& info = item.value();
     if (name == "__metadata__") continue;
     auto fail = [&](const std::string& what) -> void {
-      throw CheckpointError(label + ": tensor '" + name + "' " + what);
+      throw CheckpointError(
+          std::string(label).append(": tensor '").append(name).append("' ").append(what));
     };
     if (!info.is_object() || !info.contains("dtype") || !info["dtype"].is_string() ||
         !info.contains("shape") || !info["shape"].is_array() || !info.contains("data_offsets") ||
@@ -475,7 +634,8 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
                                     const std::string& label,
                                     std::shared_ptr<LoadedStorage> storage) {
   const json j = ParseJson(config_json, label, "config.json");
-  const model::ModelConfig config = ConfigFromJson(j, label, hf_table);
+  const HfConfig hf = ConfigFromJson(j, label, hf_table);
+  const model::ModelConfig& config = hf.model;
   CheckConfig(config, label);
   const HfArchitecture& arch = *FindHfArchitecture(j["architectures"][0].get<std::string>());
   TensorTable table;
@@ -489,15 +649,23 @@ model::ModelWeights BindSafetensors(const std::string& config_json, TensorTable&
     }
     const std::string name = GgufNameFromHf(hf_name, arch.family);
     if (name.empty()) {
-      throw CheckpointError(label + ": tensor '" + hf_name +
-                            "' is not one the engine knows how to place");
+      throw CheckpointError(std::string(label)
+                                .append(": tensor '")
+                                .append(hf_name)
+                                .append("' is not one the engine knows how to place"));
     }
     if (!table.emplace(name, t).second) {
-      throw CheckpointError(label + ": tensor '" + hf_name + "' duplicates another tensor's place");
+      throw CheckpointError(std::string(label)
+                                .append(": tensor '")
+                                .append(hf_name)
+                                .append("' duplicates another tensor's place"));
     }
   }
-  model::ModelWeights w = BindTensors(config, table, label, storage);
-  if (arch.norm_weight_minus_one) AddOneToNormWeights(w, *storage);
+  if (hf.qk_rows_unpermuted) PermuteQkRowsBack(config, table, *storage);
+  if (hf.rope_scaling) AddRopeFreqs(config, *hf.rope_scaling, label, table, *storage);
+  LoadedStorage& buffers = *storage;
+  model::ModelWeights w = BindTensors(config, table, label, std::move(storage));
+  if (arch.norm_weight_minus_one) AddOneToNormWeights(w, buffers);
   return w;
 }
 
@@ -602,6 +770,7 @@ std::vector<HfPart> SplitIntoHfTensors(const model::ModelWeights& weights, HfFam
   std::vector<HfPart> parts;
   std::vector<model::TensorView> pending;  // the parts of a fused tensor so far
   ForEachPresent(weights, [&](const std::string& name, model::TensorView& v) {
+    if (name == "rope_freqs.weight") return;  // stated by rope_scaling
     bool closes = false;
     if (const std::string fused = FusedInto(name, family, &closes); !fused.empty()) {
       pending.push_back(v);
@@ -754,10 +923,14 @@ void PutHfKeys(const model::ModelWeights& weights, const HfArchitecture& arch, j
 }
 
 // Sets what transformers has no key for, which only this engine reads back.
-void PutSamebitsKeys(const model::ModelConfig& c, json& j) {
+void PutSamebitsKeys(const model::ModelConfig& c, bool qk_rows_unpermuted, json& j) {
   j["samebits_arch"] = c.arch;
   j["samebits_name"] = c.name;
-  j["samebits_rope_style"] = c.rope_style == model::RopeStyle::kNeox ? "neox" : "interleaved";
+  // The rotation the stored rows take: unpermuted rows rotate halves, and
+  // samebits_qk_layout tells our reader to go back to adjacent pairs.
+  const bool neox = c.rope_style == model::RopeStyle::kNeox || qk_rows_unpermuted;
+  j["samebits_rope_style"] = neox ? "neox" : "interleaved";
+  if (qk_rows_unpermuted) j["samebits_qk_layout"] = "unpermuted";
   j["samebits_rope_dim"] = c.rope_dim;
   j["samebits_norm"] = c.norm == model::NormKind::kLayerNorm ? "layer" : "rms";
   if (c.norm == model::NormKind::kLayerNorm) j["layer_norm_eps"] = c.norm_eps;
@@ -799,6 +972,63 @@ model::ModelWeights NormWeightsMinusOne(const model::ModelWeights& w,
                           reinterpret_cast<const std::byte*>(values.back().data())};
   });
   return out;
+}
+
+// Returns whether the q/k rows are written unpermuted: a model that rotates
+// adjacent pairs (llama.cpp's permuted rows) written as a class whose
+// transformers code rotates halves and states no layout of its own.
+bool WritesUnpermutedQk(const model::ModelConfig& c, const HfArchitecture& arch) {
+  return !arch.states_every_switch && arch.rope_style == model::RopeStyle::kNeox &&
+         c.rope_style == model::RopeStyle::kInterleaved;
+}
+
+// Returns `w` with the q/k weights (and biases and norms) in transformers'
+// row order, the rows copied into `buffers`: the inverse of llama.cpp's
+// LlamaModel.permute, so that rotate_half on them computes what adjacent
+// pairs compute on `w`.
+model::ModelWeights UnpermutedQkRows(const model::ModelWeights& w,
+                                     std::vector<std::vector<std::byte>>& buffers) {
+  model::ModelWeights out = w;
+  const model::ModelConfig& c = w.config;
+  const auto unpermute = [&](model::TensorView& v, int64_t heads) {
+    if (!v.present()) return;
+    std::vector<std::byte> rows(v.bytes());
+    PermuteHeadRows({v.data, v.bytes()}, rows, heads, c.head_dim, c.rotary_dim(),
+                    v.bytes() / static_cast<size_t>(v.shape[0]), QkRows::kToHf);
+    buffers.push_back(std::move(rows));
+    v.data = buffers.back().data();
+  };
+  for (model::LayerWeights& l : out.layers) {
+    unpermute(l.wq, c.n_heads);
+    unpermute(l.wk, c.n_kv_heads);
+    unpermute(l.q_bias, c.n_heads);
+    unpermute(l.k_bias, c.n_kv_heads);
+    unpermute(l.q_norm, 1);
+    unpermute(l.k_norm, 1);
+  }
+  return out;
+}
+
+// Returns config.json's `rope_scaling` for `w`'s rope_freqs: the llama3
+// parameters that give back every divisor bit for bit. Throws
+// CheckpointError naming `dir` when none do.
+json RopeScalingOf(const model::ModelWeights& w, const std::string& dir) {
+  const model::ModelConfig& c = w.config;
+  std::vector<float> divisors(static_cast<size_t>(w.rope_freqs.elements()));
+  w.rope_freqs.ReadF32(0, w.rope_freqs.elements(), divisors.data());
+  const std::optional<Llama3RopeScaling> s =
+      FitLlama3RopeScaling(divisors, c.rope_base, c.rotary_dim(), c.max_seq_len);
+  if (!s) {
+    throw CheckpointError(dir + ": " + c.name +
+                          "'s rope_freqs are not Llama 3.1's: no llama3 rope_scaling "
+                          "(factor, low/high frequency factors, original context) gives back its "
+                          "divisors bit for bit; nothing was written");
+  }
+  return {{"rope_type", "llama3"},
+          {"factor", s->factor},
+          {"low_freq_factor", s->low_freq_factor},
+          {"high_freq_factor", s->high_freq_factor},
+          {"original_max_position_embeddings", s->original_max_position_embeddings}};
 }
 
 }  // namespace
@@ -845,7 +1075,8 @@ std::string SafetensorsUnwritableSwitches(const model::ModelConfig& c) {
     add(!g.global_layers_without_rope && any_layer([](const auto& l) { return !l.use_rope; }),
         "layers without RoPE");
   }
-  add(c.rope_freq_factors, "rope_freq_factors");
+  // Llama 3.1's factors go as rope_scaling, which WriteSafetensors fits.
+  add(c.rope_freq_factors && arch.states_every_switch, "rope_freq_factors");
   return names;
 }
 
@@ -858,15 +1089,19 @@ void WriteSafetensors(const model::ModelWeights& quantized, const std::string& d
   // Safetensors has no block types: quantized tensors go as their F32 values.
   model::ModelWeights weights = model::DequantizedWeights(quantized);
   const HfArchitecture& arch = HfArchitectureToWrite(weights.config);
+  json j;
+  if (weights.config.rope_freq_factors) j["rope_scaling"] = RopeScalingOf(weights, dir);
   std::vector<std::vector<float>> shifted;  // the views of Gemma's norm weights point here
   if (arch.norm_weight_minus_one) weights = NormWeightsMinusOne(weights, shifted);
+  const bool unpermuted = WritesUnpermutedQk(weights.config, arch);
+  std::vector<std::vector<std::byte>> rows;  // the views of unpermuted q/k point here
+  if (unpermuted) weights = UnpermutedQkRows(weights, rows);
   std::error_code ec;
   fs::create_directories(dir, ec);
   const std::vector<HfPart> parts = SplitIntoHfTensors(weights, arch.family);
   WriteShards(parts, dir, std::max(1, std::min<int>(shards, static_cast<int>(parts.size()))));
-  json j;
   PutHfKeys(weights, arch, j);
-  PutSamebitsKeys(weights.config, j);
+  PutSamebitsKeys(weights.config, unpermuted, j);
   std::ofstream out(fs::path(dir) / "config.json", std::ios::trunc);
   out << j.dump(2) << "\n";
   if (!out) throw CheckpointError(dir + ": cannot write config.json");

@@ -244,12 +244,12 @@ float PortableExp(float x) {
   return static_cast<float>(ExpDouble(x));
 }
 
-float PortableLog(float x) {
+namespace {
+
+// Returns log(x) in double for a positive normal or subnormal float x
+// (the double that PortableLog rounds), about 2^-52 relative.
+double LogPositive(float x) {
   uint32_t u = std::bit_cast<uint32_t>(x);
-  if (x != x) return x + x;
-  if (x == 0.0f) return -std::bit_cast<float>(0x7f800000u);
-  if (u >> 31) return InvalidNan();  // negative: invalid
-  if (u == 0x7f800000u) return x;
   int e = 0;
   if (u < 0x00800000u) {  // subnormal: scale by 2^23 exactly
     u = std::bit_cast<uint32_t>(x * 0x1p23f);
@@ -264,8 +264,32 @@ float PortableLog(float x) {
     e += 1;
   }
   const double m = std::bit_cast<float>(mant);
-  const double result = static_cast<double>(e) * kLn2 + LogReduced(m);
-  return static_cast<float>(result);
+  return static_cast<double>(e) * kLn2 + LogReduced(m);
+}
+
+}  // namespace
+
+float PortableLog(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  if (x != x) return x + x;
+  if (x == 0.0f) return -std::bit_cast<float>(0x7f800000u);
+  if (u >> 31) return InvalidNan();  // negative: invalid
+  if (u == 0x7f800000u) return x;
+  return static_cast<float>(LogPositive(x));
+}
+
+float PortablePow(float x, float y) {
+  if (!(x > 0.0f) || IsInf(x) || y != y || IsInf(y)) return InvalidNan();
+  const double t = static_cast<double>(y) * LogPositive(x);
+  // Beyond these e^t overflows float or rounds to +0 (and ExpDouble's
+  // reduction needs |t| < ~700).
+  if (t > 89.0) return std::bit_cast<float>(0x7f800000u);
+  if (t < -104.0) return 0.0f;
+  const double r = ExpDouble(t);
+  // From halfway between FLT_MAX and 2^128 on, float rounds to infinity
+  // (a conversion out of float's range would be undefined).
+  if (r >= 0x1.ffffffp127) return std::bit_cast<float>(0x7f800000u);
+  return static_cast<float>(r);
 }
 
 float PortableSin(float x) {

@@ -37,6 +37,13 @@ float PortableExp(float x);
 // log(NaN) = NaN, log(1) = +0.
 float PortableLog(float x);
 
+// Returns x^y for a positive finite x and a finite y, as e^(y log x)
+// computed in double and rounded once: the correctly rounded float except
+// within about 2^-50 relative of a rounding boundary. Any other argument
+// gives NaN (the engine needs no other). Used where a format derives
+// weights from a power (Llama 3.1's RoPE divisors from rope_scaling).
+float PortablePow(float x, float y);
+
 // sin and cos are accurate for every finite float. Arguments below this
 // bound are reduced modulo pi/2 by a three-part Cody-Waite scheme in double
 // (exact for quotients below 2^21); larger ones by a Payne-Hanek reduction

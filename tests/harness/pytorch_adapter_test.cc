@@ -89,5 +89,33 @@ TEST_F(PytorchAdapter, ReadsThePhi3ClassAsExported) {
   EXPECT_THAT(conform.output, HasSubstr("top-1 8/8"));
 }
 
+// Llama 3.1 as the export writes it for llama.cpp's file (unpermuted q/k
+// rows, `rope_scaling` llama3 instead of the rope_freqs tensor), read as
+// transformers reads it: the adapter's rotate_half and its copy of
+// transformers' llama3 frequencies conform to the reference pass on the
+// 48-token prompt, where all three of the file's frequency bands act.
+TEST_F(PytorchAdapter, ReadsLlama31RopeScalingAsExported) {
+  const std::string checkpoint = "gguf:../shared/checkpoints/tiny_dense_llama3_f32.gguf";
+  const std::string scenarios = Source("../shared/checkpoints");
+  if (!std::filesystem::exists(scenarios + "/tiny_dense_llama3_f32.gguf")) {
+    GTEST_SKIP() << "../shared/checkpoints is absent";
+  }
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(Source(""));
+  const CommandResult run =
+      RunCommand({BinDir() + "/samebits", "run", "--engine", "pytorch", "--checkpoint", checkpoint,
+                  "--scenarios-dir", scenarios, "--scenario", "llamacpp48-v512", "--config", "t1",
+                  "--dump-logits", "--db", pytorch_db_});
+  const auto [reference, conform] = ConformT1ToReferencePass(checkpoint, reference_db_, pytorch_db_,
+                                                             "llamacpp48-v512", scenarios);
+  std::filesystem::current_path(cwd);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_EQ(conform.exit_code, 0) << conform.output;
+  EXPECT_THAT(conform.output,
+              HasSubstr("CONFORMS  " + checkpoint + " / llamacpp48-v512  (reference vs t1)"));
+  EXPECT_THAT(conform.output, HasSubstr("top-1 48/48"));
+}
+
 }  // namespace
 }  // namespace samebits::standin

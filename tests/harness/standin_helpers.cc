@@ -88,11 +88,14 @@ ProfileGate GateAgainstOwnBaseline(const std::string& engine, const std::string&
 
 ReferenceConformance ConformT1ToReferencePass(const std::string& checkpoint,
                                               const std::string& reference_db,
-                                              const std::string& engine_db) {
+                                              const std::string& engine_db,
+                                              const std::string& scenario,
+                                              const std::string& scenarios_dir) {
   ReferenceConformance r;
-  r.reference = RunCommand({BinDir() + "/samebits", "run", "--checkpoint", checkpoint,
-                            "--scenarios-dir", Source("scenarios"), "--scenario", "classic",
-                            "--config", "reference", "--dump-logits", "--db", reference_db});
+  r.reference =
+      RunCommand({BinDir() + "/samebits", "run", "--checkpoint", checkpoint, "--scenarios-dir",
+                  scenarios_dir.empty() ? Source("scenarios") : scenarios_dir, "--scenario",
+                  scenario, "--config", "reference", "--dump-logits", "--db", reference_db});
   if (r.reference.exit_code != 0) return r;
   r.conform = RunCommand({BinDir() + "/samebits", "conform", reference_db, engine_db, "--config-b",
                           "t1", "--max-nmse", "1e-4"});
@@ -111,7 +114,7 @@ std::string OwnEngineProfile(const std::filesystem::path& dir) {
   std::ifstream in(Source("engines/samebits.json"));
   nlohmann::json profile = nlohmann::json::parse(in);
   profile["command"] = {BinDir() + "/samebits-engine", "run"};
-  const std::string file = (dir / "samebits-here.json").string();
+  std::string file = (dir / "samebits-here.json").string();
   std::ofstream(file) << profile.dump(2);
   return file;
 }

@@ -82,9 +82,14 @@ std::string OwnEngineProfile(const std::filesystem::path& dir);
 struct ReferenceConformance {
   CommandResult reference, conform;
 };
+// Runs samebits' reference pass on `checkpoint` and `scenario` (from
+// `scenarios_dir`; default: the tree's scenarios/) into `reference_db`,
+// then `samebits conform` of it against `engine_db`'s t1 cell (NMSE <= 1e-4).
 ReferenceConformance ConformT1ToReferencePass(const std::string& checkpoint,
                                               const std::string& reference_db,
-                                              const std::string& engine_db);
+                                              const std::string& engine_db,
+                                              const std::string& scenario = "classic",
+                                              const std::string& scenarios_dir = "");
 
 // Writes a scenario file for the stand-in under `dir`. Returns its path.
 std::string WriteScenario(const std::filesystem::path& dir);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -139,6 +140,46 @@ TEST(PortableMath, LogSweep) {
   Report(s, r, "all positive floats by bit pattern and [0.5, 2] linearly");
   EXPECT_GE(r.count, 1000000);
   EXPECT_LE(r.max_ulps, s.max_ulps_allowed) << "at x = " << std::hexfloat << r.worst_input;
+}
+
+// pow, as RoPE divisors use it (base^(2i/d)), and over a wider grid of
+// bases and exponents: within 1 ulp of the rounded double pow everywhere,
+// and equal to it on the RoPE grid (the frequencies Llama 3.1's divisors
+// come from).
+TEST(PortableMath, PowSweep) {
+  int64_t count = 0, max_ulps = 0, rope_differences = 0;
+  for (const float base : {1e4f, 5e4f, 5e5f, 1e6f, 123456.0f, 1e7f}) {
+    for (int d = 2; d <= 512; d += 2) {
+      for (int i = 0; i < d; i += 2) {
+        const float t = static_cast<float>(i) / static_cast<float>(d);
+        const float want = static_cast<float>(std::pow(static_cast<double>(base), double{t}));
+        rope_differences += !(Bits(PortablePow(base, t)) == Bits(want));
+        ++count;
+      }
+    }
+  }
+  std::vector<float> bases, exponents;
+  AppendLinear(&bases, 1e-3, 1e3, 1001);
+  AppendBitSweep(&bases, 1, 0x7f7fffffu, 1 << 22, false);
+  AppendLinear(&exponents, -40.0, 40.0, 1001);
+  for (const float x : bases) {
+    for (const float y : exponents) {
+      const double exact = std::pow(static_cast<double>(x), static_cast<double>(y));
+      if (exact > 0x1.fffffep127 || exact < 0x1p-126) continue;  // normal results only
+      max_ulps = std::max(max_ulps, UlpDistance(PortablePow(x, y), static_cast<float>(exact)));
+      ++count;
+    }
+  }
+  std::cout << "[portable pow] " << count << " inputs: max error " << max_ulps
+            << " ulp; RoPE grid differences " << rope_differences << "\n";
+  EXPECT_EQ(rope_differences, 0);
+  EXPECT_LE(max_ulps, 1);
+  EXPECT_GE(count, 500000);
+  EXPECT_TRUE(std::isnan(PortablePow(-1.0f, 0.5f)));
+  EXPECT_TRUE(std::isnan(PortablePow(0.0f, 0.5f)));
+  EXPECT_TRUE(std::isinf(PortablePow(1e30f, 2.0f)));
+  EXPECT_EQ(PortablePow(1e-30f, 5.0f), 0.0f);
+  EXPECT_EQ(PortablePow(5e5f, 0.0f), 1.0f);
 }
 
 // Inputs for sin and cos: the RoPE range [-1e5, 1e5] linearly, every float
