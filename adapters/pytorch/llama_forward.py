@@ -82,6 +82,10 @@ class LlamaConfig:
                                     "Phi3ForCausalLM"):
             raise Unsupported("architecture %s (this adapter runs the llama, qwen2, qwen3, "
                               "mixtral, qwen3_moe and phi3 classes)" % self.model_class)
+        if "rope_parameters" in config:
+            # transformers 5's RoPE keys: ignored, a scaled model would run unscaled.
+            raise Unsupported("config.json's 'rope_parameters' (transformers 5's RoPE keys; this "
+                              "adapter reads rope_theta and rope_scaling)")
         self.rope_scaling = _llama3_rope_scaling(config.get("rope_scaling"))
         if config.get("samebits_norm", "rms") != "rms":
             raise Unsupported("samebits_norm '%s' (this adapter implements RMSNorm only)"

@@ -327,6 +327,14 @@ double ScalingNumber(const Config& c, const json& scaling, const char* key) {
 // "default" means none. Other types, and scaling on the classes that state
 // every switch (whose rotary embeddings this does not model), are refused.
 std::optional<Llama3RopeScaling> ReadRopeScaling(const Config& c, const HfArchitecture& arch) {
+  // transformers 5 states RoPE (its theta and its scaling) in
+  // `rope_parameters`; read as if absent, a scaled model would load
+  // unscaled, so it is refused until it is read.
+  if (c.Has("rope_parameters")) {
+    c.Fail(
+        "config.json sets 'rope_parameters' (transformers 5's RoPE keys), which the engine "
+        "does not read; state them as 'rope_theta' and 'rope_scaling'");
+  }
   if (!c.Has("rope_scaling")) return std::nullopt;
   const json& scaling = c.raw()["rope_scaling"];
   if (!scaling.is_object()) c.Fail("config.json key 'rope_scaling' is not an object");

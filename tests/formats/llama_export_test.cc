@@ -292,6 +292,13 @@ TEST(LlamaRopeScaling, OtherTypesAreRefusedNamingThem) {
   j["rope_scaling"]["type"] = "dynamic";
   WriteConfig(dir, j);
   EXPECT_NE(LoadError("safetensors:" + dir).find("rope_type 'dynamic'"), std::string::npos);
+  // transformers 5's key, which the engine does not read, is refused rather
+  // than ignored (the scaled model would load unscaled).
+  j = good;
+  j["rope_parameters"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  WriteConfig(dir, j);
+  EXPECT_NE(LoadError("safetensors:" + dir).find("'rope_parameters'"), std::string::npos)
+      << LoadError("safetensors:" + dir);
   // A class whose rotary embedding the engine does not model with it.
   j = good;
   j["architectures"] = {"Phi3ForCausalLM"};
