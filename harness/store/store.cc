@@ -552,8 +552,8 @@ class CellReader {
         "SELECT s.cell_id, s.idx, s.kind, s.position, s.input_token, s.token, s.fnv1a64, "
         "s.xxh3_64, s.argmax, s.nan_count, s.inf_count, s.text, s.batch_sequences, "
         "s.batch_rows, s.batch_slot, s.batch_row, s.dump_argmax, s.dump_max_abs, s.dump_nan, "
-        "s.dump_inf FROM steps s JOIN cells c ON c.id = s.cell_id WHERE c.run_id = ?1 "
-        "ORDER BY s.cell_id, s.idx");
+        "s.dump_inf FROM cells c JOIN steps s ON s.cell_id = c.id WHERE c.run_id = ?1 "
+        "ORDER BY c.id, s.idx");
     s.Bind(1, run_id);
     while (s.Step()) {
       CellResult& cell = CellOf(s.Int(0));
@@ -586,8 +586,8 @@ class CellReader {
   // Appends each cell's traces to it, in their order.
   void LoadTraces(int64_t run_id) {
     Statement s = db_.Prepare(
-        "SELECT t.cell_id, t.position, t.layer, t.op, t.xxh3_64 FROM traces t "
-        "JOIN cells c ON c.id = t.cell_id WHERE c.run_id = ?1 ORDER BY t.cell_id, t.seq");
+        "SELECT t.cell_id, t.position, t.layer, t.op, t.xxh3_64 FROM cells c "
+        "JOIN traces t ON t.cell_id = c.id WHERE c.run_id = ?1 ORDER BY c.id, t.seq");
     s.Bind(1, run_id);
     while (s.Step()) {
       harness::TraceRecord t;
