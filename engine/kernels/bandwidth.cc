@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/platform/weight_memory.h"
+
 namespace samebits::kernels {
 namespace {
 
@@ -49,10 +51,12 @@ double MeasureReadBandwidthGBs(threads::ThreadPool& pool, size_t bytes, int repe
   const int n_threads = pool.size();
   const size_t words = bytes / sizeof(uint64_t);
   const size_t per_thread = words / static_cast<size_t>(n_threads);
-  // Not value-initialised: each slice is first written by the thread that
-  // reads it, so its pages land near that thread.
-  std::unique_ptr<uint64_t[]> buffer(new uint64_t[words]);
-  uint64_t* data = buffer.get();
+  // Memory of the kind weights live in (huge pages where the kernel gives
+  // them), so that the probe is the ceiling for reading weights, not for
+  // reading small pages. Not initialised: each slice is first written by
+  // the thread that reads it, so its pages land near that thread.
+  const std::shared_ptr<void> buffer = platform::AllocateWeightMemory(words * sizeof(uint64_t));
+  uint64_t* data = static_cast<uint64_t*>(buffer.get());
   auto slice = [&](int64_t t, size_t* begin, size_t* end) {
     *begin = static_cast<size_t>(t) * per_thread;
     *end = t + 1 == n_threads ? words : *begin + per_thread;

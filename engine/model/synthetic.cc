@@ -27,6 +27,7 @@
 #include "engine/model/tensor_spec.h"
 #include "engine/numerics/half.h"
 #include "engine/numerics/splitmix.h"
+#include "engine/platform/weight_memory.h"
 
 namespace samebits::model {
 namespace {
@@ -204,11 +205,6 @@ void ScaleFor(const TensorSpec& spec, float* scale, float* offset) {
   }
 }
 
-// Deletes memory from aligned operator new.
-struct AlignedDelete {
-  void operator()(void* p) const { ::operator delete (p, std::align_val_t{64}); }
-};
-
 inline int64_t RoundUp64(int64_t n) {
   return (n + 63) & ~int64_t{63};
 }
@@ -245,9 +241,10 @@ ModelWeights MakeSyntheticWeights(const std::string& name, DType dtype, uint64_t
     for (int64_t dim : s.shape) n *= dim;
     total += RoundUp64(n * numerics::DTypeSize(dtype_of(s)));
   });
-  std::byte* base =
-      static_cast<std::byte*>(::operator new (static_cast<size_t>(total), std::align_val_t{64}));
-  w.storage = std::shared_ptr<const void>(base, AlignedDelete{});
+  // Huge pages where the kernel gives them: decode streams all of it.
+  std::shared_ptr<void> memory = platform::AllocateWeightMemory(static_cast<size_t>(total));
+  std::byte* base = static_cast<std::byte*>(memory.get());
+  w.storage = std::move(memory);
 
   // Second pass: generate every tensor straight into its place.
   int64_t offset = 0;
