@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "engine/formats/checkpoint.h"
 #include "engine/model/forward.h"
 #include "engine/model/tensor_spec.h"
 #include "engine/numerics/math.h"
@@ -127,6 +128,25 @@ void ExpectSameModel(const model::ModelWeights& a, const model::ModelWeights& b)
   std::vector<int32_t> tokens;
   for (int i = 0; i < 6; ++i) tokens.push_back((i * 7919 + 13) % a.config.vocab_size);
   EXPECT_TRUE(SameBits(ReferenceLogits(a, tokens), ReferenceLogits(b, tokens)));
+}
+
+nlohmann::json ReadConfig(const std::string& dir) {
+  std::ifstream in(dir + "/config.json");
+  return nlohmann::json::parse(in);
+}
+
+void WriteConfig(const std::string& dir, const nlohmann::json& j) {
+  std::ofstream out(dir + "/config.json", std::ios::trunc);
+  out << j.dump(2);
+}
+
+std::string LoadError(const std::string& spec) {
+  try {
+    LoadCheckpoint(spec);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace samebits::formats::testing

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ std::vector<std::byte> ReadBytes(const std::string& path);
 void WriteBytes(const std::string& path, const std::vector<std::byte>& bytes);
 // Returns a fresh empty scratch directory for test `name`.
 std::string ScratchDir(const std::string& name);
+
+// Returns DIR/config.json (a safetensors folder's), parsed.
+nlohmann::json ReadConfig(const std::string& dir);
+// Writes `j` as DIR/config.json.
+void WriteConfig(const std::string& dir, const nlohmann::json& j);
+// Returns the message of the CheckpointError that loading `spec` throws
+// ("" if none).
+std::string LoadError(const std::string& spec);
 
 // Returns the logits of every position, the tokens fed one per call to the
 // reference pass (portable math), one row of vocab_size floats per token.

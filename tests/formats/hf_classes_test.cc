@@ -27,21 +27,14 @@ namespace samebits::formats {
 namespace {
 
 using nlohmann::json;
+using testing::LoadError;
+using testing::ReadConfig;
+using testing::WriteConfig;
 
 const std::map<std::string, std::string> kClassOf = {{"gemma2", "Gemma2ForCausalLM"},
                                                      {"gemma3", "Gemma3ForCausalLM"},
                                                      {"cohere2", "Cohere2ForCausalLM"},
                                                      {"phi3", "Phi3ForCausalLM"}};
-
-json ReadConfig(const std::string& dir) {
-  std::ifstream in(dir + "/config.json");
-  return json::parse(in);
-}
-
-void WriteConfig(const std::string& dir, const json& j) {
-  std::ofstream out(dir + "/config.json", std::ios::trunc);
-  out << j.dump(2);
-}
 
 // Removes our `samebits_*` keys from DIR/config.json: transformers' keys
 // alone then describe the model.
@@ -51,16 +44,6 @@ void DropSamebitsKeys(const std::string& dir) {
     it = it.key().rfind("samebits_", 0) == 0 ? j.erase(it) : std::next(it);
   }
   WriteConfig(dir, j);
-}
-
-// Returns the message of the CheckpointError that loading `spec` throws ("" if none).
-std::string LoadError(const std::string& spec) {
-  try {
-    LoadCheckpoint(spec);
-  } catch (const CheckpointError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Returns synthetic:SPEC (gemma, gemma-f32, gemma-q8_0) as a model of GGUF

@@ -26,26 +26,9 @@ namespace samebits::formats {
 namespace {
 
 using nlohmann::json;
-
-json ReadConfig(const std::string& dir) {
-  std::ifstream in(dir + "/config.json");
-  return json::parse(in);
-}
-
-void WriteConfig(const std::string& dir, const json& j) {
-  std::ofstream out(dir + "/config.json", std::ios::trunc);
-  out << j.dump(2);
-}
-
-// Returns the message of the CheckpointError that loading `spec` throws ("" if none).
-std::string LoadError(const std::string& spec) {
-  try {
-    LoadCheckpoint(spec);
-  } catch (const CheckpointError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::LoadError;
+using testing::ReadConfig;
+using testing::WriteConfig;
 
 std::vector<float> Values(const model::TensorView& v) {
   std::vector<float> out(static_cast<size_t>(v.elements()));

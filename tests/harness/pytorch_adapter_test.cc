@@ -27,6 +27,9 @@ class PytorchAdapter : public ::testing::Test {
   std::string pytorch_db_ = (dir_.path() / "pytorch.db").string();
   std::string reference_db_ = (dir_.path() / "reference.db").string();
   std::string references_ = (dir_.path() / "references").string();
+
+  void ExpectSharedFileConforms(const std::string& file, const std::string& scenario,
+                                const std::string& scenarios_dir, int steps);
 };
 
 TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
@@ -63,30 +66,39 @@ TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   EXPECT_THAT(conform.output, HasSubstr("top-1 8/8"));
 }
 
-// The Phi-3 class as the export writes it for llama.cpp's Phi-3 file (q/k/v
-// fused into `qkv_proj`, gate/up into `gate_up_proj`), read by the adapter's
-// transformers-style forward: its logits conform to the reference pass.
-TEST_F(PytorchAdapter, ReadsThePhi3ClassAsExported) {
-  // Relative to the source tree, as samebits names the checkpoint in both stores.
-  const std::string checkpoint = "gguf:../shared/checkpoints/tiny_dense_phi3_f32.gguf";
-  if (!std::filesystem::exists(Source("../shared/checkpoints/tiny_dense_phi3_f32.gguf"))) {
+// The t1 configuration of shared file FILE (relative to the source tree,
+// as samebits names the checkpoint in both stores), run by the adapter on
+// SCENARIO and measured against samebits' reference pass, conforms with
+// every one of its `steps` argmaxes equal.
+void PytorchAdapter::ExpectSharedFileConforms(const std::string& file, const std::string& scenario,
+                                              const std::string& scenarios_dir, int steps) {
+  const std::string checkpoint = "gguf:../shared/checkpoints/" + file;
+  if (!std::filesystem::exists(Source("../shared/checkpoints/" + file))) {
     GTEST_SKIP() << "../shared/checkpoints is absent";
   }
   const std::filesystem::path cwd = std::filesystem::current_path();
   std::filesystem::current_path(Source(""));
   const CommandResult run =
       RunCommand({BinDir() + "/samebits", "run", "--engine", "pytorch", "--checkpoint", checkpoint,
-                  "--scenarios-dir", Source("scenarios"), "--scenario", "classic", "--config", "t1",
+                  "--scenarios-dir", scenarios_dir, "--scenario", scenario, "--config", "t1",
                   "--dump-logits", "--db", pytorch_db_});
   const auto [reference, conform] =
-      ConformT1ToReferencePass(checkpoint, reference_db_, pytorch_db_);
+      ConformT1ToReferencePass(checkpoint, reference_db_, pytorch_db_, scenario, scenarios_dir);
   std::filesystem::current_path(cwd);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
   EXPECT_EQ(conform.exit_code, 0) << conform.output;
   EXPECT_THAT(conform.output,
-              HasSubstr("CONFORMS  " + checkpoint + " / classic  (reference vs t1)"));
-  EXPECT_THAT(conform.output, HasSubstr("top-1 8/8"));
+              HasSubstr("CONFORMS  " + checkpoint + " / " + scenario + "  (reference vs t1)"));
+  EXPECT_THAT(conform.output,
+              HasSubstr("top-1 " + std::to_string(steps) + "/" + std::to_string(steps)));
+}
+
+// The Phi-3 class as the export writes it for llama.cpp's Phi-3 file (q/k/v
+// fused into `qkv_proj`, gate/up into `gate_up_proj`), read by the adapter's
+// transformers-style forward: its logits conform to the reference pass.
+TEST_F(PytorchAdapter, ReadsThePhi3ClassAsExported) {
+  ExpectSharedFileConforms("tiny_dense_phi3_f32.gguf", "classic", Source("scenarios"), 8);
 }
 
 // Llama 3.1 as the export writes it for llama.cpp's file (unpermuted q/k
@@ -95,26 +107,8 @@ TEST_F(PytorchAdapter, ReadsThePhi3ClassAsExported) {
 // transformers' llama3 frequencies conform to the reference pass on the
 // 48-token prompt, where all three of the file's frequency bands act.
 TEST_F(PytorchAdapter, ReadsLlama31RopeScalingAsExported) {
-  const std::string checkpoint = "gguf:../shared/checkpoints/tiny_dense_llama3_f32.gguf";
-  const std::string scenarios = Source("../shared/checkpoints");
-  if (!std::filesystem::exists(scenarios + "/tiny_dense_llama3_f32.gguf")) {
-    GTEST_SKIP() << "../shared/checkpoints is absent";
-  }
-  const std::filesystem::path cwd = std::filesystem::current_path();
-  std::filesystem::current_path(Source(""));
-  const CommandResult run =
-      RunCommand({BinDir() + "/samebits", "run", "--engine", "pytorch", "--checkpoint", checkpoint,
-                  "--scenarios-dir", scenarios, "--scenario", "llamacpp48-v512", "--config", "t1",
-                  "--dump-logits", "--db", pytorch_db_});
-  const auto [reference, conform] = ConformT1ToReferencePass(checkpoint, reference_db_, pytorch_db_,
-                                                             "llamacpp48-v512", scenarios);
-  std::filesystem::current_path(cwd);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  ASSERT_EQ(reference.exit_code, 0) << reference.output;
-  EXPECT_EQ(conform.exit_code, 0) << conform.output;
-  EXPECT_THAT(conform.output,
-              HasSubstr("CONFORMS  " + checkpoint + " / llamacpp48-v512  (reference vs t1)"));
-  EXPECT_THAT(conform.output, HasSubstr("top-1 48/48"));
+  ExpectSharedFileConforms("tiny_dense_llama3_f32.gguf", "llamacpp48-v512",
+                           Source("../shared/checkpoints"), 48);
 }
 
 }  // namespace
