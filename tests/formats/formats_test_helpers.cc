@@ -125,8 +125,8 @@ void ExpectSameModel(const model::ModelWeights& a, const model::ModelWeights& b)
   EXPECT_EQ(model::HashWeights(a), model::HashWeights(b));
   EXPECT_EQ(a.config.name, b.config.name);
   EXPECT_TRUE(a.config == b.config) << "configurations differ after the round trip";
-  std::vector<int32_t> tokens;
-  for (int i = 0; i < 6; ++i) tokens.push_back((i * 7919 + 13) % a.config.vocab_size);
+  std::vector<int32_t> tokens(6);
+  for (int i = 0; i < 6; ++i) tokens[i] = (i * 7919 + 13) % a.config.vocab_size;
   EXPECT_TRUE(SameBits(ReferenceLogits(a, tokens), ReferenceLogits(b, tokens)));
 }
 
