@@ -78,6 +78,10 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
       << T(run.machine.cpu) << ", " << T(run.machine.os) << " " << T(run.machine.kernel) << ", "
       << T(run.machine.libc) << ")\n";
   if (!run.command.empty()) out << "Command: " << T(run.command) << "\n";
+  if (run.shard) {
+    out << "Shard: " << run.shard->index << "/" << run.shard->count << " of group "
+        << T(run.shard->group) << " (`samebits verdict --group " << T(run.shard->group) << "`)\n";
+  }
   if (!run.diagnosis.headline.empty()) out << "Diagnosis: " << T(run.diagnosis.headline) << "\n";
   for (const CellResult& c : run.cells) {
     char elapsed[32];

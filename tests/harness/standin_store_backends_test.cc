@@ -230,6 +230,7 @@ TEST_P(StandinStoreBackends, ShardedGateAndVerdict) {
   EXPECT_NE(md.find("was stored 2 times"), std::string::npos) << md;
   EXPECT_FALSE(harness::testing::ReadFile(dir_.File("v.json")).empty());
   // Every selected cell was run by exactly one shard (the newest copy of each).
+  std::vector<std::string> shard_runs;  // the run ids of g1's newest shards
   {
     store::Store store(db(), store::Access::kRead);
     std::map<int, int64_t> newest;  // oldest first: the last copy of each K wins
@@ -238,9 +239,27 @@ TEST_P(StandinStoreBackends, ShardedGateAndVerdict) {
     std::multiset<std::string> ran;
     for (const auto& [k, id] : newest) {
       for (const harness::CellResult& c : store.LoadRun(id).cells) ran.insert(c.config.name);
+      shard_runs.push_back(std::to_string(id));
     }
     EXPECT_EQ(ran, std::multiset<std::string>(configs.begin(), configs.end()));
   }
+  // `show` names a run's shard.
+  const CommandResult shown = Samebits({"show", shard_runs[0], "--db", db()});
+  EXPECT_NE(shown.output.find("Shard: 1" + of_n + " of group g1"), std::string::npos)
+      << shown.output;
+  // The shards travel in a bundle (version 5): imported into a store of
+  // their own, they are the whole group there and pass its verdict.
+  std::vector<std::string> export_args = {"export", "-o", dir_.File("shards.json"), "--db", db()};
+  export_args.insert(export_args.end(), shard_runs.begin(), shard_runs.end());
+  const CommandResult exported = Samebits(export_args);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const std::string other = dir_.File("other.db");
+  const CommandResult imported = Samebits({"import", dir_.File("shards.json"), "--db", other});
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  const CommandResult elsewhere =
+      Samebits({"verdict", "--group", "g1", "--expect-shards", std::to_string(n), "--db", other,
+                "--references-dir", references});
+  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.output;
 
   // Machine b's libm differs: the union fails and b is named with the cause.
   ASSERT_EQ(shard(1, "a", "g2", "ok").exit_code, 0);
