@@ -299,7 +299,7 @@ TEST_P(StandinStoreBackends, TwoImportersOfOneBundleStoreItOnce) {
   const std::string bundle = dir_.File("runs.json");
   ASSERT_EQ(Samebits({"export", "1", "2", "-o", bundle, "--db", source}).exit_code, 0);
   // The schema first, so that the race is over the runs.
-  store::Store{db()};
+  { const store::Store created(db()); }
   const std::string sb = ShellQuote(BinDir() + "/samebits");
   const std::string import = sb + " import " + ShellQuote(bundle) + " --db " + ShellQuote(db());
   const CommandResult race =
