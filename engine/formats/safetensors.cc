@@ -23,6 +23,7 @@
 #include "engine/formats/mapped_file.h"
 #include "engine/model/quantized_weights.h"
 #include "engine/model/tensor_spec.h"
+#include "engine/numerics/byte_order.h"
 
 namespace samebits::formats {
 namespace {
@@ -552,16 +553,16 @@ void AddRopeFreqs(const model::ModelConfig& c, const Llama3RopeScaling& scaling,
                           std::to_string(int64_t{c.n_heads} * c.head_dim) + ")");
   }
   const std::vector<float> divisors = Llama3FreqDivisors(scaling, c.rope_base, c.rotary_dim());
-  std::vector<std::byte> le(divisors.size() * 4);
   for (size_t i = 0; i < divisors.size(); ++i) {
     if (!(divisors[i] > 0.0f) || std::isinf(divisors[i])) {
       throw CheckpointError(label + ": config.json rope_scaling gives divisor " +
                             std::to_string(divisors[i]) + " for rotary frequency " +
                             std::to_string(i) + " (finite positive divisors only)");
     }
-    const uint32_t bits = std::bit_cast<uint32_t>(divisors[i]);
-    for (int k = 0; k < 4; ++k) le[4 * i + k] = static_cast<std::byte>(bits >> (8 * k));
   }
+  std::vector<std::byte> le(divisors.size() * sizeof(float));
+  std::memcpy(le.data(), divisors.data(), le.size());
+  numerics::SwapLittleEndianInPlace(le, model::DType::kF32);  // as a file holds it
   storage.buffers.push_back(std::move(le));
   FileTensor t;
   t.dtype = model::DType::kF32;

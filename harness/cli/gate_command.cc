@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "harness/analysis/shard.h"
 #include "harness/analysis/summary.h"
@@ -39,17 +40,17 @@ struct GateFlags {
   std::string group;  // --group ID: the sharded gate's group
 };
 
-// Keeps this shard's share of `selected` (shard.h) and says how much it is.
-void KeepShard(const GateFlags& flags, std::vector<runner::Cell>& selected,
-               harness::ShardInfo& shard) {
+// Keeps this shard's share of `selected` (shard.h), says how much it is,
+// and returns the shard.
+harness::ShardInfo KeepShard(const GateFlags& flags, std::vector<runner::Cell>& selected) {
   harness::ShardSpec spec;
   const std::string problem = harness::ParseShardSpec(flags.shard, &spec);
   if (!problem.empty()) throw UsageError(problem);  // checked at parse time too
   const size_t all = selected.size();
   selected = harness::CellsOfShard(selected, spec);
-  shard = {flags.group, spec.index, spec.count};
   std::printf("Shard %d/%d of group %s: %zu of the %zu selected cells.\n", spec.index, spec.count,
               flags.group.c_str(), selected.size(), all);
+  return {flags.group, spec.index, spec.count};
 }
 
 int Gate(const GateFlags& flags) {
@@ -61,11 +62,12 @@ int Gate(const GateFlags& flags) {
   harness::RunResult run;
   std::vector<runner::Cell> selected;
   std::vector<std::string> left_out;  // what the engine can never run here
-  harness::ShardInfo shard;           // count 0: not a shard
   if (fresh) {
     selected = runner::SelectRunnableCells(options, &left_out);
-    if (!flags.shard.empty()) KeepShard(flags, selected, shard);
+    std::optional<harness::ShardInfo> shard;
+    if (!flags.shard.empty()) shard = KeepShard(flags, selected);
     run = runner::RunMatrix(options, selected, /*trace=*/false, flags.quiet);
+    run.shard = shard;
     runner::RefuseUnrunnableSelection(run);
   } else {
     run = LoadRunArgument(*store, flags.run);
@@ -79,10 +81,7 @@ int Gate(const GateFlags& flags) {
   }
   runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected, flags.trace,
                           flags.quiet, flags.rerun_budget_seconds);
-  if (fresh) {
-    if (shard.count > 0) run.shard = shard;
-    run.run_id = SaveRunTimed(*store, run);
-  }
+  if (fresh) run.run_id = SaveRunTimed(*store, run);
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
   for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);
@@ -91,7 +90,7 @@ int Gate(const GateFlags& flags) {
   });
   // A shard that holds none of the selected cells is stored (the verdict
   // counts it in) and is not a failure: the other shards hold the cells.
-  if (shard.count > 0 && run.cells.empty()) return 0;
+  if (run.shard && run.cells.empty()) return 0;
   return harness::GateExitCode(harness::RunVerdict(run));
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <random>
 #include <thread>
+#include <type_traits>
 
 namespace samebits::store {
 
@@ -15,6 +16,18 @@ int64_t Statement::RunReturningId() {
   }
   Reset();
   return id;
+}
+
+void BindValue(Statement& s, int index, const BoundValue& value) {
+  std::visit(
+      [&](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+          s.BindNull(index);
+        } else {
+          s.Bind(index, v);
+        }
+      },
+      value);
 }
 
 void WaitBeforeRetry(int attempt) {

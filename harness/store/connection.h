@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "harness/store/location.h"
 
@@ -95,6 +96,13 @@ class Statement {
  private:
   std::unique_ptr<StatementImpl> impl_;
 };
+
+// A value held for a statement's parameter: NULL, an integer, a double or
+// text (RowBatch's rows, RowInterner's keys).
+using BoundValue = std::variant<std::monostate, int64_t, double, std::string>;
+
+// Binds `value` to parameter `index` (1-based) of `s`.
+void BindValue(Statement& s, int index, const BoundValue& value);
 
 // One connection to a store.
 class Connection {

@@ -19,7 +19,7 @@ RowBatch& RowBatch::AddRow() {
   return *this;
 }
 
-RowBatch::Value& RowBatch::Slot(int column) {
+BoundValue& RowBatch::Slot(int column) {
   const size_t width = columns_.size();
   if (pending_.empty()) throw StoreError("a value bound to " + table_ + " before AddRow");
   if (column < 1 || static_cast<size_t>(column) > width) {
@@ -60,16 +60,7 @@ void RowBatch::InsertRows(size_t first, int count) {
   Statement& s = StatementFor(count);
   int index = 1;
   for (size_t k = first * width; k < (first + static_cast<size_t>(count)) * width; ++k, ++index) {
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::monostate>) {
-            s.BindNull(index);
-          } else {
-            s.Bind(index, v);
-          }
-        },
-        pending_[k]);
+    BindValue(s, index, pending_[k]);
   }
   s.Run();
 }

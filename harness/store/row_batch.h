@@ -15,7 +15,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "harness/store/connection.h"
@@ -47,9 +46,7 @@ class RowBatch {
   int rows_per_statement() const { return rows_per_statement_; }
 
  private:
-  using Value = std::variant<std::monostate, int64_t, double, std::string>;
-
-  Value& Slot(int column);
+  BoundValue& Slot(int column);
   // Inserts rows [first, first + count) of `pending_` with one statement.
   void InsertRows(size_t first, int count);
   // The statement inserting `rows` rows, prepared on first use.
@@ -59,7 +56,7 @@ class RowBatch {
   std::string table_;
   std::vector<std::string> columns_;
   int rows_per_statement_;
-  std::vector<Value> pending_;  // row-major, columns_.size() a row
+  std::vector<BoundValue> pending_;  // row-major, columns_.size() a row
   std::map<int, Statement> statements_;
 };
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 #include <unordered_map>
 
 #include "engine/protocol/records.h"
@@ -51,34 +52,76 @@ uint64_t HexOrZero(const std::string& text) {
   return value;
 }
 
-// Returns the id of the row with these values in `table`, inserting it when
-// missing. `columns` and the binds are in the same order.
-int64_t InternRow(Connection& db, const std::string& table, const std::vector<std::string>& columns,
-                  const std::function<void(Statement&)>& bind) {
-  std::string names;
-  std::string marks;
-  std::string where;
-  for (size_t i = 0; i < columns.size(); ++i) {
-    if (i > 0) {
-      names += ", ";
-      marks += ", ";
-      where += " AND ";
+// Interns the rows runs share (machines, checkpoints, scenarios, builds,
+// math libraries): returns the id of the row with given values, inserting
+// it when missing. It remembers what it found for the rest of one write
+// transaction, keyed by the very values it binds: a run's cells share a few
+// such rows, and each lookup costs a server store two round trips.
+class RowInterner {
+ public:
+  explicit RowInterner(Connection& db) : db_(db) {}
+
+  // `columns` and `values` are in the same order.
+  int64_t Id(const std::string& table, const std::vector<std::string>& columns,
+             const std::vector<BoundValue>& values) {
+    std::string key = table;
+    for (const BoundValue& v : values) {
+      // The type, the length, then the value: no two lists share a key.
+      const std::string text = std::visit(
+          [](const auto& x) -> std::string {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+              return x;
+            } else if constexpr (std::is_same_v<T, std::monostate>) {
+              return "";
+            } else {
+              return std::to_string(x);
+            }
+          },
+          v);
+      key += '\x1f' + std::to_string(v.index()) + ':' + std::to_string(text.size()) + ':' + text;
     }
-    names += columns[i];
-    marks += "?" + std::to_string(i + 1);
-    where += columns[i] + " = ?" + std::to_string(i + 1);
+    auto it = known_.find(key);
+    if (it == known_.end())
+      it = known_.emplace(std::move(key), Lookup(table, columns, values)).first;
+    return it->second;
   }
-  // Two writers may intern one row at once: the UNIQUE key keeps one.
-  Statement insert = db.Prepare("INSERT INTO " + table + " (" + names + ") VALUES (" + marks +
-                                ") ON CONFLICT DO NOTHING");
-  bind(insert);
-  insert.Run();
-  Statement select = db.Prepare("SELECT id FROM " + table + " WHERE " + where);
-  bind(select);
-  if (!select.Step())
-    throw StoreError("database " + db.path() + ": cannot intern a row of " + table);
-  return select.Int(0);
-}
+
+ private:
+  int64_t Lookup(const std::string& table, const std::vector<std::string>& columns,
+                 const std::vector<BoundValue>& values) {
+    std::string names;
+    std::string marks;
+    std::string where;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) {
+        names += ", ";
+        marks += ", ";
+        where += " AND ";
+      }
+      names += columns[i];
+      marks += "?" + std::to_string(i + 1);
+      where += columns[i] + " = ?" + std::to_string(i + 1);
+    }
+    const auto bind = [&](Statement& statement) {
+      for (size_t i = 0; i < values.size(); ++i)
+        BindValue(statement, static_cast<int>(i + 1), values[i]);
+    };
+    // Two writers may intern one row at once: the UNIQUE key keeps one.
+    Statement insert = db_.Prepare("INSERT INTO " + table + " (" + names + ") VALUES (" + marks +
+                                   ") ON CONFLICT DO NOTHING");
+    bind(insert);
+    insert.Run();
+    Statement select = db_.Prepare("SELECT id FROM " + table + " WHERE " + where);
+    bind(select);
+    if (!select.Step())
+      throw StoreError("database " + db_.path() + ": cannot intern a row of " + table);
+    return select.Int(0);
+  }
+
+  Connection& db_;
+  std::map<std::string, int64_t> known_;
+};
 
 // Writes the diagnosis's detail lines and divergences of run `run_id` (its
 // kind and headline are columns of `runs`).
@@ -149,13 +192,11 @@ void BindIdOrNull(Statement& s, int column, int64_t id) {
 }
 
 // Writes `run`'s row (and interns its machine). Returns the run's id.
-int64_t InsertRunRow(Connection& db, const RunResult& run) {
+int64_t InsertRunRow(Connection& db, RowInterner& interner, const RunResult& run) {
   const harness::MachineInfo& m = run.machine;
-  const int64_t machine_id = InternRow(
-      db, "machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"}, [&](Statement& s) {
-        s.Bind(1, m.arch).Bind(2, m.cpu).Bind(3, JoinFeatures(m.isa_features));
-        s.Bind(4, m.os).Bind(5, m.kernel).Bind(6, m.libc);
-      });
+  const int64_t machine_id =
+      interner.Id("machines", {"arch", "cpu", "isa_features", "os", "kernel", "libc"},
+                  {m.arch, m.cpu, JoinFeatures(m.isa_features), m.os, m.kernel, m.libc});
   Statement insert_run = db.Prepare(
       "INSERT INTO runs (started_at, elapsed_ms, machine_id, "
       "status, cell_count, "
@@ -185,89 +226,27 @@ struct CellIdentities {
 
 // Returns the ids of `cell`'s checkpoint, scenario, build and math library,
 // inserting the rows that are new.
-CellIdentities InternCellIdentities(Connection& db, const CellResult& cell) {
+CellIdentities InternCellIdentities(RowInterner& interner, const CellResult& cell) {
   CellIdentities ids;
   if (!cell.weights_xxh3.empty()) {
     ids.checkpoint =
-        InternRow(db, "checkpoints", {"spec", "weights_xxh3", "vocab_size"}, [&](Statement& s) {
-          s.Bind(1, cell.checkpoint).Bind(2, cell.weights_xxh3);
-          s.Bind(3, static_cast<int64_t>(cell.vocab_size));
-        });
+        interner.Id("checkpoints", {"spec", "weights_xxh3", "vocab_size"},
+                    {cell.checkpoint, cell.weights_xxh3, static_cast<int64_t>(cell.vocab_size)});
   }
-  ids.scenario =
-      InternRow(db, "scenarios", {"name"}, [&](Statement& s) { s.Bind(1, cell.scenario); });
+  ids.scenario = interner.Id("scenarios", {"name"}, {cell.scenario});
   if (cell.build) {
     const harness::BuildInfo& b = *cell.build;
-    ids.build =
-        InternRow(db, "builds", {"engine", "version", "revision", "dirty", "compiler", "flags"},
-                  [&](Statement& s) {
-                    s.Bind(1, b.engine).Bind(2, b.version).Bind(3, b.revision);
-                    s.Bind(4, static_cast<int64_t>(b.dirty ? 1 : 0));
-                    s.Bind(5, b.compiler).Bind(6, b.flags);
-                  });
+    ids.build = interner.Id(
+        "builds", {"engine", "version", "revision", "dirty", "compiler", "flags"},
+        {b.engine, b.version, b.revision, int64_t{b.dirty ? 1 : 0}, b.compiler, b.flags});
   }
   if (cell.math) {
     const harness::MathLibraryInfo& ml = *cell.math;
-    ids.math_library = InternRow(db, "math_libraries",
-                                 {"profile", "name", "version", "fingerprint"}, [&](Statement& s) {
-                                   s.Bind(1, ml.profile).Bind(2, ml.name).Bind(3, ml.version);
-                                   s.Bind(4, ml.fingerprint);
-                                 });
+    ids.math_library = interner.Id("math_libraries", {"profile", "name", "version", "fingerprint"},
+                                   {ml.profile, ml.name, ml.version, ml.fingerprint});
   }
   return ids;
 }
-
-// What InternCellIdentities reads of a cell, as one text: two cells with
-// the same key have the same identities.
-std::string IdentityKey(const CellResult& cell) {
-  std::string key;
-  const auto add = [&](std::string_view field) {
-    key += field;
-    key += '\x1f';  // a separator no field holds
-  };
-  add(cell.weights_xxh3.empty() ? "" : cell.checkpoint);
-  add(cell.weights_xxh3);
-  add(std::to_string(cell.vocab_size));
-  add(cell.scenario);
-  if (cell.build) {
-    const harness::BuildInfo& b = *cell.build;
-    for (std::string_view f :
-         {std::string_view("build"), std::string_view(b.engine), std::string_view(b.version),
-          std::string_view(b.revision), std::string_view(b.dirty ? "1" : "0"),
-          std::string_view(b.compiler), std::string_view(b.flags)}) {
-      add(f);
-    }
-  }
-  if (cell.math) {
-    const harness::MathLibraryInfo& ml = *cell.math;
-    for (std::string_view f :
-         {std::string_view("math"), std::string_view(ml.profile), std::string_view(ml.name),
-          std::string_view(ml.version), std::string_view(ml.fingerprint)}) {
-      add(f);
-    }
-  }
-  return key;
-}
-
-// InternCellIdentities, remembering what it found for the rest of one
-// transaction: a run's cells share a few checkpoints, scenarios, builds and
-// math libraries, and each lookup costs a server store two round trips.
-class IdentityCache {
- public:
-  explicit IdentityCache(Connection& db) : db_(db) {}
-
-  const CellIdentities& Of(const CellResult& cell) {
-    std::string key = IdentityKey(cell);
-    auto it = known_.find(key);
-    if (it == known_.end())
-      it = known_.emplace(std::move(key), InternCellIdentities(db_, cell)).first;
-    return it->second;
-  }
-
- private:
-  Connection& db_;
-  std::map<std::string, CellIdentities> known_;
-};
 
 // Returns whether the store keeps `cell`'s dump statistics: only when a
 // bundle brought them (a local dump's come from its file), one row per step.
@@ -691,13 +670,13 @@ int64_t Store::SaveRun(const RunResult& run) {
 
 int64_t Store::InsertRun(const RunResult& run) {
   Connection& db = *db_;
-  const int64_t run_id = InsertRunRow(db, run);
+  RowInterner interner(db);
+  const int64_t run_id = InsertRunRow(db, interner, run);
   SaveDiagnosis(db, run_id, run.diagnosis);
   CellWriter writer(db);
-  IdentityCache identities(db);
   int written = 0;
   for (const CellResult& cell : run.cells) {
-    const int64_t cell_id = writer.InsertCell(run_id, cell, identities.Of(cell));
+    const int64_t cell_id = writer.InsertCell(run_id, cell, InternCellIdentities(interner, cell));
     writer.InsertSteps(cell_id, cell);
     writer.InsertTraces(cell_id, cell);
     ++written;
