@@ -20,6 +20,7 @@
 #include "engine/cli/bench_run.h"
 #include "engine/cli/commands.h"
 #include "engine/cli/isa_option.h"
+#include "engine/cli/quant_dot_option.h"
 #include "engine/numerics/math.h"
 #include "engine/run/batch_companions.h"
 #include "engine/threads/thread_pool.h"
@@ -74,6 +75,7 @@ struct BenchOptions {
   std::string isa = "auto";
   int64_t gemv_chunk_bytes = 0;
   std::string math = "portable";
+  std::string quant_dot = "exact";
   int bandwidth_mib = 256;
   bool profile = false;
 };
@@ -85,6 +87,10 @@ BenchSettings ResolveSettings(const BenchOptions& options) {
   settings.checkpoint = options.checkpoint;
   if (!numerics::ParseMathProfile(options.math, &settings.math)) {
     throw UsageError("unknown math profile '" + options.math + "' (use portable or libm)");
+  }
+  if (!numerics::ParseQuantDot(options.quant_dot, &settings.quant_dot)) {
+    throw UsageError("unknown --quant-dot profile '" + options.quant_dot +
+                     "' (use exact or int8)");
   }
   settings.isa = ResolveIsaOption(options.isa);
   if (options.threads_list.empty()) {
@@ -130,7 +136,7 @@ int BenchCommand(const BenchOptions& options) {
   BenchSettings settings = ResolveSettings(options);
   const model::ModelWeights weights = LoadCheckpointForCommand(options.checkpoint);
   CheckFitsCheckpoint(settings, weights.config);
-  settings.cpu_table = &CpuPassKernelTable(settings.isa);
+  settings.cpu_table = &CpuPassKernelTable(settings.isa, settings.quant_dot);
   if (!settings.batches.empty()) {
     settings.cpu_multi_sequence_table =
         &CpuPassMultiSequenceKernelTable(settings.isa, *settings.cpu_table);
@@ -198,6 +204,7 @@ CommandSpec SetupBench(CLI::App& app) {
   sub->add_option("--math", options->math, "The math profile (default: portable).")
       ->option_text("portable|libm")
       ->check(CLI::IsMember({"portable", "libm"}));
+  AddQuantDotOption(sub, &options->quant_dot);
   sub->add_option("--bandwidth-mib", options->bandwidth_mib,
                   "Size of the memory read-bandwidth probe's buffer; 0 skips the probe "
                   "(default: 256).")

@@ -66,7 +66,7 @@ std::vector<Config> MakeConfigs(const model::ModelWeights& weights,
     Config c;
     c.record.label = "reference";
     c.record.reference = true;
-    c.forward = model::MakeReferenceForward(weights, math, plan.isa);
+    c.forward = model::MakeReferenceForward(weights, math, plan.isa, plan.quant_dot);
     configs.push_back(std::move(c));
   }
   for (int n : plan.thread_counts) {
@@ -176,10 +176,11 @@ void PrintHeading(const BenchSettings& settings, const model::ModelWeights& weig
   std::printf("samebits-engine bench: %s, %.1fM parameters, revision %s%s\n",
               settings.checkpoint.c_str(), model::CountParameters(weights) / 1e6,
               build.revision.c_str(), build.dirty ? " (dirty)" : "");
-  std::printf("machine: %s, %s, %u cores online; isa %s, math %s\n", platform.cpu.c_str(),
-              platform.arch.c_str(), static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)),
-              kernels::IsaName(settings.isa),
-              std::string(numerics::MathProfileName(settings.math)).c_str());
+  std::printf("machine: %s, %s, %u cores online; isa %s, math %s, quant-dot %s\n",
+              platform.cpu.c_str(), platform.arch.c_str(),
+              static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)), kernels::IsaName(settings.isa),
+              std::string(numerics::MathProfileName(settings.math)).c_str(),
+              std::string(numerics::QuantDotName(settings.quant_dot)).c_str());
 }
 
 // Measures the machine's load (warning when it is busy) and its read
@@ -264,6 +265,7 @@ int RunBench(const BenchSettings& settings, const model::ModelWeights& weights) 
   RunPreflight(settings);
   model::CpuOptions cpu_options;
   cpu_options.isa = settings.isa;
+  cpu_options.quant_dot = settings.quant_dot;
   if (settings.gemv_chunk_bytes > 0) cpu_options.gemv_chunk_bytes = settings.gemv_chunk_bytes;
   if (!settings.batches.empty()) return RunBatched(settings, weights, math, cpu_options);
 

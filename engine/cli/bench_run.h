@@ -18,6 +18,7 @@ namespace samebits::cli {
 struct BenchSettings {
   std::string checkpoint;  // the spec as given, for the heading
   numerics::MathProfile math = numerics::MathProfile::kPortable;
+  numerics::QuantDot quant_dot = numerics::QuantDot::kExact;
   kernels::Isa isa = kernels::Isa::kScalar;
   // The cpu pass's table (GetKernelTable(isa) unless a test-only control
   // swaps it: commands.h), and, for batch sizes, the one of calls holding

@@ -67,9 +67,26 @@ bool ProfileRequestedByEnvironment() {
   return value != nullptr && std::string_view(value) == "1";
 }
 
-const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa) {
+namespace {
+
+// The test-only tables (kernels/test_only_table.h) are built on the exact
+// profile's products; in the int8 profile they would not be the control
+// they claim to be.
+void RefuseTestOnlyControlOutsideExact(numerics::QuantDot quant_dot) {
+  if (quant_dot != numerics::QuantDot::kExact) {
+    throw std::invalid_argument(
+        "the SAMEBITS_TEST_ONLY_* controls run in the exact --quant-dot profile only");
+  }
+}
+
+}  // namespace
+
+const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa, numerics::QuantDot quant_dot) {
   const char* value = std::getenv("SAMEBITS_TEST_ONLY_BREAK_IDENTITY");
-  if (value == nullptr || std::string_view(value) != "1") return kernels::GetKernelTable(isa);
+  if (value == nullptr || std::string_view(value) != "1") {
+    return kernels::GetKernelTable(isa, quant_dot);
+  }
+  RefuseTestOnlyControlOutsideExact(quant_dot);
   std::fprintf(stderr,
                "samebits: SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1: the cpu pass sums attention in "
                "a forbidden order and its logits WILL differ; unset it outside the tests\n");
@@ -80,6 +97,7 @@ const kernels::KernelTable& CpuPassMultiSequenceKernelTable(kernels::Isa isa,
                                                             const kernels::KernelTable& single) {
   const char* value = std::getenv("SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE");
   if (value == nullptr || std::string_view(value) != "1") return single;
+  RefuseTestOnlyControlOutsideExact(single.quant_dot);
   std::fprintf(stderr,
                "samebits: SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE=1: the cpu pass splits the "
                "matrix reductions of batched calls and their logits WILL differ; unset it "

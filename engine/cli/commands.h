@@ -97,7 +97,7 @@ bool ProfileRequestedByEnvironment();
 // SAMEBITS_TEST_ONLY_BREAK_IDENTITY=1, the test-only table whose attention
 // breaks the contract's order (the identity tests' negative control, which
 // must run the real program); a warning on stderr says so.
-const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa);
+const kernels::KernelTable& CpuPassKernelTable(kernels::Isa isa, numerics::QuantDot quant_dot);
 
 // Returns the kernel table the cpu pass's matrix units use in calls holding
 // rows of several sequences (`run --batch`): `single` (the table above), or,

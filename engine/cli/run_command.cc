@@ -11,6 +11,7 @@
 
 #include "engine/cli/commands.h"
 #include "engine/cli/isa_option.h"
+#include "engine/cli/quant_dot_option.h"
 #include "engine/model/forward.h"
 #include "engine/numerics/math.h"
 #include "engine/run/driver.h"
@@ -31,6 +32,7 @@ struct RunFlags {
   std::string isa = "auto";
   std::optional<int64_t> gemv_chunk_bytes;
   std::string math = "portable";
+  std::string quant_dot = "exact";
   std::string dump_path;
   bool trace = false;
   bool profile = false;
@@ -49,6 +51,9 @@ run::RunOptions ResolveOptions(const RunFlags& flags) {
   options.trace = flags.trace;
   if (!numerics::ParseMathProfile(flags.math, &options.math)) {
     throw UsageError("unknown math profile '" + flags.math + "' (use portable or libm)");
+  }
+  if (!numerics::ParseQuantDot(flags.quant_dot, &options.quant_dot)) {
+    throw UsageError("unknown --quant-dot profile '" + flags.quant_dot + "' (use exact or int8)");
   }
   if (!model::ParseKernelPath(flags.kernels, &options.path)) {
     throw UsageError("unknown kernel path '" + flags.kernels + "' (use reference or cpu)");
@@ -114,7 +119,7 @@ int RunScenarioCommand(const RunFlags& flags) {
   const model::ModelWeights weights = LoadCheckpointForCommand(flags.checkpoint);
   const run::PreparedScenario prepared = PrepareForCommand(scenario, weights);
   if (options.path == model::KernelPath::kCpu) {
-    options.cpu_table = &CpuPassKernelTable(options.isa);
+    options.cpu_table = &CpuPassKernelTable(options.isa, options.quant_dot);
     options.cpu_multi_sequence_table =
         &CpuPassMultiSequenceKernelTable(options.isa, *options.cpu_table);
   }
@@ -153,6 +158,7 @@ void AddComputeFlags(CLI::App* sub, RunFlags& options) {
                   "platform's libm (default: portable).")
       ->option_text("portable|libm")
       ->check(CLI::IsMember({"portable", "libm"}));
+  AddQuantDotOption(sub, &options.quant_dot);
 }
 
 // The companions that share the forward calls with the scenario's sequence.

@@ -3,6 +3,7 @@
 // tables and what each needs of the CPU all come from it. The CPU is probed
 // once, by the machine probe every part of samebits shares
 // (engine/platform), and every answer here comes from that one probe.
+#include <array>
 #include <stdexcept>
 
 #include "engine/kernels/kernel_tables.h"
@@ -120,12 +121,27 @@ std::vector<std::string> CpuFeatures() {
   return platform::CpuFeatureNames();
 }
 
-const KernelTable& GetKernelTable(Isa isa) {
+const KernelTable& GetKernelTable(Isa isa, numerics::QuantDot quant_dot) {
   if (!IsaAvailable(isa)) {
     throw std::invalid_argument(std::string("kernel table '") + IsaName(isa) +
                                 "' is not available on this machine (build or CPU lacks it)");
   }
-  return Find(isa)->table();
+  if (quant_dot == numerics::QuantDot::kExact) return Find(isa)->table();
+  // The int8 form of each table: the same entries, with its integer
+  // products in the quantized slots. Built once, on first use.
+  static const std::array<KernelTable, kIsaCount> int8_tables = [] {
+    std::array<KernelTable, kIsaCount> all{};
+    for (const IsaEntry& e : kIsas) {
+      if (!IsaAvailable(e.isa)) continue;
+      KernelTable t = e.table();
+      t.gemv_quant = t.gemv_quant_int8;
+      t.gemm_quant = t.gemm_quant_int8;
+      t.quant_dot = numerics::QuantDot::kInt8;
+      all[static_cast<size_t>(e.isa)] = t;
+    }
+    return all;
+  }();
+  return int8_tables[static_cast<size_t>(isa)];
 }
 
 }  // namespace samebits::kernels

@@ -25,6 +25,11 @@ void Avx512AttentionScores(const float* q, const float* k_rows, int64_t stride, 
                            float scale, float* s);
 void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
                            float* o);
+// The integer profile's one-row dot product (int8_avx512.cc): the bits of
+// numerics::DotInt8, with Q8_0 and Q4_K in AVX-512 BW and the other types
+// through the scalar definition.
+float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
+                    const numerics::Int8Activations& x, int64_t k);
 #endif
 
 // NEON is part of the aarch64 baseline, so matmul_neon.cc is compiled there

@@ -12,6 +12,7 @@
 set(kernels_sources
   kernels/bandwidth.cc
   kernels/dispatch.cc
+  kernels/int8_rows.cc
   kernels/matmul_scalar.cc
   kernels/test_only_table.cc
 )
@@ -41,7 +42,7 @@ samebits_kernel_isa(avx2 PROCESSOR x86
   SOURCES kernels/matmul_avx2.cc)
 samebits_kernel_isa(avx512 PROCESSOR x86
   FLAGS -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma -mf16c
-  SOURCES kernels/attention_avx512.cc kernels/matmul_avx512.cc)
+  SOURCES kernels/attention_avx512.cc kernels/int8_avx512.cc kernels/matmul_avx512.cc)
 # NEON is the aarch64 baseline: no extra flags.
 samebits_kernel_isa(neon PROCESSOR arm64
   SOURCES kernels/matmul_neon.cc)

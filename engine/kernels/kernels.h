@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/numerics/dtype.h"
+#include "engine/numerics/int8_dot.h"
 #include "engine/numerics/quant_blocks.h"
 
 namespace samebits::platform {
@@ -109,10 +110,25 @@ struct KernelTable {
                      int64_t row_begin, int64_t row_end, float* y);
   void (*gemm_quant)(const float* x, int64_t m, const std::byte* w, QuantType type, int64_t k,
                      int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
+
+  // The same products in the integer profile (numerics/int8_dot.h, C12):
+  // y[i * ldy + (r - row_begin)] = numerics::DotInt8 of W's row r and row i
+  // of x quantized by C12.1, bit for bit. A table of the int8 profile (see
+  // quant_dot) holds these in gemv_quant / gemm_quant as well, so the
+  // forward passes need not know the profile.
+  void (*gemv_quant_int8)(const float* x, const std::byte* w, QuantType type, int64_t k,
+                          int64_t row_begin, int64_t row_end, float* y);
+  void (*gemm_quant_int8)(const float* x, int64_t m, const std::byte* w, QuantType type,
+                          int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
+
+  // Which of the two gemv_quant / gemm_quant compute.
+  numerics::QuantDot quant_dot = numerics::QuantDot::kExact;
 };
 
-// Returns the table for `isa`. Throws std::invalid_argument naming the ISA
-// when it is not available (check `IsaAvailable` first).
-const KernelTable& GetKernelTable(Isa isa);
+// Returns the table for `isa`, its quantized products in profile
+// `quant_dot`. Throws std::invalid_argument naming the ISA when it is not
+// available (check `IsaAvailable` first).
+const KernelTable& GetKernelTable(Isa isa,
+                                  numerics::QuantDot quant_dot = numerics::QuantDot::kExact);
 
 }  // namespace samebits::kernels

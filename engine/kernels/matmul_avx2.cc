@@ -13,6 +13,7 @@
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
@@ -249,7 +250,10 @@ const KernelTable& Avx2Table() {
                                       AttentionScoresBy<Dot<Avx2>>,
                                       AttentionValuesBy<Axpy>,
                                       GemvQuant<Avx2>,
-                                      GemmQuant<Avx2>};
+                                      GemmQuant<Avx2>,
+                                      // No integer fast path yet: the scalar definition.
+                                      Int8Products<numerics::DotInt8>::Gemv,
+                                      Int8Products<numerics::DotInt8>::Gemm};
   return kTable;
 }
 

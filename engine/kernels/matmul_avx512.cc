@@ -10,6 +10,7 @@
 
 #include "engine/kernels/avx512_lanes.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
@@ -214,7 +215,8 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 const KernelTable& Avx512Table() {
   static constexpr KernelTable kTable{
       Isa::kAvx512,          Gemv<Avx512>,          Gemm<Avx512>,      Dot<Avx512>,      Axpy,
-      Avx512AttentionScores, Avx512AttentionValues, GemvQuant<Avx512>, GemmQuant<Avx512>};
+      Avx512AttentionScores, Avx512AttentionValues, GemvQuant<Avx512>, GemmQuant<Avx512>,
+      Int8Products<Avx512DotInt8>::Gemv, Int8Products<Avx512DotInt8>::Gemm};
   return kTable;
 }
 

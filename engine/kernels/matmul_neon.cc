@@ -13,6 +13,7 @@
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
@@ -279,7 +280,10 @@ const KernelTable& NeonTable() {
                                       AttentionScoresBy<Dot<Neon>>,
                                       AttentionValuesBy<Axpy>,
                                       GemvQuant<Neon>,
-                                      GemmQuant<Neon>};
+                                      GemmQuant<Neon>,
+                                      // No integer fast path yet: the scalar definition.
+                                      Int8Products<numerics::DotInt8>::Gemv,
+                                      Int8Products<numerics::DotInt8>::Gemm};
   return kTable;
 }
 

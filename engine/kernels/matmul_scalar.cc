@@ -6,6 +6,7 @@
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/quant_int8_loops.h"
 #include "engine/numerics/half.h"
 #include "engine/numerics/lanes.h"
 #include "engine/numerics/quant_blocks.h"
@@ -117,7 +118,9 @@ const KernelTable& ScalarTable() {
                                       AttentionScoresBy<Dot>,
                                       AttentionValuesBy<Axpy>,
                                       ScalarGemvQuant,
-                                      ScalarGemmQuant};
+                                      ScalarGemmQuant,
+                                      Int8Products<numerics::DotInt8>::Gemv,
+                                      Int8Products<numerics::DotInt8>::Gemm};
   return kTable;
 }
 

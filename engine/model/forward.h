@@ -73,6 +73,8 @@ bool ParseKernelPath(const std::string& name, KernelPath* out);
 // Per-process switches for the cpu path (read once at start-up).
 struct CpuOptions {
   kernels::Isa isa = kernels::Isa::kScalar;
+  // How quantized matrices are multiplied (numerics/int8_dot.h).
+  numerics::QuantDot quant_dot = numerics::QuantDot::kExact;
   // Bytes of weights per GEMV work unit (decode); rounded to whole rows.
   int64_t gemv_chunk_bytes = int64_t{256} * 1024;
   // GEMM output tile (prefill/extend): rows of x by rows of W.
@@ -140,7 +142,8 @@ class Forward {
 // std::invalid_argument when `isa` is not available here.
 std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
                                               const numerics::MathLibrary& math,
-                                              kernels::Isa isa = kernels::BestIsa());
+                                              kernels::Isa isa = kernels::BestIsa(),
+                                              numerics::QuantDot quant_dot = numerics::QuantDot::kExact);
 
 // Returns the fast pass computing with `kernels::GetKernelTable(options.isa)`;
 // `pool` must outlive it. Throws std::invalid_argument when the ISA is not

@@ -312,8 +312,10 @@ class ReferenceForward final : public Forward {
 }  // namespace
 
 std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
-                                              const numerics::MathLibrary& math, kernels::Isa isa) {
-  return std::make_unique<ReferenceForward>(weights, math, kernels::GetKernelTable(isa));
+                                              const numerics::MathLibrary& math, kernels::Isa isa,
+                                              numerics::QuantDot quant_dot) {
+  return std::make_unique<ReferenceForward>(weights, math,
+                                            kernels::GetKernelTable(isa, quant_dot));
 }
 
 }  // namespace samebits::model

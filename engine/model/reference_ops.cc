@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/numerics/int8_dot.h"
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model::ref {
@@ -18,6 +19,17 @@ void MatVec(const kernels::KernelTable& kt, const TensorView& w, int64_t first_r
   // Each output is one whole C1 dot product, whatever the table's ISA.
   if (!w.quantized) {
     kt.gemv(x, w.data, w.dtype, cols, first_row, first_row + rows, y);
+    return;
+  }
+  if (kt.quant_dot == numerics::QuantDot::kInt8) {
+    // The integer profile by its scalar definition (C12), whatever the ISA.
+    numerics::Int8ActivationRow xq;
+    xq.Quantize(w.quant_type, x, cols);
+    const numerics::QuantLayout& l = numerics::LayoutOf(w.quant_type);
+    const int64_t row_bytes = cols / l.block_elements * l.block_bytes;
+    for (int64_t r = 0; r < rows; ++r) {
+      y[r] = numerics::DotInt8(w.quant_type, w.data + (first_row + r) * row_bytes, xq.View(), cols);
+    }
     return;
   }
   // A quantized matrix is read as the contract defines it: each row

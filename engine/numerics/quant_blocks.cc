@@ -76,18 +76,6 @@ inline int Clamp(int v, int lo, int hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
-// ggml's get_scale_min_k4: the 6-bit scale and min of sub-block `j` of a
-// Q4_K / Q5_K super-block's 12 packed scale bytes.
-void ScaleMinK4(int j, const std::byte* q, int* sc, int* m) {
-  if (j < 4) {
-    *sc = Byte(q, j) & 63;
-    *m = Byte(q, j + 4) & 63;
-  } else {
-    *sc = (Byte(q, j + 4) & 0xF) | ((Byte(q, j - 4) >> 6) << 4);
-    *m = (Byte(q, j + 4) >> 4) | ((Byte(q, j) >> 6) << 4);
-  }
-}
-
 // ---------------------------------------------------------------- dequantize
 
 void DequantQ8_0(const std::byte* b, float* y) {
@@ -144,9 +132,9 @@ void DequantQ4_K(const std::byte* b, float* y) {
   const std::byte* q = b + 16;
   for (int j = 0; j < 4; ++j) {  // 64 weights: sub-blocks 2j (low nibbles) and 2j+1 (high)
     int sc, m;
-    ScaleMinK4(2 * j, scales, &sc, &m);
+    KQuantScaleMin(2 * j, scales, &sc, &m);
     const float d1 = d * static_cast<float>(sc), m1 = dmin * static_cast<float>(m);
-    ScaleMinK4(2 * j + 1, scales, &sc, &m);
+    KQuantScaleMin(2 * j + 1, scales, &sc, &m);
     const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(m);
     for (int l = 0; l < 32; ++l) y[l] = d1 * static_cast<float>(Byte(q, l) & 0xF) - m1;
     for (int l = 0; l < 32; ++l) y[32 + l] = d2 * static_cast<float>(Byte(q, l) >> 4) - m2;
@@ -163,9 +151,9 @@ void DequantQ5_K(const std::byte* b, float* y) {
   int u1 = 1, u2 = 2;
   for (int j = 0; j < 4; ++j) {
     int sc, m;
-    ScaleMinK4(2 * j, scales, &sc, &m);
+    KQuantScaleMin(2 * j, scales, &sc, &m);
     const float d1 = d * static_cast<float>(sc), m1 = dmin * static_cast<float>(m);
-    ScaleMinK4(2 * j + 1, scales, &sc, &m);
+    KQuantScaleMin(2 * j + 1, scales, &sc, &m);
     const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(m);
     for (int l = 0; l < 32; ++l) {
       const int q = (Byte(ql, l) & 0xF) + ((Byte(qh, l) & u1) ? 16 : 0);
@@ -413,7 +401,7 @@ void QuantKAffine(const float* x, std::byte* b, int nmax, float rmin, float rdel
   const float dmin = PutHalf(b + 2, max_min / 63.f);
   for (int j = 0; j < 8; ++j) {
     int sc, m;
-    ScaleMinK4(j, packed, &sc, &m);
+    KQuantScaleMin(j, packed, &sc, &m);
     const float ds = d * static_cast<float>(sc);
     if (ds == 0.0f) continue;
     const float dm = dmin * static_cast<float>(m);
@@ -602,6 +590,17 @@ QuantFn QuantOf(QuantType t) {
 }
 
 }  // namespace
+
+void KQuantScaleMin(int j, const std::byte* q, int* sc, int* m) {
+  if (j < 4) {
+    *sc = static_cast<uint8_t>(q[j]) & 63;
+    *m = static_cast<uint8_t>(q[j + 4]) & 63;
+  } else {
+    const auto b = [q](int i) { return static_cast<int>(static_cast<uint8_t>(q[i])); };
+    *sc = (b(j + 4) & 0xF) | ((b(j - 4) >> 6) << 4);
+    *m = (b(j + 4) >> 4) | ((b(j) >> 6) << 4);
+  }
+}
 
 std::span<const QuantLayout> QuantLayouts() {
   return kLayouts;

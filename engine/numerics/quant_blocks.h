@@ -39,6 +39,10 @@ const QuantLayout* FindQuantById(std::string_view id);
 // Returns "q8_0, q4_0, ..." for help texts and messages.
 std::string QuantIdList();
 
+// ggml's get_scale_min_k4: the 6-bit scale `*sc` and min `*m` of sub-block
+// `j` (0..7) of a Q4_K / Q5_K super-block's 12 packed scale bytes `q`.
+void KQuantScaleMin(int j, const std::byte* q, int* sc, int* m);
+
 // Writes the `n` weights of the blocks at `blocks` (n / block_elements whole
 // blocks, `n` a multiple of block_elements) to `out`.
 void DequantizeRow(QuantType type, const std::byte* blocks, int64_t n, float* out);

@@ -131,6 +131,11 @@ Hello ParseHello(const json& j) {
         GetInt(config, "gemv_chunk_bytes", "hello.config", 0, std::numeric_limits<int64_t>::max());
   }
   h.config.math = GetOptionalString(config, "math", "hello.config", h.math.profile);
+  h.config.quant_dot = GetOptionalString(config, "quant_dot", "hello.config", "exact");
+  if (h.config.quant_dot != "exact" && h.config.quant_dot != "int8") {
+    Fail("hello.config",
+         "field 'quant_dot' must be \"exact\" or \"int8\", not '" + h.config.quant_dot + "'");
+  }
   if (config.contains("batch")) {
     h.config.batch = GetInt32(config, "batch", "hello.config", 1);
     h.config.batch_seed = static_cast<uint64_t>(
@@ -274,6 +279,7 @@ std::string ToJsonLine(const Hello& h) {
                  {"isa", h.config.isa},
                  {"gemv_chunk_bytes", h.config.gemv_chunk_bytes},
                  {"math", h.config.math}};
+  if (h.config.quant_dot != "exact") j["config"]["quant_dot"] = h.config.quant_dot;
   if (h.config.batch > 1) {
     j["config"]["batch"] = h.config.batch;
     j["config"]["batch_seed"] = h.config.batch_seed;

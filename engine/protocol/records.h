@@ -61,6 +61,10 @@ struct RunConfig {
   std::string isa;  // the ISA actually used: "scalar", "avx2", ...
   int64_t gemv_chunk_bytes = 0;
   std::string math;  // "portable" or "libm"
+  // How quantized matrices were multiplied: "exact" or "int8"
+  // (numerics/int8_dot.h). Written only when not "exact"; an engine that
+  // leaves it out ran the exact profile.
+  std::string quant_dot = "exact";
   // Batch invariance (--batch): the scenario's sequence decoded beside
   // batch - 1 companion sequences. Written only when batch > 1; an engine
   // that leaves them out ran alone (batch 1).

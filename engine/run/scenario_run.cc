@@ -34,6 +34,7 @@ Pass MakePass(const RunOptions& options, const model::ModelWeights& weights,
   config.scenario = scenario.name;
   config.kernels = model::KernelPathName(options.path);
   config.math = std::string(numerics::MathProfileName(options.math));
+  config.quant_dot = std::string(numerics::QuantDotName(options.quant_dot));
   config.batch = options.batch.batch;
   config.batch_seed = options.batch.seed;
   config.batch_schedule = BatchScheduleName(options.batch.schedule);
@@ -43,11 +44,12 @@ Pass MakePass(const RunOptions& options, const model::ModelWeights& weights,
     // dot products run on the kernel table --isa chose, recorded here.
     config.threads = 1;
     config.gemv_chunk_bytes = 0;
-    pass.forward = model::MakeReferenceForward(weights, math, options.isa);
+    pass.forward = model::MakeReferenceForward(weights, math, options.isa, options.quant_dot);
     return pass;
   }
   model::CpuOptions cpu_options;
   cpu_options.isa = options.isa;
+  cpu_options.quant_dot = options.quant_dot;
   if (options.gemv_chunk_bytes) cpu_options.gemv_chunk_bytes = *options.gemv_chunk_bytes;
   cpu_options.profile = options.profile;
   config.threads = options.threads;

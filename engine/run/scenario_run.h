@@ -26,6 +26,7 @@ struct RunOptions {
   std::string checkpoint;  // the spec as given, recorded in `hello`
   model::KernelPath path = model::KernelPath::kCpu;
   numerics::MathProfile math = numerics::MathProfile::kPortable;
+  numerics::QuantDot quant_dot = numerics::QuantDot::kExact;  // both passes'
   kernels::Isa isa = kernels::Isa::kScalar;  // both passes' kernel table
   int threads = 1;                           // the cpu pass's; the reference runs on one
   std::optional<int64_t> gemv_chunk_bytes;   // unset: CpuOptions' default
