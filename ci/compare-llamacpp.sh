@@ -7,8 +7,12 @@
 #
 #   ci/compare-llamacpp.sh [--types bf16,q8_0,q4_k] [--threads 1,2]
 #                          [--repeats 5] [--checkpoint synthetic:bench]
-#                          [--batch-list 1,4,8]
+#                          [--batch-list 1,4,8] [--quant-dot exact|int8]
 #                          [--out reports/llamacpp.md] [--force]
+#
+# --quant-dot picks samebits-engine's profile for quantized weights
+# (engine/numerics/README.md, C12; default exact); llama.cpp always
+# quantizes its activations, as the int8 profile does.
 #
 # With --batch-list, it times batched decoding instead: samebits-engine
 # `bench --batch-list` against llama.cpp's `llama-batched-bench` (-npl, one
@@ -30,8 +34,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out='' force=0
-prompt=128 context=128 decode_steps=16 batch_list=
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+prompt=128 context=128 decode_steps=16 batch_list= quant_dot=exact
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --types) types=$2; shift 2 ;;
@@ -39,6 +43,7 @@ while (($#)); do
     --repeats) repeats=$2; shift 2 ;;
     --checkpoint) checkpoint=$2; shift 2 ;;
     --batch-list) batch_list=$2; shift 2 ;;
+    --quant-dot) quant_dot=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --force) force=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -51,6 +56,8 @@ source "$root/ci/bench-common.sh"
 require_positive --repeats "$repeats"
 require_number_list --threads "$threads"
 [[ -z $batch_list ]] || require_number_list --batch-list "$batch_list"
+[[ $quant_dot == exact || $quant_dot == int8 ]] ||
+  { echo "compare-llamacpp.sh: --quant-dot must be exact or int8, not '$quant_dot'" >&2; exit 2; }
 
 engine=$root/build/bin/samebits-engine
 [[ -x $engine ]] || { echo "compare-llamacpp.sh: build samebits first (ci/build.sh)" >&2; exit 2; }
@@ -74,7 +81,7 @@ refuse_busy_machine "$force"
 # --- one measurement each -----------------------------------------------------
 # Prints "PREFILL_TPS DECODE_TPS" for samebits-engine's cpu pass.
 samebits_once() {  # file threads
-  "$engine" bench --checkpoint "gguf:$1" --no-reference --repeats 1 --threads-list "$2" \
+  "$engine" bench --checkpoint "gguf:$1" --quant-dot "$quant_dot" --no-reference --repeats 1 --threads-list "$2" \
     --context "$context" --prompt "$prompt" --decode-steps "$decode_steps" --bandwidth-mib 0 2>/dev/null |
     awk '/^decode at context/ { s = "d"; next } /^prefill of/ { s = "p"; next } /^(ratios|identity)/ { s = "" }
          s != "" && /^  cpu [0-9]+ threads? +[0-9]/ { if (s == "d") d = $7; else p = $7 }
@@ -91,7 +98,7 @@ llama_once() {  # file threads
 # Prints "B TPS" per batch size of --batch-list: samebits-engine's batched
 # decode, aggregate tokens/s.
 samebits_batched_once() {  # file threads
-  "$engine" bench --checkpoint "gguf:$1" --no-reference --repeats 1 --threads-list "$2" \
+  "$engine" bench --checkpoint "gguf:$1" --quant-dot "$quant_dot" --no-reference --repeats 1 --threads-list "$2" \
     --batch-list "$batch_list" --context "$context" --decode-steps "$decode_steps" \
     --bandwidth-mib 0 2>/dev/null |
     awk '/^batched decode/ { s = 1; next } s && /^ +[0-9]+ +[0-9.]+ +[0-9.]+ / { print $1, $3 }'
@@ -176,7 +183,7 @@ if [[ -n $batch_list ]]; then
 else
   what="prefill: $prompt tokens from an empty context; decode: $decode_steps tokens after a $context-token context."
 fi
-report="## samebits vs llama.cpp ($llama_rev), $checkpoint, medians of $repeats interleaved runs
+report="## samebits ($quant_dot) vs llama.cpp ($llama_rev), $checkpoint, medians of $repeats interleaved runs
 
 $what
 $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $cores cores, load $load at start;
