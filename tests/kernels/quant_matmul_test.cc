@@ -16,6 +16,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/half.h"
+#include "engine/numerics/int8_dot.h"
 #include "engine/numerics/lanes.h"
 #include "engine/numerics/quant_blocks.h"
 #include "tests/kernels/kernel_test_helpers.h"
@@ -244,6 +245,90 @@ TEST_P(QuantKernelTest, EqualsTheScalarTable) {
     Table().gemm_quant(x.data(), 3, wp, l.type, k, 0, rows, got.data(), rows);
     scalar.gemm_quant(x.data(), 3, wp, l.type, k, 0, rows, want.data(), rows);
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << l.name;
+  }
+}
+
+// The integer profile (C12): every table's int8 entries give
+// numerics::DotInt8's bits for every output, over every type, row lengths
+// that fill 16 lanes not at all, exactly, and past once or twice, row
+// ranges not starting at 0, 1 to 5 activation rows, misaligned inputs, and
+// scales that are zero, subnormal, largest, infinite or NaN. NaNs compare
+// as NaN, as the logit hashes see them (C9): their payloads are not part of
+// the contract.
+TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
+  const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
+  ASSERT_EQ(t.quant_dot, numerics::QuantDot::kInt8);
+  ASSERT_EQ(t.gemm_quant, Table().gemm_quant_int8);
+  ASSERT_EQ(t.gemv_quant, Table().gemv_quant_int8);
+  uint64_t seed = 950000;
+  int checked = 0;
+  for (const QuantLayout& l : numerics::QuantLayouts()) {
+    const std::vector<int64_t> block_counts = l.block_elements == 32
+                                                  ? std::vector<int64_t>{1, 3, 16, 17, 33}
+                                                  : std::vector<int64_t>{1, 2, 5, 17};
+    for (int64_t blocks : block_counts) {
+      for (Scales scales : {Scales::kFinite, Scales::kInfinite, Scales::kNan}) {
+        for (testing::Mode mode : {testing::Mode::kUnit, testing::Mode::kMixed}) {
+          ++seed;
+          const int64_t k = blocks * l.block_elements, rows = 6, begin = seed % 2, m = 1 + seed % 5;
+          const std::vector<uint8_t> blocks_bytes = MakeBlocks(l.type, rows, blocks, scales, seed);
+          std::vector<uint8_t> wbuf(blocks_bytes.size() + seed % 3);
+          std::memcpy(wbuf.data() + seed % 3, blocks_bytes.data(), blocks_bytes.size());
+          const auto* w = reinterpret_cast<const std::byte*>(wbuf.data() + seed % 3);
+          const std::vector<float> x =
+              testing::MakeActivations(static_cast<size_t>(m * k + 1), mode, seed + 1);
+          const float* xm = x.data() + 1;  // misaligned
+          std::vector<float> y(static_cast<size_t>(m * rows)), y1(static_cast<size_t>(rows));
+          t.gemm_quant(xm, m, w, l.type, k, begin, rows, y.data(), rows);
+          t.gemv_quant(xm + (m - 1) * k, w, l.type, k, begin, rows, y1.data());
+          for (int64_t i = 0; i < m; ++i) {
+            numerics::Int8ActivationRow row;
+            row.Quantize(l.type, xm + i * k, k);
+            for (int64_t r = begin; r < rows; ++r) {
+              const float want = numerics::DotInt8(
+                  l.type, w + r * (blocks * l.block_bytes), row.View(), k);
+              const float got = y[static_cast<size_t>(i * rows + (r - begin))];
+              const bool same = Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want));
+              ASSERT_TRUE(same) << IsaName(GetParam()) << " " << l.name << " blocks=" << blocks
+                                << " m=" << m << " output (" << i << ", " << r << "): 0x"
+                                << std::hex << Bits(got) << " vs the definition's 0x"
+                                << Bits(want);
+              if (i == m - 1) {
+                const float g1 = y1[static_cast<size_t>(r - begin)];
+                ASSERT_TRUE(Bits(g1) == Bits(want) || (std::isnan(g1) && std::isnan(want)))
+                    << "gemv " << l.name << " row " << r;
+              }
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+// The int8 entries read no byte past the blocks or the activations either.
+TEST_P(QuantKernelTest, Int8EntriesReadNothingPastTheInputs) {
+  const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
+  uint64_t seed = 960000;
+  for (const QuantLayout& l : numerics::QuantLayouts()) {
+    for (int64_t blocks : {1, 3, 17}) {
+      const int64_t k = blocks * l.block_elements, rows = 3, m = 2;
+      const std::vector<uint8_t> w0 = MakeBlocks(l.type, rows, blocks, Scales::kFinite, ++seed);
+      const std::vector<float> x0 =
+          testing::MakeActivations(static_cast<size_t>(m * k), testing::Mode::kUnit, ++seed);
+      GuardedBuffer wg(w0.size());
+      GuardedBuffer xg(x0.size() * sizeof(float));
+      ASSERT_NE(wg.data(), nullptr);
+      ASSERT_NE(xg.data(), nullptr);
+      std::memcpy(wg.data(), w0.data(), w0.size());
+      std::memcpy(xg.data(), x0.data(), x0.size() * sizeof(float));
+      std::vector<float> y(static_cast<size_t>(m * rows));
+      t.gemm_quant(reinterpret_cast<const float*>(xg.data()), m,
+                   reinterpret_cast<const std::byte*>(wg.data()), l.type, k, 0, rows, y.data(),
+                   rows);
+    }
   }
 }
 
