@@ -153,6 +153,183 @@ float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
   return Reduce16(_mm512_load_ps(acc));
 }
 
+// ---------------------------------------------------------- four-row tiles
+// Four weight rows meet up to kTileM activation rows at a time: each weight
+// block is unpacked once for them all. An output's lanes live in acc[i][l]
+// as one element of a 4-float vector (element j: weight row j), so block
+// b's fma for the four rows is one 128-bit fma into lane b mod 16: the
+// same fmas in the same lanes, in the same order, as the row dot above.
+
+constexpr int kTileM = 8;
+
+// [sum of a, sum of b, sum of c, sum of d] over each vector's 16 lanes.
+inline __m128i SumEach(__m512i a, __m512i b, __m512i c, __m512i d) {
+  const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+  const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+  // Each 128-bit lane now holds [a, b, c, d] partial sums.
+  const __m512i u = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+  const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(u), _mm512_extracti64x4_epi64(u, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+// Four F16 values, `stride` bytes apart, as f32.
+inline __m128 Halves4(const uint8_t* p, int64_t stride) {
+  uint16_t h[4];
+  for (int j = 0; j < 4; ++j) std::memcpy(&h[j], p + j * stride, 2);
+  __m128i v;
+  std::memcpy(&v, h, 8);
+  return _mm_cvtph_ps(v);
+}
+
+// Writes y[i * ldy + j] = the C1 tree over lanes acc[i][l][j].
+inline void FinishTile(const __m128 acc[][16], int64_t m, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    alignas(64) float lanes[4][16];
+    for (int l = 0; l < 16; ++l) {
+      alignas(16) float v[4];
+      _mm_store_ps(v, acc[i][l]);
+      for (int j = 0; j < 4; ++j) lanes[j][l] = v[j];
+    }
+    for (int j = 0; j < 4; ++j) y[i * ldy + j] = Reduce16(_mm512_load_ps(lanes[j]));
+  }
+}
+
+void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int64_t m, int64_t k,
+              float* y, int64_t ldy) {
+  const int64_t blocks = k / 32;
+  __m128 acc[kTileM][16];
+  for (int64_t i0 = 0; i0 < m; i0 += kTileM) {
+    const int64_t mi = m - i0 < kTileM ? m - i0 : kTileM;
+    for (int64_t i = 0; i < mi; ++i) {
+      for (int l = 0; l < 16; ++l) acc[i][l] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const bool pair = b + 1 < blocks;
+      // Per weight row: |w| and where w < 0, for blocks b and b + 1.
+      __m512i magnitude[4];
+      __mmask64 negative[4];
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t* row = w + j * row_bytes;
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b * kQ8Bytes + 2));
+        const __m256i hi = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                      row + (b + 1) * kQ8Bytes + 2))
+                                : _mm256_setzero_si256();
+        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        magnitude[j] = _mm512_abs_epi8(v);
+        negative[j] = _mm512_movepi8_mask(v);
+      }
+      const __m128 dw0 = Halves4(w + b * kQ8Bytes, row_bytes);
+      const __m128 dw1 = pair ? Halves4(w + (b + 1) * kQ8Bytes, row_bytes) : _mm_setzero_ps();
+      for (int64_t i = 0; i < mi; ++i) {
+        const Int8Activations& xi = x[i0 + i];
+        const __m512i a =
+            pair ? _mm512_loadu_si512(xi.q + b * 32)
+                 : _mm512_zextsi256_si512(
+                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xi.q + b * 32)));
+        __m512i p[4];
+        for (int j = 0; j < 4; ++j) {
+          const __m512i signed_a =
+              _mm512_mask_sub_epi8(a, negative[j], _mm512_setzero_si512(), a);
+          p[j] = _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude[j], signed_a),
+                                   _mm512_set1_epi16(1));
+        }
+        // Each 128-bit lane of u: the four rows' partial sums, lanes 0-1
+        // for block b and 2-3 for block b + 1.
+        const __m512i ab =
+            _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+        const __m512i cd =
+            _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+        const __m512i u =
+            _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+        const __m256i lo = _mm512_castsi512_si256(u), hi = _mm512_extracti64x4_epi64(u, 1);
+        const __m128i s0 = _mm_add_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+        __m128& lane0 = acc[i][b % 16];
+        lane0 = _mm_fmadd_ps(_mm_cvtepi32_ps(s0), _mm_mul_ps(dw0, _mm_set1_ps(xi.d[b])), lane0);
+        if (pair) {
+          const __m128i s1 =
+              _mm_add_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
+          __m128& lane1 = acc[i][(b + 1) % 16];
+          lane1 = _mm_fmadd_ps(_mm_cvtepi32_ps(s1), _mm_mul_ps(dw1, _mm_set1_ps(xi.d[b + 1])), lane1);
+        }
+      }
+    }
+    FinishTile(acc, mi, y + i0 * ldy, ldy);
+  }
+}
+
+void TileQ4_K(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int64_t m, int64_t k,
+              float* y, int64_t ldy) {
+  const int64_t blocks = k / 256;
+  const __m512i pick[4] = {
+      _mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1),
+      _mm512_inserti64x4(_mm512_set1_epi16(1), _mm256_set1_epi16(3), 1),
+      _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1),
+      _mm512_inserti64x4(_mm512_set1_epi16(5), _mm256_set1_epi16(7), 1),
+  };
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  __m128 acc[kTileM][16];
+  for (int64_t i0 = 0; i0 < m; i0 += kTileM) {
+    const int64_t mi = m - i0 < kTileM ? m - i0 : kTileM;
+    for (int64_t i = 0; i < mi; ++i) {
+      for (int l = 0; l < 16; ++l) acc[i][l] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+      // Per weight row: the nibbles of its four 64-weight halves (q[j][h]:
+      // bytes 64 h .., low nibbles for h even) and the scales each meets.
+      __m512i q[4][4], scale[4][4];
+      __m512i mins[4];  // each sub-block's min, twice (one per 16 activations), in the low half
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t* block = w + j * row_bytes + b * kQ4KBytes;
+        uint8_t sc[8];
+        alignas(16) uint8_t mn[16] = {};
+        ScalesAndMins(block + 4, sc, mn);
+        const __m512i scales = _mm512_broadcast_i32x4(
+            _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
+        const __m128i mn8 = _mm_load_si128(reinterpret_cast<const __m128i*>(mn));
+        mins[j] = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)));
+        for (int h = 0; h < 2; ++h) {
+          const __m512i v = _mm512_loadu_si512(block + 16 + 64 * h);
+          q[j][2 * h] = _mm512_and_si512(v, nibble);
+          q[j][2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+        }
+        for (int s = 0; s < 4; ++s) scale[j][s] = _mm512_permutexvar_epi16(pick[s], scales);
+      }
+      const __m128 d = Halves4(w + b * kQ4KBytes, row_bytes);
+      const __m128 dmin = Halves4(w + b * kQ4KBytes + 2, row_bytes);
+      for (int64_t i = 0; i < mi; ++i) {
+        const Int8Activations& xi = x[i0 + i];
+        const int8_t* a = xi.q + b * 256;
+        __m512i act[4];
+        for (int h = 0; h < 2; ++h) {
+          const __m512i a0 = _mm512_loadu_si512(a + 128 * h);
+          const __m512i a1 = _mm512_loadu_si512(a + 128 * h + 64);
+          act[2 * h] = _mm512_shuffle_i64x2(a0, a1, 0x44);
+          act[2 * h + 1] = _mm512_shuffle_i64x2(a0, a1, 0xEE);
+        }
+        const __m512i sums16 = _mm512_broadcast_i64x4(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xi.sums + b * 16)));
+        __m512i s[4], t[4];
+        for (int j = 0; j < 4; ++j) {
+          __m512i sum = _mm512_setzero_si512();
+          for (int h = 0; h < 4; ++h) {
+            sum = _mm512_add_epi32(
+                sum, _mm512_madd_epi16(_mm512_maddubs_epi16(q[j][h], act[h]), scale[j][h]));
+          }
+          s[j] = sum;
+          t[j] = _mm512_madd_epi16(mins[j], sums16);  // the high half of mins is zero
+        }
+        const __m128 da = _mm_set1_ps(xi.d[b]);
+        __m128& lane = acc[i][b % 16];
+        lane = _mm_fmadd_ps(_mm_cvtepi32_ps(SumEach(s[0], s[1], s[2], s[3])), _mm_mul_ps(d, da), lane);
+        const __m128i t4 = SumEach(t[0], t[1], t[2], t[3]);
+        lane = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_sub_epi32(_mm_setzero_si128(), t4)),
+                            _mm_mul_ps(dmin, da), lane);
+      }
+    }
+    FinishTile(acc, mi, y + i0 * ldy, ldy);
+  }
+}
+
 }  // namespace
 
 float Avx512DotInt8(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
@@ -163,6 +340,25 @@ float Avx512DotInt8(QuantType type, const std::byte* row, const Int8Activations&
       return DotQ4_K(row, x, k);
     default:
       return numerics::DotInt8(type, row, x, k);
+  }
+}
+
+}  // namespace samebits::kernels::internal
+
+namespace samebits::kernels::internal {
+
+bool Avx512Int8Tile4(QuantType type, const std::byte* rows, int64_t row_bytes,
+                     const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
+  const auto* w = reinterpret_cast<const uint8_t*>(rows);
+  switch (type) {
+    case QuantType::kQ8_0:
+      TileQ8_0(w, row_bytes, x, m, k, y, ldy);
+      return true;
+    case QuantType::kQ4_K:
+      TileQ4_K(w, row_bytes, x, m, k, y, ldy);
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -30,6 +30,11 @@ void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, 
 // through the scalar definition.
 float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
                     const numerics::Int8Activations& x, int64_t k);
+// Four rows of Q8_0 or Q4_K at once (int8_avx512.cc; Int8Tile4 of
+// quant_int8_loops.h); false for the other types.
+bool Avx512Int8Tile4(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
+                     const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
+                     int64_t ldy);
 #endif
 
 // NEON is part of the aarch64 baseline, so matmul_neon.cc is compiled there

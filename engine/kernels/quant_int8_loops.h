@@ -15,17 +15,32 @@
 namespace samebits::kernels::internal {
 namespace {
 
-template <float (*RowDot)(numerics::QuantType, const std::byte*, const numerics::Int8Activations&,
-                          int64_t)>
+using Int8RowDot = float (*)(numerics::QuantType, const std::byte*, const numerics::Int8Activations&,
+                             int64_t);
+// Computes four consecutive weight rows (`rows`, `row_bytes` apart) against
+// m activation rows: y[i * ldy + j] for i < m, j < 4, each output with
+// RowDot's bits. Returns false, computing nothing, for a type it does not
+// cover.
+using Int8Tile4 = bool (*)(numerics::QuantType, const std::byte* rows, int64_t row_bytes,
+                           const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
+                           int64_t ldy);
+
+template <Int8RowDot RowDot, Int8Tile4 Tile4 = nullptr>
 struct Int8Products {
   static void Gemm(const float* x, int64_t m, const std::byte* w, numerics::QuantType type,
                    int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
     const numerics::QuantLayout& l = numerics::LayoutOf(type);
     const int64_t row_bytes = k / l.block_elements * l.block_bytes;
     const numerics::Int8Activations* rows = QuantizedRows(type, x, m, k);
+    int64_t r = row_begin;
+    if constexpr (Tile4 != nullptr) {
+      for (; r + 4 <= row_end; r += 4) {
+        if (!Tile4(type, w + r * row_bytes, row_bytes, rows, m, k, y + (r - row_begin), ldy)) break;
+      }
+    }
     // Weight row outermost: it stays in cache while every activation row
     // meets it.
-    for (int64_t r = row_begin; r < row_end; ++r) {
+    for (; r < row_end; ++r) {
       const std::byte* row = w + r * row_bytes;
       for (int64_t i = 0; i < m; ++i) y[i * ldy + (r - row_begin)] = RowDot(type, row, rows[i], k);
     }
