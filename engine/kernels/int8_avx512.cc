@@ -92,10 +92,12 @@ float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
 constexpr int kQ4KBytes = 144;
 
 // The eight 6-bit scales and mins of a Q4_K super-block (ggml's
-// get_scale_min_k4, four at a time): bytes 0-3 low scales, 4-7 low mins,
-// 8-11 the high sub-blocks' low nibbles (scales) and high nibbles (mins),
-// whose top two bits sit in bits 6-7 of bytes 0-3 (scales) and 4-7 (mins).
-inline void ScalesAndMins(const uint8_t* packed, uint8_t sc[8], uint8_t mn[8]) {
+// get_scale_min_k4, four at a time), one byte each in `*sc` and `*mn`:
+// bytes 0-3 low scales, 4-7 low mins, 8-11 the high sub-blocks' low nibbles
+// (scales) and high nibbles (mins), whose top two bits sit in bits 6-7 of
+// bytes 0-3 (scales) and 4-7 (mins). Kept in registers: bytes stored one
+// way and loaded another would stall store forwarding.
+inline void ScalesAndMins(const uint8_t* packed, uint64_t* sc, uint64_t* mn) {
   uint32_t a, b, c;
   std::memcpy(&a, packed, 4);
   std::memcpy(&b, packed + 4, 4);
@@ -103,10 +105,8 @@ inline void ScalesAndMins(const uint8_t* packed, uint8_t sc[8], uint8_t mn[8]) {
   const uint32_t sc_lo = a & 0x3f3f3f3fu, mn_lo = b & 0x3f3f3f3fu;
   const uint32_t sc_hi = (c & 0x0f0f0f0fu) | (((a >> 6) & 0x03030303u) << 4);
   const uint32_t mn_hi = ((c >> 4) & 0x0f0f0f0fu) | (((b >> 6) & 0x03030303u) << 4);
-  std::memcpy(sc, &sc_lo, 4);
-  std::memcpy(sc + 4, &sc_hi, 4);
-  std::memcpy(mn, &mn_lo, 4);
-  std::memcpy(mn + 4, &mn_hi, 4);
+  *sc = uint64_t{sc_lo} | uint64_t{sc_hi} << 32;
+  *mn = uint64_t{mn_lo} | uint64_t{mn_hi} << 32;
 }
 
 float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
@@ -125,10 +125,9 @@ float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
   alignas(64) float acc[16] = {};
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block = w + b * kQ4KBytes;
-    uint8_t sc[8], mn[8];
-    ScalesAndMins(block + 4, sc, mn);
-    const __m512i scales = _mm512_broadcast_i32x4(
-        _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
+    uint64_t sc, mn;
+    ScalesAndMins(block + 4, &sc, &mn);
+    const __m512i scales = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
     const int8_t* a = x.q + b * 256;
     __m512i sum = _mm512_setzero_si512();
     for (int j = 0; j < 2; ++j) {
@@ -145,7 +144,9 @@ float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
     const int32_t s = _mm512_reduce_add_epi32(sum);
     const int16_t* bsums = x.sums + b * 16;
     int32_t t = 0;
-    for (int j = 0; j < 8; ++j) t += int32_t{mn[j]} * (bsums[2 * j] + bsums[2 * j + 1]);
+    for (int j = 0; j < 8; ++j) {
+      t += static_cast<int32_t>((mn >> (8 * j)) & 0xff) * (bsums[2 * j] + bsums[2 * j + 1]);
+    }
     float& lane = acc[b % 16];
     lane = std::fma(static_cast<float>(s), Half(block) * x.d[b], lane);
     lane = std::fma(static_cast<float>(-t), Half(block + 2) * x.d[b], lane);
@@ -172,13 +173,15 @@ inline __m128i SumEach(__m512i a, __m512i b, __m512i c, __m512i d) {
   return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 
-// Four F16 values, `stride` bytes apart, as f32.
+// Four F16 values, `stride` bytes apart, as f32 (gathered in a register).
 inline __m128 Halves4(const uint8_t* p, int64_t stride) {
-  uint16_t h[4];
-  for (int j = 0; j < 4; ++j) std::memcpy(&h[j], p + j * stride, 2);
-  __m128i v;
-  std::memcpy(&v, h, 8);
-  return _mm_cvtph_ps(v);
+  uint64_t bits = 0;
+  for (int j = 0; j < 4; ++j) {
+    uint16_t h;
+    std::memcpy(&h, p + j * stride, 2);
+    bits |= uint64_t{h} << (16 * j);
+  }
+  return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(bits)));
 }
 
 // Writes y[i * ldy + j] = the C1 tree over lanes acc[i][l][j].
@@ -280,12 +283,11 @@ void TileQ4_K(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
       __m512i mins[4];  // each sub-block's min, twice (one per 16 activations), in the low half
       for (int j = 0; j < 4; ++j) {
         const uint8_t* block = w + j * row_bytes + b * kQ4KBytes;
-        uint8_t sc[8];
-        alignas(16) uint8_t mn[16] = {};
-        ScalesAndMins(block + 4, sc, mn);
+        uint64_t sc, mn;
+        ScalesAndMins(block + 4, &sc, &mn);
         const __m512i scales = _mm512_broadcast_i32x4(
-            _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
-        const __m128i mn8 = _mm_load_si128(reinterpret_cast<const __m128i*>(mn));
+            _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
+        const __m128i mn8 = _mm_cvtsi64_si128(static_cast<long long>(mn));
         mins[j] = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)));
         for (int h = 0; h < 2; ++h) {
           const __m512i v = _mm512_loadu_si512(block + 16 + 64 * h);

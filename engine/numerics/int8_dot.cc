@@ -52,9 +52,14 @@ void QuantizeBlock(const float* x, int n, bool k_quant_rule, int8_t* q, float* d
     id = 1.0f / *d;
   }
   for (int i = 0; i < n; ++i) {
-    // Round half to even (the default rounding mode, as cvtps2dq and
-    // fcvtns); |x * id| <= 127 up to one rounding, so the clamp is a guard.
-    const float r = std::nearbyint(x[i] * id);
+    // Round half to even, as nearbyint, cvtps2dq and fcvtns do in the
+    // default rounding mode: adding and subtracting 1.5 * 2^23 leaves the
+    // nearest integer, ties to even, of any |v| < 2^22 (here |v| <= 127 up
+    // to one rounding, so the clamp is a guard). Plain f32 additions, which
+    // the compiler vectorizes, where nearbyint is a libm call on x86-64.
+    constexpr float kRoundingShift = 12582912.0f;  // 1.5 * 2^23
+    const float v = x[i] * id;
+    const float r = (v + kRoundingShift) - kRoundingShift;
     q[i] = static_cast<int8_t>(r > 127.0f ? 127.0f : (r < -127.0f ? -127.0f : r));
   }
 }
