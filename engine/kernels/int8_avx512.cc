@@ -33,25 +33,30 @@ inline __m512i SignedDot(__m512i w, __m512i a) {
   return _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude, signed_a), _mm512_set1_epi16(1));
 }
 
-// Eight vectors, each holding two blocks' partial sums (lanes 0-7 block 2p,
-// 8-15 block 2p + 1), to one vector whose lane j is block j's whole sum.
-inline __m512i BlockSums16(const __m512i p[8]) {
+// Eight vectors, each holding two groups' partial sums (lanes 0-7 and
+// 8-15 of vector p: slots 2p and 2p + 1), to one vector of the sixteen
+// groups' whole sums, lane g taking slot `order[g]`'s.
+inline __m512i GroupSums16(const __m512i p[8], __m512i order) {
   __m512i q[4];
   for (int k = 0; k < 4; ++k) {
     q[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2 * k], p[2 * k + 1]),
                             _mm512_unpackhi_epi32(p[2 * k], p[2 * k + 1]));
   }
-  // 128-bit lane t of r0: blocks (0, 2, 4, 6) for t < 2, (1, 3, 5, 7) else,
-  // each t holding half of each block; r1 the same for blocks 8-15.
+  // 128-bit lane t of r0: slots (0, 2, 4, 6) for t < 2, (1, 3, 5, 7) else,
+  // each t holding half of each slot's partials; r1 the same for 8-15.
   const __m512i r0 = _mm512_add_epi32(_mm512_unpacklo_epi64(q[0], q[1]),
                                       _mm512_unpackhi_epi64(q[0], q[1]));
   const __m512i r1 = _mm512_add_epi32(_mm512_unpacklo_epi64(q[2], q[3]),
                                       _mm512_unpackhi_epi64(q[2], q[3]));
+  // Slots 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15, in lane order.
   const __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(r0, r1, 0x88),
                                      _mm512_shuffle_i32x4(r0, r1, 0xDD));
-  // s holds blocks 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15.
-  const __m512i order = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
   return _mm512_permutexvar_epi32(order, s);
+}
+
+// Q8_0's vectors hold blocks 2p and 2p + 1: slot n is group n.
+inline __m512i Q8Order() {
+  return _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
 }
 
 constexpr int kQ8Bytes = 34;
@@ -83,7 +88,7 @@ float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
     const __m512 scale = _mm512_mul_ps(
         _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dw))),
         _mm512_maskz_loadu_ps(valid, x.d + b0));
-    const __m512 sums = _mm512_cvtepi32_ps(BlockSums16(partial));
+    const __m512 sums = _mm512_cvtepi32_ps(GroupSums16(partial, Q8Order()));
     acc = _mm512_mask3_fmadd_ps(sums, scale, acc, valid);
   }
   return Reduce16(acc);
@@ -109,49 +114,110 @@ inline void ScalesAndMins(const uint8_t* packed, uint64_t* sc, uint64_t* mn) {
   *mn = uint64_t{mn_lo} | uint64_t{mn_hi} << 32;
 }
 
+// Q4_K by scale groups (C12.3): two super-blocks are sixteen groups of 32,
+// one vector of lanes. Each 64 bytes of nibbles hold groups 4h, 4h + 2 (low
+// nibbles) and 4h + 1, 4h + 3 (high), so vector p of a pair holds groups
+// (0, 2) (1, 3) (4, 6) (5, 7), then the same plus 8.
+inline __m512i Q4KOrder() {
+  return _mm512_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+}
+
+// One weight row's exact group scales for a pair: d * sc and dmin * mn.
+struct Q4KScales {
+  __m512 d_sc, dmin_mn;
+};
+inline Q4KScales PairScales(const uint8_t* b0, const uint8_t* b1) {
+  uint64_t sc0, mn0, sc1 = 0, mn1 = 0;
+  ScalesAndMins(b0 + 4, &sc0, &mn0);
+  float d1 = 0.0f, dmin1 = 0.0f;
+  if (b1 != nullptr) {
+    ScalesAndMins(b1 + 4, &sc1, &mn1);
+    d1 = Half(b1);
+    dmin1 = Half(b1 + 2);
+  }
+  const auto widen = [](uint64_t lo, uint64_t hi) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+        _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo))));
+  };
+  const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(Half(b0)), _mm512_set1_ps(d1));
+  const __m512 dmin =
+      _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(Half(b0 + 2)), _mm512_set1_ps(dmin1));
+  return {_mm512_mul_ps(d, widen(sc0, sc1)), _mm512_mul_ps(dmin, widen(mn0, mn1))};
+}
+
+// One activation row's side of a pair (super-blocks b and b + 1 when
+// `pair`): the quants arranged as the weights' vectors, each lane's d_a,
+// and each group's -asum (exact as f32).
+struct Q4KActs {
+  __m512i a[8];
+  __m512 d;
+  __m512 minus_asum;
+};
+inline void PairActs(const Int8Activations& x, int64_t b, bool pair, Q4KActs* out) {
+  for (int s = 0; s < 2; ++s) {
+    for (int h = 0; h < 2; ++h) {
+      if (s == 1 && !pair) {
+        out->a[4 * s + 2 * h] = out->a[4 * s + 2 * h + 1] = _mm512_setzero_si512();
+        continue;
+      }
+      const int8_t* a = x.q + (b + s) * 256 + 128 * h;
+      const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 64);
+      out->a[4 * s + 2 * h] = _mm512_shuffle_i64x2(a0, a1, 0x44);
+      out->a[4 * s + 2 * h + 1] = _mm512_shuffle_i64x2(a0, a1, 0xEE);
+    }
+  }
+  out->d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(x.d[b]),
+                                _mm512_set1_ps(pair ? x.d[b + 1] : 0.0f));
+  const __m512i sums16 =
+      pair ? _mm512_loadu_si512(x.sums + b * 16)
+           : _mm512_zextsi256_si512(
+                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sums + b * 16)));
+  const __m512i asum = _mm512_madd_epi16(sums16, _mm512_set1_epi16(1));
+  out->minus_asum = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), asum));
+}
+
+// The sixteen groups' exact dot products of one weight row's pair.
+inline __m512i PairDots(const uint8_t* b0, const uint8_t* b1, const Q4KActs& a) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F), ones = _mm512_set1_epi16(1);
+  __m512i p[8];
+  for (int s = 0; s < 2; ++s) {
+    const uint8_t* block = s == 0 ? b0 : b1;
+    for (int h = 0; h < 2; ++h) {
+      if (block == nullptr) {
+        p[4 * s + 2 * h] = p[4 * s + 2 * h + 1] = _mm512_setzero_si512();
+        continue;
+      }
+      const __m512i v = _mm512_loadu_si512(block + 16 + 64 * h);
+      const __m512i lo = _mm512_and_si512(v, nibble);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+      p[4 * s + 2 * h] = _mm512_madd_epi16(_mm512_maddubs_epi16(lo, a.a[4 * s + 2 * h]), ones);
+      p[4 * s + 2 * h + 1] =
+          _mm512_madd_epi16(_mm512_maddubs_epi16(hi, a.a[4 * s + 2 * h + 1]), ones);
+    }
+  }
+  return GroupSums16(p, Q4KOrder());
+}
+
+// Group g's two fmas into lane g (C12.3), for the pair's valid lanes.
+inline __m512 AccumulatePair(__m512 acc, __m512i dots, const Q4KScales& w, const Q4KActs& a,
+                             __mmask16 valid) {
+  acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(dots), _mm512_mul_ps(w.d_sc, a.d), acc, valid);
+  return _mm512_mask3_fmadd_ps(a.minus_asum, _mm512_mul_ps(w.dmin_mn, a.d), acc, valid);
+}
+
 float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
   const auto* w = reinterpret_cast<const uint8_t*>(row);
   const int64_t blocks = k / 256;
-  // For each 64 bytes of nibbles (j = 0, 1): the low nibbles are sub-blocks
-  // 4j and 4j + 2, the high ones 4j + 1 and 4j + 3; these pick each half's
-  // scale out of the eight.
-  const __m512i pick[4] = {
-      _mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1),
-      _mm512_inserti64x4(_mm512_set1_epi16(1), _mm256_set1_epi16(3), 1),
-      _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1),
-      _mm512_inserti64x4(_mm512_set1_epi16(5), _mm256_set1_epi16(7), 1),
-  };
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
-  alignas(64) float acc[16] = {};
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* block = w + b * kQ4KBytes;
-    uint64_t sc, mn;
-    ScalesAndMins(block + 4, &sc, &mn);
-    const __m512i scales = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
-    const int8_t* a = x.q + b * 256;
-    __m512i sum = _mm512_setzero_si512();
-    for (int j = 0; j < 2; ++j) {
-      const __m512i v = _mm512_loadu_si512(block + 16 + 64 * j);
-      const __m512i a0 = _mm512_loadu_si512(a + 128 * j);
-      const __m512i a1 = _mm512_loadu_si512(a + 128 * j + 64);
-      const __m512i lo = _mm512_and_si512(v, nibble);
-      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-      const __m512i p_lo = _mm512_maddubs_epi16(lo, _mm512_shuffle_i64x2(a0, a1, 0x44));
-      const __m512i p_hi = _mm512_maddubs_epi16(hi, _mm512_shuffle_i64x2(a0, a1, 0xEE));
-      sum = _mm512_add_epi32(sum, _mm512_madd_epi16(p_lo, _mm512_permutexvar_epi16(pick[2 * j], scales)));
-      sum = _mm512_add_epi32(sum, _mm512_madd_epi16(p_hi, _mm512_permutexvar_epi16(pick[2 * j + 1], scales)));
-    }
-    const int32_t s = _mm512_reduce_add_epi32(sum);
-    const int16_t* bsums = x.sums + b * 16;
-    int32_t t = 0;
-    for (int j = 0; j < 8; ++j) {
-      t += static_cast<int32_t>((mn >> (8 * j)) & 0xff) * (bsums[2 * j] + bsums[2 * j + 1]);
-    }
-    float& lane = acc[b % 16];
-    lane = std::fma(static_cast<float>(s), Half(block) * x.d[b], lane);
-    lane = std::fma(static_cast<float>(-t), Half(block + 2) * x.d[b], lane);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 2) {
+    const bool pair = b + 1 < blocks;
+    const uint8_t* b0 = w + b * kQ4KBytes;
+    const uint8_t* b1 = pair ? b0 + kQ4KBytes : nullptr;
+    Q4KActs a;
+    PairActs(x, b, pair, &a);
+    acc = AccumulatePair(acc, PairDots(b0, b1, a), PairScales(b0, b1), a, pair ? 0xFFFF : 0x00FF);
   }
-  return Reduce16(_mm512_load_ps(acc));
+  return Reduce16(acc);
 }
 
 // ---------------------------------------------------------- four-row tiles
@@ -162,16 +228,6 @@ float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
 // same fmas in the same lanes, in the same order, as the row dot above.
 
 constexpr int kTileM = 8;
-
-// [sum of a, sum of b, sum of c, sum of d] over each vector's 16 lanes.
-inline __m128i SumEach(__m512i a, __m512i b, __m512i c, __m512i d) {
-  const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
-  const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
-  // Each 128-bit lane now holds [a, b, c, d] partial sums.
-  const __m512i u = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
-  const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(u), _mm512_extracti64x4_epi64(u, 1));
-  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
 
 // Four F16 values, `stride` bytes apart, as f32 (gathered in a register).
 inline __m128 Halves4(const uint8_t* p, int64_t stride) {
@@ -263,72 +319,33 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
 void TileQ4_K(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int64_t m, int64_t k,
               float* y, int64_t ldy) {
   const int64_t blocks = k / 256;
-  const __m512i pick[4] = {
-      _mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1),
-      _mm512_inserti64x4(_mm512_set1_epi16(1), _mm256_set1_epi16(3), 1),
-      _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1),
-      _mm512_inserti64x4(_mm512_set1_epi16(5), _mm256_set1_epi16(7), 1),
-  };
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
-  __m128 acc[kTileM][16];
+  __m512 acc[kTileM][4];
   for (int64_t i0 = 0; i0 < m; i0 += kTileM) {
     const int64_t mi = m - i0 < kTileM ? m - i0 : kTileM;
     for (int64_t i = 0; i < mi; ++i) {
-      for (int l = 0; l < 16; ++l) acc[i][l] = _mm_setzero_ps();
+      for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_setzero_ps();
     }
-    for (int64_t b = 0; b < blocks; ++b) {
-      // Per weight row: the nibbles of its four 64-weight halves (q[j][h]:
-      // bytes 64 h .., low nibbles for h even) and the scales each meets.
-      __m512i q[4][4], scale[4][4];
-      __m512i mins[4];  // each sub-block's min, twice (one per 16 activations), in the low half
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const bool pair = b + 1 < blocks;
+      const __mmask16 valid = pair ? 0xFFFF : 0x00FF;
+      Q4KScales scales[4];
       for (int j = 0; j < 4; ++j) {
-        const uint8_t* block = w + j * row_bytes + b * kQ4KBytes;
-        uint64_t sc, mn;
-        ScalesAndMins(block + 4, &sc, &mn);
-        const __m512i scales = _mm512_broadcast_i32x4(
-            _mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(sc))));
-        const __m128i mn8 = _mm_cvtsi64_si128(static_cast<long long>(mn));
-        mins[j] = _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)));
-        for (int h = 0; h < 2; ++h) {
-          const __m512i v = _mm512_loadu_si512(block + 16 + 64 * h);
-          q[j][2 * h] = _mm512_and_si512(v, nibble);
-          q[j][2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-        }
-        for (int s = 0; s < 4; ++s) scale[j][s] = _mm512_permutexvar_epi16(pick[s], scales);
+        const uint8_t* b0 = w + j * row_bytes + b * kQ4KBytes;
+        scales[j] = PairScales(b0, pair ? b0 + kQ4KBytes : nullptr);
       }
-      const __m128 d = Halves4(w + b * kQ4KBytes, row_bytes);
-      const __m128 dmin = Halves4(w + b * kQ4KBytes + 2, row_bytes);
       for (int64_t i = 0; i < mi; ++i) {
-        const Int8Activations& xi = x[i0 + i];
-        const int8_t* a = xi.q + b * 256;
-        __m512i act[4];
-        for (int h = 0; h < 2; ++h) {
-          const __m512i a0 = _mm512_loadu_si512(a + 128 * h);
-          const __m512i a1 = _mm512_loadu_si512(a + 128 * h + 64);
-          act[2 * h] = _mm512_shuffle_i64x2(a0, a1, 0x44);
-          act[2 * h + 1] = _mm512_shuffle_i64x2(a0, a1, 0xEE);
-        }
-        const __m512i sums16 = _mm512_broadcast_i64x4(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xi.sums + b * 16)));
-        __m512i s[4], t[4];
+        Q4KActs a;
+        PairActs(x[i0 + i], b, pair, &a);
         for (int j = 0; j < 4; ++j) {
-          __m512i sum = _mm512_setzero_si512();
-          for (int h = 0; h < 4; ++h) {
-            sum = _mm512_add_epi32(
-                sum, _mm512_madd_epi16(_mm512_maddubs_epi16(q[j][h], act[h]), scale[j][h]));
-          }
-          s[j] = sum;
-          t[j] = _mm512_madd_epi16(mins[j], sums16);  // the high half of mins is zero
+          const uint8_t* b0 = w + j * row_bytes + b * kQ4KBytes;
+          acc[i][j] = AccumulatePair(acc[i][j], PairDots(b0, pair ? b0 + kQ4KBytes : nullptr, a),
+                                     scales[j], a, valid);
         }
-        const __m128 da = _mm_set1_ps(xi.d[b]);
-        __m128& lane = acc[i][b % 16];
-        lane = _mm_fmadd_ps(_mm_cvtepi32_ps(SumEach(s[0], s[1], s[2], s[3])), _mm_mul_ps(d, da), lane);
-        const __m128i t4 = SumEach(t[0], t[1], t[2], t[3]);
-        lane = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_sub_epi32(_mm_setzero_si128(), t4)),
-                            _mm_mul_ps(dmin, da), lane);
       }
     }
-    FinishTile(acc, mi, y + i0 * ldy, ldy);
+    for (int64_t i = 0; i < mi; ++i) {
+      for (int j = 0; j < 4; ++j) y[(i0 + i) * ldy + j] = Reduce16(acc[i][j]);
+    }
   }
 }
 

@@ -235,18 +235,12 @@ void UnpackIntegerBlock(QuantType type, const std::byte* b, IntegerBlock* out) {
   }
 }
 
-BlockSums IntegerBlockSums(const IntegerBlock& w, const int8_t* a) {
-  // Bounds: the largest |s| is Q6_K's 256 * 32 * 127 * 128 < 2^28 (Q5_K's
-  // 256 * 31 * 127 * 63 is smaller), so no sum can overflow.
-  BlockSums out;
-  for (int j = 0; j < w.elements / w.sub; ++j) {
-    int32_t dot = 0, sum = 0;
-    for (int i = j * w.sub; i < (j + 1) * w.sub; ++i) {
-      dot += int32_t{w.q[i]} * a[i];
-      sum += a[i];
-    }
-    out.s += int32_t{w.sc[j]} * dot;
-    out.t += int32_t{w.mn[j]} * sum;
+GroupSums IntegerGroupSums(const IntegerBlock& w, int j, const int8_t* a) {
+  // Bounds: |dot| <= 32 * 128 * 127 (Q8_0's) < 2^19, |asum| <= 32 * 127.
+  GroupSums out;
+  for (int i = j * w.sub; i < (j + 1) * w.sub; ++i) {
+    out.dot += int32_t{w.q[i]} * a[i];
+    out.asum += a[i];
   }
   return out;
 }
@@ -255,13 +249,20 @@ float DotInt8(QuantType type, const std::byte* row, const Int8Activations& x, in
   const QuantLayout& layout = LayoutOf(type);
   float acc[kLanes] = {};
   IntegerBlock w;
+  int64_t group = 0;
   for (int64_t b = 0; b < k / layout.block_elements; ++b) {
     UnpackIntegerBlock(type, row + b * layout.block_bytes, &w);
-    const BlockSums sums = IntegerBlockSums(w, x.q + b * layout.block_elements);
-    float& lane = acc[b % kLanes];
-    lane = std::fma(static_cast<float>(sums.s), w.d * x.d[b], lane);
-    if (w.min_sign != 0) {
-      lane = std::fma(static_cast<float>(w.min_sign * sums.t), w.m * x.d[b], lane);
+    const int8_t* a = x.q + b * layout.block_elements;
+    for (int j = 0; j < w.elements / w.sub; ++j, ++group) {
+      const GroupSums sums = IntegerGroupSums(w, j, a);
+      float& lane = acc[group % kLanes];
+      // d * sc and m * mn are exact (F16 times a 6- or 8-bit integer).
+      const float scale = (w.d * static_cast<float>(w.sc[j])) * x.d[b];
+      lane = std::fma(static_cast<float>(sums.dot), scale, lane);
+      if (w.min_sign != 0) {
+        const float min = (w.m * static_cast<float>(w.mn[j])) * x.d[b];
+        lane = std::fma(static_cast<float>(w.min_sign * sums.asum), min, lane);
+      }
     }
   }
   return ReduceLanes(acc);

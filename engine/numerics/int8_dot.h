@@ -73,16 +73,19 @@ struct IntegerBlock {
 };
 void UnpackIntegerBlock(QuantType type, const std::byte* block, IntegerBlock* out);
 
-// A block's two exact integers (C12.2): s = sum_j sc_j * sum_{i in j} q_i a_i
-// and t = sum_j mn_j * sum_{i in j} a_i, over `a` the block's activations.
-struct BlockSums {
-  int32_t s = 0;
-  int32_t t = 0;
+// One scale group's two exact integers (C12.2): dot = sum_i q_i a_i and
+// asum = sum_i a_i over the `sub` weights of group `j` of `w` and their
+// activations `a` (the block's). Both are below 2^24 in magnitude, so their
+// f32 conversions are exact as well.
+struct GroupSums {
+  int32_t dot = 0;
+  int32_t asum = 0;
 };
-BlockSums IntegerBlockSums(const IntegerBlock& w, const int8_t* a);
+GroupSums IntegerGroupSums(const IntegerBlock& w, int j, const int8_t* a);
 
 // Returns one output of the integer profile (C12.3): the row of k / block
-// blocks at `row` times the quantized activations `x`.
+// blocks at `row` times the quantized activations `x`. Scale group g of the
+// row (32 weights; 16 for Q6_K) is accumulated in lane g mod 16.
 float DotInt8(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k);
 
 }  // namespace samebits::numerics

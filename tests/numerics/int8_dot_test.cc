@@ -1,6 +1,6 @@
 // The integer profile's definition (engine/numerics/README.md, C12), one
 // test per clause: how activations are quantized (C12.1), the integer form
-// of every weight type and its exact block sums (C12.2), and the f32 lane
+// of every weight type and its exact group sums (C12.2), and the f32 lane
 // order the block sums are accumulated in (C12.3).
 #include "engine/numerics/int8_dot.h"
 
@@ -208,66 +208,75 @@ TEST(Int8IntegerBlocks, RebuildEveryDequantizedWeight) {
   }
 }
 
-// C12.2: a block's two integers are its dot product: d * s + sign * m * t
-// equals sum_i w_i a_i in exact arithmetic (checked in long double, whose
-// rounding is far below the f32 values compared; this is the one
-// tolerance here, and it checks meaning, not bits).
-TEST(Int8IntegerBlocks, BlockSumsAreTheBlocksDotProduct) {
+// C12.2: a scale group's two integers are its dot product:
+// (d sc) dot + sign (m mn) asum equals sum_i w_i a_i over the group in
+// exact arithmetic (checked in long double, whose rounding is far below the
+// f32 values compared; this is the one tolerance here, and it checks
+// meaning, not bits).
+TEST(Int8IntegerBlocks, GroupSumsAreTheGroupsDotProduct) {
   for (const QuantLayout& l : QuantLayouts()) {
     const std::vector<std::byte> w = RandomBlocks(l.type, 1, 20 + l.ggml_type);
     std::vector<float> deq(static_cast<size_t>(l.block_elements));
     DequantizeRow(l.type, w.data(), l.block_elements, deq.data());
     SplitMix64Stream rng(30 + l.ggml_type);
     std::vector<int8_t> a(static_cast<size_t>(l.block_elements));
-    for (int8_t& v : a) v = static_cast<int8_t>(static_cast<int>((rng.Next() % 255)) - 127);
+    for (int8_t& v : a) v = static_cast<int8_t>(static_cast<int>(rng.Next() % 255) - 127);
     a[0] = 127;
     a[1] = -127;
     IntegerBlock ib;
     UnpackIntegerBlock(l.type, w.data(), &ib);
-    const BlockSums sums = IntegerBlockSums(ib, a.data());
-    long double want = 0, magnitude = 0;
-    for (int i = 0; i < l.block_elements; ++i) {
-      want += static_cast<long double>(deq[i]) * a[i];
-      magnitude += std::fabs(static_cast<long double>(deq[i]) * a[i]);
+    for (int j = 0; j < ib.elements / ib.sub; ++j) {
+      const GroupSums sums = IntegerGroupSums(ib, j, a.data());
+      long double want = 0, magnitude = 0;
+      for (int i = j * ib.sub; i < (j + 1) * ib.sub; ++i) {
+        want += static_cast<long double>(deq[i]) * a[i];
+        magnitude += std::fabs(static_cast<long double>(deq[i]) * a[i]);
+      }
+      const long double got =
+          static_cast<long double>(ib.d) * ib.sc[j] * sums.dot +
+          static_cast<long double>(ib.min_sign) * ib.m * ib.mn[j] * sums.asum;
+      EXPECT_LE(std::fabs(static_cast<double>(got - want)), 1e-12 * static_cast<double>(magnitude))
+          << l.name << " group " << j;
+      EXPECT_LT(std::abs(sums.dot), 1 << 24);
     }
-    const long double got = static_cast<long double>(ib.d) * sums.s +
-                            static_cast<long double>(ib.min_sign) * ib.m * sums.t;
-    EXPECT_LE(std::fabs(static_cast<double>(got - want)), 1e-12 * static_cast<double>(magnitude))
-        << l.name;
   }
 }
 
-// C12.3: block b's terms go to lane b mod 16 as fmas in increasing b (the
-// min term of an affine type as a second fma), then the C1 tree. Written
-// out here from the clause, for 37 blocks (lanes 0-4 take three blocks),
-// over several rows; on some of them one chain over all blocks (another
-// order) gives other bits, so the comparison can tell the orders apart.
-TEST(Int8Dot, BlocksAccumulateInLaneBModulo16ThenTheTree) {
-  for (QuantType type : {QuantType::kQ8_0, QuantType::kQ4_1, QuantType::kQ4_K}) {
+// C12.3: scale group g of the row (32 weights, 16 for Q6_K) goes to lane
+// g mod 16 as an fma in increasing g (the min term of an affine type as a
+// second fma), then the C1 tree. Written out here from the clause, over 37
+// groups of 32 or 5 super-blocks (lanes wrap two or more times), on several
+// rows; on some of them one chain over all groups (another order) gives
+// other bits, so the comparison can tell the orders apart.
+TEST(Int8Dot, GroupsAccumulateInLaneGModulo16ThenTheTree) {
+  for (QuantType type : {QuantType::kQ8_0, QuantType::kQ4_1, QuantType::kQ4_K, QuantType::kQ6_K}) {
     const QuantLayout& l = LayoutOf(type);
-    const int64_t blocks = 37, k = blocks * l.block_elements;
+    const int64_t blocks = l.block_elements == 32 ? 37 : 5, k = blocks * l.block_elements;
     int orders_told_apart = 0;
     for (uint64_t seed = 0; seed < 16; ++seed) {
       const std::vector<std::byte> w = RandomBlocks(type, blocks, 100 * seed + l.ggml_type);
-      // Blocks of very different magnitudes, so that rounding shows orders.
+      // Stretches of very different magnitudes, so that rounding shows orders.
       std::vector<float> x = RandomValues(k, 100 * seed + 50 + l.ggml_type, 2.0f);
-      for (int64_t i = 0; i < k; ++i) {
-        x[i] = std::ldexp(x[i], static_cast<int>(i / l.block_elements % 9) * 3);
-      }
+      for (int64_t i = 0; i < k; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i / 32 % 9) * 3);
       const Quantized a = Quantize(type, x);
       const Int8Activations view{a.q.data(), a.d.data(), a.sums.data()};
       float lanes[kLanes] = {};
       float sequential = 0.0f;
+      int64_t g = 0;
       for (int64_t b = 0; b < blocks; ++b) {
         IntegerBlock ib;
         UnpackIntegerBlock(type, w.data() + b * l.block_bytes, &ib);
-        const BlockSums s = IntegerBlockSums(ib, a.q.data() + b * l.block_elements);
-        float& lane = lanes[b % kLanes];
-        lane = std::fma(static_cast<float>(s.s), ib.d * a.d[b], lane);
-        sequential = std::fma(static_cast<float>(s.s), ib.d * a.d[b], sequential);
-        if (ib.min_sign != 0) {
-          lane = std::fma(static_cast<float>(ib.min_sign * s.t), ib.m * a.d[b], lane);
-          sequential = std::fma(static_cast<float>(ib.min_sign * s.t), ib.m * a.d[b], sequential);
+        for (int j = 0; j < ib.elements / ib.sub; ++j, ++g) {
+          const GroupSums s = IntegerGroupSums(ib, j, a.q.data() + b * l.block_elements);
+          const float scale = (ib.d * static_cast<float>(ib.sc[j])) * a.d[b];
+          float& lane = lanes[g % kLanes];
+          lane = std::fma(static_cast<float>(s.dot), scale, lane);
+          sequential = std::fma(static_cast<float>(s.dot), scale, sequential);
+          if (ib.min_sign != 0) {
+            const float min = (ib.m * static_cast<float>(ib.mn[j])) * a.d[b];
+            lane = std::fma(static_cast<float>(ib.min_sign * s.asum), min, lane);
+            sequential = std::fma(static_cast<float>(ib.min_sign * s.asum), min, sequential);
+          }
         }
       }
       const float got = DotInt8(type, w.data(), view, k);
