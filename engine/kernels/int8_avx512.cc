@@ -1,8 +1,9 @@
 // The integer profile's row dot product (C12) in AVX-512 BW, for the two
 // types people decode with most, Q8_0 and Q4_K; the others call the scalar
-// definition. Every block sum is an exact integer however it is formed, so
-// these only have to keep C12.3's f32 steps: block b's `fma(s, d_w * d_a)`
-// (and its min term) in lane b mod 16, in increasing b, then the C1 tree.
+// definition. Every group sum is an exact integer however it is formed, so
+// these only have to keep C12.3's f32 steps: group g's
+// `fma(dot, (d * sc) * d_a)` (and its min term) in lane g mod 16, in
+// increasing g, then the C1 tree.
 //
 // Integer products use pmaddubsw (u8 x s8 pairs to s16) and pmaddwd; no
 // pair can saturate: Q8_0's |w| <= 128 meets |a| <= 127 (2 * 128 * 127 <

@@ -1,7 +1,7 @@
 // The integer profile for block-quantized weights (README.md, clause C12):
-// activations rounded to int8 per block, each block's weight-by-activation
-// sum an exact integer, block sums scaled and accumulated in f32 in the
-// 16-lane order of C1. This file is the profile's scalar definition; every
+// activations rounded to int8 per block, each scale group's
+// weight-by-activation sum an exact integer, group sums scaled and
+// accumulated in f32 in the 16-lane order of C1. This file is the profile's scalar definition; every
 // kernel (engine/kernels/) reproduces `DotInt8` bit for bit, which the
 // integers make easy: an exact sum has one value, whatever order or
 // instruction (VNNI, pmaddubsw, sdot, scalar) computed it.
