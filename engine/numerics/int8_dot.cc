@@ -43,14 +43,11 @@ void QuantizeBlock(const float* x, int n, bool k_quant_rule, int8_t* q, float* d
     for (int i = 0; i < n; ++i) q[i] = 0;
     return;
   }
-  float id;
-  if (k_quant_rule) {  // ggml's quantize_row_q8_K: the reciprocal first
-    id = 127.0f / amax;
-    *d = 1.0f / id;
-  } else {  // ggml's quantize_row_q8_0 / q8_1: the scale first
-    *d = amax / 127.0f;
-    id = 1.0f / *d;
-  }
+  // Both rules scale by 127 / amax; they keep different scales, as ggml's
+  // quantize_row_q8_K (f32 1 / id) and quantize_row_q8_0's SIMD forms (the
+  // F16 nearest amax / 127) do.
+  const float id = 127.0f / amax;
+  *d = k_quant_rule ? 1.0f / id : ToFloat(ToF16(amax / 127.0f));
   for (int i = 0; i < n; ++i) {
     // Round half to even, as nearbyint, cvtps2dq and fcvtns do in the
     // default rounding mode: adding and subtracting 1.5 * 2^23 leaves the

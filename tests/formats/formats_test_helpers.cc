@@ -91,17 +91,22 @@ std::vector<std::vector<float>> RunOneByOne(model::Forward& f, const model::Mode
 }  // namespace
 
 std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w,
-                                                const std::vector<int32_t>& tokens) {
+                                                const std::vector<int32_t>& tokens,
+                                                numerics::QuantDot quant_dot) {
   const auto& math = numerics::GetMathLibrary(numerics::MathProfile::kPortable);
-  auto f = model::MakeReferenceForward(w, math);
+  auto f = model::MakeReferenceForward(w, math, kernels::BestIsa(), quant_dot);
   return RunOneByOne(*f, w, tokens);
 }
 
 std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
-                                          const std::vector<int32_t>& tokens, int threads) {
+                                          const std::vector<int32_t>& tokens, int threads,
+                                          numerics::QuantDot quant_dot, kernels::Isa isa) {
   const auto& math = numerics::GetMathLibrary(numerics::MathProfile::kPortable);
   threads::ThreadPool pool(threads);
-  auto f = model::MakeCpuForward(w, math, pool, model::CpuOptions{});
+  model::CpuOptions options;
+  options.isa = isa;
+  options.quant_dot = quant_dot;
+  auto f = model::MakeCpuForward(w, math, pool, options);
   return RunOneByOne(*f, w, tokens);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/kernels/kernels.h"
 #include "engine/model/weights.h"
 
 namespace samebits::formats::testing {
@@ -36,11 +37,14 @@ std::string LoadError(const std::string& spec);
 
 // Returns the logits of every position, the tokens fed one per call to the
 // reference pass (portable math), one row of vocab_size floats per token.
-std::vector<std::vector<float>> ReferenceLogits(const model::ModelWeights& w,
-                                                const std::vector<int32_t>& tokens);
-// The same through the cpu pass with `threads` threads.
-std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
-                                          const std::vector<int32_t>& tokens, int threads);
+std::vector<std::vector<float>> ReferenceLogits(
+    const model::ModelWeights& w, const std::vector<int32_t>& tokens,
+    numerics::QuantDot quant_dot = numerics::QuantDot::kExact);
+// The same through the cpu pass with `threads` threads on `isa`'s kernels.
+std::vector<std::vector<float>> CpuLogits(
+    const model::ModelWeights& w, const std::vector<int32_t>& tokens, int threads,
+    numerics::QuantDot quant_dot = numerics::QuantDot::kExact,
+    kernels::Isa isa = kernels::Isa::kScalar);
 
 // Returns true when both have the same bits at every position.
 bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b);

@@ -50,17 +50,17 @@ Quantized Quantize(QuantType type, const std::vector<float>& x) {
   return out;
 }
 
-// C12.1: blocks of 32 take ggml's q8_0 rule, d = amax / 127 and the
-// reciprocal 1 / d; each quant is x * (1 / d) rounded half to even.
-TEST(Int8Activations, BlocksOf32ScaleByAmaxOver127) {
+// C12.1: blocks of 32 take ggml's q8_0 rule (its SIMD quantizers'): each
+// quant is x * (127 / amax) rounded half to even, and d is amax / 127
+// rounded to the nearest F16.
+TEST(Int8Activations, BlocksOf32KeepAnF16Scale) {
   const std::vector<float> x = RandomValues(32 * 5, 1, 3.0f);
   const Quantized a = Quantize(QuantType::kQ8_0, x);
   for (int b = 0; b < 5; ++b) {
     float amax = 0.0f;
     for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[32 * b + i]));
-    const float d = amax / 127.0f;
-    EXPECT_EQ(Bits(a.d[b]), Bits(d)) << "block " << b;
-    const float id = 1.0f / d;
+    EXPECT_EQ(Bits(a.d[b]), Bits(ToFloat(ToF16(amax / 127.0f)))) << "block " << b;
+    const float id = 127.0f / amax;
     for (int i = 0; i < 32; ++i) {
       EXPECT_EQ(a.q[32 * b + i], static_cast<int>(std::nearbyint(x[32 * b + i] * id)));
     }
@@ -68,7 +68,7 @@ TEST(Int8Activations, BlocksOf32ScaleByAmaxOver127) {
 }
 
 // C12.1: blocks of 256 (the k-quants' activations) take ggml's q8_K rule:
-// the reciprocal 127 / amax first, d = 1 / that.
+// the same quants, and d = 1 / (127 / amax) kept in f32.
 TEST(Int8Activations, KQuantBlocksScaleByTheReciprocalFirst) {
   const std::vector<float> x = RandomValues(256 * 3, 2, 0.7f);
   const Quantized a = Quantize(QuantType::kQ4_K, x);
@@ -154,10 +154,20 @@ TEST(Int8Activations, BlocksBelowTwoToTheMinus100AreZero) {
     EXPECT_EQ(a.q[3], 0);
     x[3] = 0x1p-100f;
     a = Quantize(type, x);
-    EXPECT_GT(a.d[0], 0.0f);
-    EXPECT_TRUE(std::isfinite(a.d[0]));
     EXPECT_EQ(a.q[3], 127);
+    // q8_K's f32 scale holds 2^-100 / 127; q8_0's F16 one underflows to 0.
+    EXPECT_EQ(a.d[0], type == QuantType::kQ4_K ? 1.0f / (127.0f / 0x1p-100f) : 0.0f);
   }
+}
+
+// C12.1: a block of 32 whose amax / 127 is past the largest F16 (65504)
+// gets an infinite scale, as ggml's q8_0 does; its quants are as usual.
+TEST(Int8Activations, BlocksOf32BeyondTheF16RangeGetAnInfiniteScale) {
+  std::vector<float> x(32, 1.0f);
+  x[5] = 65504.0f * 127.0f * 1.01f;
+  const Quantized a = Quantize(QuantType::kQ8_0, x);
+  EXPECT_TRUE(std::isinf(a.d[0]));
+  EXPECT_EQ(a.q[5], 127);
 }
 
 // Random blocks of `type` with ordinary finite F16 scales.
@@ -257,7 +267,7 @@ TEST(Int8Dot, GroupsAccumulateInLaneGModulo16ThenTheTree) {
       const std::vector<std::byte> w = RandomBlocks(type, blocks, 100 * seed + l.ggml_type);
       // Stretches of very different magnitudes, so that rounding shows orders.
       std::vector<float> x = RandomValues(k, 100 * seed + 50 + l.ggml_type, 2.0f);
-      for (int64_t i = 0; i < k; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i / 32 % 9) * 3);
+      for (int64_t i = 0; i < k; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i / 32 % 6) * 2);
       const Quantized a = Quantize(type, x);
       const Int8Activations view{a.q.data(), a.d.data(), a.sums.data()};
       float lanes[kLanes] = {};
