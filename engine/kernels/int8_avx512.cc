@@ -20,12 +20,6 @@ namespace {
 using numerics::Int8Activations;
 using numerics::QuantType;
 
-inline float Half(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
-
 // Sums of a * b over signed bytes, 4 adjacent pairs to an int32 lane.
 inline __m512i SignedDot(__m512i w, __m512i a) {
   const __m512i magnitude = _mm512_abs_epi8(w);
@@ -97,24 +91,6 @@ float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
 
 constexpr int kQ4KBytes = 144;
 
-// The eight 6-bit scales and mins of a Q4_K super-block (ggml's
-// get_scale_min_k4, four at a time), one byte each in `*sc` and `*mn`:
-// bytes 0-3 low scales, 4-7 low mins, 8-11 the high sub-blocks' low nibbles
-// (scales) and high nibbles (mins), whose top two bits sit in bits 6-7 of
-// bytes 0-3 (scales) and 4-7 (mins). Kept in registers: bytes stored one
-// way and loaded another would stall store forwarding.
-inline void ScalesAndMins(const uint8_t* packed, uint64_t* sc, uint64_t* mn) {
-  uint32_t a, b, c;
-  std::memcpy(&a, packed, 4);
-  std::memcpy(&b, packed + 4, 4);
-  std::memcpy(&c, packed + 8, 4);
-  const uint32_t sc_lo = a & 0x3f3f3f3fu, mn_lo = b & 0x3f3f3f3fu;
-  const uint32_t sc_hi = (c & 0x0f0f0f0fu) | (((a >> 6) & 0x03030303u) << 4);
-  const uint32_t mn_hi = ((c >> 4) & 0x0f0f0f0fu) | (((b >> 6) & 0x03030303u) << 4);
-  *sc = uint64_t{sc_lo} | uint64_t{sc_hi} << 32;
-  *mn = uint64_t{mn_lo} | uint64_t{mn_hi} << 32;
-}
-
 // Q4_K by scale groups (C12.3): two super-blocks are sixteen groups of 32,
 // one vector of lanes. Each 64 bytes of nibbles hold groups 4h, 4h + 2 (low
 // nibbles) and 4h + 1, 4h + 3 (high), so vector p of a pair holds groups
@@ -127,23 +103,40 @@ inline __m512i Q4KOrder() {
 struct Q4KScales {
   __m512 d_sc, dmin_mn;
 };
+// A super-block's packed scales and mins (its 16 bytes from offset 4: the
+// 12 packed bytes a, b, c, then nibbles) to bytes [sc0 .. sc7, mn0 .. mn7],
+// by get_scale_min_k4's rule: sc = a & 63 and mn = b & 63 for groups 0-3;
+// for groups 4-7, sc = (c & 15) | (a >> 6) << 4 and mn = (c >> 4) | (b >> 6) << 4.
+inline __m128i UnpackScalesAndMins(__m128i v) {
+  const __m128i x = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i y =
+      _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m128i low = _mm_and_si128(
+      x, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m128i high_nibbles = _mm_and_si128(
+      _mm_srli_epi16(x, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  const __m128i top_bits = _mm_and_si128(_mm_srli_epi16(y, 2), _mm_set1_epi8(0x30));
+  return _mm_or_si128(_mm_or_si128(low, high_nibbles), top_bits);
+}
+
 inline Q4KScales PairScales(const uint8_t* b0, const uint8_t* b1) {
-  uint64_t sc0, mn0, sc1 = 0, mn1 = 0;
-  ScalesAndMins(b0 + 4, &sc0, &mn0);
-  float d1 = 0.0f, dmin1 = 0.0f;
-  if (b1 != nullptr) {
-    ScalesAndMins(b1 + 4, &sc1, &mn1);
-    d1 = Half(b1);
-    dmin1 = Half(b1 + 2);
-  }
-  const auto widen = [](uint64_t lo, uint64_t hi) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-        _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo))));
-  };
-  const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(Half(b0)), _mm512_set1_ps(d1));
-  const __m512 dmin =
-      _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(Half(b0 + 2)), _mm512_set1_ps(dmin1));
-  return {_mm512_mul_ps(d, widen(sc0, sc1)), _mm512_mul_ps(dmin, widen(mn0, mn1))};
+  const __m128i r0 = UnpackScalesAndMins(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 4)));
+  const __m128i r1 = b1 != nullptr ? UnpackScalesAndMins(_mm_loadu_si128(
+                                         reinterpret_cast<const __m128i*>(b1 + 4)))
+                                   : _mm_setzero_si128();
+  const auto widen = [](__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)); };
+  // [d0, dmin0, d1, dmin1] as f32, then each spread over its half.
+  uint32_t h0, h1 = 0;
+  std::memcpy(&h0, b0, 4);
+  if (b1 != nullptr) std::memcpy(&h1, b1, 4);
+  const __m512 halves = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_insert_epi32(
+      _mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1)));
+  const __m512 d = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), halves);
+  const __m512 dmin = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3), halves);
+  return {_mm512_mul_ps(d, widen(_mm_unpacklo_epi64(r0, r1))),
+          _mm512_mul_ps(dmin, widen(_mm_unpackhi_epi64(r0, r1)))};
 }
 
 // One activation row's side of a pair (super-blocks b and b + 1 when
