@@ -89,8 +89,7 @@ BenchSettings ResolveSettings(const BenchOptions& options) {
     throw UsageError("unknown math profile '" + options.math + "' (use portable or libm)");
   }
   if (!numerics::ParseQuantDot(options.quant_dot, &settings.quant_dot)) {
-    throw UsageError("unknown --quant-dot profile '" + options.quant_dot +
-                     "' (use exact or int8)");
+    throw UsageError("unknown --quant-dot profile '" + options.quant_dot + "' (use exact or int8)");
   }
   settings.isa = ResolveIsaOption(options.isa);
   if (options.threads_list.empty()) {

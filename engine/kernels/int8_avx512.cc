@@ -39,13 +39,13 @@ inline __m512i GroupSums16(const __m512i p[8], __m512i order) {
   }
   // 128-bit lane t of r0: slots (0, 2, 4, 6) for t < 2, (1, 3, 5, 7) else,
   // each t holding half of each slot's partials; r1 the same for 8-15.
-  const __m512i r0 = _mm512_add_epi32(_mm512_unpacklo_epi64(q[0], q[1]),
-                                      _mm512_unpackhi_epi64(q[0], q[1]));
-  const __m512i r1 = _mm512_add_epi32(_mm512_unpacklo_epi64(q[2], q[3]),
-                                      _mm512_unpackhi_epi64(q[2], q[3]));
+  const __m512i r0 =
+      _mm512_add_epi32(_mm512_unpacklo_epi64(q[0], q[1]), _mm512_unpackhi_epi64(q[0], q[1]));
+  const __m512i r1 =
+      _mm512_add_epi32(_mm512_unpacklo_epi64(q[2], q[3]), _mm512_unpackhi_epi64(q[2], q[3]));
   // Slots 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15, in lane order.
-  const __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(r0, r1, 0x88),
-                                     _mm512_shuffle_i32x4(r0, r1, 0xDD));
+  const __m512i s =
+      _mm512_add_epi32(_mm512_shuffle_i32x4(r0, r1, 0x88), _mm512_shuffle_i32x4(r0, r1, 0xDD));
   return _mm512_permutexvar_epi32(order, s);
 }
 
@@ -74,15 +74,16 @@ float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
         act = _mm512_loadu_si512(x.q + a * 32);
       } else if (2 * p < n) {
         w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + a * kQ8Bytes + 2));
-        act = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + a * 32)));
+        act = _mm512_zextsi256_si512(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + a * 32)));
       }
       partial[p] = SignedDot(_mm512_inserti64x4(_mm512_castsi256_si512(w_lo), w_hi, 1), act);
     }
     for (int j = 0; j < n; ++j) std::memcpy(&dw[j], w + (b0 + j) * kQ8Bytes, 2);
     const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1u);
-    const __m512 scale = _mm512_mul_ps(
-        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dw))),
-        _mm512_maskz_loadu_ps(valid, x.d + b0));
+    const __m512 scale =
+        _mm512_mul_ps(_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dw))),
+                      _mm512_maskz_loadu_ps(valid, x.d + b0));
     const __m512 sums = _mm512_cvtepi32_ps(GroupSums16(partial, Q8Order()));
     acc = _mm512_mask3_fmadd_ps(sums, scale, acc, valid);
   }
@@ -108,11 +109,12 @@ struct Q4KScales {
 // by get_scale_min_k4's rule: sc = a & 63 and mn = b & 63 for groups 0-3;
 // for groups 4-7, sc = (c & 15) | (a >> 6) << 4 and mn = (c >> 4) | (b >> 6) << 4.
 inline __m128i UnpackScalesAndMins(__m128i v) {
-  const __m128i x = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i x =
+      _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
   const __m128i y =
       _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-  const __m128i low = _mm_and_si128(
-      x, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m128i low =
+      _mm_and_si128(x, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
   const __m128i high_nibbles = _mm_and_si128(
       _mm_srli_epi16(x, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
   const __m128i top_bits = _mm_and_si128(_mm_srli_epi16(y, 2), _mm_set1_epi8(0x30));
@@ -121,16 +123,16 @@ inline __m128i UnpackScalesAndMins(__m128i v) {
 
 inline Q4KScales PairScales(const uint8_t* b0, const uint8_t* b1) {
   const __m128i r0 = UnpackScalesAndMins(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 4)));
-  const __m128i r1 = b1 != nullptr ? UnpackScalesAndMins(_mm_loadu_si128(
-                                         reinterpret_cast<const __m128i*>(b1 + 4)))
-                                   : _mm_setzero_si128();
+  const __m128i r1 =
+      b1 != nullptr ? UnpackScalesAndMins(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 4)))
+                    : _mm_setzero_si128();
   const auto widen = [](__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)); };
   // [d0, dmin0, d1, dmin1] as f32, then each spread over its half.
   uint32_t h0, h1 = 0;
   std::memcpy(&h0, b0, 4);
   if (b1 != nullptr) std::memcpy(&h1, b1, 4);
-  const __m512 halves = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_insert_epi32(
-      _mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1)));
+  const __m512 halves = _mm512_castps128_ps512(_mm_cvtph_ps(
+      _mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1)));
   const __m512 d = _mm512_permutexvar_ps(
       _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), halves);
   const __m512 dmin = _mm512_permutexvar_ps(
@@ -162,10 +164,9 @@ inline void PairActs(const Int8Activations& x, int64_t b, bool pair, Q4KActs* ou
   }
   out->d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(x.d[b]),
                                 _mm512_set1_ps(pair ? x.d[b + 1] : 0.0f));
-  const __m512i sums16 =
-      pair ? _mm512_loadu_si512(x.sums + b * 16)
-           : _mm512_zextsi256_si512(
-                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sums + b * 16)));
+  const __m512i sums16 = pair ? _mm512_loadu_si512(x.sums + b * 16)
+                              : _mm512_zextsi256_si512(_mm256_loadu_si256(
+                                    reinterpret_cast<const __m256i*>(x.sums + b * 16)));
   const __m512i asum = _mm512_madd_epi16(sums16, _mm512_set1_epi16(1));
   out->minus_asum = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), asum));
 }
@@ -263,10 +264,12 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
       __mmask64 negative[4];
       for (int j = 0; j < 4; ++j) {
         const uint8_t* row = w + j * row_bytes;
-        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b * kQ8Bytes + 2));
-        const __m256i hi = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                      row + (b + 1) * kQ8Bytes + 2))
-                                : _mm256_setzero_si256();
+        const __m256i lo =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b * kQ8Bytes + 2));
+        const __m256i hi =
+            pair
+                ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (b + 1) * kQ8Bytes + 2))
+                : _mm256_setzero_si256();
         const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
         magnitude[j] = _mm512_abs_epi8(v);
         negative[j] = _mm512_movepi8_mask(v);
@@ -275,16 +278,14 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
       const __m128 dw1 = pair ? Halves4(w + (b + 1) * kQ8Bytes, row_bytes) : _mm_setzero_ps();
       for (int64_t i = 0; i < mi; ++i) {
         const Int8Activations& xi = x[i0 + i];
-        const __m512i a =
-            pair ? _mm512_loadu_si512(xi.q + b * 32)
-                 : _mm512_zextsi256_si512(
-                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xi.q + b * 32)));
+        const __m512i a = pair ? _mm512_loadu_si512(xi.q + b * 32)
+                               : _mm512_zextsi256_si512(_mm256_loadu_si256(
+                                     reinterpret_cast<const __m256i*>(xi.q + b * 32)));
         __m512i p[4];
         for (int j = 0; j < 4; ++j) {
-          const __m512i signed_a =
-              _mm512_mask_sub_epi8(a, negative[j], _mm512_setzero_si512(), a);
-          p[j] = _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude[j], signed_a),
-                                   _mm512_set1_epi16(1));
+          const __m512i signed_a = _mm512_mask_sub_epi8(a, negative[j], _mm512_setzero_si512(), a);
+          p[j] =
+              _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude[j], signed_a), _mm512_set1_epi16(1));
         }
         // Each 128-bit lane of u: the four rows' partial sums, lanes 0-1
         // for block b and 2-3 for block b + 1.
@@ -295,14 +296,16 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
         const __m512i u =
             _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
         const __m256i lo = _mm512_castsi512_si256(u), hi = _mm512_extracti64x4_epi64(u, 1);
-        const __m128i s0 = _mm_add_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+        const __m128i s0 =
+            _mm_add_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
         __m128& lane0 = acc[i][b % 16];
         lane0 = _mm_fmadd_ps(_mm_cvtepi32_ps(s0), _mm_mul_ps(dw0, _mm_set1_ps(xi.d[b])), lane0);
         if (pair) {
           const __m128i s1 =
               _mm_add_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
           __m128& lane1 = acc[i][(b + 1) % 16];
-          lane1 = _mm_fmadd_ps(_mm_cvtepi32_ps(s1), _mm_mul_ps(dw1, _mm_set1_ps(xi.d[b + 1])), lane1);
+          lane1 =
+              _mm_fmadd_ps(_mm_cvtepi32_ps(s1), _mm_mul_ps(dw1, _mm_set1_ps(xi.d[b + 1])), lane1);
         }
       }
     }

@@ -16,8 +16,8 @@ struct RowCache {
 
 }  // namespace
 
-const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const float* x,
-                                               int64_t m, int64_t k) {
+const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const float* x, int64_t m,
+                                               int64_t k) {
   thread_local RowCache cache;
   const size_t floats = static_cast<size_t>(m * k);
   const bool same = cache.type == type && cache.k == k && cache.source.size() == floats &&

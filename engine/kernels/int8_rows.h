@@ -18,7 +18,7 @@ namespace samebits::kernels::internal {
 
 // Returns the `m` rows x + i * k quantized for weights of `type`, views into
 // this thread's storage, valid until its next call.
-const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const float* x,
-                                               int64_t m, int64_t k);
+const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const float* x, int64_t m,
+                                               int64_t k);
 
 }  // namespace samebits::kernels::internal

@@ -118,8 +118,8 @@ struct KernelTable {
   // forward passes need not know the profile.
   void (*gemv_quant_int8)(const float* x, const std::byte* w, QuantType type, int64_t k,
                           int64_t row_begin, int64_t row_end, float* y);
-  void (*gemm_quant_int8)(const float* x, int64_t m, const std::byte* w, QuantType type,
-                          int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
+  void (*gemm_quant_int8)(const float* x, int64_t m, const std::byte* w, QuantType type, int64_t k,
+                          int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
 
   // Which of the two gemv_quant / gemm_quant compute.
   numerics::QuantDot quant_dot = numerics::QuantDot::kExact;

@@ -213,11 +213,17 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& Avx512Table() {
-  static constexpr KernelTable kTable{
-      Isa::kAvx512,          Gemv<Avx512>,          Gemm<Avx512>,      Dot<Avx512>,      Axpy,
-      Avx512AttentionScores, Avx512AttentionValues, GemvQuant<Avx512>, GemmQuant<Avx512>,
-      Int8Products<Avx512DotInt8, Avx512Int8Tile4>::Gemv,
-      Int8Products<Avx512DotInt8, Avx512Int8Tile4>::Gemm};
+  static constexpr KernelTable kTable{Isa::kAvx512,
+                                      Gemv<Avx512>,
+                                      Gemm<Avx512>,
+                                      Dot<Avx512>,
+                                      Axpy,
+                                      Avx512AttentionScores,
+                                      Avx512AttentionValues,
+                                      GemvQuant<Avx512>,
+                                      GemmQuant<Avx512>,
+                                      Int8Products<Avx512DotInt8, Avx512Int8Tile4>::Gemv,
+                                      Int8Products<Avx512DotInt8, Avx512Int8Tile4>::Gemm};
   return kTable;
 }
 

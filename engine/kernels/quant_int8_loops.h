@@ -15,8 +15,8 @@
 namespace samebits::kernels::internal {
 namespace {
 
-using Int8RowDot = float (*)(numerics::QuantType, const std::byte*, const numerics::Int8Activations&,
-                             int64_t);
+using Int8RowDot = float (*)(numerics::QuantType, const std::byte*,
+                             const numerics::Int8Activations&, int64_t);
 // Computes four consecutive weight rows (`rows`, `row_bytes` apart) against
 // m activation rows: y[i * ldy + j] for i < m, j < 4, each output with
 // RowDot's bits. Returns false, computing nothing, for a type it does not

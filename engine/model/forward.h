@@ -140,10 +140,10 @@ class Forward {
 // products (C1) run on `isa`'s kernel table, which the contract makes
 // bit-identical to every other; the rest is plain scalar code. Throws
 // std::invalid_argument when `isa` is not available here.
-std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
-                                              const numerics::MathLibrary& math,
-                                              kernels::Isa isa = kernels::BestIsa(),
-                                              numerics::QuantDot quant_dot = numerics::QuantDot::kExact);
+std::unique_ptr<Forward> MakeReferenceForward(
+    const ModelWeights& weights, const numerics::MathLibrary& math,
+    kernels::Isa isa = kernels::BestIsa(),
+    numerics::QuantDot quant_dot = numerics::QuantDot::kExact);
 
 // Returns the fast pass computing with `kernels::GetKernelTable(options.isa)`;
 // `pool` must outlive it. Throws std::invalid_argument when the ISA is not

@@ -744,7 +744,8 @@ std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,
     throw std::invalid_argument(std::string("cpu forward: ISA ") + kernels::IsaName(options.isa) +
                                 " is not available on this machine or in this build");
   }
-  return MakeCpuForward(weights, math, pool, options, kernels::GetKernelTable(options.isa, options.quant_dot));
+  return MakeCpuForward(weights, math, pool, options,
+                        kernels::GetKernelTable(options.isa, options.quant_dot));
 }
 
 std::unique_ptr<Forward> MakeCpuForward(const ModelWeights& weights,

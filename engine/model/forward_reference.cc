@@ -314,8 +314,7 @@ class ReferenceForward final : public Forward {
 std::unique_ptr<Forward> MakeReferenceForward(const ModelWeights& weights,
                                               const numerics::MathLibrary& math, kernels::Isa isa,
                                               numerics::QuantDot quant_dot) {
-  return std::make_unique<ReferenceForward>(weights, math,
-                                            kernels::GetKernelTable(isa, quant_dot));
+  return std::make_unique<ReferenceForward>(weights, math, kernels::GetKernelTable(isa, quant_dot));
 }
 
 }  // namespace samebits::model

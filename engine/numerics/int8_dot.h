@@ -1,10 +1,10 @@
 // The integer profile for block-quantized weights (README.md, clause C12):
 // activations rounded to int8 per block, each scale group's
 // weight-by-activation sum an exact integer, group sums scaled and
-// accumulated in f32 in the 16-lane order of C1. This file is the profile's scalar definition; every
-// kernel (engine/kernels/) reproduces `DotInt8` bit for bit, which the
-// integers make easy: an exact sum has one value, whatever order or
-// instruction (VNNI, pmaddubsw, sdot, scalar) computed it.
+// accumulated in f32 in the 16-lane order of C1. This file is the profile's scalar definition;
+// every kernel (engine/kernels/) reproduces `DotInt8` bit for bit, which the integers make easy: an
+// exact sum has one value, whatever order or instruction (VNNI, pmaddubsw, sdot, scalar) computed
+// it.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +32,8 @@ bool ParseQuantDot(std::string_view name, QuantDot* out);
 // consecutive quants, which the affine types (and fast kernels) use.
 inline constexpr int kActivationSumSpan = 16;
 struct Int8Activations {
-  const int8_t* q = nullptr;     // k quants
-  const float* d = nullptr;      // k / block scales
+  const int8_t* q = nullptr;      // k quants
+  const float* d = nullptr;       // k / block scales
   const int16_t* sums = nullptr;  // k / 16 sums
 };
 
@@ -63,13 +63,13 @@ class Int8ActivationRow {
 // dequantization gives (checked weight by weight in int8_dot_test).
 struct IntegerBlock {
   int elements = 32;  // weights in the block: 32, or 256 for the k-quants
-  int16_t q[256];   // the quants, offset removed (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32)
-  int sub = 32;     // weights per integer scale (16 for Q6_K)
-  int16_t sc[16];   // integer scale per sub-block (1 for the blocks of 32)
-  int16_t mn[16];   // integer min per sub-block (1 for Q4_1 / Q5_1; 0 without a min)
-  float d = 0.0f;   // the F16 scale, exact in f32
-  float m = 0.0f;   // the F16 min (Q4_1, Q5_1) or dmin (Q4_K, Q5_K); 0 otherwise
-  int min_sign = 0;  // +1 (Q4_1, Q5_1), -1 (Q4_K, Q5_K), 0 (no min)
+  int16_t q[256];     // the quants, offset removed (Q4_0: q - 8, Q5_0: q - 16, Q6_K: q - 32)
+  int sub = 32;       // weights per integer scale (16 for Q6_K)
+  int16_t sc[16];     // integer scale per sub-block (1 for the blocks of 32)
+  int16_t mn[16];     // integer min per sub-block (1 for Q4_1 / Q5_1; 0 without a min)
+  float d = 0.0f;     // the F16 scale, exact in f32
+  float m = 0.0f;     // the F16 min (Q4_1, Q5_1) or dmin (Q4_K, Q5_K); 0 otherwise
+  int min_sign = 0;   // +1 (Q4_1, Q5_1), -1 (Q4_K, Q5_K), 0 (no min)
 };
 void UnpackIntegerBlock(QuantType type, const std::byte* block, IntegerBlock* out);
 

@@ -27,9 +27,9 @@ struct RunOptions {
   model::KernelPath path = model::KernelPath::kCpu;
   numerics::MathProfile math = numerics::MathProfile::kPortable;
   numerics::QuantDot quant_dot = numerics::QuantDot::kExact;  // both passes'
-  kernels::Isa isa = kernels::Isa::kScalar;  // both passes' kernel table
-  int threads = 1;                           // the cpu pass's; the reference runs on one
-  std::optional<int64_t> gemv_chunk_bytes;   // unset: CpuOptions' default
+  kernels::Isa isa = kernels::Isa::kScalar;                   // both passes' kernel table
+  int threads = 1;                          // the cpu pass's; the reference runs on one
+  std::optional<int64_t> gemv_chunk_bytes;  // unset: CpuOptions' default
   // The cpu pass's tables for calls of one sequence and of several
   // (GetKernelTable(isa) both, unless a test-only control swaps one:
   // engine/cli/commands.h). Unused by the reference.

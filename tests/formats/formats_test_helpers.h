@@ -41,10 +41,10 @@ std::vector<std::vector<float>> ReferenceLogits(
     const model::ModelWeights& w, const std::vector<int32_t>& tokens,
     numerics::QuantDot quant_dot = numerics::QuantDot::kExact);
 // The same through the cpu pass with `threads` threads on `isa`'s kernels.
-std::vector<std::vector<float>> CpuLogits(
-    const model::ModelWeights& w, const std::vector<int32_t>& tokens, int threads,
-    numerics::QuantDot quant_dot = numerics::QuantDot::kExact,
-    kernels::Isa isa = kernels::Isa::kScalar);
+std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
+                                          const std::vector<int32_t>& tokens, int threads,
+                                          numerics::QuantDot quant_dot = numerics::QuantDot::kExact,
+                                          kernels::Isa isa = kernels::Isa::kScalar);
 
 // Returns true when both have the same bits at every position.
 bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b);

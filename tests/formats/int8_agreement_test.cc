@@ -42,7 +42,8 @@ int SameTop1(const Logits& a, const Logits& b) {
 }
 
 Logits LlamaCppSequentialLogits(const std::string& stem, int n_vocab, size_t positions) {
-  const auto bytes = testing::ReadBytes(testing::Checkpoint("llamacpp-logits/" + stem + ".t1.seq.f32"));
+  const auto bytes =
+      testing::ReadBytes(testing::Checkpoint("llamacpp-logits/" + stem + ".t1.seq.f32"));
   Logits out(positions, std::vector<float>(static_cast<size_t>(n_vocab)));
   EXPECT_EQ(bytes.size(), positions * n_vocab * sizeof(float));
   for (size_t p = 0; p < positions && (p + 1) * n_vocab * sizeof(float) <= bytes.size(); ++p) {
@@ -54,7 +55,8 @@ Logits LlamaCppSequentialLogits(const std::string& stem, int n_vocab, size_t pos
 class Int8OnRealFiles : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Int8OnRealFiles, IdenticalEverywhereAndCloseToLlamaCpp) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir();
+  if (!testing::HaveCheckpoints())
+    GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir();
   const std::string stem = GetParam();
   const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(stem + ".gguf"));
   const std::vector<int32_t> tokens = testing::LlamaCppTokens(w.config.vocab_size);

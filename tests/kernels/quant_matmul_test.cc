@@ -286,14 +286,13 @@ TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
             numerics::Int8ActivationRow row;
             row.Quantize(l.type, xm + i * k, k);
             for (int64_t r = begin; r < rows; ++r) {
-              const float want = numerics::DotInt8(
-                  l.type, w + r * (blocks * l.block_bytes), row.View(), k);
+              const float want =
+                  numerics::DotInt8(l.type, w + r * (blocks * l.block_bytes), row.View(), k);
               const float got = y[static_cast<size_t>(i * rows + (r - begin))];
               const bool same = Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want));
               ASSERT_TRUE(same) << IsaName(GetParam()) << " " << l.name << " blocks=" << blocks
                                 << " m=" << m << " output (" << i << ", " << r << "): 0x"
-                                << std::hex << Bits(got) << " vs the definition's 0x"
-                                << Bits(want);
+                                << std::hex << Bits(got) << " vs the definition's 0x" << Bits(want);
               if (i == m - 1) {
                 const float g1 = y1[static_cast<size_t>(r - begin)];
                 ASSERT_TRUE(Bits(g1) == Bits(want) || (std::isnan(g1) && std::isnan(want)))

@@ -184,7 +184,8 @@ std::vector<std::byte> RandomBlocks(QuantType type, int64_t blocks, uint64_t see
   if (type == QuantType::kQ6_K) scale_offsets = {208};
   for (int64_t b = 0; b < blocks; ++b) {
     for (int offset : scale_offsets) {
-      const float v = static_cast<float>(1 + (rng.Next() % 1000)) / 4096.0f * ((rng.Next() & 1) ? -1 : 1);
+      const float v =
+          static_cast<float>(1 + (rng.Next() % 1000)) / 4096.0f * ((rng.Next() & 1) ? -1 : 1);
       const uint16_t h = ToF16(v).bits;
       std::byte* p = out.data() + b * l.block_bytes + offset;
       p[0] = static_cast<std::byte>(h & 0xff);
@@ -242,9 +243,8 @@ TEST(Int8IntegerBlocks, GroupSumsAreTheGroupsDotProduct) {
         want += static_cast<long double>(deq[i]) * a[i];
         magnitude += std::fabs(static_cast<long double>(deq[i]) * a[i]);
       }
-      const long double got =
-          static_cast<long double>(ib.d) * ib.sc[j] * sums.dot +
-          static_cast<long double>(ib.min_sign) * ib.m * ib.mn[j] * sums.asum;
+      const long double got = static_cast<long double>(ib.d) * ib.sc[j] * sums.dot +
+                              static_cast<long double>(ib.min_sign) * ib.m * ib.mn[j] * sums.asum;
       EXPECT_LE(std::fabs(static_cast<double>(got - want)), 1e-12 * static_cast<double>(magnitude))
           << l.name << " group " << j;
       EXPECT_LT(std::abs(sums.dot), 1 << 24);
