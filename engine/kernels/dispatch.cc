@@ -136,6 +136,14 @@ const KernelTable& GetKernelTable(Isa isa, numerics::QuantDot quant_dot) {
       KernelTable t = e.table();
       t.gemv_quant = t.gemv_quant_int8;
       t.gemm_quant = t.gemm_quant_int8;
+#if defined(SAMEBITS_KERNELS_HAVE_X86)
+      // VNNI sums four byte products in one instruction: the same exact
+      // integers (C12.2), so the same bits, sooner.
+      if (e.isa == Isa::kAvx512 && platform::ThisCpu().avx512vnni) {
+        t.gemv_quant = internal::Avx512VnniGemvQuantInt8;
+        t.gemm_quant = internal::Avx512VnniGemmQuantInt8;
+      }
+#endif
       t.quant_dot = numerics::QuantDot::kInt8;
       all[static_cast<size_t>(e.isa)] = t;
     }

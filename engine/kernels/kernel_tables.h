@@ -35,6 +35,14 @@ float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
 bool Avx512Int8Tile4(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
                      const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
                      int64_t ldy);
+// The int8 products with VNNI (int8_avx512_vnni.cc), in place of the AVX-512
+// table's own gemv_quant_int8 / gemm_quant_int8 when the CPU has VNNI
+// (dispatch.cc decides, once).
+void Avx512VnniGemvQuantInt8(const float* x, const std::byte* w, numerics::QuantType type,
+                             int64_t k, int64_t row_begin, int64_t row_end, float* y);
+void Avx512VnniGemmQuantInt8(const float* x, int64_t m, const std::byte* w,
+                             numerics::QuantType type, int64_t k, int64_t row_begin,
+                             int64_t row_end, float* y, int64_t ldy);
 #endif
 
 // NEON is part of the aarch64 baseline, so matmul_neon.cc is compiled there

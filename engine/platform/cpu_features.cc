@@ -70,6 +70,7 @@ void ProbeX86(CpuFeatures& f) {
     f.avx512dq = (ebx >> 17) & 1u;
     f.avx512bw = (ebx >> 30) & 1u;
     f.avx512vl = (ebx >> 31) & 1u;
+    f.avx512vnni = (ecx >> 11) & 1u;
   }
   // The CPU having the instructions is not enough: the OS must save the
   // wider registers on a context switch, which it announces in XCR0.
@@ -128,8 +129,8 @@ std::vector<std::string> CpuFeatureNames() {
   const std::pair<const char*, bool> x86[] = {
       {"avx", f.avx},           {"avx2", f.avx2},         {"fma", f.fma},
       {"f16c", f.f16c},         {"avx512f", f.avx512f},   {"avx512bw", f.avx512bw},
-      {"avx512vl", f.avx512vl}, {"avx512dq", f.avx512dq}, {"os-ymm", f.os_ymm},
-      {"os-zmm", f.os_zmm},     {"neon", f.neon},
+      {"avx512vl", f.avx512vl}, {"avx512dq", f.avx512dq}, {"avx512vnni", f.avx512vnni},
+      {"os-ymm", f.os_ymm},     {"os-zmm", f.os_zmm},     {"neon", f.neon},
   };
   for (const auto& [name, present] : x86) {
     if (present) names.emplace_back(name);

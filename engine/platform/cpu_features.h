@@ -20,8 +20,9 @@ struct CpuFeatures {
   bool avx512bw = false;
   bool avx512vl = false;
   bool avx512dq = false;
-  bool os_ymm = false;  // XCR0 has SSE and AVX state: the OS saves YMM registers.
-  bool os_zmm = false;  // XCR0 also has opmask, ZMM_Hi256 and Hi16_ZMM state.
+  bool avx512vnni = false;  // vpdpbusd (the int8 profile's AVX-512 kernels use it when present)
+  bool os_ymm = false;      // XCR0 has SSE and AVX state: the OS saves YMM registers.
+  bool os_zmm = false;      // XCR0 also has opmask, ZMM_Hi256 and Hi16_ZMM state.
   // aarch64: Advanced SIMD (AT_HWCAP's asimd bit; mandatory on Linux).
   bool neon = false;
   // The auxiliary vector's hardware capability words on aarch64 and s390x

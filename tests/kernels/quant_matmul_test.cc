@@ -186,6 +186,9 @@ std::string CheckQuant(const KernelTable& t, const QuantCase& c, int64_t m) {
   return "";
 }
 
+using GemvQuantFn = decltype(KernelTable::gemv_quant);
+using GemmQuantFn = decltype(KernelTable::gemm_quant);
+
 class QuantKernelTest : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
@@ -254,12 +257,11 @@ TEST_P(QuantKernelTest, EqualsTheScalarTable) {
 // ranges not starting at 0, 1 to 5 activation rows, misaligned inputs, and
 // scales that are zero, subnormal, largest, infinite or NaN. NaNs compare
 // as NaN, as the logit hashes see them (C9): their payloads are not part of
-// the contract.
-TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
-  const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
-  ASSERT_EQ(t.quant_dot, numerics::QuantDot::kInt8);
-  ASSERT_EQ(t.gemm_quant, Table().gemm_quant_int8);
-  ASSERT_EQ(t.gemv_quant, Table().gemv_quant_int8);
+// the contract. Both the int8 table's quantized entries (on AVX-512 with
+// VNNI, the VNNI kernels) and the ISA table's own int8 entries (AVX-512
+// BW's) are checked.
+void ExpectInt8EntriesMatchTheDefinition(Isa isa, const char* which, GemvQuantFn gemv_quant,
+                                         GemmQuantFn gemm_quant) {
   uint64_t seed = 950000;
   int checked = 0;
   for (const QuantLayout& l : numerics::QuantLayouts()) {
@@ -280,8 +282,8 @@ TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
               testing::MakeActivations(static_cast<size_t>(m * k + 1), mode, seed + 1);
           const float* xm = x.data() + 1;  // misaligned
           std::vector<float> y(static_cast<size_t>(m * rows)), y1(static_cast<size_t>(rows));
-          t.gemm_quant(xm, m, w, l.type, k, begin, rows, y.data(), rows);
-          t.gemv_quant(xm + (m - 1) * k, w, l.type, k, begin, rows, y1.data());
+          gemm_quant(xm, m, w, l.type, k, begin, rows, y.data(), rows);
+          gemv_quant(xm + (m - 1) * k, w, l.type, k, begin, rows, y1.data());
           for (int64_t i = 0; i < m; ++i) {
             numerics::Int8ActivationRow row;
             row.Quantize(l.type, xm + i * k, k);
@@ -290,9 +292,10 @@ TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
                   numerics::DotInt8(l.type, w + r * (blocks * l.block_bytes), row.View(), k);
               const float got = y[static_cast<size_t>(i * rows + (r - begin))];
               const bool same = Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want));
-              ASSERT_TRUE(same) << IsaName(GetParam()) << " " << l.name << " blocks=" << blocks
-                                << " m=" << m << " output (" << i << ", " << r << "): 0x"
-                                << std::hex << Bits(got) << " vs the definition's 0x" << Bits(want);
+              ASSERT_TRUE(same) << IsaName(isa) << " " << which << " " << l.name
+                                << " blocks=" << blocks << " m=" << m << " output (" << i << ", "
+                                << r << "): 0x" << std::hex << Bits(got)
+                                << " vs the definition's 0x" << Bits(want);
               if (i == m - 1) {
                 const float g1 = y1[static_cast<size_t>(r - begin)];
                 ASSERT_TRUE(Bits(g1) == Bits(want) || (std::isnan(g1) && std::isnan(want)))
@@ -308,7 +311,16 @@ TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
   EXPECT_GT(checked, 1000);
 }
 
-// The int8 entries read no byte past the blocks or the activations either.
+TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
+  const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
+  ASSERT_EQ(t.quant_dot, numerics::QuantDot::kInt8);
+  ExpectInt8EntriesMatchTheDefinition(GetParam(), "int8 table", t.gemv_quant, t.gemm_quant);
+  ExpectInt8EntriesMatchTheDefinition(GetParam(), "gemm_quant_int8", Table().gemv_quant_int8,
+                                      Table().gemm_quant_int8);
+}
+
+// The int8 entries (both kinds, as above) read no byte past the blocks or
+// the activations either.
 TEST_P(QuantKernelTest, Int8EntriesReadNothingPastTheInputs) {
   const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
   uint64_t seed = 960000;
@@ -325,9 +337,10 @@ TEST_P(QuantKernelTest, Int8EntriesReadNothingPastTheInputs) {
       std::memcpy(wg.data(), w0.data(), w0.size());
       std::memcpy(xg.data(), x0.data(), x0.size() * sizeof(float));
       std::vector<float> y(static_cast<size_t>(m * rows));
-      t.gemm_quant(reinterpret_cast<const float*>(xg.data()), m,
-                   reinterpret_cast<const std::byte*>(wg.data()), l.type, k, 0, rows, y.data(),
-                   rows);
+      for (GemmQuantFn gemm : {t.gemm_quant, Table().gemm_quant_int8}) {
+        gemm(reinterpret_cast<const float*>(xg.data()), m,
+             reinterpret_cast<const std::byte*>(wg.data()), l.type, k, 0, rows, y.data(), rows);
+      }
     }
   }
 }

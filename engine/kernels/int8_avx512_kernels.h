@@ -1,0 +1,390 @@
+// The integer profile's AVX-512 kernels (C12) for Q8_0 and Q4_K, written
+// once over `D::Dot4(u8, s8)`: the sum of four adjacent u8 x s8 products in
+// each int32 lane. int8_avx512.cc instantiates them with AVX-512 BW's
+// pmaddubsw + pmaddwd (no pair can saturate: Q8_0's |w| <= 128 meets
+// |a| <= 127, 2 * 128 * 127 < 2^15; Q4_K's nibbles are <= 15), and
+// int8_avx512_vnni.cc with VNNI's vpdpbusd. Every group sum is an exact
+// integer however it is formed, so these only have to keep C12.3's f32
+// steps: group g's `fma(dot, (d * sc) * d_a)` (and its min term) in lane
+// g mod 16, in increasing g, then the C1 tree.
+//
+// Internal header like tiling.h: include it only from those two files;
+// everything is in an anonymous namespace.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+
+#include "engine/kernels/avx512_lanes.h"
+#include "engine/kernels/kernel_tables.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+using numerics::Int8Activations;
+using numerics::QuantType;
+
+// Sums of w * a over signed bytes, 4 adjacent pairs to an int32 lane:
+// |w| (unsigned) times a with w's sign.
+template <class D>
+inline __m512i SignedDot(__m512i w, __m512i a) {
+  const __m512i magnitude = _mm512_abs_epi8(w);
+  const __mmask64 negative = _mm512_movepi8_mask(w);
+  const __m512i signed_a = _mm512_mask_sub_epi8(a, negative, _mm512_setzero_si512(), a);
+  return D::Dot4(magnitude, signed_a);
+}
+
+// Eight vectors, each holding two groups' partial sums (lanes 0-7 and
+// 8-15 of vector p: slots 2p and 2p + 1), to one vector of the sixteen
+// groups' whole sums, lane g taking slot `order[g]`'s.
+inline __m512i GroupSums16(const __m512i p[8], __m512i order) {
+  __m512i q[4];
+  for (int k = 0; k < 4; ++k) {
+    q[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2 * k], p[2 * k + 1]),
+                            _mm512_unpackhi_epi32(p[2 * k], p[2 * k + 1]));
+  }
+  // 128-bit lane t of r0: slots (0, 2, 4, 6) for t < 2, (1, 3, 5, 7) else,
+  // each t holding half of each slot's partials; r1 the same for 8-15.
+  const __m512i r0 =
+      _mm512_add_epi32(_mm512_unpacklo_epi64(q[0], q[1]), _mm512_unpackhi_epi64(q[0], q[1]));
+  const __m512i r1 =
+      _mm512_add_epi32(_mm512_unpacklo_epi64(q[2], q[3]), _mm512_unpackhi_epi64(q[2], q[3]));
+  // Slots 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15, in lane order.
+  const __m512i s =
+      _mm512_add_epi32(_mm512_shuffle_i32x4(r0, r1, 0x88), _mm512_shuffle_i32x4(r0, r1, 0xDD));
+  return _mm512_permutexvar_epi32(order, s);
+}
+
+// Q8_0's vectors hold blocks 2p and 2p + 1: slot n is group n.
+inline __m512i Q8Order() {
+  return _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
+}
+
+constexpr int kQ8Bytes = 34;
+
+template <class D>
+float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
+  const auto* w = reinterpret_cast<const uint8_t*>(row);
+  const int64_t blocks = k / 32;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b0 = 0; b0 < blocks; b0 += 16) {
+    const int n = static_cast<int>(blocks - b0 < 16 ? blocks - b0 : 16);
+    __m512i partial[8];
+    alignas(32) uint16_t dw[16] = {};
+    for (int p = 0; p < 8; ++p) {
+      const int64_t a = b0 + 2 * p;
+      __m256i w_lo = _mm256_setzero_si256(), w_hi = _mm256_setzero_si256();
+      __m512i act = _mm512_setzero_si512();
+      if (2 * p + 1 < n) {
+        w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + a * kQ8Bytes + 2));
+        w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (a + 1) * kQ8Bytes + 2));
+        act = _mm512_loadu_si512(x.q + a * 32);
+      } else if (2 * p < n) {
+        w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + a * kQ8Bytes + 2));
+        act = _mm512_zextsi256_si512(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + a * 32)));
+      }
+      partial[p] = SignedDot<D>(_mm512_inserti64x4(_mm512_castsi256_si512(w_lo), w_hi, 1), act);
+    }
+    for (int j = 0; j < n; ++j) std::memcpy(&dw[j], w + (b0 + j) * kQ8Bytes, 2);
+    const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1u);
+    const __m512 scale =
+        _mm512_mul_ps(_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dw))),
+                      _mm512_maskz_loadu_ps(valid, x.d + b0));
+    const __m512 sums = _mm512_cvtepi32_ps(GroupSums16(partial, Q8Order()));
+    acc = _mm512_mask3_fmadd_ps(sums, scale, acc, valid);
+  }
+  return Reduce16(acc);
+}
+
+constexpr int kQ4KBytes = 144;
+
+// Q4_K by scale groups (C12.3): two super-blocks are sixteen groups of 32,
+// one vector of lanes. Each 64 bytes of nibbles hold groups 4h, 4h + 2 (low
+// nibbles) and 4h + 1, 4h + 3 (high), so vector p of a pair holds groups
+// (0, 2) (1, 3) (4, 6) (5, 7), then the same plus 8.
+inline __m512i Q4KOrder() {
+  return _mm512_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+}
+
+// One weight row's exact group scales for a pair: d * sc and dmin * mn.
+struct Q4KScales {
+  __m512 d_sc, dmin_mn;
+};
+// A super-block's packed scales and mins (its 16 bytes from offset 4: the
+// 12 packed bytes a, b, c, then nibbles) to bytes [sc0 .. sc7, mn0 .. mn7],
+// by get_scale_min_k4's rule: sc = a & 63 and mn = b & 63 for groups 0-3;
+// for groups 4-7, sc = (c & 15) | (a >> 6) << 4 and mn = (c >> 4) | (b >> 6) << 4.
+inline __m128i UnpackScalesAndMins(__m128i v) {
+  const __m128i x =
+      _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i y =
+      _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m128i low =
+      _mm_and_si128(x, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m128i high_nibbles = _mm_and_si128(
+      _mm_srli_epi16(x, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  const __m128i top_bits = _mm_and_si128(_mm_srli_epi16(y, 2), _mm_set1_epi8(0x30));
+  return _mm_or_si128(_mm_or_si128(low, high_nibbles), top_bits);
+}
+
+inline Q4KScales PairScales(const uint8_t* b0, const uint8_t* b1) {
+  const __m128i r0 = UnpackScalesAndMins(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 4)));
+  const __m128i r1 =
+      b1 != nullptr ? UnpackScalesAndMins(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 4)))
+                    : _mm_setzero_si128();
+  const auto widen = [](__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)); };
+  // [d0, dmin0, d1, dmin1] as f32, then each spread over its half.
+  uint32_t h0, h1 = 0;
+  std::memcpy(&h0, b0, 4);
+  if (b1 != nullptr) std::memcpy(&h1, b1, 4);
+  const __m512 halves = _mm512_castps128_ps512(_mm_cvtph_ps(
+      _mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(h0)), static_cast<int>(h1), 1)));
+  const __m512 d = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2), halves);
+  const __m512 dmin = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3), halves);
+  return {_mm512_mul_ps(d, widen(_mm_unpacklo_epi64(r0, r1))),
+          _mm512_mul_ps(dmin, widen(_mm_unpackhi_epi64(r0, r1)))};
+}
+
+// One activation row's side of a pair (super-blocks b and b + 1 when
+// `pair`): the quants arranged as the weights' vectors, each lane's d_a,
+// and each group's -asum (exact as f32).
+struct Q4KActs {
+  __m512i a[8];
+  __m512 d;
+  __m512 minus_asum;
+};
+inline void PairActs(const Int8Activations& x, int64_t b, bool pair, Q4KActs* out) {
+  for (int s = 0; s < 2; ++s) {
+    for (int h = 0; h < 2; ++h) {
+      if (s == 1 && !pair) {
+        out->a[4 * s + 2 * h] = out->a[4 * s + 2 * h + 1] = _mm512_setzero_si512();
+        continue;
+      }
+      const int8_t* a = x.q + (b + s) * 256 + 128 * h;
+      const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 64);
+      out->a[4 * s + 2 * h] = _mm512_shuffle_i64x2(a0, a1, 0x44);
+      out->a[4 * s + 2 * h + 1] = _mm512_shuffle_i64x2(a0, a1, 0xEE);
+    }
+  }
+  out->d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(x.d[b]),
+                                _mm512_set1_ps(pair ? x.d[b + 1] : 0.0f));
+  const __m512i sums16 = pair ? _mm512_loadu_si512(x.sums + b * 16)
+                              : _mm512_zextsi256_si512(_mm256_loadu_si256(
+                                    reinterpret_cast<const __m256i*>(x.sums + b * 16)));
+  const __m512i asum = _mm512_madd_epi16(sums16, _mm512_set1_epi16(1));
+  out->minus_asum = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), asum));
+}
+
+// The sixteen groups' exact dot products of one weight row's pair.
+template <class D>
+inline __m512i PairDots(const uint8_t* b0, const uint8_t* b1, const Q4KActs& a) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F), ones = _mm512_set1_epi16(1);
+  __m512i p[8];
+  for (int s = 0; s < 2; ++s) {
+    const uint8_t* block = s == 0 ? b0 : b1;
+    for (int h = 0; h < 2; ++h) {
+      if (block == nullptr) {
+        p[4 * s + 2 * h] = p[4 * s + 2 * h + 1] = _mm512_setzero_si512();
+        continue;
+      }
+      const __m512i v = _mm512_loadu_si512(block + 16 + 64 * h);
+      const __m512i lo = _mm512_and_si512(v, nibble);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+      p[4 * s + 2 * h] = D::Dot4(lo, a.a[4 * s + 2 * h]);
+      p[4 * s + 2 * h + 1] = D::Dot4(hi, a.a[4 * s + 2 * h + 1]);
+    }
+  }
+  return GroupSums16(p, Q4KOrder());
+}
+
+// Group g's two fmas into lane g (C12.3), for the pair's valid lanes.
+inline __m512 AccumulatePair(__m512 acc, __m512i dots, const Q4KScales& w, const Q4KActs& a,
+                             __mmask16 valid) {
+  acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(dots), _mm512_mul_ps(w.d_sc, a.d), acc, valid);
+  return _mm512_mask3_fmadd_ps(a.minus_asum, _mm512_mul_ps(w.dmin_mn, a.d), acc, valid);
+}
+
+template <class D>
+float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
+  const auto* w = reinterpret_cast<const uint8_t*>(row);
+  const int64_t blocks = k / 256;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 2) {
+    const bool pair = b + 1 < blocks;
+    const uint8_t* b0 = w + b * kQ4KBytes;
+    const uint8_t* b1 = pair ? b0 + kQ4KBytes : nullptr;
+    Q4KActs a;
+    PairActs(x, b, pair, &a);
+    acc =
+        AccumulatePair(acc, PairDots<D>(b0, b1, a), PairScales(b0, b1), a, pair ? 0xFFFF : 0x00FF);
+  }
+  return Reduce16(acc);
+}
+
+// ---------------------------------------------------------- four-row tiles
+// Four weight rows meet up to kTileM activation rows at a time: each weight
+// block is unpacked once for them all. An output's lanes live in acc[i][l]
+// as one element of a 4-float vector (element j: weight row j), so block
+// b's fma for the four rows is one 128-bit fma into lane b mod 16: the
+// same fmas in the same lanes, in the same order, as the row dot above.
+
+constexpr int kTileM = 8;
+
+// Four F16 values, `stride` bytes apart, as f32 (gathered in a register).
+inline __m128 Halves4(const uint8_t* p, int64_t stride) {
+  uint64_t bits = 0;
+  for (int j = 0; j < 4; ++j) {
+    uint16_t h;
+    std::memcpy(&h, p + j * stride, 2);
+    bits |= uint64_t{h} << (16 * j);
+  }
+  return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(bits)));
+}
+
+// Writes y[i * ldy + j] = the C1 tree over lanes acc[i][l][j].
+inline void FinishTile(const __m128 acc[][16], int64_t m, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    alignas(64) float lanes[4][16];
+    for (int l = 0; l < 16; ++l) {
+      alignas(16) float v[4];
+      _mm_store_ps(v, acc[i][l]);
+      for (int j = 0; j < 4; ++j) lanes[j][l] = v[j];
+    }
+    for (int j = 0; j < 4; ++j) y[i * ldy + j] = Reduce16(_mm512_load_ps(lanes[j]));
+  }
+}
+
+template <class D>
+void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int64_t m, int64_t k,
+              float* y, int64_t ldy) {
+  const int64_t blocks = k / 32;
+  __m128 acc[kTileM][16];
+  for (int64_t i0 = 0; i0 < m; i0 += kTileM) {
+    const int64_t mi = m - i0 < kTileM ? m - i0 : kTileM;
+    for (int64_t i = 0; i < mi; ++i) {
+      for (int l = 0; l < 16; ++l) acc[i][l] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const bool pair = b + 1 < blocks;
+      // Per weight row: |w| and where w < 0, for blocks b and b + 1.
+      __m512i magnitude[4];
+      __mmask64 negative[4];
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t* row = w + j * row_bytes;
+        const __m256i lo =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b * kQ8Bytes + 2));
+        const __m256i hi =
+            pair
+                ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (b + 1) * kQ8Bytes + 2))
+                : _mm256_setzero_si256();
+        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        magnitude[j] = _mm512_abs_epi8(v);
+        negative[j] = _mm512_movepi8_mask(v);
+      }
+      const __m128 dw0 = Halves4(w + b * kQ8Bytes, row_bytes);
+      const __m128 dw1 = pair ? Halves4(w + (b + 1) * kQ8Bytes, row_bytes) : _mm_setzero_ps();
+      for (int64_t i = 0; i < mi; ++i) {
+        const Int8Activations& xi = x[i0 + i];
+        const __m512i a = pair ? _mm512_loadu_si512(xi.q + b * 32)
+                               : _mm512_zextsi256_si512(_mm256_loadu_si256(
+                                     reinterpret_cast<const __m256i*>(xi.q + b * 32)));
+        __m512i p[4];
+        for (int j = 0; j < 4; ++j) {
+          const __m512i signed_a = _mm512_mask_sub_epi8(a, negative[j], _mm512_setzero_si512(), a);
+          p[j] = D::Dot4(magnitude[j], signed_a);
+        }
+        // Each 128-bit lane of u: the four rows' partial sums, lanes 0-1
+        // for block b and 2-3 for block b + 1.
+        const __m512i ab =
+            _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+        const __m512i cd =
+            _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+        const __m512i u =
+            _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+        const __m256i lo = _mm512_castsi512_si256(u), hi = _mm512_extracti64x4_epi64(u, 1);
+        const __m128i s0 =
+            _mm_add_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+        __m128& lane0 = acc[i][b % 16];
+        lane0 = _mm_fmadd_ps(_mm_cvtepi32_ps(s0), _mm_mul_ps(dw0, _mm_set1_ps(xi.d[b])), lane0);
+        if (pair) {
+          const __m128i s1 =
+              _mm_add_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
+          __m128& lane1 = acc[i][(b + 1) % 16];
+          lane1 =
+              _mm_fmadd_ps(_mm_cvtepi32_ps(s1), _mm_mul_ps(dw1, _mm_set1_ps(xi.d[b + 1])), lane1);
+        }
+      }
+    }
+    FinishTile(acc, mi, y + i0 * ldy, ldy);
+  }
+}
+
+template <class D>
+void TileQ4_K(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int64_t m, int64_t k,
+              float* y, int64_t ldy) {
+  const int64_t blocks = k / 256;
+  __m512 acc[kTileM][4];
+  for (int64_t i0 = 0; i0 < m; i0 += kTileM) {
+    const int64_t mi = m - i0 < kTileM ? m - i0 : kTileM;
+    for (int64_t i = 0; i < mi; ++i) {
+      for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const bool pair = b + 1 < blocks;
+      const __mmask16 valid = pair ? 0xFFFF : 0x00FF;
+      Q4KScales scales[4];
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t* b0 = w + j * row_bytes + b * kQ4KBytes;
+        scales[j] = PairScales(b0, pair ? b0 + kQ4KBytes : nullptr);
+      }
+      for (int64_t i = 0; i < mi; ++i) {
+        Q4KActs a;
+        PairActs(x[i0 + i], b, pair, &a);
+        for (int j = 0; j < 4; ++j) {
+          const uint8_t* b0 = w + j * row_bytes + b * kQ4KBytes;
+          acc[i][j] = AccumulatePair(acc[i][j], PairDots<D>(b0, pair ? b0 + kQ4KBytes : nullptr, a),
+                                     scales[j], a, valid);
+        }
+      }
+    }
+    for (int64_t i = 0; i < mi; ++i) {
+      for (int j = 0; j < 4; ++j) y[(i0 + i) * ldy + j] = Reduce16(acc[i][j]);
+    }
+  }
+}
+
+// The row dot and four-row tile of C12 for the types above; false (and
+// the scalar definition) for the others.
+template <class D>
+float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
+  switch (type) {
+    case QuantType::kQ8_0:
+      return DotQ8_0<D>(row, x, k);
+    case QuantType::kQ4_K:
+      return DotQ4_K<D>(row, x, k);
+    default:
+      return numerics::DotInt8(type, row, x, k);
+  }
+}
+
+template <class D>
+bool Tile4With(QuantType type, const std::byte* rows, int64_t row_bytes, const Int8Activations* x,
+               int64_t m, int64_t k, float* y, int64_t ldy) {
+  const auto* w = reinterpret_cast<const uint8_t*>(rows);
+  switch (type) {
+    case QuantType::kQ8_0:
+      TileQ8_0<D>(w, row_bytes, x, m, k, y, ldy);
+      return true;
+    case QuantType::kQ4_K:
+      TileQ4_K<D>(w, row_bytes, x, m, k, y, ldy);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+}  // namespace samebits::kernels::internal

@@ -1,0 +1,38 @@
+// The integer profile's kernels (int8_avx512_kernels.h) with AVX-512 VNNI:
+// vpdpbusd sums four u8 x s8 products into each s32 lane in one
+// instruction. Chosen by dispatch.cc for `--isa avx512` when the CPU has
+// VNNI; the bits are those of the BW kernels and of the definition.
+#include "engine/kernels/int8_avx512_kernels.h"
+#include "engine/kernels/quant_int8_loops.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+struct Quads {
+  static __m512i Dot4(__m512i u, __m512i s) {
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, s);
+  }
+};
+
+float DotInt8(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
+  return DotInt8With<Quads>(type, row, x, k);
+}
+
+bool Tile4(QuantType type, const std::byte* rows, int64_t row_bytes, const Int8Activations* x,
+           int64_t m, int64_t k, float* y, int64_t ldy) {
+  return Tile4With<Quads>(type, rows, row_bytes, x, m, k, y, ldy);
+}
+
+}  // namespace
+
+void Avx512VnniGemvQuantInt8(const float* x, const std::byte* w, QuantType type, int64_t k,
+                             int64_t row_begin, int64_t row_end, float* y) {
+  Int8Products<DotInt8, Tile4>::Gemv(x, w, type, k, row_begin, row_end, y);
+}
+
+void Avx512VnniGemmQuantInt8(const float* x, int64_t m, const std::byte* w, QuantType type,
+                             int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  Int8Products<DotInt8, Tile4>::Gemm(x, m, w, type, k, row_begin, row_end, y, ldy);
+}
+
+}  // namespace samebits::kernels::internal
