@@ -7,6 +7,11 @@ namespace samebits::kernels::internal {
 namespace {
 
 struct PairsThenQuads {
+  // (a + 128) * w could overflow pmaddubsw's 16-bit pair sums.
+  static constexpr bool kOffsetActivations = false;
+  static __m512i Dot4Into(__m512i acc, __m512i u, __m512i s) {
+    return _mm512_add_epi32(acc, Dot4(u, s));
+  }
   static __m512i Dot4(__m512i u, __m512i s) {
     return _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1));
   }

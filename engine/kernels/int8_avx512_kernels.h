@@ -1,6 +1,8 @@
 // The integer profile's AVX-512 kernels (C12) for Q8_0 and Q4_K, written
 // once over `D::Dot4(u8, s8)`: the sum of four adjacent u8 x s8 products in
-// each int32 lane. int8_avx512.cc instantiates them with AVX-512 BW's
+// each int32 lane (and, where `D::kOffsetActivations`, `D::Dot4Into(acc,
+// u8, s8)`, the same added to acc, with which Q8_0's signed weights meet
+// activations offset to unsigned bytes). int8_avx512.cc instantiates them with AVX-512 BW's
 // pmaddubsw + pmaddwd (no pair can saturate: Q8_0's |w| <= 128 meets
 // |a| <= 127, 2 * 128 * 127 < 2^15; Q4_K's nibbles are <= 15), and
 // int8_avx512_vnni.cc with VNNI's vpdpbusd. Every group sum is an exact
@@ -269,8 +271,11 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
     }
     for (int64_t b = 0; b < blocks; b += 2) {
       const bool pair = b + 1 < blocks;
-      // Per weight row: |w| and where w < 0, for blocks b and b + 1.
-      __m512i magnitude[4];
+      // Per weight row, for blocks b and b + 1: |w| and where w < 0; or,
+      // where D offsets the activations (a + 128 as unsigned bytes), w
+      // itself and the sum's start, -128 * sum w, so that one four-product
+      // step per row gives sum (a + 128) w - 128 sum w = sum a w exactly.
+      __m512i magnitude[4], weights[4], start[4];
       __mmask64 negative[4];
       for (int j = 0; j < 4; ++j) {
         const uint8_t* row = w + j * row_bytes;
@@ -281,8 +286,14 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
                 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (b + 1) * kQ8Bytes + 2))
                 : _mm256_setzero_si256();
         const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        magnitude[j] = _mm512_abs_epi8(v);
-        negative[j] = _mm512_movepi8_mask(v);
+        if constexpr (D::kOffsetActivations) {
+          weights[j] = v;
+          const __m512i sum_w = D::Dot4Into(_mm512_setzero_si512(), _mm512_set1_epi8(1), v);
+          start[j] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum_w, 7));
+        } else {
+          magnitude[j] = _mm512_abs_epi8(v);
+          negative[j] = _mm512_movepi8_mask(v);
+        }
       }
       const __m128 dw0 = Halves4(w + b * kQ8Bytes, row_bytes);
       const __m128 dw1 = pair ? Halves4(w + (b + 1) * kQ8Bytes, row_bytes) : _mm_setzero_ps();
@@ -292,9 +303,15 @@ void TileQ8_0(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
                                : _mm512_zextsi256_si512(_mm256_loadu_si256(
                                      reinterpret_cast<const __m256i*>(xi.q + b * 32)));
         __m512i p[4];
-        for (int j = 0; j < 4; ++j) {
-          const __m512i signed_a = _mm512_mask_sub_epi8(a, negative[j], _mm512_setzero_si512(), a);
-          p[j] = D::Dot4(magnitude[j], signed_a);
+        if constexpr (D::kOffsetActivations) {
+          const __m512i offset_a = _mm512_xor_si512(a, _mm512_set1_epi8(static_cast<char>(0x80)));
+          for (int j = 0; j < 4; ++j) p[j] = D::Dot4Into(start[j], offset_a, weights[j]);
+        } else {
+          for (int j = 0; j < 4; ++j) {
+            const __m512i signed_a =
+                _mm512_mask_sub_epi8(a, negative[j], _mm512_setzero_si512(), a);
+            p[j] = D::Dot4(magnitude[j], signed_a);
+          }
         }
         // Each 128-bit lane of u: the four rows' partial sums, lanes 0-1
         // for block b and 2-3 for block b + 1.

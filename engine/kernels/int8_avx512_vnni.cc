@@ -9,9 +9,12 @@ namespace samebits::kernels::internal {
 namespace {
 
 struct Quads {
-  static __m512i Dot4(__m512i u, __m512i s) {
-    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, s);
+  // vpdpbusd sums in 32 bits: (a + 128) * w cannot overflow.
+  static constexpr bool kOffsetActivations = true;
+  static __m512i Dot4Into(__m512i acc, __m512i u, __m512i s) {
+    return _mm512_dpbusd_epi32(acc, u, s);
   }
+  static __m512i Dot4(__m512i u, __m512i s) { return Dot4Into(_mm512_setzero_si512(), u, s); }
 };
 
 float DotInt8(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
