@@ -387,9 +387,13 @@ float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x
   }
 }
 
+// A single activation row (decode) goes row by row: measured on 32000 x
+// 1024 matrices out of cache, the four-row tiles streamed Q8_0 at 5.6 GB/s
+// and Q4_K at 13.3 where the row dots read 20.7 and 16.0 (BENCHMARKS.md).
 template <class D>
 bool Tile4With(QuantType type, const std::byte* rows, int64_t row_bytes, const Int8Activations* x,
                int64_t m, int64_t k, float* y, int64_t ldy) {
+  if (m == 1) return false;
   const auto* w = reinterpret_cast<const uint8_t*>(rows);
   switch (type) {
     case QuantType::kQ8_0:
