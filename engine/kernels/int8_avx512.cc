@@ -23,9 +23,9 @@ float Avx512DotInt8(QuantType type, const std::byte* row, const Int8Activations&
   return DotInt8With<PairsThenQuads>(type, row, x, k);
 }
 
-bool Avx512Int8Tile4(QuantType type, const std::byte* rows, int64_t row_bytes,
-                     const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
-  return Tile4With<PairsThenQuads>(type, rows, row_bytes, x, m, k, y, ldy);
+int64_t Avx512Int8Rows(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
+                       const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
+  return RowsWith<PairsThenQuads>(type, rows, row_bytes, n, x, m, k, y, ldy);
 }
 
 }  // namespace samebits::kernels::internal

@@ -21,21 +21,21 @@ float DotInt8(QuantType type, const std::byte* row, const Int8Activations& x, in
   return DotInt8With<Quads>(type, row, x, k);
 }
 
-bool Tile4(QuantType type, const std::byte* rows, int64_t row_bytes, const Int8Activations* x,
-           int64_t m, int64_t k, float* y, int64_t ldy) {
-  return Tile4With<Quads>(type, rows, row_bytes, x, m, k, y, ldy);
+int64_t Rows(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
+             const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
+  return RowsWith<Quads>(type, rows, row_bytes, n, x, m, k, y, ldy);
 }
 
 }  // namespace
 
 void Avx512VnniGemvQuantInt8(const float* x, const std::byte* w, QuantType type, int64_t k,
                              int64_t row_begin, int64_t row_end, float* y) {
-  Int8Products<DotInt8, Tile4>::Gemv(x, w, type, k, row_begin, row_end, y);
+  Int8Products<DotInt8, Rows>::Gemv(x, w, type, k, row_begin, row_end, y);
 }
 
 void Avx512VnniGemmQuantInt8(const float* x, int64_t m, const std::byte* w, QuantType type,
                              int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
-  Int8Products<DotInt8, Tile4>::Gemm(x, m, w, type, k, row_begin, row_end, y, ldy);
+  Int8Products<DotInt8, Rows>::Gemm(x, m, w, type, k, row_begin, row_end, y, ldy);
 }
 
 }  // namespace samebits::kernels::internal

@@ -30,11 +30,11 @@ void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, 
 // through the scalar definition.
 float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
                     const numerics::Int8Activations& x, int64_t k);
-// Four rows of Q8_0 or Q4_K at once (int8_avx512.cc; Int8Tile4 of
-// quant_int8_loops.h); false for the other types.
-bool Avx512Int8Tile4(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
-                     const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
-                     int64_t ldy);
+// The rows of Q8_0 and Q4_K int8_avx512.cc's kernels take at once (Int8Rows
+// of quant_int8_loops.h); 0 for the other types.
+int64_t Avx512Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
+                       int64_t n, const numerics::Int8Activations* x, int64_t m, int64_t k,
+                       float* y, int64_t ldy);
 // The int8 products with VNNI (int8_avx512_vnni.cc), in place of the AVX-512
 // table's own gemv_quant_int8 / gemm_quant_int8 when the CPU has VNNI
 // (dispatch.cc decides, once).

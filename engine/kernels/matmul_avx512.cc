@@ -222,8 +222,8 @@ const KernelTable& Avx512Table() {
                                       Avx512AttentionValues,
                                       GemvQuant<Avx512>,
                                       GemmQuant<Avx512>,
-                                      Int8Products<Avx512DotInt8, Avx512Int8Tile4>::Gemv,
-                                      Int8Products<Avx512DotInt8, Avx512Int8Tile4>::Gemm};
+                                      Int8Products<Avx512DotInt8, Avx512Int8Rows>::Gemv,
+                                      Int8Products<Avx512DotInt8, Avx512Int8Rows>::Gemm};
   return kTable;
 }
 

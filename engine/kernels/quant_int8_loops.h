@@ -17,15 +17,16 @@ namespace {
 
 using Int8RowDot = float (*)(numerics::QuantType, const std::byte*,
                              const numerics::Int8Activations&, int64_t);
-// Computes four consecutive weight rows (`rows`, `row_bytes` apart) against
-// m activation rows: y[i * ldy + j] for i < m, j < 4, each output with
-// RowDot's bits. Returns false, computing nothing, for a type it does not
-// cover.
-using Int8Tile4 = bool (*)(numerics::QuantType, const std::byte* rows, int64_t row_bytes,
-                           const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
-                           int64_t ldy);
+// Computes the first weight rows of `n` consecutive ones (`rows`,
+// `row_bytes` apart) against m activation rows: y[i * ldy + j] for i < m
+// and j below the count it returns, each output with RowDot's bits. It
+// chooses how many (0 for a type or shape it does not cover); RowDot does
+// the rest.
+using Int8Rows = int64_t (*)(numerics::QuantType, const std::byte* rows, int64_t row_bytes,
+                             int64_t n, const numerics::Int8Activations* x, int64_t m, int64_t k,
+                             float* y, int64_t ldy);
 
-template <Int8RowDot RowDot, Int8Tile4 Tile4 = nullptr>
+template <Int8RowDot RowDot, Int8Rows Rows = nullptr>
 struct Int8Products {
   static void Gemm(const float* x, int64_t m, const std::byte* w, numerics::QuantType type,
                    int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
@@ -33,10 +34,8 @@ struct Int8Products {
     const int64_t row_bytes = k / l.block_elements * l.block_bytes;
     const numerics::Int8Activations* rows = QuantizedRows(type, x, m, k);
     int64_t r = row_begin;
-    if constexpr (Tile4 != nullptr) {
-      for (; r + 4 <= row_end; r += 4) {
-        if (!Tile4(type, w + r * row_bytes, row_bytes, rows, m, k, y + (r - row_begin), ldy)) break;
-      }
+    if constexpr (Rows != nullptr) {
+      r += Rows(type, w + r * row_bytes, row_bytes, row_end - row_begin, rows, m, k, y, ldy);
     }
     // Weight row outermost: it stays in cache while every activation row
     // meets it.

@@ -267,7 +267,7 @@ void ExpectInt8EntriesMatchTheDefinition(Isa isa, const char* which, GemvQuantFn
   for (const QuantLayout& l : numerics::QuantLayouts()) {
     const std::vector<int64_t> block_counts = l.block_elements == 32
                                                   ? std::vector<int64_t>{1, 3, 16, 17, 33}
-                                                  : std::vector<int64_t>{1, 2, 5, 17};
+                                                  : std::vector<int64_t>{1, 2, 5, 17, 33};
     for (int64_t blocks : block_counts) {
       for (Scales scales : {Scales::kFinite, Scales::kInfinite, Scales::kNan}) {
         for (testing::Mode mode : {testing::Mode::kUnit, testing::Mode::kMixed}) {
