@@ -26,7 +26,13 @@ using Int8Rows = int64_t (*)(numerics::QuantType, const std::byte* rows, int64_t
                              int64_t n, const numerics::Int8Activations* x, int64_t m, int64_t k,
                              float* y, int64_t ldy);
 
-template <Int8RowDot RowDot, Int8Rows Rows = nullptr>
+// Takes no rows: every row goes through RowDot.
+inline int64_t NoRows(numerics::QuantType, const std::byte*, int64_t, int64_t,
+                      const numerics::Int8Activations*, int64_t, int64_t, float*, int64_t) {
+  return 0;
+}
+
+template <Int8RowDot RowDot, Int8Rows Rows = NoRows>
 struct Int8Products {
   static void Gemm(const float* x, int64_t m, const std::byte* w, numerics::QuantType type,
                    int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
@@ -34,9 +40,7 @@ struct Int8Products {
     const int64_t row_bytes = k / l.block_elements * l.block_bytes;
     const numerics::Int8Activations* rows = QuantizedRows(type, x, m, k);
     int64_t r = row_begin;
-    if constexpr (Rows != nullptr) {
-      r += Rows(type, w + r * row_bytes, row_bytes, row_end - row_begin, rows, m, k, y, ldy);
-    }
+    r += Rows(type, w + r * row_bytes, row_bytes, row_end - row_begin, rows, m, k, y, ldy);
     // Weight row outermost: it stays in cache while every activation row
     // meets it.
     for (; r < row_end; ++r) {
