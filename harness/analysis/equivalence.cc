@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "engine/numerics/hash.h"
+#include "harness/analysis/numeric_profile.h"
 
 namespace samebits::harness {
 namespace {
@@ -103,7 +104,7 @@ Diagnosis CheckEquivalences(RunResult& run, const std::vector<ScenarioEquivalenc
       if (a.scenario != eq.a || !Ran(a)) continue;
       for (CellResult& b : run.cells) {
         if (b.scenario != eq.b || !Ran(b) || b.checkpoint != a.checkpoint ||
-            b.config.name != a.config.name || b.config.math != a.config.math) {
+            b.config.name != a.config.name || ProfileOf(b.config) != ProfileOf(a.config)) {
           continue;
         }
         const auto d = FirstSharedDifference(a, b);

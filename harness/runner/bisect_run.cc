@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/references.h"
 #include "harness/analysis/verdict.h"
 #include "harness/runner/bisect.h"
@@ -99,7 +100,9 @@ std::string DefaultGood(const BisectOptions& options, const std::vector<Cell>& c
                         store::Store& store, std::string* origin) {
   const std::string arch = LocalMachine().arch;
   std::set<std::string> keys;
-  for (const Cell& c : cells) keys.insert(harness::ReferenceGroupKey(c.config.math, arch));
+  for (const Cell& c : cells) {
+    keys.insert(harness::ReferenceGroupKey(harness::ProfileOf(c.config), arch));
+  }
   const std::string& dir = options.references_dir;
   for (const std::string& key : keys) {
     std::optional<harness::ReferenceGroup> group;

@@ -197,7 +197,7 @@ TEST(Cli, TheReferenceWorkflow) {
   EXPECT_NE(out.stdout_text.find("unchanged"), std::string::npos) << out.stdout_text;
   EXPECT_EQ(ReadFile(box.dir().File("references/portable.txt")), refs);
   // `reference show` prints it.
-  out = box.Run("reference", {"show", "--math", "portable"});
+  out = box.Run("reference", {"show", "--math", "portable", "--quant-dot", "exact"});
   EXPECT_EQ(Exit(out), 0);
   EXPECT_EQ(out.stdout_text, refs);
   // The stored runs are listed and shown.
