@@ -125,6 +125,7 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   options.configs = s.configs;
   options.threads = s.threads;
   options.math = s.math;
+  options.quant_dot = s.quant_dot;
   const std::vector<std::string> isas = MachineIsas();
   const std::string arch = LocalMachine().arch;
   const std::optional<Suite> suite = SelectedSuite(s);

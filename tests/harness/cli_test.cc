@@ -264,6 +264,76 @@ TEST(Cli, AnotherMathLibraryIsDiagnosedAsSuch) {
             std::string::npos);
 }
 
+// `--quant-dot exact,int8` runs every configuration under both profiles,
+// writes each its own references (portable.txt, portable-int8.txt) and
+// judges each against its own: the fake engine's int8 hashes differ from
+// its exact ones, as a quantized checkpoint's do, and the gate passes.
+TEST(Cli, TheInt8ProfileHasReferencesOfItsOwnAndIsNeverComparedWithExact) {
+  Sandbox box;
+  const std::vector<std::string> both = {"-q", "--quant-dot", "exact,int8", "--config",
+                                         "reference,cpu-t1"};
+  std::vector<std::string> generate = {"generate"};
+  generate.insert(generate.end(), both.begin(), both.end());
+  ChildOutcome out = box.Run("reference", generate);
+  ASSERT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  const std::string exact = ReadFile(box.dir().File("references/portable.txt"));
+  const std::string int8 = ReadFile(box.dir().File("references/portable-int8.txt"));
+  EXPECT_NE(exact.find("\ngroup portable\n"), std::string::npos) << exact;
+  EXPECT_NE(int8.find("\ngroup portable-int8\n"), std::string::npos) << int8;
+  const std::string first_exact = exact.substr(exact.find("fake:ok classic 0 "));
+  const std::string first_int8 = int8.substr(int8.find("fake:ok classic 0 "));
+  EXPECT_NE(first_exact.substr(0, first_exact.find('\n')),
+            first_int8.substr(0, first_int8.find('\n')));
+  out = box.Run("gate", both);
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  EXPECT_NE(out.stdout_text.find("PASS        : 8"), std::string::npos) << out.stdout_text;
+  // The int8 profile alone is judged against its own file.
+  out = box.Run("gate", {"-q", "--quant-dot", "int8", "--config", "cpu-t3-int8"});
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  // Negative control: the int8 cells judged against the exact file differ.
+  std::filesystem::copy_file(box.dir().File("references/portable.txt"),
+                             box.dir().File("references/portable-int8.txt"),
+                             std::filesystem::copy_options::overwrite_existing);
+  std::string relabelled = ReadFile(box.dir().File("references/portable-int8.txt"));
+  relabelled.replace(relabelled.find("\ngroup portable\n"), 16, "\ngroup portable-int8\n");
+  WriteFile(box.dir().File("references/portable-int8.txt"), relabelled);
+  out = box.Run("gate", both);
+  EXPECT_EQ(Exit(out), 1) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("references/portable-int8.txt"), std::string::npos)
+      << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("PASS        : 4"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("FAIL: 2 cells of cpu-t1-int8 "), std::string::npos)
+      << out.stdout_text;
+  EXPECT_EQ(out.stdout_text.find("FAIL: 2 cells of cpu-t1 "), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("reference generate --quant-dot int8"), std::string::npos)
+      << out.stdout_text;
+}
+
+// An unknown dot-product profile is refused before anything runs (exit 2),
+// naming the ones there are; an engine that ran another profile than asked
+// (one older than --quant-dot, which ignores it) fails its cells loudly.
+TEST(Cli, AnUnknownQuantDotProfileOrAnEngineThatIgnoresItIsRefused) {
+  Sandbox box;
+  for (const char* command : {"run", "gate"}) {
+    const ChildOutcome out = box.Run(command, {"-q", "--quant-dot", "exact,int4"});
+    EXPECT_EQ(Exit(out), 2) << command << out.stdout_text << out.stderr_tail;
+    EXPECT_NE(out.stderr_tail.find("--quant-dot: unknown profile 'int4' (exact or int8)"),
+              std::string::npos)
+        << command << ": " << out.stderr_tail;
+  }
+  const ChildOutcome ignored = box.Run(
+      "run", {"-q", "--quant-dot", "int8", "--config", "reference-int8", "--scenario", "classic"},
+      "fake:no-quant-dot");
+  EXPECT_EQ(Exit(ignored), 1) << ignored.stdout_text << ignored.stderr_tail;
+  EXPECT_NE(ignored.stdout_text.find("UNRESOLVED"), std::string::npos) << ignored.stdout_text;
+  EXPECT_NE(ignored.stdout_text.find("quant_dot exact (asked int8)"), std::string::npos)
+      << ignored.stdout_text;
+  // Negative control: the same engine's exact cell is what was asked.
+  EXPECT_EQ(Exit(box.Run("run", {"-q", "--config", "reference", "--scenario", "classic"},
+                         "fake:no-quant-dot")),
+            0);
+}
+
 // Every numeric option is checked when the command line is parsed: a value
 // out of range is refused with a message naming the option, exit 2, and
 // nothing runs or is stored. (Before, `--timeout nan` switched the deadline
