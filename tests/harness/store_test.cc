@@ -88,6 +88,7 @@ void ExpectSameCells(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(x.config.isa, y.config.isa);
     EXPECT_EQ(x.config.gemv_chunk_bytes, y.config.gemv_chunk_bytes);
     EXPECT_EQ(x.config.math, y.config.math);
+    EXPECT_EQ(x.config.quant_dot, y.config.quant_dot);
     EXPECT_EQ(x.code, y.code);
     EXPECT_EQ(x.exit_code, y.exit_code);
     EXPECT_EQ(x.signal, y.signal);
@@ -417,6 +418,38 @@ TEST_P(StoreOnBothBackends, MigrationThirteenNamesOldRunsAfterTheirMachines) {
   EXPECT_EQ(runs[1].machine_name, harness::DescribedMachineName(arm));
   EXPECT_EQ(runs[0].machine_name, harness::DescribedMachineName(harness::MachineInfo{}));
   EXPECT_EQ(store.LoadRun(runs[1].id).machine_name, harness::DescribedMachineName(arm));
+}
+
+// A cell's dot-product profile is kept (an int8 cell reads back int8), and
+// the cells of a store made before there was one (version 15) read back as
+// exact, which is what their engines ran.
+TEST_P(StoreOnBothBackends, TheQuantDotProfileIsKeptAndOlderCellsAreExact) {
+  {
+    std::unique_ptr<Connection> bare = OpenBare();
+    Migrate(*bare, 15);
+    bare->Exec(
+        "INSERT INTO scenarios (name) VALUES ('classic');"
+        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
+        "VALUES ('2026-11-29T00:00:00Z', 5, NULL, 'PASS', 1);"
+        "INSERT INTO cells (run_id, checkpoint, scenario_id, config_name, kernels, threads, isa, "
+        "gemv_chunk_bytes, math, code, exit_code, signal, message, stderr_tail, elapsed_ms) "
+        "SELECT r.id, 'synthetic:tiny-q4_0', s.id, 'cpu-t1', 'cpu', 1, 'auto', 0, 'portable', "
+        "'PASS', 0, 0, '', '', 1 FROM runs r, scenarios s;");
+  }
+  Store store(db());
+  const int64_t old_id = store.LatestRunId();
+  ASSERT_GT(old_id, 0);
+  const RunResult old = store.LoadRun(old_id);
+  ASSERT_EQ(old.cells.size(), 1u);
+  EXPECT_EQ(old.cells[0].config.quant_dot, "exact");
+  RunResult run = SampleRun();
+  run.cells[1].config.name = "cpu-t2-int8";
+  run.cells[1].config.quant_dot = "int8";
+  const int64_t id = store.SaveRun(run);
+  const RunResult loaded = store.LoadRun(id);
+  ExpectSameCells(run, loaded);
+  EXPECT_EQ(loaded.cells[0].config.quant_dot, "exact");
+  EXPECT_EQ(loaded.cells[1].config.quant_dot, "int8");
 }
 
 // Returns a diagnosis with two detail lines and two divergences, one of
