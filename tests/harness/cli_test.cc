@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -492,12 +493,15 @@ TEST(Cli, TheDefaultMatrixComesFromTheProfileUnderTheRoot) {
       << broken.output;
 }
 
-// The real engine on the cheapest cells of the default matrix agrees with
-// itself and with the committed references (the full matrix is ci/main.sh).
-TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
+// Returns the outcome of the real engine's `samebits gate -q` on one
+// checkpoint's classic scenario, judged against the committed references,
+// with `args` (the configurations, the profiles) after; nothing when there
+// is no engine.
+std::optional<ChildOutcome> GateRealEngine(const std::string& checkpoint,
+                                           const std::vector<std::string>& args,
+                                           const TempDir& dir) {
   const std::string engine = testing::BinDir() + "/samebits-engine";
-  if (::access(engine.c_str(), X_OK) != 0) GTEST_SKIP() << "no engine at " << engine;
-  TempDir dir;
+  if (::access(engine.c_str(), X_OK) != 0) return std::nullopt;
   runner::ChildSpec spec;
   spec.program = SamebitsProgram();
   spec.args = {"gate",
@@ -505,22 +509,42 @@ TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
                "--engine",
                engine,
                "--checkpoint",
-               "synthetic:tiny",
+               checkpoint,
                "--scenario",
                "classic",
-               "--config",
-               "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k",
                "--db",
                dir.File("db"),
                "--scenarios-dir",
                std::string(SAMEBITS_SOURCE_DIR) + "/scenarios",
                "--references-dir",
                std::string(SAMEBITS_SOURCE_DIR) + "/references"};
+  spec.args.insert(spec.args.end(), args.begin(), args.end());
   spec.env = runner::ChildEnvironment({});
   spec.timeout_seconds = 120;
-  const ChildOutcome out = runner::RunChild(spec);
-  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
-  EXPECT_NE(out.stdout_text.find("PASS        : 4"), std::string::npos) << out.stdout_text;
+  return runner::RunChild(spec);
+}
+
+// The real engine on the cheapest cells of the default matrix agrees with
+// itself and with the committed references (the full matrix is ci/main.sh).
+TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
+  TempDir dir;
+  const std::optional<ChildOutcome> out =
+      GateRealEngine("synthetic:tiny", {"--config", "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k"}, dir);
+  if (!out) GTEST_SKIP() << "no engine in " << testing::BinDir();
+  EXPECT_EQ(Exit(*out), 0) << out->stdout_text << out->stderr_tail;
+  EXPECT_NE(out->stdout_text.find("PASS        : 4"), std::string::npos) << out->stdout_text;
+}
+
+// The real engine's int8 profile on a quantized checkpoint, whose bits
+// differ from the exact profile's: each profile agrees with itself and with
+// its own committed references (portable.txt, portable-int8.txt).
+TEST(CliRealEngine, TinyQ4ClassicPassesBothProfilesCommittedReferences) {
+  TempDir dir;
+  const std::optional<ChildOutcome> out = GateRealEngine(
+      "synthetic:tiny-q4_0", {"--quant-dot", "exact,int8", "--config", "reference,cpu-t3"}, dir);
+  if (!out) GTEST_SKIP() << "no engine in " << testing::BinDir();
+  EXPECT_EQ(Exit(*out), 0) << out->stdout_text << out->stderr_tail;
+  EXPECT_NE(out->stdout_text.find("PASS        : 4"), std::string::npos) << out->stdout_text;
 }
 
 }  // namespace
