@@ -288,9 +288,28 @@ TEST(Cli, TheInt8ProfileHasReferencesOfItsOwnAndIsNeverComparedWithExact) {
   out = box.Run("gate", both);
   EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
   EXPECT_NE(out.stdout_text.find("PASS        : 8"), std::string::npos) << out.stdout_text;
-  // The int8 profile alone is judged against its own file.
+  // The int8 profile alone is judged against its own file, and `show`
+  // names each cell's profile.
   out = box.Run("gate", {"-q", "--quant-dot", "int8", "--config", "cpu-t3-int8"});
   EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  out = box.Run("show", {"latest"});
+  EXPECT_NE(out.stdout_text.find(
+                "cpu-t3-int8 (kernels cpu, threads 3, isa auto -> scalar, math portable, "
+                "quant-dot int8)"),
+            std::string::npos)
+      << out.stdout_text;
+  // `reference show` prints each profile's group.
+  out = box.Run("reference", {"show", "--math", "portable", "--quant-dot", "int8"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_EQ(out.stdout_text, int8);
+  out = box.Run("reference", {"show"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_NE(out.stdout_text.find(exact), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find(int8), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("libm-int8-x86_64.txt: none (make it: samebits reference "
+                                 "generate --math libm --quant-dot int8)"),
+            std::string::npos)
+      << out.stdout_text;
   // Negative control: the int8 cells judged against the exact file differ.
   std::filesystem::copy_file(box.dir().File("references/portable.txt"),
                              box.dir().File("references/portable-int8.txt"),
@@ -308,6 +327,9 @@ TEST(Cli, TheInt8ProfileHasReferencesOfItsOwnAndIsNeverComparedWithExact) {
   EXPECT_EQ(out.stdout_text.find("FAIL: 2 cells of cpu-t1 "), std::string::npos) << out.stdout_text;
   EXPECT_NE(out.stdout_text.find("reference generate --quant-dot int8"), std::string::npos)
       << out.stdout_text;
+  // The bisect it suggests runs the same profiles.
+  EXPECT_NE(out.stdout_text.find(" bisect --engine "), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find(" --quant-dot exact,int8 "), std::string::npos) << out.stdout_text;
 }
 
 // An unknown dot-product profile is refused before anything runs (exit 2),

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "harness/runner/matrix.h"
+#include "harness/runner/profile_matrix.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::runner {
@@ -181,6 +182,14 @@ TEST(EngineProfile, SamebitsDeclaresInt8ToDifferOnQuantizedWeightsOnly) {
   EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "cpu-t1"), "synthetic:medium-q4_k",
                                 "classic"),
             nullptr);
+  // A cell of the profile's configuration (samebits card, conform) knows its
+  // dot-product profile, and why it is declared to differ.
+  const harness::Configuration cell =
+      ProfileConfiguration(p, int8, "synthetic:medium-q4_k", "classic");
+  EXPECT_EQ(cell.quant_dot, "int8");
+  EXPECT_EQ(cell.math, "portable");
+  EXPECT_NE(cell.known_difference.find("int8 per block"), std::string::npos);
+  EXPECT_EQ(ProfileConfiguration(p, int8, "synthetic:tiny", "classic").known_difference, "");
 }
 
 TEST(EngineProfile, AnyValueInARangeIsAcceptedWithoutOtherFlags) {
