@@ -48,7 +48,7 @@ std::string ScenarioFile(const BenchSideOptions& options) {
     if (!fs::is_regular_file(scenario, ec)) throw RunError("--scenario: no such file " + scenario);
     return scenario;
   }
-  const std::string file = (fs::path(options.scenarios_dir) / (scenario + ".json")).string();
+  std::string file = (fs::path(options.scenarios_dir) / (scenario + ".json")).string();
   if (!fs::is_regular_file(file, ec)) {
     throw RunError("--scenario: no scenario named '" + scenario + "' in " + options.scenarios_dir);
   }

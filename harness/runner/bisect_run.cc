@@ -2,6 +2,7 @@
 #include "harness/runner/bisect_run.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -434,8 +435,7 @@ class BisectSession {
       report << "  (the traced reruns of the culprit and its parent did not differ)\n";
     }
     report << "  " << outcome.steps.size() << " bisect steps, " << bisector_->builds()
-           << " builds, " << static_cast<int>(total_s + 0.5) << " s; stored as bisect "
-           << bisect_id_ << "\n";
+           << " builds, " << std::lround(total_s) << " s; stored as bisect " << bisect_id_ << "\n";
     return report.str();
   }
 

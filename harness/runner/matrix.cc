@@ -137,10 +137,11 @@ void CheckProfiles(const std::string& flag, const std::vector<std::string>& valu
     listed += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
   }
   if (values.empty()) throw std::invalid_argument(flag + ": no profile given (" + listed + ")");
-  for (const std::string& v : values) {
-    if (std::find(known.begin(), known.end(), v) == known.end()) {
-      throw std::invalid_argument(flag + ": unknown profile '" + v + "' (" + listed + ")");
-    }
+  const auto unknown = std::find_if(values.begin(), values.end(), [&](const std::string& v) {
+    return std::find(known.begin(), known.end(), v) == known.end();
+  });
+  if (unknown != values.end()) {
+    throw std::invalid_argument(flag + ": unknown profile '" + *unknown + "' (" + listed + ")");
   }
 }
 
@@ -184,6 +185,17 @@ std::optional<harness::Configuration> ResolveConfiguration(
   throw std::invalid_argument(message);
 }
 
+// Refuses `--config name` under the profile `profile`, whose twin `twin` is
+// not a configuration.
+[[noreturn]] void RefuseMissingTwin(const std::string& name, const harness::NumericProfile& profile,
+                                    const std::string& twin) {
+  throw std::invalid_argument("--config " + name + " with --math " + profile.math +
+                              " and --quant-dot " + profile.quant_dot +
+                              ": there is no configuration '" + twin +
+                              "'; name each configuration to run, and leave its profile out of "
+                              "--math and --quant-dot");
+}
+
 // Adds `chosen` (named `name`) and its twins under every --math and
 // --quant-dot profile to `configs`, each once (`--config reference --math
 // portable,libm` ran no libm cell at all before twins were added).
@@ -197,13 +209,7 @@ void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
       const std::string twin = base + harness::ProfileSuffix({math, quant_dot});
       const std::optional<harness::Configuration> resolved =
           twin == name ? chosen : ResolveConfiguration(twin, all);
-      if (!resolved) {
-        throw std::invalid_argument("--config " + name + " with --math " + math +
-                                    " and --quant-dot " + quant_dot +
-                                    ": there is no configuration '" + twin +
-                                    "'; name each configuration to run, and leave its profile out "
-                                    "of --math and --quant-dot");
-      }
+      if (!resolved) RefuseMissingTwin(name, {math, quant_dot}, twin);
       if (std::none_of(configs.begin(), configs.end(),
                        [&](const harness::Configuration& c) { return c.name == twin; })) {
         configs.push_back(*resolved);
@@ -214,7 +220,7 @@ void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
 
 // Returns the configurations --config names (with their twins), or all.
 std::vector<harness::Configuration> SelectConfigurations(const MatrixOptions& options) {
-  const std::vector<harness::Configuration> all =
+  std::vector<harness::Configuration> all =
       DefaultConfigurations(*options.profile, options.threads, options.math,
                             options.small_chunk_bytes, options.quant_dot);
   if (options.configs.empty()) return all;

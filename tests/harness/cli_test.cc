@@ -469,6 +469,7 @@ TEST(Cli, ACorruptDatabaseIsRefusedAndLeftUntouched) {
 TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
   Sandbox box;
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::vector<ChildOutcome> outs(4);
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
