@@ -2,9 +2,11 @@
 # Other platforms on one machine: builds the engine for other compilers,
 # ISAs and architectures, runs each build as the engine the host's harness
 # drives (`samebits gate --engine WRAPPER`, through qemu-user for another
-# architecture), and gates every one against references/portable.txt. The
-# portable math profile promises the same bits on every platform, so every
-# cell of every platform must pass; a difference is a bug in the engine.
+# architecture), and gates every one against references/portable.txt, then
+# in the int8 profile for quantized weights (`--quant-dot int8`) against
+# references/portable-int8.txt. The portable math profile promises the same
+# bits on every platform in both dot-product profiles, so every cell of
+# every platform must pass; a difference is a bug in the engine.
 #
 # Platforms (engine-only builds under build-cross/PLATFORM/):
 #   x86_64-gcc       g++ -march=native (every ISA this machine has)
@@ -31,15 +33,20 @@ usage() {
   cat <<'EOF'
 Usage: ci/cross.sh [--quick] [--platforms NAME,...] [--suite FILE] [--out DIR] [--require] [-h]
 
-Cross-builds the engine and gates each build against references/portable.txt.
+Cross-builds the engine and gates each build against references/portable.txt, then
+under --quant-dot int8 against references/portable-int8.txt.
 
   --quick             CI selection: the aarch64 platform only, on the pairs of
                       ci/cross-quick-suite.json (every synthetic checkpoint, the quantized
                       ones included, and three real files, one of them a k-quant) under
-                      reference, cpu-t1 (NEON), cpu-t2 and cpu-scalar; children time out
+                      reference, cpu-t1 (NEON), cpu-t2 and cpu-scalar, then the int8
+                      profile on the pairs of ci/cross-int8-suite.json (every quantized
+                      synthetic checkpoint, the k-quants included, and the k-quant real
+                      file) under the same configurations' -int8 twins; children time out
                       after 300 s instead of 1800.
   --suite FILE        Gates the pairs of this suite file (see harness/runner/suite.h), such
-                      as ci/cross-quantized-suite.json, instead of the whole matrix.
+                      as ci/cross-quantized-suite.json, instead of the whole matrix, in
+                      both profiles.
   --platforms LIST    Comma-separated subset of: x86_64-gcc, x86_64-clang,
                       x86_64-baseline, aarch64, s390x (default: all five).
   --out DIR           Build and report folder (default build-cross).
@@ -47,8 +54,8 @@ Cross-builds the engine and gates each build against references/portable.txt.
                       packages cannot be installed.
   -h, --help          This text.
 
-Writes DIR/report.md (one row per platform, then each platform's gate report)
-and DIR/PLATFORM.md, and prints the summary table.
+Writes DIR/report.md (one row per platform, then each platform's gate reports)
+and DIR/PLATFORM.md and DIR/PLATFORM-int8.md, and prints the summary table.
 
 Cost, measured on a 2-core machine busy with other work (load 6 to 10):
 --quick took 449 s from a machine without the cross packages: 21 s of
@@ -211,6 +218,10 @@ configs_for() {
     *) echo "reference,cpu-t2" ;;
   esac
 }
+# The same configurations in the int8 profile: their -int8 twins.
+int8_configs_for() {
+  configs_for "$1" | sed 's/,/-int8,/g; s/$/-int8/'
+}
 describe() {
   case "$1" in
     x86_64-gcc) echo "g++ -march=native; kernels: best of this CPU" ;;
@@ -222,15 +233,20 @@ describe() {
 }
 
 # The matrix: everything by default; --quick narrows it to what CI affords.
+# The int8 profile gates the same selection, but for --quick the quantized
+# checkpoints alone (on the others the host's gate holds it to their exact
+# bits).
 selection=()
+int8_selection=()
 timeout=1800
 if ((quick)); then
   selection=(--suite ci/cross-quick-suite.json)
+  int8_selection=(--suite ci/cross-int8-suite.json)
   # Its slowest cell (synthetic:wide, classic) takes about 40 s under qemu
   # on a loaded 2-core machine: a hung child is caught within minutes.
   timeout=300
 fi
-[[ -z $suite ]] || selection=(--suite "$suite")
+[[ -z $suite ]] || selection=(--suite "$suite") int8_selection=(--suite "$suite")
 
 # The readers and writers, byte for byte: each platform's engine loads these
 # checkpoints and writes them again (GGUF; safetensors for one), and every
@@ -253,10 +269,18 @@ host_files="$out/files/host"
 mkdir -p "$out"
 export_all build/bin/samebits-engine "$host_files"
 
+# The gate column of the summary for a gate's exit code.
+gate_verdict() {
+  case $1 in
+    0) echo "bit-identical" ;;
+    1) echo "**DIFFERS**" ;;
+    *) echo "GATE ERROR ($1)" ;;
+  esac
+}
 summary="$out/summary.md"
 {
-  echo "| Platform | Build | Gate | Cells passed | Cells failed | Exports equal host | Build s | Exports + gate s |"
-  echo "|---|---|---|---:|---:|---|---:|---:|"
+  echo "| Platform | Build | Gate | int8 gate | Cells passed | Cells failed | Exports equal host | Build s | Exports + gates s |"
+  echo "|---|---|---|---|---:|---:|---|---:|---:|"
 } >"$summary"
 overall=0
 for p in "${selected[@]}"; do
@@ -275,7 +299,7 @@ for p in "${selected[@]}"; do
      ! SAMEBITS_CROSS_LIBS=$libs cmake --build "$dir" -j "$jobs" --target samebits-engine >"$dir.build.log" 2>&1; then
     echo "ci/cross.sh: $p: the build failed; see $dir.configure.log and $dir.build.log" >&2
     tail -20 "$dir.build.log" >&2 || true
-    echo "| $p | $(describe "$p") | BUILD FAILED | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
+    echo "| $p | $(describe "$p") | BUILD FAILED | | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
     overall=2
     continue
   fi
@@ -294,7 +318,7 @@ for p in "${selected[@]}"; do
        --kernels cpu --threads 2 >"$out/$p.smoke.log" 2>&1; then
     echo "ci/cross.sh: $p: the engine did not finish a 2-thread run of synthetic:tiny within 120 s" \
       "(see $out/$p.smoke.log and $wrapper)" >&2
-    echo "| $p | $(describe "$p") | ENGINE BROKEN (2 threads) | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
+    echo "| $p | $(describe "$p") | ENGINE BROKEN (2 threads) | | 0 | 0 | | $(($(date +%s) - start)) | |" >>"$summary"
     overall=2
     continue
   fi
@@ -303,28 +327,39 @@ for p in "${selected[@]}"; do
     files="**DIFFER** ($p.files.diff)"
     overall=$((overall == 0 ? 1 : overall))
   fi
-  echo "ci/cross.sh: $p: gating against references/portable.txt" >&2
-  rc=0
   # Emulated children are slow: a generous timeout, and a store of their own
   # so the host's run history stays the host's.
+  echo "ci/cross.sh: $p: gating against references/portable.txt" >&2
+  rc=0
   build/bin/samebits gate -q --engine "$wrapper" --math portable --config "$(configs_for "$p")" \
     "${selection[@]}" --timeout "$timeout" --db "$out/$p.db" --report-md "$out/$p.md" \
     >"$out/$p.gate.log" 2>&1 || rc=$?
-  done_at=$(date +%s)
-  passed=$(awk -F'|' '$2 ~ /^ PASS $/ {gsub(/ /, "", $3); print $3}' "$out/$p.md" 2>/dev/null)
-  failed=$(awk -F'|' '$2 ~ /^ (FAIL|XPASS|UNRESOLVED|TIMEOUT) $/ {gsub(/ /, "", $3); n += $3} END {print n + 0}' \
-    "$out/$p.md" 2>/dev/null)
-  case $rc in
-    0) verdict="bit-identical" ;;
-    1) verdict="**DIFFERS**"; overall=$((overall == 0 ? 1 : overall)) ;;
-    *) verdict="GATE ERROR ($rc)"; overall=2 ;;
-  esac
-  echo "| $p | $(describe "$p") | $verdict | ${passed:-0} | ${failed:-0} | $files | $((built - start)) | $((done_at - built)) |" >>"$summary"
   tail -3 "$out/$p.gate.log" >&2
+  echo "ci/cross.sh: $p: gating the int8 profile against references/portable-int8.txt" >&2
+  rc_int8=0
+  build/bin/samebits gate -q --engine "$wrapper" --math portable --quant-dot int8 \
+    --config "$(int8_configs_for "$p")" "${int8_selection[@]}" --timeout "$timeout" \
+    --db "$out/$p.db" --report-md "$out/$p-int8.md" >"$out/$p-int8.gate.log" 2>&1 || rc_int8=$?
+  tail -3 "$out/$p-int8.gate.log" >&2
+  done_at=$(date +%s)
+  passed=$(awk -F'|' '$2 ~ /^ PASS $/ {gsub(/ /, "", $3); n += $3} END {print n + 0}' \
+    "$out/$p.md" "$out/$p-int8.md" 2>/dev/null)
+  failed=$(awk -F'|' '$2 ~ /^ (FAIL|XPASS|UNRESOLVED|TIMEOUT) $/ {gsub(/ /, "", $3); n += $3} END {print n + 0}' \
+    "$out/$p.md" "$out/$p-int8.md" 2>/dev/null)
+  verdict=$(gate_verdict "$rc")
+  verdict_int8=$(gate_verdict "$rc_int8")
+  for code in "$rc" "$rc_int8"; do
+    case $code in
+      0) ;;
+      1) overall=$((overall == 0 ? 1 : overall)) ;;
+      *) overall=2 ;;
+    esac
+  done
+  echo "| $p | $(describe "$p") | $verdict | $verdict_int8 | ${passed:-0} | ${failed:-0} | $files | $((built - start)) | $((done_at - built)) |" >>"$summary"
 done
 
 {
-  echo "# Other platforms: every build against references/portable.txt"
+  echo "# Other platforms: every build against references/portable.txt and portable-int8.txt"
   echo
   cat "$summary"
   echo
@@ -333,6 +368,11 @@ done
     echo "## $p"
     echo
     sed 's/^## /### /' "$out/$p.md"
+    echo
+    [[ -f "$out/$p-int8.md" ]] || continue
+    echo "## $p, --quant-dot int8"
+    echo
+    sed 's/^## /### /' "$out/$p-int8.md"
     echo
   done
 } >"$out/report.md"

@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "engine/numerics/hash.h"
+#include "harness/analysis/numeric_profile.h"
 
 namespace samebits::harness {
 namespace {
@@ -74,7 +76,10 @@ std::vector<ScenarioEquivalence> LoadEquivalences(const std::string& path) {
       throw bad(where + ": expected {\"scenarios\": [\"A\", \"B\"]}");
     }
     for (const auto& [key, value] : e.items()) {
-      if (key != "scenarios" && key != "why") throw bad(where + ": unknown key \"" + key + "\"");
+      if (key == "scenarios" || key == "why") continue;
+      std::string message = where;
+      message += ": unknown key \"" + key + "\"";
+      throw bad(message);
     }
     ScenarioEquivalence eq{e["scenarios"][0].get<std::string>(),
                            e["scenarios"][1].get<std::string>(), ""};
@@ -103,7 +108,7 @@ Diagnosis CheckEquivalences(RunResult& run, const std::vector<ScenarioEquivalenc
       if (a.scenario != eq.a || !Ran(a)) continue;
       for (CellResult& b : run.cells) {
         if (b.scenario != eq.b || !Ran(b) || b.checkpoint != a.checkpoint ||
-            b.config.name != a.config.name || b.config.math != a.config.math) {
+            b.config.name != a.config.name || ProfileOf(b.config) != ProfileOf(a.config)) {
           continue;
         }
         const auto d = FirstSharedDifference(a, b);
@@ -131,11 +136,12 @@ Diagnosis CheckEquivalences(RunResult& run, const std::vector<ScenarioEquivalenc
       std::string list;
       for (size_t i = 0; i < names.size() && i < 4; ++i) list += (i ? ", " : "") + names[i];
       if (names.size() > 4) list += " and " + std::to_string(names.size() - 4) + " more";
-      out.details.push_back(
-          eq.a + " and " + eq.b + " on " + checkpoint + ": " + std::to_string(names.size()) +
-          " configurations (" + list + ") differ, first at position " +
-          std::to_string(first[checkpoint].position) + ": " + first[checkpoint].detail +
-          (eq.why.empty() ? "" : " (declared equivalent: " + eq.why + ")"));
+      std::string detail = eq.a + " and " + eq.b + " on " + checkpoint + ": ";
+      detail += std::to_string(names.size()) + " configurations (" + list + ") differ, ";
+      detail += "first at position " + std::to_string(first[checkpoint].position) + ": ";
+      detail += first[checkpoint].detail;
+      if (!eq.why.empty()) detail += " (declared equivalent: " + eq.why + ")";
+      out.details.push_back(std::move(detail));
     }
   }
   if (differing > 1 && !out.headline.empty()) {

@@ -8,14 +8,17 @@
 
 #include "harness/analysis/batch.h"
 #include "harness/analysis/machine_name.h"
+#include "harness/analysis/numeric_profile.h"
 
 namespace samebits::harness {
 namespace {
 
-// Returns the name a group's stand-in cell is compared under: its math
-// profile, after its engine's name for an engine described by a profile.
+// Returns the name a group's stand-in cell is compared under: its numeric
+// profile ("portable", "portable-int8", ...), after its engine's name for an
+// engine described by a profile.
 std::string GroupConfigName(const CellResult& c) {
-  return c.config.engine.empty() ? c.config.math : c.config.engine + "/" + c.config.math;
+  const std::string profile = ProfileName(ProfileOf(c.config));
+  return c.config.engine.empty() ? profile : c.config.engine + "/" + profile;
 }
 
 // Returns how well `c` stands for its machine's outputs in its group:

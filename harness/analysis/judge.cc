@@ -39,13 +39,21 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
     const CellResult& c = run.cells[i];
     if (!Ran(c)) continue;
     const std::string& arch = CellArch(run, c);
-    const bool portable = c.config.math == "portable";
+    const bool portable = c.config.math == kPortableMath;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const AgreementGroup& g) {
-      return g.checkpoint == c.checkpoint && g.scenario == c.scenario && g.math == c.config.math &&
-             g.engine == c.config.engine && (portable || g.arch == arch);
+      return g.checkpoint == c.checkpoint && g.scenario == c.scenario &&
+             g.Profile() == ProfileOf(c.config) && g.engine == c.config.engine &&
+             (portable || g.arch == arch);
     });
     if (it == groups.end()) {
-      groups.push_back({c.checkpoint, c.scenario, c.config.math, c.config.engine, arch, {}, {}});
+      groups.push_back({c.checkpoint,
+                        c.scenario,
+                        c.config.math,
+                        c.config.quant_dot,
+                        c.config.engine,
+                        arch,
+                        {},
+                        {}});
       it = groups.end() - 1;
     }
     it->cells.push_back(i);
@@ -86,7 +94,7 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
 std::vector<std::string> NeededReferenceKeys(const RunResult& run) {
   std::set<std::string> keys;
   for (const CellResult& c : run.cells)
-    keys.insert(ReferenceGroupKey(c.config.math, CellArch(run, c), c.config.engine));
+    keys.insert(ReferenceGroupKey(ProfileOf(c.config), CellArch(run, c), c.config.engine));
   return {keys.begin(), keys.end()};
 }
 
@@ -258,9 +266,8 @@ void DescribeCodeChanged(Diagnosis& d, const AgreementGroup& g, const CellResult
       (ref.revision.empty() ? std::string("an unrecorded revision") : ref.revision) + "):");
   d.details.push_back("  " + BisectCommand(options) +
                       (ref.revision.empty() ? " --good <a revision that passed>" : std::string()));
-  d.details.push_back(
-      "If the change is intended, regenerate and commit the references: " + options.samebits +
-      " reference generate" + (g.math == "portable" ? "" : " --math " + g.math));
+  d.details.push_back("If the change is intended, regenerate and commit the references: " +
+                      options.samebits + " reference generate" + ProfileFlags(g.Profile()));
 }
 
 // Says, once, that this environment's math library rounds differently,
@@ -277,7 +284,7 @@ void DescribeMathDiffers(Diagnosis& d, const AgreementGroup& g, const CellResult
   d.details.push_back(
       "The portable profile (--math portable) does not depend on the math library. To keep "
       "this environment's results as the reference instead: " +
-      options.samebits + " reference generate --math " + g.math);
+      options.samebits + " reference generate" + ProfileFlags(g.Profile()));
 }
 
 struct ReferenceFindings {
@@ -295,7 +302,7 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
                                         const JudgeOptions& options) {
   ReferenceFindings out;
   for (const AgreementGroup& g : groups) {
-    const std::string key = ReferenceGroupKey(g.math, g.arch, g.engine);
+    const std::string key = ReferenceGroupKey(g.Profile(), g.arch, g.engine);
     const std::string file = options.references_dir + "/" + ReferenceFileName(key);
     auto ref_it = options.references.find(key);
     if (ref_it == options.references.end() || !ref_it->second.Has(g.checkpoint, g.scenario)) {
@@ -319,7 +326,7 @@ ReferenceFindings CompareWithReferences(RunResult& run, const std::vector<Agreem
     // The portable profile's math is the project's own code: its fingerprint
     // changing means the code changed, whatever the system libm is.
     const bool code_changed =
-        g.math == "portable" || (base.math && SameLibrary(*base.math, ref.math));
+        g.math == kPortableMath || (base.math && SameLibrary(*base.math, ref.math));
     Diagnosis& target = code_changed ? out.code_changed : out.math_differs;
     target.divergences.push_back(
         MakeDivergence(g, base.config.name, file, *d, StepBatchPlace(base, d->index)));
@@ -348,15 +355,13 @@ Diagnosis MissingReferences(const std::map<std::string, std::vector<std::string>
                     ".";
     }
     // "ENGINE/portable" for an engine described by a profile (ReferenceGroupKey).
-    const size_t slash = key.find('/');
-    const std::string engine = slash == std::string::npos ? "" : key.substr(0, slash);
-    const std::string group = slash == std::string::npos ? key : key.substr(slash + 1);
-    const std::string profile = group.substr(0, group.find('-'));
+    const ReferenceGroupKeyParts parts = ParseReferenceGroupKey(key);
     std::string advice =
         "Make one from a run where every configuration agrees, then review and commit it: " +
         options.samebits + " reference generate";
-    if (!engine.empty()) advice += " --engine " + engine + " (or --engine-profile FILE)";
-    if (profile != "portable") advice += " --math " + profile;
+    if (!parts.engine.empty())
+      advice += " --engine " + parts.engine + " (or --engine-profile FILE)";
+    advice += ProfileFlags(parts.profile);
     advice += "  (writes " + file + ")";
     none.details.push_back(std::move(advice));
   }

@@ -18,18 +18,22 @@
 
 #include "harness/analysis/compare.h"
 #include "harness/analysis/equivalence.h"
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/references.h"
 #include "harness/analysis/results.h"
 
 namespace samebits::harness {
 
-// The cells of one checkpoint x scenario x math profile (x architecture,
-// for a math profile other than portable: the platform's libm may round
-// otherwise elsewhere), which must all produce the same outputs, split into
-// classes of equal outputs.
+// The cells of one checkpoint x scenario x numeric profile (a math profile
+// and a dot-product profile, numeric_profile.h; x architecture, for a math
+// profile other than portable: the platform's libm may round otherwise
+// elsewhere), which must all produce the same outputs, split into classes
+// of equal outputs. Cells of two profiles are never compared: an int8 cell
+// differs from an exact one by design, not by a bug.
 struct AgreementGroup {
   std::string checkpoint, scenario, math;
-  std::string engine;  // Configuration::engine: empty for samebits-engine
+  std::string quant_dot = kExactQuantDot;  // Configuration::quant_dot
+  std::string engine;                      // Configuration::engine: empty for samebits-engine
   // The cells' architecture (CellArch): part of the group's key unless the
   // math profile is portable, whose outputs are the same everywhere.
   std::string arch;
@@ -37,6 +41,8 @@ struct AgreementGroup {
   std::vector<std::vector<size_t>> classes;  // equal outputs; the baseline class first
   // Returns the cell whose outputs stand for the baseline class.
   size_t baseline() const { return classes.front().front(); }
+  // Returns the numeric profile the group's cells share.
+  NumericProfile Profile() const { return {math, quant_dot}; }
 };
 
 // Returns the run's agreement groups, in the cells' order. Only cells that

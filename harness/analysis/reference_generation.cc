@@ -51,18 +51,20 @@ std::map<std::string, ReferenceGroup> ReferenceGroupsFromRun(const RunResult& ru
     // Another engine need not describe its math library; its references
     // then name the engine instead.
     if (!base.math && g.engine.empty()) {
-      throw ReferenceError("the run's " + g.math + " cells name no math library");
+      throw ReferenceError("the run's " + ProfileName(g.Profile()) + " cells name no math library");
     }
     const MathLibraryInfo math =
         base.math ? *base.math : MathLibraryInfo{g.math, g.engine, "unknown", "none"};
-    const std::string key = ReferenceGroupKey(g.math, g.arch, g.engine);
+    const std::string key = ReferenceGroupKey(g.Profile(), g.arch, g.engine);
     ReferenceGroup& group = groups[key];
     if (group.key.empty()) {
       group.key = key;
       group.math = math;
+      group.quant_dot = g.quant_dot;
       if (base.build) group.revision = base.build->revision + (base.build->dirty ? "-dirty" : "");
     } else if (group.math.fingerprint != math.fingerprint) {
-      throw ReferenceError("the run's " + g.math + " cells report different math libraries");
+      throw ReferenceError("the run's " + ProfileName(g.Profile()) +
+                           " cells report different math libraries");
     }
     for (const StepRecord& s : base.steps) {
       group.lines.push_back(

@@ -131,11 +131,22 @@ std::vector<StepRecord> AsReferenceSteps(const std::vector<StepRecord>& steps) {
   return out;
 }
 
-std::string ReferenceGroupKey(const std::string& profile, const std::string& arch,
+std::string ReferenceGroupKey(const NumericProfile& profile, const std::string& arch,
                               const std::string& engine) {
-  const std::string key =
-      profile == "portable" ? profile : profile + "-" + (arch.empty() ? "unknown" : arch);
+  std::string key = ProfileName(profile);
+  if (profile.math != kPortableMath) key += "-" + (arch.empty() ? "unknown" : arch);
   return engine.empty() || engine == "samebits" ? key : engine + "/" + key;
+}
+
+ReferenceGroupKeyParts ParseReferenceGroupKey(const std::string& key) {
+  ReferenceGroupKeyParts parts;
+  const size_t slash = key.find('/');
+  const std::string group = slash == std::string::npos ? key : key.substr(slash + 1);
+  if (slash != std::string::npos) parts.engine = key.substr(0, slash);
+  if (const std::optional<NumericProfile> p = ParseProfileName(group, &parts.arch)) {
+    parts.profile = *p;
+  }
+  return parts;
 }
 
 std::string ReferenceFileName(const std::string& key) {
@@ -259,8 +270,9 @@ ReferenceGroup ParseReferenceGroup(std::string_view text, const std::string& fil
   if (!saw_group) throw ReferenceError(file + ": no `group` line");
   if (!saw_math) throw ReferenceError(file + ": no `math-library` line");
   CheckNoStepIsMissing(group, file);
-  group.math.profile =
-      group.key.rfind("portable", 0) == 0 ? "portable" : group.key.substr(0, group.key.find('-'));
+  const ReferenceGroupKeyParts parts = ParseReferenceGroupKey(group.key);
+  group.math.profile = parts.profile.math;
+  group.quant_dot = parts.profile.quant_dot;
   return group;
 }
 

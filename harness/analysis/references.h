@@ -1,6 +1,7 @@
 // The committed references (references/*.txt): the expected outputs, as
-// text that reviews well in a diff. One file per group; a group is a math
-// profile on a platform:
+// text that reviews well in a diff. One file per group; a group is a
+// numeric profile (numeric_profile.h: a math profile and a dot-product
+// profile for quantized weights) on a platform:
 //
 //   - `portable`: one group for every architecture, because the numeric
 //     contract promises the portable profile the same bits everywhere; a
@@ -9,7 +10,10 @@
 //     results, per architecture. The C library is not part of the key but is
 //     named on the group's `math-library` line, so a machine with another
 //     libm is told "this environment's math library rounds differently"
-//     (naming both) instead of "no reference".
+//     (naming both) instead of "no reference";
+//   - `portable-int8` and `libm-int8-<arch>`: the same under --quant-dot
+//     int8. The int8 profile is as portable as the exact one, so its
+//     portable group, too, serves every architecture.
 //
 // A file:
 //
@@ -33,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/results.h"
 
 namespace samebits::harness {
@@ -57,8 +62,10 @@ struct ReferenceLine {
 };
 
 struct ReferenceGroup {
-  std::string key;  // "portable", "libm-x86_64"
+  std::string key;  // "portable", "libm-x86_64", "portable-int8", "libm-int8-x86_64"
+  // `math.profile` and `quant_dot` are read from the key (its profile part).
   MathLibraryInfo math;
+  std::string quant_dot = kExactQuantDot;
   std::string revision;
   std::vector<ReferenceLine> lines;
 
@@ -71,12 +78,24 @@ struct ReferenceGroup {
 
 inline constexpr int kReferenceFormat = 1;
 
-// Returns the group key for a math profile on an architecture, of an
-// engine: "portable", "libm-x86_64" for samebits-engine (`engine` empty or
-// "samebits"); "ENGINE/portable" for another engine, whose references live
-// in a folder of their own (references/ENGINE/portable.txt).
-std::string ReferenceGroupKey(const std::string& profile, const std::string& arch,
+// Returns the group key for a numeric profile on an architecture, of an
+// engine: its ProfileName, followed by `-<arch>` unless the math profile is
+// portable: "portable", "libm-x86_64", "portable-int8", "libm-int8-x86_64"
+// for samebits-engine (`engine` empty or "samebits"); "ENGINE/portable" for
+// another engine, whose references live in a folder of their own
+// (references/ENGINE/portable.txt).
+std::string ReferenceGroupKey(const NumericProfile& profile, const std::string& arch,
                               const std::string& engine = "");
+
+// A group key read back into its parts.
+struct ReferenceGroupKeyParts {
+  std::string engine;  // "" for samebits-engine
+  NumericProfile profile;
+  std::string arch;  // "" for a portable group
+};
+
+// Returns the parts ReferenceGroupKey made `key` of.
+ReferenceGroupKeyParts ParseReferenceGroupKey(const std::string& key);
 
 // Returns the file name of a group ("portable.txt").
 std::string ReferenceFileName(const std::string& key);

@@ -100,6 +100,11 @@ struct Configuration {
   std::string isa = "auto";
   int64_t gemv_chunk_bytes = 0;  // 0: the engine's default
   std::string math = "portable";
+  // The dot-product profile for quantized weights (numeric_profile.h):
+  // "exact", or "int8" (`-int8` in the name). Like `math`, it is chosen per
+  // process and changes the bits by design: cells are compared only within
+  // one (math, quant_dot) profile.
+  std::string quant_dot = "exact";
   // Batch invariance (`-bN` in the name, batch.h): the scenario's sequence
   // decoded beside batch - 1 companion sequences drawn from `batch_seed`,
   // joining together or staggered. Batch 1 runs alone (the engine is not
@@ -110,7 +115,8 @@ struct Configuration {
   // An engine driven by a profile (engines/NAME.json) other than
   // samebits-engine's: its name, and this configuration's value on every
   // axis the profile declares (the fields above then keep their defaults,
-  // but `math` takes the profile's math axis when it has one). Empty for
+  // but `math` and `quant_dot` take the profile's axes of those names when
+  // it has them). Empty for
   // samebits-engine.
   std::string engine;
   std::map<std::string, std::string> params;

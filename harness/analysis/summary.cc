@@ -7,6 +7,7 @@
 
 #include "harness/analysis/compare.h"
 #include "harness/analysis/machine_name.h"
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/rollup.h"
 #include "harness/analysis/terminal_text.h"
 
@@ -91,6 +92,7 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
         << T(c.config.name) << " (kernels " << T(c.config.kernels) << ", threads "
         << c.config.threads << ", isa " << T(c.config.isa)
         << (c.isa_used.empty() ? "" : " -> " + T(c.isa_used)) << ", math " << T(c.config.math);
+    if (c.config.quant_dot != kExactQuantDot) out << ", quant-dot " << T(c.config.quant_dot);
     if (c.config.gemv_chunk_bytes > 0) out << ", gemv chunk " << c.config.gemv_chunk_bytes << " B";
     out << ") " << elapsed << "\n";
     if (!c.message.empty()) out << "  " << T(c.message) << "\n";

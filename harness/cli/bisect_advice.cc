@@ -52,6 +52,7 @@ std::string BisectCommandFor(const MatrixFlags& flags) {
   if (!flags.configs.empty()) add("--config", Joined(flags.configs));
   if (flags.threads != defaults.threads) add("--threads", Joined(flags.threads));
   if (flags.math != defaults.math) add("--math", Joined(flags.math));
+  if (flags.quant_dot != defaults.quant_dot) add("--quant-dot", Joined(flags.quant_dot));
   if (flags.timeout_seconds != defaults.timeout_seconds) {
     std::ostringstream t;
     t << flags.timeout_seconds;

@@ -11,7 +11,8 @@ namespace samebits::cli {
 
 // Returns "<samebits> bisect" followed by every flag of `flags` that differs
 // from its default (--db, --references-dir, --scenarios-dir, --suite,
-// --checkpoint, --scenario, --config, --threads, --math, --timeout), each
+// --checkpoint, --scenario, --config, --threads, --math, --quant-dot,
+// --timeout), each
 // quoted for a shell. An --engine inside the current repository becomes the
 // path bisect builds in each revision's worktree; one outside it is dropped
 // (bisect builds its own engines).

@@ -164,6 +164,7 @@ CommandSpec Setup(CLI::App& app) {
       "  samebits gate --report-html reports/latest.html --report-md reports/latest.md\n"
       "  samebits gate --checkpoint synthetic:tiny --scenario classic --trace\n"
       "  samebits gate --suite scenarios/real/suite.json --config reference,cpu-t2\n"
+      "  samebits gate --quant-dot exact,int8 --checkpoint synthetic:medium-q4_k\n"
       "  samebits gate --run latest\n"
       "  samebits gate --shard 2/4 --group \"$GITHUB_RUN_ID\" --machine-name ci-arm64 \\\n"
       "      --db postgresql://ci@db.example/samebits    # then: samebits verdict --group ...\n"

@@ -59,9 +59,10 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
           PathRole::kInput);
   sub->add_option("--config", flags->configs,
                   "Runs only these configurations (comma-separated names such as reference, "
-                  "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them). Any cpu "
+                  "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them), each "
+                  "with its twins under the other --math and --quant-dot profiles given. Any cpu "
                   "configuration may be batched by adding -bN[-staggered][-seedS] before its "
-                  "math suffix: cpu-t2-b4 decodes the scenario beside 3 companion sequences, "
+                  "profile suffix: cpu-t2-b4 decodes the scenario beside 3 companion sequences, "
                   "cpu-t3-b8-staggered beside 7 that join and leave at different steps "
                   "(harness/README.md, Configurations).")
       ->type_name("NAME,...")
@@ -75,6 +76,14 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
   sub->add_option("--math", flags->math,
                   "Runs every configuration under each of these math profiles (portable, libm); "
                   "default portable. Profiles are compared only within themselves.")
+      ->type_name("PROFILE,...")
+      ->delimiter(',');
+  sub->add_option("--quant-dot", flags->quant_dot,
+                  "Runs every configuration under each of these dot-product profiles for "
+                  "quantized weights (exact, int8), under each math profile; default exact. int8 "
+                  "rounds activations to int8 per block (names end in -int8: cpu-t2-int8, "
+                  "cpu-t2-libm-int8) and has references of its own (portable-int8.txt); "
+                  "profiles are compared only within themselves.")
       ->type_name("PROFILE,...")
       ->delimiter(',');
   sub->add_option("-j,--jobs", flags->jobs,
@@ -127,8 +136,8 @@ namespace {
 
 // Sets the engine `options` run and the profile its cells come from:
 // another engine's (its matrix, names and known differences) or
-// samebits-engine's (the default matrix, expanded with --threads and
-// --math).
+// samebits-engine's (the default matrix, expanded with --threads, --math
+// and --quant-dot).
 void ChooseEngine(const MatrixFlags& flags, runner::MatrixRunOptions& options) {
   const Paths& paths = GetPaths();
   options.engine_given = !flags.engine.empty();
@@ -172,6 +181,7 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
   s.configs = flags.configs;
   s.threads = flags.threads;
   s.math = flags.math;
+  s.quant_dot = flags.quant_dot;
   s.root = paths.root;
   s.project_scenarios = paths.scenarios;
   ChooseEngine(flags, options);

@@ -31,7 +31,8 @@ struct MatrixFlags {
   std::vector<std::string> configs;
   std::vector<int> threads = {1, 2, 3};
   std::vector<std::string> math = {"portable"};
-  int jobs = 0;  // 0 (not given): the number of cores
+  std::vector<std::string> quant_dot = {"exact"};  // --quant-dot
+  int jobs = 0;                                    // 0 (not given): the number of cores
   int cells_per_child = kDefaultCellsPerChild;
   double timeout_seconds = 120;
   std::string db;

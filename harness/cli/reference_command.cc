@@ -1,5 +1,6 @@
 // `samebits reference generate|show`: writes or prints the committed
-// references for this platform and math profile (harness/analysis/references.h).
+// references for this platform and numeric profile (math and quant-dot;
+// harness/analysis/references.h).
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -86,22 +87,25 @@ int Show(const ReferenceFlags& flags) {
   const std::string dir = ReferencesDir(flags.matrix);
   const std::string arch = runner::LocalMachine().arch;
   int shown = 0;
-  for (const std::string& profile : flags.matrix.math) {
-    const std::string key = harness::ReferenceGroupKey(profile, arch);
-    std::optional<harness::ReferenceGroup> group;
-    try {
-      group = harness::LoadReferenceGroup(dir, key);
-    } catch (const harness::ReferenceError& e) {
-      throw UsageError(e.what());
+  for (const std::string& math : flags.matrix.math) {
+    for (const std::string& quant_dot : flags.matrix.quant_dot) {
+      const harness::NumericProfile profile{math, quant_dot};
+      const std::string key = harness::ReferenceGroupKey(profile, arch);
+      std::optional<harness::ReferenceGroup> group;
+      try {
+        group = harness::LoadReferenceGroup(dir, key);
+      } catch (const harness::ReferenceError& e) {
+        throw UsageError(e.what());
+      }
+      if (!group) {
+        std::printf("# %s/%s: none (make it: samebits reference generate%s)\n", dir.c_str(),
+                    harness::ReferenceFileName(key).c_str(),
+                    harness::ProfileFlags(profile).c_str());
+        continue;
+      }
+      std::printf("%s", harness::FormatReferenceGroup(*group).c_str());
+      ++shown;
     }
-    if (!group) {
-      std::printf("# %s/%s: none (make it: samebits reference generate%s)\n", dir.c_str(),
-                  harness::ReferenceFileName(key).c_str(),
-                  profile == "portable" ? "" : (" --math " + profile).c_str());
-      continue;
-    }
-    std::printf("%s", harness::FormatReferenceGroup(*group).c_str());
-    ++shown;
   }
   return shown > 0 ? 0 : 1;
 }
@@ -109,13 +113,15 @@ int Show(const ReferenceFlags& flags) {
 CommandSpec Setup(CLI::App& app) {
   auto flags = std::make_shared<ReferenceFlags>();
   CLI::App* sub = app.add_subcommand(
-      "reference", "Writes or prints the committed references for this platform and math profile.");
+      "reference",
+      "Writes or prints the committed references for this platform and numeric profile.");
   sub->require_subcommand(1);
   CLI::App* generate = sub->add_subcommand(
       "generate",
       "Runs the matrix (or takes a stored run) and, only if every configuration agrees, writes "
       "its outputs to references/<group>.txt: portable.txt for the portable profile (one group "
-      "for every platform), libm-<arch>.txt for the system math library.");
+      "for every platform), libm-<arch>.txt for the system math library, portable-int8.txt and "
+      "libm-int8-<arch>.txt for the same under --quant-dot int8.");
   AddMatrixFlags(generate, &flags->matrix);
   generate
       ->add_option("--run", flags->run,
@@ -128,11 +134,17 @@ CommandSpec Setup(CLI::App& app) {
       "Examples:\n"
       "  samebits reference generate\n"
       "  samebits reference generate --math libm\n"
+      "  samebits reference generate --quant-dot int8 --checkpoint synthetic:tiny-q4_0\n"
       "  samebits reference generate --run 12");
   CLI::App* show = sub->add_subcommand(
-      "show", "Prints this platform's reference groups for the math profiles given.");
+      "show", "Prints this platform's reference groups for the numeric profiles given.");
   show->add_option("--math", flags->matrix.math,
-                   "Shows these profiles' groups (default: portable,libm).")
+                   "Shows these math profiles' groups (default: portable,libm).")
+      ->type_name("PROFILE,...")
+      ->delimiter(',');
+  show->add_option("--quant-dot", flags->matrix.quant_dot,
+                   "Shows these quantized dot-product profiles' groups, under each math profile "
+                   "(default: exact,int8).")
       ->type_name("PROFILE,...")
       ->delimiter(',');
   Declare(
@@ -141,8 +153,13 @@ CommandSpec Setup(CLI::App& app) {
           ->type_name("DIR")
           ->check(ExistingFolder()),
       PathRole::kInput);
-  show->footer("Examples:\n  samebits reference show\n  samebits reference show --math libm");
-  show->preparse_callback([flags](size_t) { flags->matrix.math = {"portable", "libm"}; });
+  show->footer(
+      "Examples:\n  samebits reference show\n  samebits reference show --math libm\n"
+      "  samebits reference show --math portable --quant-dot int8");
+  show->preparse_callback([flags](size_t) {
+    flags->matrix.math = harness::MathProfiles();
+    flags->matrix.quant_dot = harness::QuantDotProfiles();
+  });
   return {sub, [flags, generate, show] {
             if (generate->parsed()) return Generate(*flags);
             if (show->parsed()) return Show(*flags);

@@ -67,11 +67,14 @@ CommandSpec Setup(CLI::App& app) {
   sub->footer(
       "Configurations: reference; cpu-tN for each --threads N; cpu-tMAX-chunk8k (8 KiB GEMV\n"
       "chunks); cpu-scalar, cpu-avx2, cpu-avx512, cpu-neon (UNSUPPORTED where the machine\n"
-      "lacks the ISA). With --math portable,libm each appears once per profile (-libm suffix).\n\n"
+      "lacks the ISA). With --math portable,libm each appears once per profile (-libm suffix),\n"
+      "and with --quant-dot exact,int8 once per dot-product profile (-int8 suffix, after any\n"
+      "-libm: cpu-t2-libm-int8).\n\n"
       "Examples:\n"
       "  samebits run\n"
       "  samebits run --checkpoint synthetic:tiny --scenario classic --config reference,cpu-t3\n"
       "  samebits run --threads 1,2,4 --math portable,libm -j 2 --timeout 30\n"
+      "  samebits run --checkpoint synthetic:tiny-q4_0 --quant-dot exact,int8\n"
       "  samebits run --engine ./my-engine --db /tmp/experiment.db --list\n"
       "  samebits run --checkpoint synthetic:tiny --dump-logits && samebits report latest");
   return {sub, [flags] { return Run(*flags); }};

@@ -152,10 +152,11 @@ CommandSpec Setup(CLI::App& app) {
   AddReportFlags(sub, flags->reports, "the verdict");
   sub->footer(
       "A shard stored more than once (a retried CI job) counts by its newest run, and the\n"
-      "verdict says so. Machines are compared group by group (checkpoint x scenario x math\n"
-      "profile): each shard runs other configurations of a group, which must all give the\n"
-      "same bits, so a machine whose cells of a group differ from another machine's is named\n"
-      "with the most likely cause (the math library, the ISA, the architecture, ...).\n\n"
+      "verdict says so. Machines are compared group by group (checkpoint x scenario x numeric\n"
+      "profile, --math and --quant-dot): each shard runs other configurations of a group,\n"
+      "which must all give the same bits, so a machine whose cells of a group differ from\n"
+      "another machine's is named with the most likely cause (the math library, the ISA,\n"
+      "the architecture, ...).\n\n"
       "Exit codes:\n"
       "  0  every shard is in, and every cell agrees with the others and the references\n"
       "  1  something differs (the summary and the reports say what, where and on which\n"

@@ -16,6 +16,7 @@
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
 #include "harness/analysis/machine_name.h"
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/shard.h"
 #include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle_dumps.h"
@@ -80,6 +81,9 @@ json CellJson(const CellResult& c) {
                  {"isa", c.config.isa},
                  {"gemv_chunk_bytes", c.config.gemv_chunk_bytes},
                  {"math", c.config.math}};
+  // Only the int8 profile names its dot product, so an exact cell's bundle
+  // (and its content id) is as before.
+  if (c.config.quant_dot != harness::kExactQuantDot) config["quant_dot"] = c.config.quant_dot;
   if (harness::IsBatched(c.config)) {
     config["batch"] = c.config.batch;
     config["batch_seed"] = c.config.batch_seed;
@@ -145,6 +149,14 @@ bool HasBatchFields(const RunResult& run) {
     if (!d.batch_place.empty()) return true;
   }
   return false;
+}
+
+// Returns whether `run` holds a cell of a dot-product profile other than
+// exact, which only version 6 carries.
+bool HasQuantDot(const RunResult& run) {
+  return std::any_of(run.cells.begin(), run.cells.end(), [](const CellResult& c) {
+    return c.config.quant_dot != harness::kExactQuantDot;
+  });
 }
 
 // Returns whether `run` holds a dump, which only version 3 carries.
@@ -321,6 +333,15 @@ class Reader {
     c.config.gemv_chunk_bytes =
         Integer(config, cw, "gemv_chunk_bytes", 0, std::numeric_limits<int64_t>::max());
     c.config.math = String(config, cw, "math");
+    // Absent before version 6, and for an exact cell since: exact.
+    if (config.contains("quant_dot")) {
+      if (version_ < kQuantDotBundleVersion)
+        Fail(Join(cw, "quant_dot"), "a dot-product profile needs bundle version " +
+                                        std::to_string(kQuantDotBundleVersion));
+      c.config.quant_dot = String(config, cw, "quant_dot");
+      if (c.config.quant_dot.empty() || c.config.quant_dot == harness::kExactQuantDot)
+        Fail(Join(cw, "quant_dot"), "expected a profile other than exact (exact is not written)");
+    }
     if (config.contains("batch")) {
       c.config.batch = Int(config, cw, "batch", 2);
       c.config.batch_seed = static_cast<uint64_t>(
@@ -536,6 +557,7 @@ std::string FormatBundle(const std::vector<RunResult>& runs, const BundleKey* si
     if (HasDumps(run)) version = std::max(version, kDumpBundleVersion);
     if (HasOwnMachineName(run)) version = std::max(version, kMachineNameBundleVersion);
     if (run.shard) version = std::max(version, kShardBundleVersion);
+    if (HasQuantDot(run)) version = std::max(version, kQuantDotBundleVersion);
   }
   json bundle = {{"format", kBundleFormat}, {"version", version}, {"runs", std::move(bundle_runs)}};
   if (sign != nullptr) SignBundle(bundle, *sign);

@@ -52,15 +52,19 @@ inline constexpr const char* kBundleFormat = "samebits-bundle";
 // one the machine's description gives (a reader of an older bundle derives
 // that one). Version 5 adds a run's `shard` ({"group", "index", "count"}:
 // the sharded gate's shard the run is, so an imported shard counts in
-// `samebits verdict --group`), written only for a shard. A bundle is
-// written with the lowest version that holds what it carries (1 without
-// batches, dumps, names or shards), so older samebits read every bundle
-// they could; versions 1 to 5 are read.
-inline constexpr int kBundleVersion = 5;
+// `samebits verdict --group`), written only for a shard. Version 6 adds a
+// config's `quant_dot` (harness/analysis/numeric_profile.h), written only
+// when it is not exact, so that an older samebits refuses an int8 cell
+// rather than read it as an exact one. A bundle is written with the lowest
+// version that holds what it carries (1 without batches, dumps, names,
+// shards or int8 cells), so older samebits read every bundle they could;
+// versions 1 to 6 are read.
+inline constexpr int kBundleVersion = 6;
 inline constexpr int kBatchBundleVersion = 2;
 inline constexpr int kDumpBundleVersion = 3;
 inline constexpr int kMachineNameBundleVersion = 4;
 inline constexpr int kShardBundleVersion = 5;
+inline constexpr int kQuantDotBundleVersion = 6;
 inline constexpr int kOldestBundleVersion = 1;
 // Bundles larger than this are refused before they are parsed.
 inline constexpr uint64_t kMaxBundleBytes = 256ull << 20;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/time_split.h"
 #include "harness/report/escape.h"
 #include "harness/report/exporter.h"
@@ -22,8 +23,9 @@ std::string Text(const std::string& s) {
   return SanitizeUtf8(s);
 }
 
-// The batch fields appear only on batched configurations (batch > 1), as
-// in the protocol's hello, so unbatched reports read as before.
+// The batch fields appear only on batched configurations (batch > 1), and
+// `quant_dot` only when it is not exact, as in the protocol's hello, so
+// other reports read as before.
 Json ToJson(const Configuration& c) {
   Json j{{"name", Text(c.name)},
          {"kernels", Text(c.kernels)},
@@ -31,6 +33,7 @@ Json ToJson(const Configuration& c) {
          {"isa", Text(c.isa)},
          {"gemv_chunk_bytes", c.gemv_chunk_bytes},
          {"math", Text(c.math)}};
+  if (c.quant_dot != kExactQuantDot) j["quant_dot"] = Text(c.quant_dot);
   if (c.batch > 1) {
     j["batch"] = c.batch;
     j["batch_seed"] = c.batch_seed;

@@ -6,21 +6,13 @@
 #include <stdexcept>
 
 #include "harness/analysis/batch.h"
+#include "harness/analysis/numeric_profile.h"
 
 namespace samebits::runner {
-namespace {
-
-// Returns the math suffix the matrix gives `profile`'s names ("" for
-// portable; matrix.h DefaultConfigurations).
-std::string MathSuffix(const std::string& profile) {
-  return profile == "portable" ? "" : "-" + profile;
-}
-
-}  // namespace
 
 harness::Configuration Batched(harness::Configuration base, int batch, uint64_t seed,
                                const std::string& schedule) {
-  const std::string suffix = MathSuffix(base.math);
+  const std::string suffix = harness::ProfileSuffix(harness::ProfileOf(base));
   std::string stem = base.name;
   if (!suffix.empty() && stem.ends_with(suffix)) stem.resize(stem.size() - suffix.size());
   stem += "-b" + std::to_string(batch);
@@ -36,16 +28,17 @@ harness::Configuration Batched(harness::Configuration base, int batch, uint64_t 
 std::optional<harness::Configuration> ParseBatchedName(
     const std::string& name, const std::vector<harness::Configuration>& unbatched) {
   // The batch part starts at the last "-b<digits>" followed by the end or
-  // another part; every later part must be a schedule, a seed or the math.
+  // another part; every later part must be a schedule, a seed or the
+  // numeric profile's suffix ("-libm", "-int8", "-libm-int8").
   static const std::regex kBatched(
-      R"(^(.+)-b([0-9]+)(-(together|staggered))?(-seed([0-9]+))?(-[a-z]+)?$)");
+      R"(^(.+)-b([0-9]+)(-(together|staggered))?(-seed([0-9]+))?((?:-[a-z][a-z0-9]*)*)$)");
   std::smatch m;
   if (!std::regex_match(name, m, kBatched)) {
     if (std::regex_search(name, std::regex(R"(-b[0-9])"))) {
-      throw std::invalid_argument(
-          "--config: '" + name +
-          "' has a batch part that is not <base>-b<N>[-staggered][-seed<S>][-<math>] "
-          "(such as cpu-t2-b4 or cpu-t3-b8-staggered)");
+      throw std::invalid_argument("--config: '" + name +
+                                  "' has a batch part that is not "
+                                  "<base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>] "
+                                  "(such as cpu-t2-b4 or cpu-t3-b8-staggered)");
     }
     return std::nullopt;
   }
@@ -56,7 +49,8 @@ std::optional<harness::Configuration> ParseBatchedName(
       });
   if (base == unbatched.end()) {
     throw std::invalid_argument("--config: '" + name + "' batches " + base_name +
-                                ", which is not a configuration with these --threads and --math");
+                                ", which is not a configuration with these --threads, --math and "
+                                "--quant-dot");
   }
   if (base->kernels != "cpu") {
     throw std::invalid_argument("--config: '" + name + "' batches " + base_name +

@@ -1,14 +1,15 @@
 // The names of batched configurations. A batched configuration is an
 // unbatched one of the matrix run with companions (harness/analysis/batch.h),
-// named by inserting its batch before the math suffix:
+// named by inserting its batch before the numeric profile's suffix
+// (harness/analysis/numeric_profile.h):
 //
-//   <base>-b<N>[-staggered][-seed<S>][-<math>]
+//   <base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>]
 //
-// where <base> is a configuration of the matrix without its math suffix
+// where <base> is a configuration of the matrix without its profile suffix
 // (cpu-t2, cpu-t3-chunk8k, cpu-avx2, ...), N is 2 to kMaxBatch, the schedule
 // is together unless `-staggered` is written, and the seed is 1 unless
 // `-seed<S>` is written: cpu-t2-b4, cpu-t3-b8-staggered,
-// cpu-t2-b4-seed7-libm. Each configuration has one name: `-together`,
+// cpu-t2-b4-seed7-libm, cpu-t2-b4-libm-int8. Each configuration has one name: `-together`,
 // `-seed1` and `-b1` are refused with the name to write instead.
 #pragma once
 
@@ -25,7 +26,7 @@ namespace samebits::runner {
 inline constexpr int kMaxBatch = 64;
 
 // Returns `base` (an unbatched configuration) batched: its name with the
-// batch inserted before the math suffix, and the batch fields set.
+// batch inserted before the profile suffix, and the batch fields set.
 harness::Configuration Batched(harness::Configuration base, int batch, uint64_t seed,
                                const std::string& schedule);
 

@@ -9,6 +9,7 @@
 #include <regex>
 #include <thread>
 
+#include "harness/analysis/numeric_profile.h"
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/matrix.h"
@@ -20,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Returns the configuration named `name` ("reference", "cpu-t2",
-// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", ...) among those of
-// samebits-engine's matrix, or nullopt.
+// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", "cpu-t2-int8", ...) among
+// those of samebits-engine's matrix, or nullopt.
 std::optional<harness::Configuration> NamedConfiguration(const std::string& name,
                                                          const BenchSideOptions& options) {
   static const std::regex kThreads("cpu-t([0-9]+)");
@@ -31,7 +32,8 @@ std::optional<harness::Configuration> NamedConfiguration(const std::string& name
   if (threads < 1 || threads > 1024) return std::nullopt;
   if (!options.own_profile) throw RunError("no samebits-engine profile to name configurations");
   for (const harness::Configuration& c :
-       DefaultConfigurations(*options.own_profile, {threads}, {"portable", "libm"}, 8192)) {
+       DefaultConfigurations(*options.own_profile, {threads}, harness::MathProfiles(), 8192,
+                             harness::QuantDotProfiles())) {
     if (c.name == name) return c;
   }
   return std::nullopt;
@@ -46,7 +48,7 @@ std::string ScenarioFile(const BenchSideOptions& options) {
     if (!fs::is_regular_file(scenario, ec)) throw RunError("--scenario: no such file " + scenario);
     return scenario;
   }
-  const std::string file = (fs::path(options.scenarios_dir) / (scenario + ".json")).string();
+  std::string file = (fs::path(options.scenarios_dir) / (scenario + ".json")).string();
   if (!fs::is_regular_file(file, ec)) {
     throw RunError("--scenario: no scenario named '" + scenario + "' in " + options.scenarios_dir);
   }

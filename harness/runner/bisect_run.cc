@@ -2,6 +2,7 @@
 #include "harness/runner/bisect_run.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include <tuple>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/references.h"
 #include "harness/analysis/verdict.h"
 #include "harness/runner/bisect.h"
@@ -99,7 +101,9 @@ std::string DefaultGood(const BisectOptions& options, const std::vector<Cell>& c
                         store::Store& store, std::string* origin) {
   const std::string arch = LocalMachine().arch;
   std::set<std::string> keys;
-  for (const Cell& c : cells) keys.insert(harness::ReferenceGroupKey(c.config.math, arch));
+  for (const Cell& c : cells) {
+    keys.insert(harness::ReferenceGroupKey(harness::ProfileOf(c.config), arch));
+  }
   const std::string& dir = options.references_dir;
   for (const std::string& key : keys) {
     std::optional<harness::ReferenceGroup> group;
@@ -431,8 +435,7 @@ class BisectSession {
       report << "  (the traced reruns of the culprit and its parent did not differ)\n";
     }
     report << "  " << outcome.steps.size() << " bisect steps, " << bisector_->builds()
-           << " builds, " << static_cast<int>(total_s + 0.5) << " s; stored as bisect "
-           << bisect_id_ << "\n";
+           << " builds, " << std::lround(total_s) << " s; stored as bisect " << bisect_id_ << "\n";
     return report.str();
   }
 

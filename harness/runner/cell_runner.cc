@@ -40,6 +40,11 @@ std::string ConfigMismatch(const Cell& cell, const protocol::Hello& hello) {
   if (hello.math.profile != want.math) {
     why << "math library profile " << hello.math.profile << " (asked " << want.math << ") ";
   }
+  // An engine that ignored --quant-dot (one older than it) ran the exact
+  // profile: its hello, without `quant_dot`, says exact.
+  if (got.quant_dot != want.quant_dot) {
+    why << "quant_dot " << got.quant_dot << " (asked " << want.quant_dot << ") ";
+  }
   if (want.isa != "auto" && got.isa != want.isa)
     why << "isa " << got.isa << " (asked " << want.isa << ") ";
   if (want.gemv_chunk_bytes > 0 && got.gemv_chunk_bytes != want.gemv_chunk_bytes) {

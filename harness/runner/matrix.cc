@@ -11,6 +11,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
+#include "harness/analysis/numeric_profile.h"
 #include "harness/runner/batched_name.h"
 #include "harness/runner/matrix_template.h"
 #include "harness/store/dump_paths.h"
@@ -36,8 +37,8 @@ const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfig
   if (it == config.values.end()) {
     throw ProfileError(profile.file, key,
                        "expected an axis `" + axis + "` (samebits-engine's configurations " +
-                           "set kernels, threads, isa, gemv_chunk_bytes, math, batch, " +
-                           "batch_seed and batch_schedule), to read '" + config.name + "'");
+                           "set kernels, threads, isa, gemv_chunk_bytes, math, quant_dot, " +
+                           "batch, batch_seed and batch_schedule), to read '" + config.name + "'");
   }
   return it->second;
 }
@@ -66,6 +67,7 @@ harness::Configuration OwnConfiguration(const EngineProfile& profile, const std:
   c.isa = value("isa");
   c.gemv_chunk_bytes = std::stoll(value("gemv_chunk_bytes"));
   c.math = value("math");
+  c.quant_dot = value("quant_dot");
   c.batch = std::stoi(value("batch"));
   c.batch_seed = std::stoull(value("batch_seed"));
   c.batch_schedule = value("batch_schedule");
@@ -74,10 +76,10 @@ harness::Configuration OwnConfiguration(const EngineProfile& profile, const std:
 
 }  // namespace
 
-std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& profile,
-                                                          const std::vector<int>& threads,
-                                                          const std::vector<std::string>& math,
-                                                          int64_t small_chunk_bytes) {
+std::vector<harness::Configuration> DefaultConfigurations(
+    const EngineProfile& profile, const std::vector<int>& threads,
+    const std::vector<std::string>& math, int64_t small_chunk_bytes,
+    const std::vector<std::string>& quant_dot) {
   const std::vector<std::string>& templates = profile.matrix_configuration_templates;
   if (templates.empty()) {
     throw ProfileError(profile.file, kConfigurationsKey,
@@ -87,20 +89,22 @@ std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& p
   if (threads.empty()) throw std::invalid_argument("--threads: no thread count given");
   const TemplateInputs inputs{threads, AllIsas(), small_chunk_bytes};
   std::vector<harness::Configuration> out;
-  for (const std::string& profile_name : math) {
-    // Math profiles are compared only within themselves: each gets the
-    // whole list, named apart by its suffix.
-    const std::string suffix = profile_name == "portable" ? "" : "-" + profile_name;
-    for (size_t i = 0; i < templates.size(); ++i) {
-      const std::string key = std::string(kConfigurationsKey) + "[" + std::to_string(i) + "]";
-      std::vector<std::string> names;
-      try {
-        names = ExpandTemplate(templates[i], inputs);
-      } catch (const std::invalid_argument& e) {
-        throw ProfileError(profile.file, key, e.what());
-      }
-      for (const std::string& name : names) {
-        out.push_back(OwnConfiguration(profile, name + suffix, key));
+  for (const std::string& math_profile : math) {
+    for (const std::string& dot_profile : quant_dot) {
+      // Numeric profiles are compared only within themselves: each gets the
+      // whole list, named apart by its suffix ("-libm", "-int8", "-libm-int8").
+      const std::string suffix = harness::ProfileSuffix({math_profile, dot_profile});
+      for (size_t i = 0; i < templates.size(); ++i) {
+        const std::string key = std::string(kConfigurationsKey) + "[" + std::to_string(i) + "]";
+        std::vector<std::string> names;
+        try {
+          names = ExpandTemplate(templates[i], inputs);
+        } catch (const std::invalid_argument& e) {
+          throw ProfileError(profile.file, key, e.what());
+        }
+        for (const std::string& name : names) {
+          out.push_back(OwnConfiguration(profile, name + suffix, key));
+        }
       }
     }
   }
@@ -124,7 +128,24 @@ const std::vector<std::string>& DefaultCheckpoints(const EngineProfile& profile)
   return profile.matrix_checkpoints;
 }
 
-// Refuses thread counts and math profiles the engine would refuse, and a
+// Refuses `values` of the numeric profile axis `flag` (--math, --quant-dot)
+// that are none of `known`, and an empty list.
+void CheckProfiles(const std::string& flag, const std::vector<std::string>& values,
+                   const std::vector<std::string>& known) {
+  std::string listed;
+  for (size_t i = 0; i < known.size(); ++i) {
+    listed += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
+  }
+  if (values.empty()) throw std::invalid_argument(flag + ": no profile given (" + listed + ")");
+  const auto unknown = std::find_if(values.begin(), values.end(), [&](const std::string& v) {
+    return std::find(known.begin(), known.end(), v) == known.end();
+  });
+  if (unknown != values.end()) {
+    throw std::invalid_argument(flag + ": unknown profile '" + *unknown + "' (" + listed + ")");
+  }
+}
+
+// Refuses thread counts and numeric profiles the engine would refuse, and a
 // matrix without samebits-engine's profile.
 void CheckAxes(const MatrixOptions& options) {
   if (!options.profile) {
@@ -138,12 +159,8 @@ void CheckAxes(const MatrixOptions& options) {
     }
   }
   if (options.threads.empty()) throw std::invalid_argument("--threads: no thread count given");
-  if (options.math.empty()) throw std::invalid_argument("--math: no math profile given");
-  for (const std::string& m : options.math) {
-    if (m != "portable" && m != "libm") {
-      throw std::invalid_argument("--math: unknown profile '" + m + "' (portable or libm)");
-    }
-  }
+  CheckProfiles("--math", options.math, harness::MathProfiles());
+  CheckProfiles("--quant-dot", options.quant_dot, harness::QuantDotProfiles());
 }
 
 // Returns the configuration `name` among `all`, or a batched form of one of
@@ -160,42 +177,52 @@ std::optional<harness::Configuration> ResolveConfiguration(
 [[noreturn]] void RefuseUnknownConfiguration(const std::string& name,
                                              const std::vector<harness::Configuration>& all) {
   std::string message = "--config: unknown configuration '" + name +
-                        "'; with these --threads and --math the configurations are: ";
+                        "'; with these --threads, --math and --quant-dot the configurations are: ";
   for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
   message +=
-      "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>] "
+      "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>] "
       "(cpu-t2-b4, cpu-t3-b8-staggered)";
   throw std::invalid_argument(message);
 }
 
-// Adds `chosen` (named `name`) and its twins under every --math profile to
-// `configs`, each once (`--config reference --math portable,libm` ran no
-// libm cell at all before twins were added).
+// Refuses `--config name` under the profile `profile`, whose twin `twin` is
+// not a configuration.
+[[noreturn]] void RefuseMissingTwin(const std::string& name, const harness::NumericProfile& profile,
+                                    const std::string& twin) {
+  throw std::invalid_argument("--config " + name + " with --math " + profile.math +
+                              " and --quant-dot " + profile.quant_dot +
+                              ": there is no configuration '" + twin +
+                              "'; name each configuration to run, and leave its profile out of "
+                              "--math and --quant-dot");
+}
+
+// Adds `chosen` (named `name`) and its twins under every --math and
+// --quant-dot profile to `configs`, each once (`--config reference --math
+// portable,libm` ran no libm cell at all before twins were added).
 void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
                   const MatrixOptions& options, const std::vector<harness::Configuration>& all,
                   std::vector<harness::Configuration>& configs) {
-  const std::string own_suffix = chosen.math == "portable" ? "" : "-" + chosen.math;
+  const std::string own_suffix = harness::ProfileSuffix(harness::ProfileOf(chosen));
   const std::string base = name.substr(0, name.size() - own_suffix.size());
-  for (const std::string& profile : options.math) {
-    const std::string twin = base + (profile == "portable" ? "" : "-" + profile);
-    const std::optional<harness::Configuration> resolved =
-        twin == name ? chosen : ResolveConfiguration(twin, all);
-    if (!resolved) {
-      throw std::invalid_argument(
-          "--config " + name + " with --math " + profile + ": there is no configuration '" + twin +
-          "'; name each configuration to run, and leave " + profile + " out of --math");
-    }
-    if (std::none_of(configs.begin(), configs.end(),
-                     [&](const harness::Configuration& c) { return c.name == twin; })) {
-      configs.push_back(*resolved);
+  for (const std::string& math : options.math) {
+    for (const std::string& quant_dot : options.quant_dot) {
+      const std::string twin = base + harness::ProfileSuffix({math, quant_dot});
+      const std::optional<harness::Configuration> resolved =
+          twin == name ? chosen : ResolveConfiguration(twin, all);
+      if (!resolved) RefuseMissingTwin(name, {math, quant_dot}, twin);
+      if (std::none_of(configs.begin(), configs.end(),
+                       [&](const harness::Configuration& c) { return c.name == twin; })) {
+        configs.push_back(*resolved);
+      }
     }
   }
 }
 
 // Returns the configurations --config names (with their twins), or all.
 std::vector<harness::Configuration> SelectConfigurations(const MatrixOptions& options) {
-  const std::vector<harness::Configuration> all = DefaultConfigurations(
-      *options.profile, options.threads, options.math, options.small_chunk_bytes);
+  std::vector<harness::Configuration> all =
+      DefaultConfigurations(*options.profile, options.threads, options.math,
+                            options.small_chunk_bytes, options.quant_dot);
   if (options.configs.empty()) return all;
   std::vector<harness::Configuration> configs;
   for (const std::string& name : options.configs) {
@@ -282,6 +309,13 @@ std::vector<std::string> ConfigurationArguments(const harness::Configuration& c,
   std::vector<std::string> args = {
       "run",   "--kernels", c.kernels, "--threads", std::to_string(c.threads),
       "--isa", c.isa,       "--math",  c.math};
+  // Only the int8 profile names its dot product, so an exact cell's command
+  // line is what it always was (and an engine older than --quant-dot, a
+  // bisect's good end, still runs it).
+  if (c.quant_dot != harness::kExactQuantDot) {
+    args.push_back("--quant-dot");
+    args.push_back(c.quant_dot);
+  }
   if (c.gemv_chunk_bytes > 0) {
     args.push_back("--gemv-chunk-bytes");
     args.push_back(std::to_string(c.gemv_chunk_bytes));

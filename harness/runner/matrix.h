@@ -29,7 +29,8 @@ struct MatrixOptions {
   std::vector<std::string> configs;         // names to keep; empty: all
   std::vector<int> threads = {1, 2, 3};     // the cpu-tN configurations
   std::vector<std::string> math = {"portable"};
-  int64_t small_chunk_bytes = 8192;  // the cpu-tN-chunk8k configuration
+  std::vector<std::string> quant_dot = {"exact"};  // --quant-dot: exact, int8
+  int64_t small_chunk_bytes = 8192;                // the cpu-tN-chunk8k configuration
 };
 
 // One child to run (a plain record of the data model, analysis/results.h,
@@ -37,20 +38,22 @@ struct MatrixOptions {
 using harness::Cell;
 
 // Returns the configurations of `profile` (samebits-engine's) for
-// `threads` and `math` profiles, in matrix order: its
+// `threads`, `math` profiles and `quant_dot` profiles, in matrix order: its
 // `matrix.configurations` templates (matrix_template.h) expanded in order,
-// the whole list once per math profile; a profile other than portable
-// suffixes every name ("cpu-t2-libm", "cpu-t2-b4-libm"; harness/README.md,
+// the whole list once per math profile and, within it, once per quant_dot
+// profile; a profile other than portable and exact suffixes every name
+// (ProfileSuffix, analysis/numeric_profile.h: "cpu-t2-libm",
+// "cpu-t2-b4-libm", "cpu-t2-int8", "cpu-t2-libm-int8"; harness/README.md,
 // Configurations, says what engines/samebits.json lists and why). Each
 // name is read by the profile's grammar into samebits-engine's fields
 // (kernels, threads, isa, ...). Throws ProfileError (file, key, what was
 // expected) when the profile has no such list, or a name it expands to is
 // not one of its configurations or lacks one of samebits-engine's axes;
 // std::invalid_argument for no thread count.
-std::vector<harness::Configuration> DefaultConfigurations(const EngineProfile& profile,
-                                                          const std::vector<int>& threads,
-                                                          const std::vector<std::string>& math,
-                                                          int64_t small_chunk_bytes);
+std::vector<harness::Configuration> DefaultConfigurations(
+    const EngineProfile& profile, const std::vector<int>& threads,
+    const std::vector<std::string>& math, int64_t small_chunk_bytes,
+    const std::vector<std::string>& quant_dot = {"exact"});
 
 // Returns the scenario name of a scenario file: its stem ("classic" for
 // scenarios/classic.json).

@@ -58,9 +58,13 @@ harness::Configuration ProfileConfiguration(const EngineProfile& profile,
   c.engine = profile.name;
   c.params = config.values;
   c.baseline = config.name == profile.baseline.name;
-  // Configurations are compared within one math profile, as samebits-engine's are.
+  // Configurations are compared within one numeric profile (math and
+  // quant_dot), as samebits-engine's are.
   if (const auto math = config.values.find("math"); math != config.values.end()) {
     c.math = math->second;
+  }
+  if (const auto dot = config.values.find("quant_dot"); dot != config.values.end()) {
+    c.quant_dot = dot->second;
   }
   if (const KnownDifference* known = FindKnownDifference(profile, config, checkpoint, scenario)) {
     // A declaration that names the baseline's own value would make the

@@ -34,7 +34,7 @@ std::vector<EngineConfiguration> DefaultProfileConfigurations(const EngineProfil
 // Returns the configuration of `profile` as the data model keeps it: named,
 // with the engine's name, every axis's value, whether it is the baseline,
 // the known difference declared for it on `checkpoint` (if any), and `math`
-// from a `math` axis when the profile has one.
+// and `quant_dot` from axes of those names when the profile has them.
 harness::Configuration ProfileConfiguration(const EngineProfile& profile,
                                             const EngineConfiguration& config,
                                             const std::string& checkpoint,

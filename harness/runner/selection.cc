@@ -39,11 +39,21 @@ std::vector<std::string> FolderScenarios(const std::string& dir) {
   return all;
 }
 
+// Refuses the scenario `name`, which the folder `dir` (holding `all`) lacks,
+// listing the ones it holds.
+[[noreturn]] void RefuseUnknownScenario(const std::string& name, const std::string& dir,
+                                        const std::vector<std::string>& all) {
+  std::string known;
+  for (const std::string& f : all) known += (known.empty() ? "" : ", ") + ScenarioName(f);
+  throw RunError("--scenario: no scenario named '" + name + "' in " + dir +
+                 (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
+}
+
 // Returns the scenario files the selection names (every one in the folder
 // when it names none). Throws RunError for a name the folder lacks.
 std::vector<std::string> ScenarioFiles(const Selection& s) {
   const std::string dir = ScenariosDir(s);
-  const std::vector<std::string> all = FolderScenarios(dir);
+  std::vector<std::string> all = FolderScenarios(dir);
   if (s.scenarios.empty()) {
     if (all.empty()) {
       throw RunError("no scenarios: " + dir +
@@ -61,12 +71,7 @@ std::vector<std::string> ScenarioFiles(const Selection& s) {
     }
     auto it = std::find_if(all.begin(), all.end(),
                            [&](const std::string& f) { return ScenarioName(f) == name; });
-    if (it == all.end()) {
-      std::string known;
-      for (const std::string& f : all) known += (known.empty() ? "" : ", ") + ScenarioName(f);
-      throw RunError("--scenario: no scenario named '" + name + "' in " + dir +
-                     (known.empty() ? std::string(" (it holds none)") : " (known: " + known + ")"));
-    }
+    if (it == all.end()) RefuseUnknownScenario(name, dir, all);
     chosen.push_back(*it);
   }
   return chosen;
@@ -125,6 +130,7 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   options.configs = s.configs;
   options.threads = s.threads;
   options.math = s.math;
+  options.quant_dot = s.quant_dot;
   const std::vector<std::string> isas = MachineIsas();
   const std::string arch = LocalMachine().arch;
   const std::optional<Suite> suite = SelectedSuite(s);

@@ -21,6 +21,7 @@ struct Selection {
   std::vector<std::string> configs;      // names to keep; empty: all
   std::vector<int> threads = {1, 2, 3};
   std::vector<std::string> math = {"portable"};
+  std::vector<std::string> quant_dot = {"exact"};
   // The project: a suite's checkpoints resolve against `root`, and its
   // scenarios folder holds the default scenarios and real/suite.json.
   std::string root;
@@ -33,8 +34,8 @@ struct Selection {
   // the profile's matrix (profile_matrix.h) of the checkpoints and
   // scenarios named (default: the profile's `matrix`, else the scenarios
   // folder) and the configurations named (parsed by the profile's grammar;
-  // default: DefaultProfileConfigurations). `threads` and `math` are
-  // samebits-engine's and do not apply.
+  // default: DefaultProfileConfigurations). `threads`, `math` and
+  // `quant_dot` are samebits-engine's and do not apply.
   std::shared_ptr<const EngineProfile> profile;
 };
 

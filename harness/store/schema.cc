@@ -244,6 +244,12 @@ ALTER TABLE bisect_steps ADD COLUMN build_ms REAL NOT NULL DEFAULT -1;
 ALTER TABLE bisect_steps ADD COLUMN run_ms REAL NOT NULL DEFAULT -1;
 ALTER TABLE bisect_steps ADD COLUMN judge_ms REAL NOT NULL DEFAULT -1;
 )sql",
+      // Version 16: the dot-product profile for quantized weights a cell ran
+      // under (--quant-dot; harness/analysis/numeric_profile.h): 'exact' for
+      // every cell stored before, which is what their engines ran.
+      R"sql(
+ALTER TABLE cells ADD COLUMN quant_dot TEXT NOT NULL DEFAULT 'exact';
+)sql",
   };
   return kMigrations;
 }

@@ -285,10 +285,11 @@ class CellWriter {
                                 "engine_checkpoint, batch, batch_seed, batch_schedule, "
                                 "scenario_xxh3, "
                                 "dump_row_length, engine, config_params, baseline, "
-                                "known_difference) VALUES (?1, ?2, "
+                                "known_difference, quant_dot) VALUES (?1, ?2, "
                                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                                 "?17, ?18, ?19, ?20, "
-                                "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30) RETURNING id")),
+                                "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31) "
+                                "RETURNING id")),
         steps_(db, "steps", {"cell_id",         "idx",          "kind",       "position",
                              "input_token",     "token",        "fnv1a64",    "xxh3_64",
                              "argmax",          "nan_count",    "inf_count",  "text",
@@ -323,6 +324,7 @@ class CellWriter {
     }
     s.Bind(27, c.engine).Bind(28, ParamsText(c.params));
     s.Bind(29, static_cast<int64_t>(c.baseline ? 1 : 0)).Bind(30, c.known_difference);
+    s.Bind(31, c.quant_dot);
     return s.RunReturningId();
   }
 
@@ -479,6 +481,7 @@ CellResult ReadCell(Statement& row) {
   cell.config.params = ParamsFromText(row.Text(38));
   cell.config.baseline = row.Int(39) != 0;
   cell.config.known_difference = row.Text(40);
+  cell.config.quant_dot = row.Text(41);
   return cell;
 }
 
@@ -498,7 +501,7 @@ std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellR
       "c.batch_schedule, "
       "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, "
       "c.baseline, "
-      "c.known_difference "
+      "c.known_difference, c.quant_dot "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "

@@ -96,6 +96,38 @@ TEST(BatchedName, BatchedWritesTheOneName) {
   }
 }
 
+// Under --quant-dot int8 a batch goes before the whole profile suffix
+// (-int8, -libm-int8), and every name Batched writes reads back.
+TEST(BatchedName, Int8NamesTakeTheirBatchBeforeTheProfileSuffix) {
+  MatrixOptions o =
+      OneScenario({"cpu-t2-b4-int8", "cpu-t3-b8-staggered-seed5-libm-int8"}, {"libm", "portable"});
+  o.quant_dot = {"int8"};
+  const std::vector<Cell> cells = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(cells.size(), 4u);
+  EXPECT_EQ(cells[0].config.name, "cpu-t2-b4-libm-int8");  // the twin, under --math libm first
+  EXPECT_EQ(cells[1].config.name, "cpu-t2-b4-int8");
+  EXPECT_EQ(cells[1].config.quant_dot, "int8");
+  EXPECT_EQ(cells[1].config.math, "portable");
+  EXPECT_EQ(cells[1].config.batch, 4);
+  const harness::Configuration& b8 = cells[2].config;
+  EXPECT_EQ(b8.name, "cpu-t3-b8-staggered-seed5-libm-int8");
+  EXPECT_EQ(b8.math, "libm");
+  EXPECT_EQ(b8.quant_dot, "int8");
+  EXPECT_EQ(b8.batch, 8);
+  EXPECT_EQ(b8.batch_seed, 5u);
+  EXPECT_EQ(b8.batch_schedule, "staggered");
+  EXPECT_EQ(cells[3].config.name, "cpu-t3-b8-staggered-seed5-int8");
+  // The profile suffix is written once, after the batch.
+  o.configs = {"cpu-t2-int8-b4"};
+  EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
+  harness::Configuration base;
+  base.name = "cpu-t2-libm-int8";
+  base.threads = 2;
+  base.math = "libm";
+  base.quant_dot = "int8";
+  EXPECT_EQ(Batched(base, 4, 1, "together").name, "cpu-t2-b4-libm-int8");
+}
+
 TEST(BatchedName, RefusesWhatIsNotOneBatchedConfiguration) {
   EXPECT_NE(Refusal("cpu-t2-b1").find("write cpu-t2"), std::string::npos) << Refusal("cpu-t2-b1");
   EXPECT_NE(Refusal("cpu-t2-b65").find("a batch is 2 to 64"), std::string::npos);

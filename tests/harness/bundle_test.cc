@@ -168,9 +168,9 @@ TEST_F(BundleTest, OtherVersionIsRefused) {
   std::string text = harness::testing::ReadFile(bundle());
   const size_t at = text.find("\"version\": 1");
   ASSERT_NE(at, std::string::npos) << text.substr(0, 200);
-  text.replace(at, 12, "\"version\": 6");
-  harness::testing::WriteFile(dir_.File("v6.json"), text);
-  ExpectRefused(dir_.File("v6.json"), "bundle version 6 is not supported");
+  text.replace(at, 12, "\"version\": 7");
+  harness::testing::WriteFile(dir_.File("v7.json"), text);
+  ExpectRefused(dir_.File("v7.json"), "bundle version 7 is not supported");
 }
 
 // A batched run needs version 2 and comes back whole; a bundle without
@@ -270,6 +270,42 @@ void ExpectUnreadable(const std::string& text, const std::string& words) {
   } catch (const BundleError& e) {
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
   }
+}
+
+// An int8 cell travels with its dot-product profile (version 6): it comes
+// back int8 through another store, and a run without one keeps version 1
+// and its content id; an int8 cell in an older version, which an older
+// samebits would read as exact, is refused, naming the field.
+TEST_F(BundleTest, Int8CellsTravelAsVersionSix) {
+  RunResult int8 = original_;
+  int8.cells[1].config.name = "cpu-t1-libm-int8";
+  int8.cells[1].config.quant_dot = "int8";
+  EXPECT_NE(ContentId(int8), ContentId(original_));
+  EXPECT_FALSE(
+      nlohmann::json::parse(FormatBundle({original_}))["runs"][0]["cells"][1]["config"].contains(
+          "quant_dot"));
+  EXPECT_NE(harness::testing::ReadFile(bundle()).find("\"version\": 1"), std::string::npos);
+  const std::string file = dir_.File("int8.json");
+  WriteBundle({int8}, file);
+  const std::string text = harness::testing::ReadFile(file);
+  EXPECT_NE(text.find("\"version\": 6"), std::string::npos);
+
+  store::Store target(dir_.File("b.db"));
+  const ImportResult imported = ImportRuns(target, ReadBundle(file));
+  ASSERT_EQ(imported.added.size(), 1u);
+  const RunResult back = target.LoadRun(imported.added[0]);
+  EXPECT_EQ(back.cells[0].config.quant_dot, "exact");
+  EXPECT_EQ(back.cells[1].config.quant_dot, "int8");
+  EXPECT_EQ(ContentId(back), ContentId(int8));
+
+  std::string old = text;
+  old.replace(old.find("\"version\": 6"), 12, "\"version\": 5");
+  ExpectUnreadable(old,
+                   "runs[0].cells[1].config.quant_dot: a dot-product profile needs bundle "
+                   "version 6");
+  std::string exact = text;
+  exact.replace(exact.find("\"quant_dot\": \"int8\""), 19, "\"quant_dot\": \"exact\"");
+  ExpectUnreadable(exact, "runs[0].cells[1].config.quant_dot: expected a profile other than exact");
 }
 
 // A shard travels with its run (version 5): imported into another store,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -197,7 +198,7 @@ TEST(Cli, TheReferenceWorkflow) {
   EXPECT_NE(out.stdout_text.find("unchanged"), std::string::npos) << out.stdout_text;
   EXPECT_EQ(ReadFile(box.dir().File("references/portable.txt")), refs);
   // `reference show` prints it.
-  out = box.Run("reference", {"show", "--math", "portable"});
+  out = box.Run("reference", {"show", "--math", "portable", "--quant-dot", "exact"});
   EXPECT_EQ(Exit(out), 0);
   EXPECT_EQ(out.stdout_text, refs);
   // The stored runs are listed and shown.
@@ -262,6 +263,98 @@ TEST(Cli, AnotherMathLibraryIsDiagnosedAsSuch) {
             std::string::npos);
   EXPECT_NE(judged.stdout_text.find("glibc 2.36 (fingerprint 00000000000000bb)"),
             std::string::npos);
+}
+
+// `--quant-dot exact,int8` runs every configuration under both profiles,
+// writes each its own references (portable.txt, portable-int8.txt) and
+// judges each against its own: the fake engine's int8 hashes differ from
+// its exact ones, as a quantized checkpoint's do, and the gate passes.
+TEST(Cli, TheInt8ProfileHasReferencesOfItsOwnAndIsNeverComparedWithExact) {
+  Sandbox box;
+  const std::vector<std::string> both = {"-q", "--quant-dot", "exact,int8", "--config",
+                                         "reference,cpu-t1"};
+  std::vector<std::string> generate = {"generate"};
+  generate.insert(generate.end(), both.begin(), both.end());
+  ChildOutcome out = box.Run("reference", generate);
+  ASSERT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  const std::string exact = ReadFile(box.dir().File("references/portable.txt"));
+  const std::string int8 = ReadFile(box.dir().File("references/portable-int8.txt"));
+  EXPECT_NE(exact.find("\ngroup portable\n"), std::string::npos) << exact;
+  EXPECT_NE(int8.find("\ngroup portable-int8\n"), std::string::npos) << int8;
+  const std::string first_exact = exact.substr(exact.find("fake:ok classic 0 "));
+  const std::string first_int8 = int8.substr(int8.find("fake:ok classic 0 "));
+  EXPECT_NE(first_exact.substr(0, first_exact.find('\n')),
+            first_int8.substr(0, first_int8.find('\n')));
+  out = box.Run("gate", both);
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  EXPECT_NE(out.stdout_text.find("PASS        : 8"), std::string::npos) << out.stdout_text;
+  // The int8 profile alone is judged against its own file, and `show`
+  // names each cell's profile.
+  out = box.Run("gate", {"-q", "--quant-dot", "int8", "--config", "cpu-t3-int8"});
+  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
+  out = box.Run("show", {"latest"});
+  EXPECT_NE(out.stdout_text.find(
+                "cpu-t3-int8 (kernels cpu, threads 3, isa auto -> scalar, math portable, "
+                "quant-dot int8)"),
+            std::string::npos)
+      << out.stdout_text;
+  // `reference show` prints each profile's group.
+  out = box.Run("reference", {"show", "--math", "portable", "--quant-dot", "int8"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_EQ(out.stdout_text, int8);
+  out = box.Run("reference", {"show"});
+  EXPECT_EQ(Exit(out), 0);
+  EXPECT_NE(out.stdout_text.find(exact), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find(int8), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("libm-int8-x86_64.txt: none (make it: samebits reference "
+                                 "generate --math libm --quant-dot int8)"),
+            std::string::npos)
+      << out.stdout_text;
+  // Negative control: the int8 cells judged against the exact file differ.
+  std::filesystem::copy_file(box.dir().File("references/portable.txt"),
+                             box.dir().File("references/portable-int8.txt"),
+                             std::filesystem::copy_options::overwrite_existing);
+  std::string relabelled = ReadFile(box.dir().File("references/portable-int8.txt"));
+  relabelled.replace(relabelled.find("\ngroup portable\n"), 16, "\ngroup portable-int8\n");
+  WriteFile(box.dir().File("references/portable-int8.txt"), relabelled);
+  out = box.Run("gate", both);
+  EXPECT_EQ(Exit(out), 1) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("references/portable-int8.txt"), std::string::npos)
+      << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("PASS        : 4"), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("FAIL: 2 cells of cpu-t1-int8 "), std::string::npos)
+      << out.stdout_text;
+  EXPECT_EQ(out.stdout_text.find("FAIL: 2 cells of cpu-t1 "), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find("reference generate --quant-dot int8"), std::string::npos)
+      << out.stdout_text;
+  // The bisect it suggests runs the same profiles.
+  EXPECT_NE(out.stdout_text.find(" bisect --engine "), std::string::npos) << out.stdout_text;
+  EXPECT_NE(out.stdout_text.find(" --quant-dot exact,int8 "), std::string::npos) << out.stdout_text;
+}
+
+// An unknown dot-product profile is refused before anything runs (exit 2),
+// naming the ones there are; an engine that ran another profile than asked
+// (one older than --quant-dot, which ignores it) fails its cells loudly.
+TEST(Cli, AnUnknownQuantDotProfileOrAnEngineThatIgnoresItIsRefused) {
+  Sandbox box;
+  for (const char* command : {"run", "gate"}) {
+    const ChildOutcome out = box.Run(command, {"-q", "--quant-dot", "exact,int4"});
+    EXPECT_EQ(Exit(out), 2) << command << out.stdout_text << out.stderr_tail;
+    EXPECT_NE(out.stderr_tail.find("--quant-dot: unknown profile 'int4' (exact or int8)"),
+              std::string::npos)
+        << command << ": " << out.stderr_tail;
+  }
+  const ChildOutcome ignored = box.Run(
+      "run", {"-q", "--quant-dot", "int8", "--config", "reference-int8", "--scenario", "classic"},
+      "fake:no-quant-dot");
+  EXPECT_EQ(Exit(ignored), 1) << ignored.stdout_text << ignored.stderr_tail;
+  EXPECT_NE(ignored.stdout_text.find("UNRESOLVED"), std::string::npos) << ignored.stdout_text;
+  EXPECT_NE(ignored.stdout_text.find("quant_dot exact (asked int8)"), std::string::npos)
+      << ignored.stdout_text;
+  // Negative control: the same engine's exact cell is what was asked.
+  EXPECT_EQ(Exit(box.Run("run", {"-q", "--config", "reference", "--scenario", "classic"},
+                         "fake:no-quant-dot")),
+            0);
 }
 
 // Every numeric option is checked when the command line is parsed: a value
@@ -376,6 +469,7 @@ TEST(Cli, ACorruptDatabaseIsRefusedAndLeftUntouched) {
 TEST(Cli, FourSamebitsProcessesWriteOneDatabase) {
   Sandbox box;
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::vector<ChildOutcome> outs(4);
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
@@ -422,12 +516,15 @@ TEST(Cli, TheDefaultMatrixComesFromTheProfileUnderTheRoot) {
       << broken.output;
 }
 
-// The real engine on the cheapest cells of the default matrix agrees with
-// itself and with the committed references (the full matrix is ci/main.sh).
-TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
+// Returns the outcome of the real engine's `samebits gate -q` on one
+// checkpoint's classic scenario, judged against the committed references,
+// with `args` (the configurations, the profiles) after; nothing when there
+// is no engine.
+std::optional<ChildOutcome> GateRealEngine(const std::string& checkpoint,
+                                           const std::vector<std::string>& args,
+                                           const TempDir& dir) {
   const std::string engine = testing::BinDir() + "/samebits-engine";
-  if (::access(engine.c_str(), X_OK) != 0) GTEST_SKIP() << "no engine at " << engine;
-  TempDir dir;
+  if (::access(engine.c_str(), X_OK) != 0) return std::nullopt;
   runner::ChildSpec spec;
   spec.program = SamebitsProgram();
   spec.args = {"gate",
@@ -435,22 +532,42 @@ TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
                "--engine",
                engine,
                "--checkpoint",
-               "synthetic:tiny",
+               checkpoint,
                "--scenario",
                "classic",
-               "--config",
-               "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k",
                "--db",
                dir.File("db"),
                "--scenarios-dir",
                std::string(SAMEBITS_SOURCE_DIR) + "/scenarios",
                "--references-dir",
                std::string(SAMEBITS_SOURCE_DIR) + "/references"};
+  spec.args.insert(spec.args.end(), args.begin(), args.end());
   spec.env = runner::ChildEnvironment({});
   spec.timeout_seconds = 120;
-  const ChildOutcome out = runner::RunChild(spec);
-  EXPECT_EQ(Exit(out), 0) << out.stdout_text << out.stderr_tail;
-  EXPECT_NE(out.stdout_text.find("PASS        : 4"), std::string::npos) << out.stdout_text;
+  return runner::RunChild(spec);
+}
+
+// The real engine on the cheapest cells of the default matrix agrees with
+// itself and with the committed references (the full matrix is ci/main.sh).
+TEST(CliRealEngine, TinyClassicPassesTheCommittedReferences) {
+  TempDir dir;
+  const std::optional<ChildOutcome> out =
+      GateRealEngine("synthetic:tiny", {"--config", "reference,cpu-t1,cpu-t3,cpu-t3-chunk8k"}, dir);
+  if (!out) GTEST_SKIP() << "no engine in " << testing::BinDir();
+  EXPECT_EQ(Exit(*out), 0) << out->stdout_text << out->stderr_tail;
+  EXPECT_NE(out->stdout_text.find("PASS        : 4"), std::string::npos) << out->stdout_text;
+}
+
+// The real engine's int8 profile on a quantized checkpoint, whose bits
+// differ from the exact profile's: each profile agrees with itself and with
+// its own committed references (portable.txt, portable-int8.txt).
+TEST(CliRealEngine, TinyQ4ClassicPassesBothProfilesCommittedReferences) {
+  TempDir dir;
+  const std::optional<ChildOutcome> out = GateRealEngine(
+      "synthetic:tiny-q4_0", {"--quant-dot", "exact,int8", "--config", "reference,cpu-t3"}, dir);
+  if (!out) GTEST_SKIP() << "no engine in " << testing::BinDir();
+  EXPECT_EQ(Exit(*out), 0) << out->stdout_text << out->stderr_tail;
+  EXPECT_NE(out->stdout_text.find("PASS        : 4"), std::string::npos) << out->stdout_text;
 }
 
 }  // namespace

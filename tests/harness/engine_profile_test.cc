@@ -15,6 +15,7 @@
 #include <string>
 
 #include "harness/runner/matrix.h"
+#include "harness/runner/profile_matrix.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::runner {
@@ -77,7 +78,7 @@ TEST(EngineProfile, SamebitsProfileNamesEveryDefaultConfigurationAsTheMatrixDoes
   EXPECT_EQ(p.name, "samebits");
   EXPECT_EQ(p.baseline.name, "reference");
   const std::vector<harness::Configuration> all =
-      DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192);
+      DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192, {"exact", "int8"});
   ASSERT_FALSE(all.empty());
   for (const harness::Configuration& c : all) {
     const EngineConfiguration e = ParseConfigurationName(p, c.name);
@@ -86,6 +87,7 @@ TEST(EngineProfile, SamebitsProfileNamesEveryDefaultConfigurationAsTheMatrixDoes
     EXPECT_EQ(e.values.at("isa"), c.isa) << c.name;
     EXPECT_EQ(e.values.at("gemv_chunk_bytes"), std::to_string(c.gemv_chunk_bytes)) << c.name;
     EXPECT_EQ(e.values.at("math"), c.math) << c.name;
+    EXPECT_EQ(e.values.at("quant_dot"), c.quant_dot) << c.name;
     EXPECT_EQ(e.values.at("batch"), std::to_string(c.batch)) << c.name;
     EXPECT_EQ(e.values.at("batch_seed"), std::to_string(c.batch_seed)) << c.name;
     EXPECT_EQ(e.values.at("batch_schedule"), c.batch_schedule) << c.name;
@@ -109,7 +111,7 @@ std::multimap<std::string, std::string> Options(const std::vector<std::string>& 
 TEST(EngineProfile, SamebitsProfileBuildsTheEngineArgumentsOfEveryDefaultCell) {
   const EngineProfile& p = Samebits();
   for (const harness::Configuration& c :
-       DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192)) {
+       DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192, {"exact", "int8"})) {
     Cell cell;
     cell.checkpoint = "synthetic:tiny";
     cell.scenario_file = "/s/classic.json";
@@ -124,6 +126,70 @@ TEST(EngineProfile, SamebitsProfileBuildsTheEngineArgumentsOfEveryDefaultCell) {
       EXPECT_EQ(Options(got, 1), Options(want, 1)) << c.name;
     }
   }
+}
+
+// samebits-engine's hello must echo the dot-product profile a cell asked
+// for: an engine that ran the exact profile (one older than --quant-dot,
+// which ignores it) fails an int8 cell loudly.
+TEST(EngineProfile, SamebitsHelloMustEchoTheQuantDotProfile) {
+  const EngineProfile& p = Samebits();
+  nlohmann::json hello = {{"type", "hello"},
+                          {"math", {{"profile", "portable"}}},
+                          {"config", {{"kernels", "cpu"}, {"threads", 1}, {"math", "portable"}}}};
+  const EngineConfiguration exact = ParseConfigurationName(p, "cpu-t1");
+  const EngineConfiguration int8 = ParseConfigurationName(p, "cpu-t1-int8");
+  EXPECT_EQ(int8.values.at("quant_dot"), "int8");
+  EXPECT_EQ(HelloMismatch(p, exact, hello), "");
+  EXPECT_EQ(HelloMismatch(p, int8, hello), "config.quant_dot is missing, expected int8");
+  hello["config"]["quant_dot"] = "int8";
+  EXPECT_EQ(HelloMismatch(p, int8, hello), "");
+  // Only a cell that asks for int8 names its profile on the command line.
+  const auto args = [&](const EngineConfiguration& c) {
+    return BuildArguments(p, c, "synthetic:tiny", "/s/classic.json", false, "");
+  };
+  const std::vector<std::string> without = args(exact);
+  EXPECT_EQ(std::count(without.begin(), without.end(), "--quant-dot"), 0);
+  const std::vector<std::string> with = args(int8);
+  const auto at = std::find(with.begin(), with.end(), "--quant-dot");
+  ASSERT_NE(at, with.end());
+  ASSERT_NE(at + 1, with.end());
+  EXPECT_EQ(*(at + 1), "int8");
+}
+
+// The int8 profile differs from the exact one by design on quantized
+// weights (the card says KNOWN), and gives the same bits on F32, F16 and
+// BF16 ones, where a declaration would turn an agreement into FIXED.
+TEST(EngineProfile, SamebitsDeclaresInt8ToDifferOnQuantizedWeightsOnly) {
+  const EngineProfile& p = Samebits();
+  const EngineConfiguration int8 = ParseConfigurationName(p, "cpu-t1-int8");
+  for (const char* quantized :
+       {"synthetic:tiny-q4_0", "synthetic:tiny-q5_1", "synthetic:medium-q8_0",
+        "synthetic:medium-q4_k", "synthetic:medium-q6_k",
+        "gguf:../shared/checkpoints/small_dense_qwen3_q4_k_m.gguf",
+        "gguf:../shared/checkpoints/small_dense_qwen3_q8_0.gguf",
+        "gguf:../shared/checkpoints/small_dense_qwen3_q6_k.gguf"}) {
+    const KnownDifference* k = FindKnownDifference(p, int8, quantized, "classic");
+    ASSERT_NE(k, nullptr) << quantized;
+    EXPECT_EQ(k->axis, "quant_dot") << quantized;
+  }
+  for (const char* unquantized :
+       {"synthetic:tiny", "synthetic:medium", "synthetic:tiny-bf16", "synthetic:gemma",
+        "gguf:../shared/checkpoints/small_dense_qwen3_q4_k_m.deq-f32.gguf",
+        "gguf:../shared/checkpoints/tiny_dense_llama_f32.gguf",
+        "gguf:../shared/checkpoints/stories260K.gguf"}) {
+    EXPECT_EQ(FindKnownDifference(p, int8, unquantized, "classic"), nullptr) << unquantized;
+  }
+  EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "cpu-t1"), "synthetic:medium-q4_k",
+                                "classic"),
+            nullptr);
+  // A cell of the profile's configuration (samebits card, conform) knows its
+  // dot-product profile, and why it is declared to differ.
+  const harness::Configuration cell =
+      ProfileConfiguration(p, int8, "synthetic:medium-q4_k", "classic");
+  EXPECT_EQ(cell.quant_dot, "int8");
+  EXPECT_EQ(cell.math, "portable");
+  EXPECT_NE(cell.known_difference.find("int8 per block"), std::string::npos);
+  EXPECT_EQ(ProfileConfiguration(p, int8, "synthetic:tiny", "classic").known_difference, "");
 }
 
 TEST(EngineProfile, AnyValueInARangeIsAcceptedWithoutOtherFlags) {
@@ -166,7 +232,11 @@ TEST(EngineProfile, BadNamesSayWhatIsWrong) {
   EXPECT_THAT(message("cpu-t2-b4-together"), HasSubstr("batch_schedule's default"));
   EXPECT_THAT(message("cpu-t2-b4-seed1"), HasSubstr("batch_seed's default"));
   EXPECT_THAT(message("cpu-t2000"), HasSubstr("'t2000' is not a part this engine's names take"));
-  EXPECT_THAT(message("cpu-libm-t2"), HasSubstr("nothing may follow the last axis"));
+  EXPECT_THAT(message("cpu-libm-t2"), HasSubstr("expected, in this order: quant_dot as {value}"));
+  EXPECT_THAT(message("cpu-libm-int8-t2"), HasSubstr("nothing may follow the last axis"));
+  EXPECT_THAT(message("cpu-int8-libm"), HasSubstr("nothing may follow the last axis"));
+  EXPECT_THAT(message("cpu-t2-exact"),
+              HasSubstr("names quant_dot's default (exact); leave it out"));
   EXPECT_THAT(message("cpu-avx2-t2"), HasSubstr("expected, in this order: batch as b{value}"));
   EXPECT_THAT(message("t2"), HasSubstr("gives no kernels"));
   EXPECT_THAT(message("cpu--t2"), HasSubstr("an empty part"));

@@ -22,11 +22,15 @@
 //   fake:nonexistent   an error record "no such synthetic checkpoint", exit 2
 //   fake:libm-other    well-behaved; with --math libm reports another libm
 //                      and other hashes
+//   fake:no-quant-dot  an engine older than --quant-dot: ignores it, so its
+//                      hello and hashes are the exact profile's
 //   fake:leave-behind  well-behaved, but leaves a sleeping process behind
 //   fake:trailing-garbage  prints everything, then a line that is not JSON
 // Any other spec behaves like fake:ok. With --batch N (N > 1) it echoes
 // the batch in hello.config, as a batching engine does; its hashes never
-// depend on it.
+// depend on it. With --quant-dot int8 it echoes `quant_dot` in hello.config
+// (as samebits-engine does, only when not exact) and its hashes differ from
+// the exact profile's, as a quantized checkpoint's do.
 //
 // With `--serve` it serves cells as samebits-engine's `run --serve` does
 // (PROTOCOL.md, "Serving several cells"): one cell per line of stdin, a
@@ -112,6 +116,10 @@ int RunCell(const Args& args) {
                       ",\"batch_schedule\":\"" + Arg(args, "--batch-schedule", "together") + "\""
                 : "";
   const std::string mode = checkpoint.rfind("fake:", 0) == 0 ? checkpoint.substr(5) : "ok";
+  const std::string quant_dot =
+      mode == "no-quant-dot" ? "exact" : Arg(args, "--quant-dot", "exact");
+  const std::string quant_dot_config =
+      quant_dot == "exact" ? "" : ",\"quant_dot\":\"" + quant_dot + "\"";
 
   if (mode == "unsupported") {
     Line(R"({"type":"unsupported","reason":"ISA neon is not available on this machine"})");
@@ -149,11 +157,12 @@ int RunCell(const Args& args) {
       R"("build":{"revision":"0123456789abcdef0123456789abcdef01234567","dirty":false,"compiler":"fake 1","flags":"%s"},)"
       R"("platform":{"arch":"x86_64","isa_features":["avx2"],"os":"Linux","kernel":"6.1.0","libc":"glibc 2.36","cpu":"Fake CPU"},)"
       R"("math":{"profile":"%s","library":"%s","version":"%s","fingerprint":"%s"},)"
-      R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"%s},)"
+      R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"%s%s},)"
       R"("checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
       flags.c_str(), math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(),
       checkpoint.c_str(), scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(),
-      chunk.c_str(), math.c_str(), batch_config.c_str(), checkpoint.c_str());
+      chunk.c_str(), math.c_str(), batch_config.c_str(), quant_dot_config.c_str(),
+      checkpoint.c_str());
   Line(hello);
   if (mode == "hang") {
     for (;;) pause();
@@ -173,7 +182,7 @@ int RunCell(const Args& args) {
   }
   const bool trace = HasFlag(args, "--trace");
   const uint64_t seed = HashString(checkpoint + "/" + scenario + (other_libm ? "/other" : "")) ^
-                        (math == "libm" ? 0x55ULL : 0);
+                        (math == "libm" ? 0x55ULL : 0) ^ (quant_dot == "int8" ? 0x1008ULL : 0);
   const int steps = 5;
   for (int i = 0; i < steps; ++i) {
     uint64_t h = Mix(seed + static_cast<uint64_t>(i));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/analysis/compare.h"
+#include "harness/analysis/reference_generation.h"
 #include "harness/analysis/verdict.h"
 #include "tests/harness/harness_test_util.h"
 
@@ -250,6 +251,115 @@ TEST(Judge, ProfilesAreComparedOnlyWithinThemselves) {
   options.references[libm.key] = libm;
   Judge(run, options);
   EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kAllAgree) << AllText(run.diagnosis);
+}
+
+// Returns `cell` as its twin under --quant-dot int8, its outputs from `seed`.
+CellResult Int8Twin(CellResult cell, uint64_t seed) {
+  cell.config.name += "-int8";
+  cell.config.quant_dot = "int8";
+  for (StepRecord& s : cell.steps) s = testing::MakeStep(s.index, seed);
+  return cell;
+}
+
+// Returns the reference group `key` of the reference cells among `cells`.
+ReferenceGroup GroupOf(const std::string& key, const std::vector<CellResult>& cells) {
+  ReferenceGroup g;
+  g.key = key;
+  g.math = *cells.front().math;
+  for (const CellResult& c : cells) {
+    if (c.config.kernels != "reference") continue;
+    for (const StepRecord& s : c.steps) {
+      g.lines.push_back(
+          {c.checkpoint, c.scenario, s.index, s.kind, s.position, s.token, s.fnv1a64, s.xxh3_64});
+    }
+  }
+  return g;
+}
+
+// An int8 cell differs from its exact twin by design: it is compared only
+// with the int8 cells of its pair and with the int8 references, never with
+// an exact cell, so the gate passes; its own group still finds an int8 cell
+// that differs from the int8 baseline.
+TEST(Judge, Int8CellsAreNeverComparedWithExactOnes) {
+  RunResult run = AgreeingRun();
+  const ReferenceGroup portable = MatchingReferences(run);
+  std::vector<CellResult> int8;
+  for (const CellResult& c : run.cells)
+    int8.push_back(Int8Twin(c, c.scenario == "classic" ? 70 : 80));
+  run.cells.insert(run.cells.end(), int8.begin(), int8.end());
+  ASSERT_NE(run.cells[0].steps[0].xxh3_64, run.cells[6].steps[0].xxh3_64);
+  EXPECT_EQ(NeededReferenceKeys(run), (std::vector<std::string>{"portable", "portable-int8"}));
+  const std::vector<AgreementGroup> groups = GroupCells(run);
+  ASSERT_EQ(groups.size(), 4u);
+  for (const AgreementGroup& g : groups) {
+    EXPECT_EQ(g.classes.size(), 1u);
+    for (size_t i : g.cells) EXPECT_EQ(run.cells[i].config.quant_dot, g.quant_dot);
+  }
+  JudgeOptions options = WithReferences(portable);
+  const ReferenceGroup portable_int8 = GroupOf("portable-int8", int8);
+  options.references[portable_int8.key] = portable_int8;
+  Judge(run, options);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kAllAgree) << AllText(run.diagnosis);
+  for (const CellResult& c : run.cells) EXPECT_EQ(c.code, ResultCode::kPass) << c.config.name;
+
+  // Within the int8 profile, a differing cell is still an identity break,
+  // judged against the int8 baseline.
+  run.cells[11].steps[1].xxh3_64 ^= 1;  // cpu-t3-int8 of `long`
+  Judge(run, options);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken) << AllText(run.diagnosis);
+  EXPECT_EQ(run.cells[11].code, ResultCode::kFail);
+  ASSERT_EQ(run.diagnosis.divergences.size(), 1u);
+  EXPECT_EQ(run.diagnosis.divergences[0].config_a, "reference-int8");
+  EXPECT_EQ(run.diagnosis.divergences[0].config_b, "cpu-t3-int8");
+  for (size_t i = 0; i < 11; ++i) EXPECT_EQ(run.cells[i].code, ResultCode::kPass) << i;
+
+  // Judged against the exact references instead, every int8 cell would
+  // differ: the int8 group is keyed apart, and without it there is none.
+  run.cells[11].steps[1].xxh3_64 ^= 1;
+  Judge(run, WithReferences(portable));
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kNoReference) << AllText(run.diagnosis);
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("references/portable-int8.txt does not exist"), std::string::npos) << text;
+  EXPECT_NE(text.find("reference generate --quant-dot int8  (writes"), std::string::npos) << text;
+  for (const CellResult& c : run.cells) EXPECT_EQ(c.code, ResultCode::kPass) << c.config.name;
+}
+
+// `reference generate --quant-dot exact,int8` writes each profile's outputs
+// to its own group, the int8 one keyed portable-int8 on every architecture.
+TEST(Judge, Int8ReferencesAreAGroupOfTheirOwn) {
+  RunResult run = AgreeingRun();
+  run.machine.arch = "s390x";
+  std::vector<CellResult> int8;
+  for (const CellResult& c : run.cells)
+    int8.push_back(Int8Twin(c, c.scenario == "classic" ? 70 : 80));
+  run.cells.insert(run.cells.end(), int8.begin(), int8.end());
+  EXPECT_EQ(WhyNotAReference(run), "");
+  const std::map<std::string, ReferenceGroup> groups = ReferenceGroupsFromRun(run);
+  ASSERT_EQ(groups.size(), 2u);
+  const ReferenceGroup& exact = groups.at("portable");
+  const ReferenceGroup& dot = groups.at("portable-int8");
+  EXPECT_EQ(exact.quant_dot, "exact");
+  EXPECT_EQ(dot.quant_dot, "int8");
+  ReferenceGroup want_exact = MatchingReferences(run);
+  want_exact.revision = exact.revision;
+  EXPECT_EQ(FormatReferenceGroup(exact), FormatReferenceGroup(want_exact));
+  ReferenceGroup want = GroupOf("portable-int8", int8);
+  want.revision = exact.revision;
+  EXPECT_EQ(FormatReferenceGroup(dot), FormatReferenceGroup(want));
+}
+
+// The libm profile's int8 group is keyed by architecture, its profile first.
+TEST(Judge, ALibmInt8GroupIsKeyedByArchitecture) {
+  RunResult run;
+  run.machine.arch = "aarch64";
+  run.cells.push_back(
+      Int8Twin(MakeCell("synthetic:tiny-q4_0", "classic", "reference-libm", 3, 4, "libm"), 4));
+  EXPECT_EQ(NeededReferenceKeys(run), std::vector<std::string>{"libm-int8-aarch64"});
+  Judge(run, JudgeOptions{});
+  const std::string text = AllText(run.diagnosis);
+  EXPECT_NE(text.find("references/libm-int8-aarch64.txt"), std::string::npos) << text;
+  EXPECT_NE(text.find("reference generate --math libm --quant-dot int8"), std::string::npos)
+      << text;
 }
 
 TEST(Judge, ChildFailuresFailTheGateAndAreListed) {

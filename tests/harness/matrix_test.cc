@@ -173,6 +173,100 @@ TEST(Matrix, LibmTwinsAreSpelledOut) {
                                       "cpu-t4-b8-staggered-libm cpu 4 auto 0 libm 8 1 staggered"}));
 }
 
+// --quant-dot int8 gives every configuration a twin named with -int8 after
+// any math suffix, in the order math profile, then dot-product profile;
+// only the name and `quant_dot` differ from the exact twin.
+TEST(Matrix, Int8TwinsAreSpelledOutAfterTheMathSuffix) {
+  const std::vector<harness::Configuration> exact =
+      DefaultConfigurations(*OwnProfile(), {4}, {"portable", "libm"}, 1000);
+  const std::vector<harness::Configuration> both =
+      DefaultConfigurations(*OwnProfile(), {4}, {"portable", "libm"}, 1000, {"exact", "int8"});
+  const size_t n = exact.size() / 2;
+  ASSERT_EQ(both.size(), 4 * n);
+  const std::vector<std::pair<std::string, std::string>> blocks = {
+      {"", "exact"}, {"-int8", "int8"}, {"-libm", "exact"}, {"-libm-int8", "int8"}};
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    for (size_t i = 0; i < n; ++i) {
+      const harness::Configuration& base = exact[i];
+      const harness::Configuration& got = both[b * n + i];
+      EXPECT_EQ(got.name, base.name + blocks[b].first);
+      EXPECT_EQ(got.quant_dot, blocks[b].second) << got.name;
+      EXPECT_EQ(got.math, b < 2 ? "portable" : "libm") << got.name;
+      harness::Configuration same = got;
+      same.name = base.name;
+      same.math = base.math;
+      same.quant_dot = base.quant_dot;
+      EXPECT_EQ(Describe(same), Describe(base)) << got.name;
+    }
+  }
+  EXPECT_EQ(Described(DefaultConfigurations(*OwnProfile(), {4}, {"libm"}, 1000, {"int8"}))[1],
+            "cpu-t4-libm-int8 cpu 4 auto 0 libm 1 1 together");
+  EXPECT_EQ(both[n + n - 1].name, "cpu-t4-b8-staggered-int8");
+}
+
+// Every configuration the matrix knows, named in any of its four forms
+// with --math portable,libm --quant-dot exact,int8, runs under all four
+// profiles, each once; --quant-dot exact (the default) adds no int8 twin.
+TEST(Matrix, EveryNamedConfigurationRunsUnderEveryQuantDotProfile) {
+  const std::vector<int> threads = {1, 2};
+  const auto exact = DefaultConfigurations(*OwnProfile(), threads, {"portable"}, 8192);
+  ASSERT_GT(exact.size(), 5u);
+  for (const harness::Configuration& config : exact) {
+    const std::string& base = config.name;
+    for (const std::string& named : {base, base + "-int8", base + "-libm", base + "-libm-int8"}) {
+      MatrixOptions o = TwoScenarios();
+      o.scenario_files = {"/s/classic.json"};
+      o.checkpoints = {"synthetic:tiny-q4_0"};
+      o.threads = threads;
+      o.math = {"portable", "libm"};
+      o.quant_dot = {"exact", "int8"};
+      o.configs = {named, named};
+      std::vector<std::string> got;
+      for (const Cell& cell : ExpandMatrix(o, {"scalar", "avx2", "avx512", "neon"}, "x86_64"))
+        got.push_back(cell.config.name + "/" + cell.config.math + "/" + cell.config.quant_dot);
+      EXPECT_EQ(
+          got, (std::vector<std::string>{base + "/portable/exact", base + "-int8/portable/int8",
+                                         base + "-libm/libm/exact", base + "-libm-int8/libm/int8"}))
+          << "--config " << named;
+    }
+  }
+  MatrixOptions o = TwoScenarios();
+  o.checkpoints = {"synthetic:tiny-q4_0"};
+  o.scenario_files = {"/s/classic.json"};
+  o.configs = {"reference"};
+  EXPECT_EQ(ExpandMatrix(o, {"scalar"}, "x86_64").size(), 1u);
+  // --quant-dot int8 alone: the int8 names are the configurations, as
+  // --math libm alone makes the libm names.
+  o.quant_dot = {"int8"};
+  EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
+  o.configs = {"reference-int8"};
+  const auto int8_only = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(int8_only.size(), 1u);
+  EXPECT_EQ(int8_only[0].config.name, "reference-int8");
+  // An int8 name without --quant-dot int8 is no configuration of the run.
+  o.quant_dot = {"exact"};
+  o.configs = {"cpu-t1-int8"};
+  EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
+}
+
+// An unknown dot-product profile, or none, is refused with the ones there are.
+TEST(Matrix, AnUnknownQuantDotProfileIsRefused) {
+  const auto refusal = [](std::vector<std::string> quant_dot) -> std::string {
+    MatrixOptions o = TwoScenarios();
+    o.quant_dot = std::move(quant_dot);
+    try {
+      ExpandMatrix(o, {"scalar"}, "x86_64");
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(refusal({"exact", "int4"}), "--quant-dot: unknown profile 'int4' (exact or int8)");
+  EXPECT_EQ(refusal({"Int8"}), "--quant-dot: unknown profile 'Int8' (exact or int8)");
+  EXPECT_EQ(refusal({}), "--quant-dot: no profile given (exact or int8)");
+  EXPECT_EQ(refusal({"int8"}), "accepted");
+}
+
 // Every ISA of the engine's table gets its cell, in table order, whatever
 // the profile's text (a new ISA needs no edit of engines/samebits.json but
 // its isa axis).
@@ -297,6 +391,22 @@ TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
                                             "/s/classic.json", "--kernels", "cpu", "--threads", "3",
                                             "--isa", "avx2", "--math", "libm", "--gemv-chunk-bytes",
                                             "8192", "--trace"}));
+}
+
+// Only an int8 cell names its dot product: an exact cell's command line is
+// what it was before --quant-dot, so engines older than it still run it.
+TEST(Matrix, EngineArgumentsNameTheQuantDotProfileOnlyWhenNotExact) {
+  Cell cell;
+  cell.checkpoint = "synthetic:tiny-q4_0";
+  cell.scenario_file = "/s/classic.json";
+  const std::vector<std::string> exact = EngineArguments(cell, false);
+  EXPECT_EQ(std::find(exact.begin(), exact.end(), "--quant-dot"), exact.end());
+  cell.config.quant_dot = "int8";
+  const std::vector<std::string> int8 = EngineArguments(cell, false);
+  EXPECT_EQ(int8, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny-q4_0",
+                                            "--scenario", "/s/classic.json", "--kernels", "cpu",
+                                            "--threads", "1", "--isa", "auto", "--math", "portable",
+                                            "--quant-dot", "int8"}));
 }
 
 TEST(Matrix, EngineArgumentsAskForADumpOnlyWithAFile) {

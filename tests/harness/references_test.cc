@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::harness {
@@ -76,10 +79,57 @@ TEST(References, StepsOfAPairComeInOrder) {
 }
 
 TEST(References, GroupKeys) {
-  EXPECT_EQ(ReferenceGroupKey("portable", "x86_64"), "portable");
-  EXPECT_EQ(ReferenceGroupKey("portable", "aarch64"), "portable");
-  EXPECT_EQ(ReferenceGroupKey("libm", "x86_64"), "libm-x86_64");
+  EXPECT_EQ(ReferenceGroupKey({"portable"}, "x86_64"), "portable");
+  EXPECT_EQ(ReferenceGroupKey({"portable"}, "aarch64"), "portable");
+  EXPECT_EQ(ReferenceGroupKey({"libm"}, "x86_64"), "libm-x86_64");
   EXPECT_EQ(ReferenceFileName("libm-x86_64"), "libm-x86_64.txt");
+}
+
+// The int8 profile keys its groups as the math profiles do: its portable
+// group serves every architecture, its libm groups name theirs after the
+// profile; and every key reads back into the profile it was made from.
+TEST(References, Int8GroupKeysRoundTrip) {
+  EXPECT_EQ(ReferenceGroupKey({"portable", "int8"}, "x86_64"), "portable-int8");
+  EXPECT_EQ(ReferenceGroupKey({"portable", "int8"}, "s390x"), "portable-int8");
+  EXPECT_EQ(ReferenceGroupKey({"libm", "int8"}, "aarch64"), "libm-int8-aarch64");
+  EXPECT_EQ(ReferenceGroupKey({"portable", "exact"}, "aarch64"), "portable");
+  EXPECT_EQ(ReferenceGroupKey({"portable", "int8"}, "x86_64", "llama.cpp"),
+            "llama.cpp/portable-int8");
+  struct Case {
+    NumericProfile profile;
+    std::string arch, engine;
+  };
+  const std::vector<Case> cases = {{{"portable", "exact"}, "", ""},
+                                   {{"libm", "exact"}, "x86_64", ""},
+                                   {{"portable", "int8"}, "", ""},
+                                   {{"libm", "int8"}, "x86_64", ""},
+                                   {{"libm", "int8"}, "aarch64", "llama.cpp"}};
+  for (const Case& c : cases) {
+    const std::string key =
+        ReferenceGroupKey(c.profile, c.arch.empty() ? "s390x" : c.arch, c.engine);
+    const ReferenceGroupKeyParts parts = ParseReferenceGroupKey(key);
+    EXPECT_EQ(parts.profile, c.profile) << key;
+    EXPECT_EQ(parts.arch, c.arch) << key;
+    EXPECT_EQ(parts.engine, c.engine) << key;
+  }
+  // A file's group line gives the math profile and the dot product.
+  for (const auto& [key, math, quant_dot] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"portable", "portable", "exact"},
+           {"libm-x86_64", "libm", "exact"},
+           {"portable-int8", "portable", "int8"},
+           {"libm-int8-x86_64", "libm", "int8"}}) {
+    std::string text = Valid();
+    text.replace(text.find("group portable"), 14, "group " + key);
+    const ReferenceGroup g = ParseReferenceGroup(text, key + ".txt");
+    EXPECT_EQ(g.key, key);
+    EXPECT_EQ(g.math.profile, math) << key;
+    EXPECT_EQ(g.quant_dot, quant_dot) << key;
+    const ReferenceGroup back = ParseReferenceGroup(FormatReferenceGroup(g), key + ".txt");
+    EXPECT_EQ(back.math.profile, math) << key;
+    EXPECT_EQ(back.quant_dot, quant_dot) << key;
+    EXPECT_EQ(FormatReferenceGroup(back), FormatReferenceGroup(g)) << key;
+  }
 }
 
 TEST(References, ParseErrorsNameTheFileAndLine) {

@@ -174,6 +174,16 @@ TEST(JsonReport, ParsesAndCarriesSchemaVersionAndEveryCell) {
   EXPECT_EQ(j.at("counts").at("UNRESOLVED"), 1);
 }
 
+// A configuration's dot-product profile is exported when it is int8, and
+// left out when exact, so exact reports read as before.
+TEST(JsonReport, NamesTheQuantDotProfileOnlyWhenNotExact) {
+  RunResult run = testing::MixedRun();
+  run.cells[1].config.quant_dot = "int8";
+  const auto j = nlohmann::json::parse(Export(run, "json"));
+  EXPECT_EQ(j.at("cells")[1].at("config").at("quant_dot"), "int8");
+  EXPECT_FALSE(j.at("cells")[0].at("config").contains("quant_dot"));
+}
+
 TEST(JsonReport, InvalidUtf8FromAChildBecomesReplacementCharacters) {
   RunResult run = testing::MixedRun();
   run.cells[5].stderr_tail = "bad \xff\xfe bytes";

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -18,6 +19,7 @@ namespace samebits::harness {
 namespace {
 
 using testing::MakeCell;
+using testing::MakeStep;
 
 TEST(Shard, KOfNIsParsedStrictly) {
   ShardSpec spec;
@@ -204,6 +206,33 @@ TEST(FleetVerdict, AMachineWhoseLibmCellsDifferIsNamedWithTheCause) {
   EXPECT_EQ(all.cells.size(), 5u);
   EXPECT_EQ(all.machine_name, "a");
   EXPECT_EQ(all.command, "samebits verdict --group g");
+}
+
+// Machines are compared profile by profile: a machine's int8 cells stand
+// for its int8 outputs and are compared with the other machine's int8
+// cells, never with its exact ones (which differ by design), whichever a
+// shard ran first.
+TEST(FleetVerdict, MachinesAreComparedWithinEachQuantDotProfile) {
+  const auto int8 = [](RunResult run) {
+    for (CellResult& c : run.cells) {
+      if (!c.config.name.ends_with("-int8")) continue;
+      c.config.quant_dot = "int8";
+      for (StepRecord& s : c.steps) s = MakeStep(s.index, 70);
+    }
+    return run;
+  };
+  const std::vector<RunResult> shards = {
+      int8(ShardRun("a", {"reference", "reference-int8"}, "1111222233334444", 7)),
+      int8(ShardRun("b", {"cpu-t2-int8", "cpu-t2"}, "1111222233334444", 7))};
+  const std::vector<MachineComparison> machines = CompareShardMachines(shards);
+  ASSERT_EQ(machines.size(), 1u);
+  const RunComparison& c = machines[0].comparison;
+  EXPECT_EQ(c.agree, 2);
+  EXPECT_EQ(c.differ, 0);
+  std::vector<std::string> configs;
+  for (const CellComparison& cell : c.cells) configs.push_back(cell.config);
+  std::sort(configs.begin(), configs.end());
+  EXPECT_EQ(configs, (std::vector<std::string>{"portable", "portable-int8"}));
 }
 
 // Returns the reference group `key` holding the steps of `cell`.

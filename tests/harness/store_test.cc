@@ -38,6 +38,13 @@ class StoreOnBothBackends : public testing::StoreBackendTest {
     if (postgres()) return OpenPostgres(ParseLocation(db()), false);
     return std::make_unique<SqliteConnection>(db(), true);
   }
+  // Makes the store an older one: schema `version`, with the rows `sql`
+  // inserts (the next Store opened on it migrates it).
+  void MakeOldStore(int version, const std::string& sql) {
+    std::unique_ptr<Connection> bare = OpenBare();
+    Migrate(*bare, version);
+    bare->Exec(sql);
+  }
 };
 SAMEBITS_ON_BOTH_STORE_BACKENDS(StoreOnBothBackends);
 
@@ -88,6 +95,7 @@ void ExpectSameCells(const RunResult& a, const RunResult& b) {
     EXPECT_EQ(x.config.isa, y.config.isa);
     EXPECT_EQ(x.config.gemv_chunk_bytes, y.config.gemv_chunk_bytes);
     EXPECT_EQ(x.config.math, y.config.math);
+    EXPECT_EQ(x.config.quant_dot, y.config.quant_dot);
     EXPECT_EQ(x.code, y.code);
     EXPECT_EQ(x.exit_code, y.exit_code);
     EXPECT_EQ(x.signal, y.signal);
@@ -395,17 +403,14 @@ TEST_P(StoreOnBothBackends, ShardsAreStoredUnderTheirGroup) {
 // (version 13 fills them), on both backends; a run without a machine row
 // gets the unknown machine's name.
 TEST_P(StoreOnBothBackends, MigrationThirteenNamesOldRunsAfterTheirMachines) {
-  {
-    std::unique_ptr<Connection> bare = OpenBare();
-    Migrate(*bare, 12);
-    bare->Exec(
-        "INSERT INTO machines (arch, cpu, isa_features, os, kernel, libc) VALUES "
-        "('aarch64', 'implementer 0x41 part 0xd0c', 'neon asimd', 'Linux', '6.1', 'glibc 2.36');"
-        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
-        "SELECT '2026-11-29T00:00:00Z', 5, id, 'PASS', 0 FROM machines;"
-        "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
-        "VALUES ('2026-11-29T00:00:01Z', 5, NULL, 'UNCHECKED', 0);");
-  }
+  MakeOldStore(
+      12,
+      "INSERT INTO machines (arch, cpu, isa_features, os, kernel, libc) VALUES "
+      "('aarch64', 'implementer 0x41 part 0xd0c', 'neon asimd', 'Linux', '6.1', 'glibc 2.36');"
+      "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
+      "SELECT '2026-11-29T00:00:00Z', 5, id, 'PASS', 0 FROM machines;"
+      "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
+      "VALUES ('2026-11-29T00:00:01Z', 5, NULL, 'UNCHECKED', 0);");
   Store store(db());
   ASSERT_EQ(SchemaVersion(store.connection()), CurrentSchemaVersion());
   harness::MachineInfo arm;
@@ -417,6 +422,35 @@ TEST_P(StoreOnBothBackends, MigrationThirteenNamesOldRunsAfterTheirMachines) {
   EXPECT_EQ(runs[1].machine_name, harness::DescribedMachineName(arm));
   EXPECT_EQ(runs[0].machine_name, harness::DescribedMachineName(harness::MachineInfo{}));
   EXPECT_EQ(store.LoadRun(runs[1].id).machine_name, harness::DescribedMachineName(arm));
+}
+
+// A cell's dot-product profile is kept (an int8 cell reads back int8), and
+// the cells of a store made before there was one (version 15) read back as
+// exact, which is what their engines ran.
+TEST_P(StoreOnBothBackends, TheQuantDotProfileIsKeptAndOlderCellsAreExact) {
+  MakeOldStore(
+      15,
+      "INSERT INTO scenarios (name) VALUES ('classic');"
+      "INSERT INTO runs (started_at, elapsed_ms, machine_id, status, cell_count) "
+      "VALUES ('2026-11-29T00:00:00Z', 5, NULL, 'PASS', 1);"
+      "INSERT INTO cells (run_id, checkpoint, scenario_id, config_name, kernels, threads, isa, "
+      "gemv_chunk_bytes, math, code, exit_code, signal, message, stderr_tail, elapsed_ms) "
+      "SELECT r.id, 'synthetic:tiny-q4_0', s.id, 'cpu-t1', 'cpu', 1, 'auto', 0, 'portable', "
+      "'PASS', 0, 0, '', '', 1 FROM runs r, scenarios s;");
+  Store store(db());
+  const int64_t old_id = store.LatestRunId();
+  ASSERT_GT(old_id, 0);
+  const RunResult old = store.LoadRun(old_id);
+  ASSERT_EQ(old.cells.size(), 1u);
+  EXPECT_EQ(old.cells[0].config.quant_dot, "exact");
+  RunResult run = SampleRun();
+  run.cells[1].config.name = "cpu-t2-int8";
+  run.cells[1].config.quant_dot = "int8";
+  const int64_t id = store.SaveRun(run);
+  const RunResult loaded = store.LoadRun(id);
+  ExpectSameCells(run, loaded);
+  EXPECT_EQ(loaded.cells[0].config.quant_dot, "exact");
+  EXPECT_EQ(loaded.cells[1].config.quant_dot, "int8");
 }
 
 // Returns a diagnosis with two detail lines and two divergences, one of
