@@ -183,7 +183,7 @@ inline void PairActs(const Int8Activations& x, int64_t b, bool pair, Q4KActs* ou
 // The sixteen groups' exact dot products of one weight row's pair.
 template <class D>
 inline __m512i PairDots(const uint8_t* b0, const uint8_t* b1, const Q4KActs& a) {
-  const __m512i nibble = _mm512_set1_epi8(0x0F), ones = _mm512_set1_epi16(1);
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
   __m512i p[8];
   for (int s = 0; s < 2; ++s) {
     const uint8_t* block = s == 0 ? b0 : b1;
@@ -209,21 +209,30 @@ inline __m512 AccumulatePair(__m512 acc, __m512i dots, const Q4KScales& w, const
   return _mm512_mask3_fmadd_ps(a.minus_asum, _mm512_mul_ps(w.dmin_mn, a.d), acc, valid);
 }
 
-template <class D>
-float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
-  const auto* w = reinterpret_cast<const uint8_t*>(row);
-  const int64_t blocks = k / 256;
+// One Q4_K row: its pairs of super-blocks in order, `acts(p, pair)` giving
+// the activation side of pair p (prepared there, or looked up).
+template <class D, class Acts>
+float Q4KRow(const uint8_t* row, int64_t blocks, const Acts& acts) {
   __m512 acc = _mm512_setzero_ps();
   for (int64_t b = 0; b < blocks; b += 2) {
     const bool pair = b + 1 < blocks;
-    const uint8_t* b0 = w + b * kQ4KBytes;
+    const uint8_t* b0 = row + b * kQ4KBytes;
     const uint8_t* b1 = pair ? b0 + kQ4KBytes : nullptr;
-    Q4KActs a;
-    PairActs(x, b, pair, &a);
+    const Q4KActs& a = acts(b / 2, pair);
     acc =
         AccumulatePair(acc, PairDots<D>(b0, b1, a), PairScales(b0, b1), a, pair ? 0xFFFF : 0x00FF);
   }
   return Reduce16(acc);
+}
+
+template <class D>
+float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
+  Q4KActs a;
+  return Q4KRow<D>(reinterpret_cast<const uint8_t*>(row), k / 256,
+                   [&](int64_t p, bool pair) -> const Q4KActs& {
+                     PairActs(x, 2 * p, pair, &a);
+                     return a;
+                   });
 }
 
 // ---------------------------------------------------------- four-row tiles
@@ -373,8 +382,8 @@ void TileQ4_K(const uint8_t* w, int64_t row_bytes, const Int8Activations* x, int
   }
 }
 
-// The row dot and four-row tile of C12 for the types above; false (and
-// the scalar definition) for the others.
+// The row dot of C12: the kernels above for Q8_0 and Q4_K, the scalar
+// definition for the other types.
 template <class D>
 float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
   switch (type) {
@@ -400,18 +409,8 @@ int64_t GemvQ4_K(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
   if (pairs > kMaxPairs) return 0;
   Q4KActs acts[kMaxPairs];
   for (int64_t p = 0; p < pairs; ++p) PairActs(x, 2 * p, 2 * p + 1 < blocks, &acts[p]);
-  for (int64_t r = 0; r < n; ++r) {
-    const uint8_t* row = w + r * row_bytes;
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t p = 0; p < pairs; ++p) {
-      const bool pair = 2 * p + 1 < blocks;
-      const uint8_t* b0 = row + 2 * p * kQ4KBytes;
-      const uint8_t* b1 = pair ? b0 + kQ4KBytes : nullptr;
-      acc = AccumulatePair(acc, PairDots<D>(b0, b1, acts[p]), PairScales(b0, b1), acts[p],
-                           pair ? 0xFFFF : 0x00FF);
-    }
-    y[r] = Reduce16(acc);
-  }
+  const auto prepared = [&](int64_t p, bool) -> const Q4KActs& { return acts[p]; };
+  for (int64_t r = 0; r < n; ++r) y[r] = Q4KRow<D>(w + r * row_bytes, blocks, prepared);
   return n;
 }
 

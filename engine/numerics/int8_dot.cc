@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "engine/numerics/block_bytes.h"
 #include "engine/numerics/half.h"
 #include "engine/numerics/lanes.h"
 
@@ -16,16 +17,9 @@ namespace {
 // then 1 / d and 127 / amax are always finite.
 constexpr float kSmallestScaledMagnitude = 0x1p-100f;
 
-inline int Byte(const std::byte* p, int i) {
-  return static_cast<uint8_t>(p[i]);
-}
-inline float HalfAt(const std::byte* p) {
-  return ToFloat(F16{static_cast<uint16_t>(Byte(p, 0) | (Byte(p, 1) << 8))});
-}
-inline uint32_t U32At(const std::byte* p) {
-  return uint32_t(Byte(p, 0)) | uint32_t(Byte(p, 1)) << 8 | uint32_t(Byte(p, 2)) << 16 |
-         uint32_t(Byte(p, 3)) << 24;
-}
+using block_bytes::Byte;
+using block_bytes::HalfAt;
+using block_bytes::U32At;
 
 // One activation block of n values (C12.1).
 void QuantizeBlock(const float* x, int n, bool k_quant_rule, int8_t* q, float* d) {

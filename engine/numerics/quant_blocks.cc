@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/numerics/block_bytes.h"
 #include "engine/numerics/half.h"
 
 namespace samebits::numerics {
@@ -32,12 +33,10 @@ constexpr QuantLayout kLayouts[] = {
     {QuantType::kQ6_K, "Q6_K", "q6_k", 14, kSuperBlock, 210, 18},
 };
 
-inline uint8_t Byte(const std::byte* p, int i) {
-  return static_cast<uint8_t>(p[i]);
-}
-inline float HalfAt(const std::byte* p) {
-  return ToFloat(F16{static_cast<uint16_t>(Byte(p, 0) | (Byte(p, 1) << 8))});
-}
+using block_bytes::Byte;
+using block_bytes::HalfAt;
+using block_bytes::U32At;
+
 // Stores `f` as F16 (round to nearest even, as GGML_FP32_TO_FP16) and
 // returns the stored value read back exactly.
 inline float PutHalf(std::byte* p, float f) {
@@ -45,10 +44,6 @@ inline float PutHalf(std::byte* p, float f) {
   p[0] = static_cast<std::byte>(h.bits & 0xff);
   p[1] = static_cast<std::byte>(h.bits >> 8);
   return ToFloat(h);
-}
-inline uint32_t U32At(const std::byte* p) {
-  return uint32_t{Byte(p, 0)} | uint32_t{Byte(p, 1)} << 8 | uint32_t{Byte(p, 2)} << 16 |
-         uint32_t{Byte(p, 3)} << 24;
 }
 inline void PutU32(std::byte* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
