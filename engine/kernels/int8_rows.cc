@@ -1,5 +1,6 @@
 #include "engine/kernels/int8_rows.h"
 
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -34,6 +35,15 @@ const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const f
     }
   }
   return cache.views.data();
+}
+
+void* Int8Scratch(size_t bytes) {
+  struct Aligned {
+    alignas(64) std::byte bytes[64];
+  };
+  thread_local std::vector<Aligned> scratch;
+  if (scratch.size() * sizeof(Aligned) < bytes) scratch.resize((bytes + 63) / 64);
+  return scratch.data();
 }
 
 }  // namespace samebits::kernels::internal

@@ -10,6 +10,7 @@
 // TLS wrapper, which isa_symbols_test forbids); the ISA kernels call it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/numerics/int8_dot.h"
@@ -20,5 +21,11 @@ namespace samebits::kernels::internal {
 // this thread's storage, valid until its next call.
 const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const float* x, int64_t m,
                                                int64_t k);
+
+// Returns `bytes` of this thread's scratch memory, 64-byte aligned,
+// uninitialized, valid until its next call. The ISA kernels take their
+// working memory here: a std::vector in an ISA file would export weak
+// template code compiled for that ISA (isa_symbols_test).
+void* Int8Scratch(size_t bytes);
 
 }  // namespace samebits::kernels::internal
