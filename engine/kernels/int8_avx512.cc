@@ -28,4 +28,10 @@ int64_t Avx512Int8Rows(QuantType type, const std::byte* rows, int64_t row_bytes,
   return RowsWith<PairsThenQuads>(type, rows, row_bytes, n, x, m, k, y, ldy);
 }
 
+void Avx512GemvQuantRepacked(const float* x, const std::byte* packed, QuantType type, int64_t k,
+                             int64_t row_begin, int64_t row_end, float* y) {
+  GemvRepackedWith<PairsThenQuads>(type, packed, QuantizedRows(type, x, 1, k)[0], k, row_begin,
+                                   row_end, y);
+}
+
 }  // namespace samebits::kernels::internal

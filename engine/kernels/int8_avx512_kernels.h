@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "engine/kernels/avx512_lanes.h"
+#include "engine/kernels/int8_repack.h"
 #include "engine/kernels/int8_rows.h"
 #include "engine/kernels/kernel_tables.h"
 
@@ -406,6 +407,124 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
     for (int64_t i = 0; i < m; ++i) y[i * ldy + r] = Reduce16(acc[i].v);
   }
   return n;
+}
+
+// ------------------------------------------------- repacked rows (decode)
+// C1's tree over sixteen lane-vectors, each row in its lane, and the rows
+// of group g that lie in [row_begin, row_end) written to y.
+inline void StoreRowSums(const __m512 lanes[16], int64_t g, int64_t row_begin, int64_t row_end,
+                         float* y) {
+  __m512 s8[8], s4[4];
+  for (int i = 0; i < 8; ++i) s8[i] = _mm512_add_ps(lanes[i], lanes[i + 8]);
+  for (int i = 0; i < 4; ++i) s4[i] = _mm512_add_ps(s8[i], s8[i + 4]);
+  const __m512 sums = _mm512_add_ps(_mm512_add_ps(s4[0], s4[2]), _mm512_add_ps(s4[1], s4[3]));
+  const int64_t first = g * 16 > row_begin ? g * 16 : row_begin;
+  const int64_t last = g * 16 + 16 < row_end ? g * 16 + 16 : row_end;
+  alignas(64) float out[16];
+  _mm512_store_ps(out, sums);
+  std::memcpy(y + (first - row_begin), out + (first - g * 16),
+              static_cast<size_t>(last - first) * sizeof(float));
+}
+
+// Decode's Q4_K product over rows repacked sixteen to a vector
+// (int8_repack.h): lane r of every vector is row 16g + r. Each scale group
+// j of super-block b (group 8b + j along the row) forms its exact sum in
+// the lanes with eight four-product steps, each one 64-byte load of
+// nibbles against four activation bytes broadcast; then C12.3's two fmas
+// go into f32 lane-vector (8b + j) mod 16, and the C1 tree adds those
+// sixteen vectors: row r's lanes and order, sixteen rows at once.
+template <class D>
+void GemvQ4KRepacked(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
+                     int64_t row_end, float* y) {
+  const int64_t blocks = k / 256;
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    __m512 lanes[16];
+    for (__m512& lane : lanes) lane = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kQ4KRepackedTileBytes;
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
+      const __m512 dmin =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
+      const __m512 d_a = _mm512_set1_ps(x.d[b]);
+      const int8_t* a = x.q + b * 256;
+      for (int j = 0; j < 8; ++j) {
+        __m512i dot = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c) {
+          const __m512i v = _mm512_loadu_si512(tile + 320 + 64 * (4 * j + c));
+          int32_t lo_a, hi_a;
+          std::memcpy(&lo_a, a + 32 * j + 8 * c, 4);
+          std::memcpy(&hi_a, a + 32 * j + 8 * c + 4, 4);
+          dot = D::Dot4Into(dot, _mm512_and_si512(v, nibble), _mm512_set1_epi32(lo_a));
+          dot = D::Dot4Into(dot, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble),
+                            _mm512_set1_epi32(hi_a));
+        }
+        const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 64 + 32 * j))));
+        const __m512 mn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 64 + 32 * j + 16))));
+        const int64_t group = 8 * b + j;
+        const int asum = x.sums[2 * group] + x.sums[2 * group + 1];
+        __m512& lane = lanes[group % 16];
+        // d * sc and dmin * mn are exact; each product with d_a one rounding.
+        lane = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_mul_ps(d, sc), d_a),
+                               lane);
+        lane = _mm512_fmadd_ps(_mm512_set1_ps(static_cast<float>(-asum)),
+                               _mm512_mul_ps(_mm512_mul_ps(dmin, mn), d_a), lane);
+      }
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
+// Decode's Q8_0 product over repacked rows: block b's exact sums form in
+// the row lanes with eight four-product steps, then its fma goes into
+// lane-vector b mod 16. Signed weights meet signed activations as in
+// SignedDot (|w| against a with w's sign), or, where D offsets, as w + 128
+// against a, the accumulator starting at -128 * asum: sum (w + 128) a -
+// 128 sum a = sum w a, exact.
+template <class D>
+void GemvQ8Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
+                    int64_t row_end, float* y) {
+  const int64_t blocks = k / 32;
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    __m512 lanes[16];
+    for (__m512& lane : lanes) lane = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kQ8RepackedTileBytes;
+      const int8_t* a = x.q + b * 32;
+      __m512i dot = _mm512_setzero_si512();
+      if constexpr (D::kOffsetActivations) {
+        dot = _mm512_set1_epi32(-128 * (x.sums[2 * b] + x.sums[2 * b + 1]));
+      }
+      for (int c = 0; c < 8; ++c) {
+        const __m512i w = _mm512_loadu_si512(tile + 32 + 64 * c);
+        int32_t four;
+        std::memcpy(&four, a + 4 * c, 4);
+        const __m512i act = _mm512_set1_epi32(four);
+        if constexpr (D::kOffsetActivations) {
+          dot =
+              D::Dot4Into(dot, _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80))), act);
+        } else {
+          dot = _mm512_add_epi32(dot, SignedDot<D>(w, act));
+        }
+      }
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
+      __m512& lane = lanes[b % 16];
+      lane =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(x.d[b])), lane);
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
+// The repacked products this file has (int8_repack.h).
+template <class D>
+void GemvRepackedWith(QuantType type, const std::byte* packed, const Int8Activations& x, int64_t k,
+                      int64_t row_begin, int64_t row_end, float* y) {
+  const auto* p = reinterpret_cast<const uint8_t*>(packed);
+  if (type == QuantType::kQ4_K) GemvQ4KRepacked<D>(p, x, k, row_begin, row_end, y);
+  if (type == QuantType::kQ8_0) GemvQ8Repacked<D>(p, x, k, row_begin, row_end, y);
 }
 
 // The rows this file's kernels take (Int8Rows of quant_int8_loops.h):

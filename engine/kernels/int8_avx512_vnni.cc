@@ -38,4 +38,9 @@ void Avx512VnniGemmQuantInt8(const float* x, int64_t m, const std::byte* w, Quan
   Int8Products<DotInt8, Rows>::Gemm(x, m, w, type, k, row_begin, row_end, y, ldy);
 }
 
+void Avx512VnniGemvQuantRepacked(const float* x, const std::byte* packed, QuantType type, int64_t k,
+                                 int64_t row_begin, int64_t row_end, float* y) {
+  GemvRepackedWith<Quads>(type, packed, QuantizedRows(type, x, 1, k)[0], k, row_begin, row_end, y);
+}
+
 }  // namespace samebits::kernels::internal

@@ -12,6 +12,7 @@
 set(kernels_sources
   kernels/bandwidth.cc
   kernels/dispatch.cc
+  kernels/int8_repack.cc
   kernels/int8_rows.cc
   kernels/matmul_scalar.cc
   kernels/test_only_table.cc

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/kernels/int8_repack.h"
+
 namespace samebits::model::cpu {
 
 namespace {
@@ -42,10 +44,22 @@ Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, cons
   return m;
 }
 
+void RepackedMatrices::Repack(const kernels::KernelTable& kt, Matrix& m) {
+  if (!m.quantized || kt.gemv_quant_repacked == nullptr) return;
+  const int64_t bytes = kernels::RepackedBytes(m.quant, m.rows, m.cols);
+  if (bytes == 0) return;
+  std::vector<Line>& copy = copies_.emplace_back(static_cast<size_t>((bytes + 63) / 64));
+  auto* out = reinterpret_cast<std::byte*>(copy.data());
+  kernels::RepackRows(m.quant, m.data, m.rows, m.cols, out);
+  m.repacked = out;
+}
+
 void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math, Activation act,
                 const MatTask& t) {
   const auto product = [&](const Matrix& w, float* y) {
-    if (w.quantized) {
+    if (w.quantized && t.m == 1 && w.repacked != nullptr && kt.gemv_quant_repacked != nullptr) {
+      kt.gemv_quant_repacked(t.x, w.repacked, w.quant, w.cols, t.r0, t.r1, y + t.r0);
+    } else if (w.quantized) {
       kt.gemm_quant(t.x, t.m, w.data, w.quant, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
     } else if (t.m == 1) {
       kt.gemv(t.x, w.data, w.dtype, w.cols, t.r0, t.r1, y + t.r0);
@@ -84,8 +98,11 @@ void AppendMatTasks(const Cutting& cut, const float* x, int64_t m, const Matrix&
   if (m == 1) {
     // Whole rows per chunk; a fused unit reads two matrices, so it takes half.
     const int64_t bytes_per_row = w.row_bytes() * (w2 != nullptr ? 2 : 1);
-    const int64_t rows =
-        std::max<int64_t>(1, cut.gemv_chunk_bytes / std::max<int64_t>(1, bytes_per_row));
+    int64_t rows = std::max<int64_t>(1, cut.gemv_chunk_bytes / std::max<int64_t>(1, bytes_per_row));
+    // Repacked rows are read sixteen at a time: chunks of whole groups.
+    if (w.repacked != nullptr) {
+      rows = (rows + kernels::kRepackRows - 1) / kernels::kRepackRows * kernels::kRepackRows;
+    }
     for (int64_t r0 = 0; r0 < w.rows; r0 += rows) {
       MatTask t = base;
       t.x = x;

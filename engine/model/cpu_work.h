@@ -25,6 +25,9 @@ struct Matrix {
   int64_t cols = 0;
   bool quantized = false;
   numerics::QuantType quant = numerics::QuantType::kQ8_0;
+  // The same rows repacked for the integer profile's decode
+  // (kernels/int8_repack.h), when RepackedMatrices made them; else null.
+  const std::byte* repacked = nullptr;
 
   // Returns the bytes of one row.
   int64_t row_bytes() const {
@@ -32,6 +35,22 @@ struct Matrix {
     const numerics::QuantLayout& l = numerics::LayoutOf(quant);
     return cols / l.block_elements * l.block_bytes;
   }
+};
+
+// The repacked copies of a forward pass's matrices (kernels/int8_repack.h),
+// which it owns for its life: decode reads sixteen rows to a vector there,
+// with the bits of the original rows.
+class RepackedMatrices {
+ public:
+  // Points m.repacked at a repacked copy of m when `kt` decodes a repacked
+  // form of its type (and leaves it alone otherwise).
+  void Repack(const kernels::KernelTable& kt, Matrix& m);
+
+ private:
+  struct alignas(64) Line {
+    std::byte bytes[64];
+  };
+  std::vector<std::vector<Line>> copies_;
 };
 
 // Returns the matrix a 2-D tensor holds. Throws std::invalid_argument

@@ -272,6 +272,28 @@ class CpuForward final : public Forward {
     }
     output_norm_ = cpu::LoadNorm(w_.output_norm, w_.output_norm_bias);
     output_ = cpu::MatrixOf(w_.output_projection(), c_.vocab_size, d, "output");
+    RepackForDecode();
+  }
+
+  // Gives every matrix a table can decode repacked its repacked copy
+  // (kernels/int8_repack.h): the integer profile's Q4_K on AVX-512. The
+  // same bits as the original rows, sixteen rows to a vector.
+  void RepackForDecode() {
+    const kernels::KernelTable& kt = kt_.gemv_quant_repacked != nullptr ? kt_ : multi_sequence_kt_;
+    if (kt.gemv_quant_repacked == nullptr) return;
+    const auto repack = [&](Matrix& m) {
+      if (m.data != nullptr) repacked_.Repack(kt, m);
+    };
+    for (LayerParams& p : params_) {
+      for (Matrix* m : {&p.wq, &p.wk, &p.wv, &p.wo, &p.ffn_gate, &p.ffn_up, &p.ffn_down, &p.router,
+                        &p.shared_gate, &p.shared_up, &p.shared_down}) {
+        repack(*m);
+      }
+      for (std::vector<Matrix>* experts : {&p.gate, &p.up, &p.down}) {
+        for (Matrix& m : *experts) repack(m);
+      }
+    }
+    repack(output_);
   }
 
   // Returns the profiler's name for a call: prefill when every sequence
@@ -706,6 +728,7 @@ class CpuForward final : public Forward {
   // batch-invariance negative control), and the one the current call uses.
   const kernels::KernelTable& multi_sequence_kt_;
   const kernels::KernelTable* mat_kt_ = &kt_;
+  cpu::RepackedMatrices repacked_;
   cpu::Cutting cut_;
   int row_block_ = 16;
   std::unique_ptr<Profiler> profiler_;
