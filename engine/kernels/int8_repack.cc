@@ -5,16 +5,16 @@
 namespace samebits::kernels {
 namespace {
 
-uint8_t ByteAt(const std::byte* p, int64_t i) {
-  return static_cast<uint8_t>(p[i]);
-}
-
-// Weight i (0..255) of a Q4_K block: 32 bytes of nibbles per pair of
-// groups, the low nibbles group 2h, the high ones 2h + 1.
-int Q4KWeight(const std::byte* block, int i) {
-  const int group = i / 32, l = i % 32;
-  const uint8_t byte = ByteAt(block + 16, 32 * (group / 2) + l);
-  return group % 2 == 0 ? byte & 0x0F : byte >> 4;
+// The 256 weights of a Q4_K block in order: 32 bytes of nibbles per pair
+// of groups, the low nibbles group 2h, the high ones 2h + 1.
+void Q4KWeights(const std::byte* block, uint8_t out[256]) {
+  for (int h = 0; h < 4; ++h) {
+    for (int l = 0; l < 32; ++l) {
+      const auto byte = static_cast<uint8_t>(block[16 + 32 * h + l]);
+      out[64 * h + l] = byte & 0x0F;
+      out[64 * h + 32 + l] = byte >> 4;
+    }
+  }
 }
 
 void RepackQ4KTile(const std::byte* const rows[kRepackRows], std::byte* tile) {
@@ -24,17 +24,17 @@ void RepackQ4KTile(const std::byte* const rows[kRepackRows], std::byte* tile) {
     if (block == nullptr) continue;  // past the matrix: zero
     std::memcpy(tile + 2 * r, block, 2);
     std::memcpy(tile + 32 + 2 * r, block + 2, 2);
+    uint8_t w[256];
+    Q4KWeights(block, w);
     for (int j = 0; j < 8; ++j) {
       int sc, mn;
       numerics::KQuantScaleMin(j, block + 4, &sc, &mn);
       tile[64 + 32 * j + r] = static_cast<std::byte>(sc);
       tile[64 + 32 * j + 16 + r] = static_cast<std::byte>(mn);
       for (int c = 0; c < 4; ++c) {
-        for (int t = 0; t < 4; ++t) {
-          const int lo = Q4KWeight(block, 32 * j + 8 * c + t);
-          const int hi = Q4KWeight(block, 32 * j + 8 * c + 4 + t);
-          tile[320 + 64 * (4 * j + c) + 4 * r + t] = static_cast<std::byte>(lo | hi << 4);
-        }
+        const uint8_t* q = w + 32 * j + 8 * c;
+        std::byte* out = tile + 320 + 64 * (4 * j + c) + 4 * r;
+        for (int t = 0; t < 4; ++t) out[t] = static_cast<std::byte>(q[t] | q[4 + t] << 4);
       }
     }
   }

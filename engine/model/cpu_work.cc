@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/kernels/int8_repack.h"
+#include "engine/platform/weight_memory.h"
 
 namespace samebits::model::cpu {
 
@@ -44,14 +45,25 @@ Matrix ExpertMatrix(const TensorView& t, int e, int64_t rows, int64_t cols, cons
   return m;
 }
 
-void RepackedMatrices::Repack(const kernels::KernelTable& kt, Matrix& m) {
-  if (!m.quantized || kt.gemv_quant_repacked == nullptr) return;
-  const int64_t bytes = kernels::RepackedBytes(m.quant, m.rows, m.cols);
-  if (bytes == 0) return;
-  std::vector<Line>& copy = copies_.emplace_back(static_cast<size_t>((bytes + 63) / 64));
-  auto* out = reinterpret_cast<std::byte*>(copy.data());
-  kernels::RepackRows(m.quant, m.data, m.rows, m.cols, out);
-  m.repacked = out;
+void RepackedMatrices::Repack(const kernels::KernelTable& kt,
+                              const std::vector<Matrix*>& matrices) {
+  if (kt.gemv_quant_repacked == nullptr) return;
+  const auto bytes_of = [](const Matrix& m) -> int64_t {
+    if (!m.quantized || m.data == nullptr) return 0;
+    return (kernels::RepackedBytes(m.quant, m.rows, m.cols) + 63) / 64 * 64;
+  };
+  int64_t total = 0;
+  for (const Matrix* m : matrices) total += bytes_of(*m);
+  if (total == 0) return;
+  memory_ = platform::AllocateWeightMemory(static_cast<size_t>(total));
+  auto* out = static_cast<std::byte*>(memory_.get());
+  for (Matrix* m : matrices) {
+    const int64_t bytes = bytes_of(*m);
+    if (bytes == 0) continue;
+    kernels::RepackRows(m->quant, m->data, m->rows, m->cols, out);
+    m->repacked = out;
+    out += bytes;
+  }
 }
 
 void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math, Activation act,

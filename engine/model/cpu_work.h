@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -42,15 +43,15 @@ struct Matrix {
 // with the bits of the original rows.
 class RepackedMatrices {
  public:
-  // Points m.repacked at a repacked copy of m when `kt` decodes a repacked
-  // form of its type (and leaves it alone otherwise).
-  void Repack(const kernels::KernelTable& kt, Matrix& m);
+  // Points each matrix's `repacked` at a repacked copy when `kt` decodes a
+  // repacked form of its type (and leaves the others alone). All copies
+  // share one allocation in the weights' own memory
+  // (platform/weight_memory.h, 2 MiB pages), which decode streams instead
+  // of the originals.
+  void Repack(const kernels::KernelTable& kt, const std::vector<Matrix*>& matrices);
 
  private:
-  struct alignas(64) Line {
-    std::byte bytes[64];
-  };
-  std::vector<std::vector<Line>> copies_;
+  std::shared_ptr<void> memory_;
 };
 
 // Returns the matrix a 2-D tensor holds. Throws std::invalid_argument

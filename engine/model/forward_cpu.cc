@@ -279,21 +279,18 @@ class CpuForward final : public Forward {
   // (kernels/int8_repack.h): the integer profile's Q4_K on AVX-512. The
   // same bits as the original rows, sixteen rows to a vector.
   void RepackForDecode() {
-    const kernels::KernelTable& kt = kt_.gemv_quant_repacked != nullptr ? kt_ : multi_sequence_kt_;
-    if (kt.gemv_quant_repacked == nullptr) return;
-    const auto repack = [&](Matrix& m) {
-      if (m.data != nullptr) repacked_.Repack(kt, m);
-    };
+    std::vector<Matrix*> matrices;
     for (LayerParams& p : params_) {
       for (Matrix* m : {&p.wq, &p.wk, &p.wv, &p.wo, &p.ffn_gate, &p.ffn_up, &p.ffn_down, &p.router,
                         &p.shared_gate, &p.shared_up, &p.shared_down}) {
-        repack(*m);
+        matrices.push_back(m);
       }
       for (std::vector<Matrix>* experts : {&p.gate, &p.up, &p.down}) {
-        for (Matrix& m : *experts) repack(m);
+        for (Matrix& m : *experts) matrices.push_back(&m);
       }
     }
-    repack(output_);
+    matrices.push_back(&output_);
+    repacked_.Repack(kt_.gemv_quant_repacked != nullptr ? kt_ : multi_sequence_kt_, matrices);
   }
 
   // Returns the profiler's name for a call: prefill when every sequence
