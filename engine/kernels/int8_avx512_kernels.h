@@ -304,7 +304,6 @@ int64_t GemmQ4_K(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
   }
   for (int64_t r = 0; r < n; ++r) {
     const uint8_t* row = w + r * row_bytes;
-    for (int64_t i = 0; i < m; ++i) acc[i].v = _mm512_setzero_ps();
     for (int64_t p = 0; p < pairs; ++p) {
       const bool pair = 2 * p + 1 < blocks;
       const uint8_t* b0 = row + 2 * p * kQ4KBytes;
@@ -315,7 +314,10 @@ int64_t GemmQ4_K(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
       const __mmask16 valid = pair ? 0xFFFF : 0x00FF;
       for (int64_t i = 0; i < m; ++i) {
         const Q4KActs& a = acts[i * pairs + p];
-        acc[i].v = AccumulatePair(acc[i].v, PairDots<D>(nibbles, a), scales, a, valid);
+        // The lanes start at +0.0f with the first pair (no separate
+        // clearing pass, which the compiler made a memset per row).
+        const __m512 lanes = p == 0 ? _mm512_setzero_ps() : acc[i].v;
+        acc[i].v = AccumulatePair(lanes, PairDots<D>(nibbles, a), scales, a, valid);
       }
     }
     for (int64_t i = 0; i < m; ++i) y[i * ldy + r] = Reduce16(acc[i].v);
@@ -350,7 +352,6 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
   }
   for (int64_t r = 0; r < n; ++r) {
     const uint8_t* row = w + r * row_bytes;
-    for (int64_t i = 0; i < m; ++i) acc[i].v = _mm512_setzero_ps();
     for (int64_t b0 = 0; b0 < blocks; b0 += 16) {
       const int nb = static_cast<int>(blocks - b0 < 16 ? blocks - b0 : 16);
       // Vector p: blocks b0 + 2p and b0 + 2p + 1 (zero past the row) as |w|
@@ -401,7 +402,8 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
         }
         const __m512 scale = _mm512_mul_ps(scale_w, _mm512_maskz_loadu_ps(valid, x[i].d + b0));
         const __m512 sums = _mm512_cvtepi32_ps(GroupSums16(partial, Q8Order()));
-        acc[i].v = _mm512_mask3_fmadd_ps(sums, scale, acc[i].v, valid);
+        const __m512 lanes = b0 == 0 ? _mm512_setzero_ps() : acc[i].v;  // as in GemmQ4_K
+        acc[i].v = _mm512_mask3_fmadd_ps(sums, scale, lanes, valid);
       }
     }
     for (int64_t i = 0; i < m; ++i) y[i * ldy + r] = Reduce16(acc[i].v);

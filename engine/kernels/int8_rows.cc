@@ -27,7 +27,10 @@ const numerics::Int8Activations* QuantizedRows(numerics::QuantType type, const f
     cache.type = type;
     cache.k = k;
     cache.source.assign(x, x + floats);
-    cache.rows.resize(static_cast<size_t>(m));
+    // Rows are never dropped: a product of fewer rows (an expert's share
+    // of a prompt) keeps the storage of the others for the next, which
+    // then neither allocates nor clears it again.
+    if (cache.rows.size() < static_cast<size_t>(m)) cache.rows.resize(static_cast<size_t>(m));
     cache.views.resize(static_cast<size_t>(m));
     for (int64_t i = 0; i < m; ++i) {
       cache.rows[i].Quantize(type, x + i * k, k);
