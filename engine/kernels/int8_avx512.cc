@@ -34,4 +34,10 @@ void Avx512GemvQuantRepacked(const float* x, const std::byte* packed, QuantType 
                                    row_end, y);
 }
 
+void Avx512GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed, QuantType type,
+                             int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  GemmRepackedWith<PairsThenQuads>(type, packed, QuantizedRows(type, x, m, k), m, k, row_begin,
+                                   row_end, y, ldy);
+}
+
 }  // namespace samebits::kernels::internal

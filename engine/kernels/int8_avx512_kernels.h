@@ -520,7 +520,163 @@ void GemvQ8Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, 
   }
 }
 
-// The repacked products this file has (int8_repack.h).
+// Several activation rows over repacked rows (prefill): each group of 32
+// weights of sixteen rows is unpacked once for up to kRepackedTileM
+// activation rows, each of which forms its sixteen rows' exact sums with
+// eight four-product steps and takes C12.3's fmas into its own sixteen
+// lane-vectors (kept in this thread's scratch), in group order.
+constexpr int64_t kRepackedTileM = 8;
+struct RepackedLanes {
+  __m512 v[16];
+};
+// A row of `units` groups (blocks) reaches lanes 0 .. units - 1 only; the
+// others stay +0.0f. The reached ones start at zero with their first unit.
+inline void ZeroUnreachedLanes(RepackedLanes* lanes, int64_t rows, int64_t units) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t l = units; l < 16; ++l) lanes[i].v[l] = _mm512_setzero_ps();
+  }
+}
+
+template <class D>
+void GemmQ4KRepacked(const uint8_t* packed, const Int8Activations* x, int64_t m, int64_t k,
+                     int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  const int64_t blocks = k / 256, groups = k / 32;
+  // Scratch: the lanes of a tile of activation rows, then each row's
+  // -asum per group (exact in f32).
+  auto* lanes = static_cast<RepackedLanes*>(
+      Int8Scratch(kRepackedTileM * sizeof(RepackedLanes) + m * groups * sizeof(float)));
+  float* minus_asum = reinterpret_cast<float*>(lanes + kRepackedTileM);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t g = 0; g < groups; ++g) {
+      minus_asum[i * groups + g] = static_cast<float>(-(x[i].sums[2 * g] + x[i].sums[2 * g + 1]));
+    }
+  }
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  for (int64_t g16 = row_begin / 16; g16 * 16 < row_end; ++g16) {
+    for (int64_t i0 = 0; i0 < m; i0 += kRepackedTileM) {
+      const int64_t mi = m - i0 < kRepackedTileM ? m - i0 : kRepackedTileM;
+      ZeroUnreachedLanes(lanes, mi, groups);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* tile = packed + (g16 * blocks + b) * kQ4KRepackedTileBytes;
+        const __m512 d =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
+        const __m512 dmin =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
+        for (int j = 0; j < 8; ++j) {
+          __m512i w[8];
+          for (int c = 0; c < 4; ++c) {
+            const __m512i v = _mm512_loadu_si512(tile + 320 + 64 * (4 * j + c));
+            w[2 * c] = _mm512_and_si512(v, nibble);
+            w[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+          }
+          const __m512 d_sc = _mm512_mul_ps(
+              d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 64 + 32 * j)))));
+          const __m512 dmin_mn = _mm512_mul_ps(
+              dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 80 + 32 * j)))));
+          const int64_t group = 8 * b + j;
+          for (int64_t i = 0; i < mi; ++i) {
+            const Int8Activations& xi = x[i0 + i];
+            const int8_t* a = xi.q + 256 * b + 32 * j;
+            __m512i dot = _mm512_setzero_si512();
+            for (int t = 0; t < 8; ++t) {
+              int32_t four;
+              std::memcpy(&four, a + 4 * t, 4);
+              dot = D::Dot4Into(dot, w[t], _mm512_set1_epi32(four));
+            }
+            const __m512 d_a = _mm512_set1_ps(xi.d[b]);
+            __m512& lane = lanes[i].v[group % 16];
+            const __m512 before = group < 16 ? _mm512_setzero_ps() : lane;
+            const __m512 after =
+                _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_sc, d_a), before);
+            lane = _mm512_fmadd_ps(_mm512_set1_ps(minus_asum[(i0 + i) * groups + group]),
+                                   _mm512_mul_ps(dmin_mn, d_a), after);
+          }
+        }
+      }
+      for (int64_t i = 0; i < mi; ++i) {
+        StoreRowSums(lanes[i].v, g16, row_begin, row_end, y + (i0 + i) * ldy);
+      }
+    }
+  }
+}
+
+template <class D>
+void GemmQ8Repacked(const uint8_t* packed, const Int8Activations* x, int64_t m, int64_t k,
+                    int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  const int64_t blocks = k / 32;
+  // Scratch: the lanes of a tile of activation rows, then each row's sums'
+  // start per block (GemvQ8Repacked's -128 * asum where D offsets).
+  auto* lanes = static_cast<RepackedLanes*>(
+      Int8Scratch(kRepackedTileM * sizeof(RepackedLanes) + m * blocks * sizeof(int32_t)));
+  int32_t* start = reinterpret_cast<int32_t*>(lanes + kRepackedTileM);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      start[i * blocks + b] =
+          D::kOffsetActivations ? -128 * (x[i].sums[2 * b] + x[i].sums[2 * b + 1]) : 0;
+    }
+  }
+  for (int64_t g16 = row_begin / 16; g16 * 16 < row_end; ++g16) {
+    for (int64_t i0 = 0; i0 < m; i0 += kRepackedTileM) {
+      const int64_t mi = m - i0 < kRepackedTileM ? m - i0 : kRepackedTileM;
+      ZeroUnreachedLanes(lanes, mi, blocks);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* tile = packed + (g16 * blocks + b) * kQ8RepackedTileBytes;
+        const __m512 d =
+            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
+        // Per step: w + 128 as unsigned bytes where D offsets, else |w| and
+        // where w < 0.
+        __m512i w[8];
+        __mmask64 negative[8];
+        for (int c = 0; c < 8; ++c) {
+          const __m512i v = _mm512_loadu_si512(tile + 32 + 64 * c);
+          if constexpr (D::kOffsetActivations) {
+            w[c] = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+          } else {
+            w[c] = _mm512_abs_epi8(v);
+            negative[c] = _mm512_movepi8_mask(v);
+          }
+        }
+        for (int64_t i = 0; i < mi; ++i) {
+          const Int8Activations& xi = x[i0 + i];
+          const int8_t* a = xi.q + 32 * b;
+          __m512i dot = _mm512_set1_epi32(start[(i0 + i) * blocks + b]);
+          for (int c = 0; c < 8; ++c) {
+            int32_t four;
+            std::memcpy(&four, a + 4 * c, 4);
+            const __m512i act = _mm512_set1_epi32(four);
+            if constexpr (D::kOffsetActivations) {
+              dot = D::Dot4Into(dot, w[c], act);
+            } else {
+              const __m512i signed_act =
+                  _mm512_mask_sub_epi8(act, negative[c], _mm512_setzero_si512(), act);
+              dot = _mm512_add_epi32(dot, D::Dot4(w[c], signed_act));
+            }
+          }
+          __m512& lane = lanes[i].v[b % 16];
+          const __m512 before = b < 16 ? _mm512_setzero_ps() : lane;
+          lane = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(xi.d[b])),
+                                 before);
+        }
+      }
+      for (int64_t i = 0; i < mi; ++i) {
+        StoreRowSums(lanes[i].v, g16, row_begin, row_end, y + (i0 + i) * ldy);
+      }
+    }
+  }
+}
+
+// The repacked products this file has (int8_repack.h): decode
+// (GemvRepackedWith) and several activation rows.
+template <class D>
+void GemmRepackedWith(QuantType type, const std::byte* packed, const Int8Activations* x, int64_t m,
+                      int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  const auto* p = reinterpret_cast<const uint8_t*>(packed);
+  if (type == QuantType::kQ4_K) GemmQ4KRepacked<D>(p, x, m, k, row_begin, row_end, y, ldy);
+  if (type == QuantType::kQ8_0) GemmQ8Repacked<D>(p, x, m, k, row_begin, row_end, y, ldy);
+}
+
 template <class D>
 void GemvRepackedWith(QuantType type, const std::byte* packed, const Int8Activations& x, int64_t k,
                       int64_t row_begin, int64_t row_end, float* y) {

@@ -43,4 +43,11 @@ void Avx512VnniGemvQuantRepacked(const float* x, const std::byte* packed, QuantT
   GemvRepackedWith<Quads>(type, packed, QuantizedRows(type, x, 1, k)[0], k, row_begin, row_end, y);
 }
 
+void Avx512VnniGemmQuantRepacked(const float* x, int64_t m, const std::byte* packed, QuantType type,
+                                 int64_t k, int64_t row_begin, int64_t row_end, float* y,
+                                 int64_t ldy) {
+  GemmRepackedWith<Quads>(type, packed, QuantizedRows(type, x, m, k), m, k, row_begin, row_end, y,
+                          ldy);
+}
+
 }  // namespace samebits::kernels::internal

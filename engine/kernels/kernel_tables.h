@@ -35,12 +35,18 @@ float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
 int64_t Avx512Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
                        int64_t n, const numerics::Int8Activations* x, int64_t m, int64_t k,
                        float* y, int64_t ldy);
-// Decode over rows repacked sixteen to a vector (int8_repack.h), AVX-512
-// BW and VNNI: the bits of numerics::DotInt8 on the original rows.
+// The products over rows repacked sixteen to a vector (int8_repack.h),
+// AVX-512 BW and VNNI: the bits of numerics::DotInt8 on the original rows.
 void Avx512GemvQuantRepacked(const float* x, const std::byte* packed, numerics::QuantType type,
                              int64_t k, int64_t row_begin, int64_t row_end, float* y);
 void Avx512VnniGemvQuantRepacked(const float* x, const std::byte* packed, numerics::QuantType type,
                                  int64_t k, int64_t row_begin, int64_t row_end, float* y);
+void Avx512GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
+                             numerics::QuantType type, int64_t k, int64_t row_begin,
+                             int64_t row_end, float* y, int64_t ldy);
+void Avx512VnniGemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
+                                 numerics::QuantType type, int64_t k, int64_t row_begin,
+                                 int64_t row_end, float* y, int64_t ldy);
 // The int8 products with VNNI (int8_avx512_vnni.cc), in place of the AVX-512
 // table's own gemv_quant_int8 / gemm_quant_int8 when the CPU has VNNI
 // (dispatch.cc decides, once).

@@ -121,13 +121,17 @@ struct KernelTable {
   void (*gemm_quant_int8)(const float* x, int64_t m, const std::byte* w, QuantType type, int64_t k,
                           int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
 
-  // Decode over a matrix repacked by kernels::RepackRows (int8_repack.h):
-  // the bits of gemv_quant_int8 on the original rows, for the types
+  // GEMV and GEMM over a matrix repacked by kernels::RepackRows
+  // (int8_repack.h): the bits of gemv_quant_int8 / gemm_quant_int8 on the
+  // original rows, for the types
   // RepackedBytes gives a form to. Null where the table has none (every
   // table of the exact profile, and the int8 tables but AVX-512's); the
   // model repacks a matrix only for a table that has it.
   void (*gemv_quant_repacked)(const float* x, const std::byte* packed, QuantType type, int64_t k,
                               int64_t row_begin, int64_t row_end, float* y) = nullptr;
+  void (*gemm_quant_repacked)(const float* x, int64_t m, const std::byte* packed, QuantType type,
+                              int64_t k, int64_t row_begin, int64_t row_end, float* y,
+                              int64_t ldy) = nullptr;
 
   // Which of the two gemv_quant / gemm_quant compute.
   numerics::QuantDot quant_dot = numerics::QuantDot::kExact;

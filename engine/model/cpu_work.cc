@@ -10,6 +10,11 @@ namespace samebits::model::cpu {
 
 namespace {
 
+// Repacked rows are read sixteen at a time: units of whole groups.
+int64_t RepackedGroups(int64_t rows) {
+  return (rows + kernels::kRepackRows - 1) / kernels::kRepackRows * kernels::kRepackRows;
+}
+
 std::string ShapeText(const TensorView& t) {
   std::string s = "(";
   for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
@@ -69,8 +74,10 @@ void RepackedMatrices::Repack(const kernels::KernelTable& kt,
 void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math, Activation act,
                 const MatTask& t) {
   const auto product = [&](const Matrix& w, float* y) {
-    if (w.quantized && t.m == 1 && w.repacked != nullptr && kt.gemv_quant_repacked != nullptr) {
+    if (w.repacked != nullptr && t.m == 1 && kt.gemv_quant_repacked != nullptr) {
       kt.gemv_quant_repacked(t.x, w.repacked, w.quant, w.cols, t.r0, t.r1, y + t.r0);
+    } else if (w.repacked != nullptr && kt.gemm_quant_repacked != nullptr) {
+      kt.gemm_quant_repacked(t.x, t.m, w.repacked, w.quant, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
     } else if (w.quantized) {
       kt.gemm_quant(t.x, t.m, w.data, w.quant, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
     } else if (t.m == 1) {
@@ -111,10 +118,7 @@ void AppendMatTasks(const Cutting& cut, const float* x, int64_t m, const Matrix&
     // Whole rows per chunk; a fused unit reads two matrices, so it takes half.
     const int64_t bytes_per_row = w.row_bytes() * (w2 != nullptr ? 2 : 1);
     int64_t rows = std::max<int64_t>(1, cut.gemv_chunk_bytes / std::max<int64_t>(1, bytes_per_row));
-    // Repacked rows are read sixteen at a time: chunks of whole groups.
-    if (w.repacked != nullptr) {
-      rows = (rows + kernels::kRepackRows - 1) / kernels::kRepackRows * kernels::kRepackRows;
-    }
+    if (w.repacked != nullptr) rows = RepackedGroups(rows);
     for (int64_t r0 = 0; r0 < w.rows; r0 += rows) {
       MatTask t = base;
       t.x = x;
@@ -129,7 +133,8 @@ void AppendMatTasks(const Cutting& cut, const float* x, int64_t m, const Matrix&
     return;
   }
   const int64_t tm = std::max(1, cut.gemm_tile_m);
-  const int64_t tn = std::max(1, cut.gemm_tile_n);
+  int64_t tn = std::max(1, cut.gemm_tile_n);
+  if (w.repacked != nullptr) tn = RepackedGroups(tn);
   for (int64_t i0 = 0; i0 < m; i0 += tm) {
     for (int64_t r0 = 0; r0 < w.rows; r0 += tn) {
       MatTask t = base;

@@ -1,8 +1,9 @@
-// Rows repacked for the integer profile's decode (engine/kernels/int8_repack.h):
-// the layout holds every weight and scale of the original blocks, and every
-// table's gemv_quant_repacked gives numerics::DotInt8's bits on the
-// original rows, for any row range, whatever the scales, reading nothing
-// past the packed matrix and writing nothing past its outputs.
+// Rows repacked for the integer profile (engine/kernels/int8_repack.h): the
+// layout holds every weight and scale of the original blocks, and every
+// table's gemv_quant_repacked / gemm_quant_repacked gives
+// numerics::DotInt8's bits on the original rows, for any row range,
+// whatever the scales, reading nothing past the packed matrix and writing
+// nothing but its outputs.
 #include "engine/kernels/int8_repack.h"
 
 #include <gtest/gtest.h>
@@ -103,12 +104,20 @@ TEST(Int8Repack, TheQ8_0LayoutHoldsEveryByte) {
   }
 }
 
-// One repacked decode against the definition on the original rows: every
-// output of [begin, end) compared, the packed matrix ending at a guard
-// page, the outputs fenced by canaries. Returns the outputs compared.
-int ExpectRepackedDecodeMatches(const std::string& name,
-                                decltype(KernelTable::gemv_quant_repacked) gemv, QuantType type,
-                                int64_t rows, int64_t blocks, Scales scales, uint64_t seed) {
+// One table's (or kernel's) repacked products.
+struct Entry {
+  std::string name;
+  decltype(KernelTable::gemv_quant_repacked) gemv;
+  decltype(KernelTable::gemm_quant_repacked) gemm;
+};
+
+// One repacked matrix against the definition on the original rows, by the
+// GEMV (one activation row) and the GEMM (`m` rows, past one tile of 8
+// when m > 8): every output of rows [begin, end) compared, the packed
+// matrix ending at a guard page, the outputs fenced by canaries. Returns
+// the outputs compared.
+int ExpectRepackedProductsMatch(const Entry& e, QuantType type, int64_t rows, int64_t blocks,
+                                int64_t m, Scales scales, uint64_t seed) {
   const numerics::QuantLayout& l = numerics::LayoutOf(type);
   const int64_t k = l.block_elements * blocks;
   const std::vector<uint8_t> w = MakeBlocks(type, rows, blocks, scales, seed);
@@ -117,54 +126,73 @@ int ExpectRepackedDecodeMatches(const std::string& name,
   EXPECT_NE(packed.data(), nullptr);
   if (packed.data() == nullptr) return 0;
   RepackRows(type, wb, rows, k, reinterpret_cast<std::byte*>(packed.data()));
+  const auto* p = reinterpret_cast<const std::byte*>(packed.data());
   const std::vector<float> x =
-      testing::MakeActivations(static_cast<size_t>(k), testing::Mode::kMixed, seed + 1);
-  numerics::Int8ActivationRow row;
-  row.Quantize(type, x.data(), k);
+      testing::MakeActivations(static_cast<size_t>(m * k), testing::Mode::kMixed, seed + 1);
   const int64_t begin = rows > 3 ? static_cast<int64_t>(seed % 3) : 0;
-  const int64_t end = rows > 18 ? rows - 1 : rows;
-  std::vector<float> y(static_cast<size_t>(end - begin + 2 * kGuardFloats));
+  const int64_t end = rows > 18 ? rows - 1 : rows, n = end - begin, ldy = n + 1;
+  // Rows of ldy outputs: n of them, then a canary; canaries around all.
+  std::vector<float> y(static_cast<size_t>(m * ldy + 2 * kGuardFloats)), y1(y.size());
   for (float& v : y) std::memcpy(&v, &kCanaryBits, 4);
-  gemv(x.data(), reinterpret_cast<const std::byte*>(packed.data()), type, k, begin, end,
-       y.data() + kGuardFloats);
-  for (int64_t i = 0; i < kGuardFloats; ++i) {
-    EXPECT_EQ(Bits(y[i]), kCanaryBits) << name << ": written before the outputs";
-    EXPECT_EQ(Bits(y[y.size() - 1 - i]), kCanaryBits) << name << ": written past the outputs";
+  y1 = y;
+  e.gemm(x.data(), m, p, type, k, begin, end, y.data() + kGuardFloats, ldy);
+  e.gemv(x.data() + (m - 1) * k, p, type, k, begin, end, y1.data() + kGuardFloats);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const int64_t at = static_cast<int64_t>(i) - kGuardFloats;
+    const bool output = at >= 0 && at < m * ldy && at % ldy < n;
+    if (!output) {
+      EXPECT_EQ(Bits(y[i]), kCanaryBits) << e.name << " gemm wrote " << at;
+    }
+    if (!(at >= 0 && at < n)) {
+      EXPECT_EQ(Bits(y1[i]), kCanaryBits) << e.name << " gemv wrote " << at;
+    }
   }
   int checked = 0;
-  for (int64_t r = begin; r < end; ++r) {
-    const float want = numerics::DotInt8(type, wb + r * blocks * l.block_bytes, row.View(), k);
-    const float got = y[static_cast<size_t>(kGuardFloats + r - begin)];
-    EXPECT_TRUE(Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want)))
-        << name << " " << l.name << " rows=" << rows << " blocks=" << blocks << " row " << r
-        << ": 0x" << std::hex << Bits(got) << " vs the definition's 0x" << Bits(want);
-    ++checked;
+  for (int64_t i = 0; i < m; ++i) {
+    numerics::Int8ActivationRow row;
+    row.Quantize(type, x.data() + i * k, k);
+    for (int64_t r = begin; r < end; ++r) {
+      const float want = numerics::DotInt8(type, wb + r * blocks * l.block_bytes, row.View(), k);
+      const float got = y[static_cast<size_t>(kGuardFloats + i * ldy + r - begin)];
+      EXPECT_TRUE(Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want)))
+          << e.name << " gemm " << l.name << " rows=" << rows << " blocks=" << blocks << " m=" << m
+          << " output (" << i << ", " << r << "): 0x" << std::hex << Bits(got)
+          << " vs the definition's 0x" << Bits(want);
+      if (i == m - 1) {
+        const float got1 = y1[static_cast<size_t>(kGuardFloats + r - begin)];
+        EXPECT_TRUE(Bits(got1) == Bits(want) || (std::isnan(got1) && std::isnan(want)))
+            << e.name << " gemv " << l.name << " rows=" << rows << " blocks=" << blocks << " row "
+            << r << ": 0x" << std::hex << Bits(got1) << " vs the definition's 0x" << Bits(want);
+      }
+      ++checked;
+    }
   }
   return checked;
 }
 
-// Every int8 table with a repacked entry (on AVX-512 with VNNI, the VNNI
+// Every int8 table with repacked entries (on AVX-512 with VNNI, the VNNI
 // kernels) and, where AVX-512 runs, its BW kernels, against the definition
 // for Q4_K and Q8_0: row counts below, at and past one and two groups of
 // 16, rows whose blocks fill the sixteen lanes not at all, exactly and
-// past once or twice, row ranges starting and ending inside a group, and
-// scales finite, infinite or NaN (NaN compares as NaN, C9).
-TEST(Int8Repack, DecodeMatchesTheDefinition) {
-  struct Entry {
-    std::string name;
-    decltype(KernelTable::gemv_quant_repacked) gemv;
-  };
+// past once or twice, row ranges starting and ending inside a group, 1 to
+// 9 activation rows, and scales finite, infinite or NaN (NaN compares as
+// NaN, C9).
+TEST(Int8Repack, ProductsMatchTheDefinition) {
   std::vector<Entry> entries;
   for (Isa isa : AvailableIsas()) {
     const KernelTable& t = GetKernelTable(isa, numerics::QuantDot::kInt8);
-    if (t.gemv_quant_repacked != nullptr) entries.push_back({IsaName(isa), t.gemv_quant_repacked});
+    if (t.gemv_quant_repacked != nullptr) {
+      ASSERT_NE(t.gemm_quant_repacked, nullptr) << IsaName(isa);
+      entries.push_back({IsaName(isa), t.gemv_quant_repacked, t.gemm_quant_repacked});
+    }
   }
 #if defined(SAMEBITS_KERNELS_HAVE_X86)
   if (IsaAvailable(Isa::kAvx512)) {
-    entries.push_back({"avx512 bw", internal::Avx512GemvQuantRepacked});
+    entries.push_back(
+        {"avx512 bw", internal::Avx512GemvQuantRepacked, internal::Avx512GemmQuantRepacked});
   }
 #endif
-  if (entries.empty()) GTEST_SKIP() << "no int8 table with a repacked decode on this machine";
+  if (entries.empty()) GTEST_SKIP() << "no int8 table with repacked products on this machine";
   int checked = 0;
   uint64_t seed = 990000;
   for (const Entry& e : entries) {
@@ -175,8 +203,9 @@ TEST(Int8Repack, DecodeMatchesTheDefinition) {
       for (int64_t rows : {1, 15, 16, 17, 40}) {
         for (int64_t blocks : block_counts) {
           for (Scales scales : {Scales::kFinite, Scales::kInfinite, Scales::kNan}) {
-            checked +=
-                ExpectRepackedDecodeMatches(e.name, e.gemv, type, rows, blocks, scales, ++seed);
+            ++seed;
+            const int64_t m = 1 + static_cast<int64_t>(seed % 3) * 4;  // 1, 5, 9
+            checked += ExpectRepackedProductsMatch(e, type, rows, blocks, m, scales, seed);
           }
         }
       }
@@ -185,12 +214,13 @@ TEST(Int8Repack, DecodeMatchesTheDefinition) {
   EXPECT_GT(checked, 1000);
 }
 
-// The exact profile's tables have no repacked entry: the model repacks
+// The exact profile's tables have no repacked entries: the model repacks
 // nothing for them.
 TEST(Int8Repack, ExactTablesHaveNone) {
   for (Isa isa : AvailableIsas()) {
-    EXPECT_EQ(GetKernelTable(isa, numerics::QuantDot::kExact).gemv_quant_repacked, nullptr)
-        << IsaName(isa);
+    const KernelTable& t = GetKernelTable(isa, numerics::QuantDot::kExact);
+    EXPECT_EQ(t.gemv_quant_repacked, nullptr) << IsaName(isa);
+    EXPECT_EQ(t.gemm_quant_repacked, nullptr) << IsaName(isa);
   }
 }
 
