@@ -49,10 +49,10 @@ bool RunsNeon(const Features& f) {
 
 // One entry per ISA, in enumerator order.
 constexpr IsaEntry kIsas[] = {
-    {Isa::kScalar, "scalar", Always, internal::ScalarTable, /*rank=*/0},
-    {Isa::kAvx2, "avx2", RunsAvx2, kAvx2Table, /*rank=*/2},
-    {Isa::kAvx512, "avx512", RunsAvx512, kAvx512Table, /*rank=*/3},
-    {Isa::kNeon, "neon", RunsNeon, kNeonTable, /*rank=*/1},
+    {Isa::kScalar, /*rank=*/0, "scalar", Always, internal::ScalarTable},
+    {Isa::kAvx2, /*rank=*/2, "avx2", RunsAvx2, kAvx2Table},
+    {Isa::kAvx512, /*rank=*/3, "avx512", RunsAvx512, kAvx512Table},
+    {Isa::kNeon, /*rank=*/1, "neon", RunsNeon, kNeonTable},
 };
 static_assert(std::size(kIsas) == kIsaCount, "kIsaCount counts kIsas' entries");
 constexpr bool InEnumeratorOrder() {

@@ -43,7 +43,7 @@ inline __m512i SignedDot(__m512i w, __m512i a) {
 // groups' whole sums, lane g taking slot `order[g]`'s.
 inline __m512i GroupSums16(const __m512i p[8], __m512i order) {
   __m512i q[4];
-  for (int k = 0; k < 4; ++k) {
+  for (int64_t k = 0; k < 4; ++k) {
     q[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2 * k], p[2 * k + 1]),
                             _mm512_unpackhi_epi32(p[2 * k], p[2 * k + 1]));
   }
@@ -75,7 +75,7 @@ float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
     const int n = static_cast<int>(blocks - b0 < 16 ? blocks - b0 : 16);
     __m512i partial[8];
     alignas(32) uint16_t dw[16] = {};
-    for (int p = 0; p < 8; ++p) {
+    for (int64_t p = 0; p < 8; ++p) {
       const int64_t a = b0 + 2 * p;
       __m256i w_lo = _mm256_setzero_si256(), w_hi = _mm256_setzero_si256();
       __m512i act = _mm512_setzero_si512();
@@ -90,7 +90,7 @@ float DotQ8_0(const std::byte* row, const Int8Activations& x, int64_t k) {
       }
       partial[p] = SignedDot<D>(_mm512_inserti64x4(_mm512_castsi256_si512(w_lo), w_hi, 1), act);
     }
-    for (int j = 0; j < n; ++j) std::memcpy(&dw[j], w + (b0 + j) * kQ8Bytes, 2);
+    for (int64_t j = 0; j < n; ++j) std::memcpy(&dw[j], w + (b0 + j) * kQ8Bytes, 2);
     const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1u);
     const __m512 scale =
         _mm512_mul_ps(_mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dw))),
@@ -161,8 +161,8 @@ struct Q4KActs {
   __m512 minus_asum;
 };
 inline void PairActs(const Int8Activations& x, int64_t b, bool pair, Q4KActs* out) {
-  for (int s = 0; s < 2; ++s) {
-    for (int h = 0; h < 2; ++h) {
+  for (int64_t s = 0; s < 2; ++s) {
+    for (int64_t h = 0; h < 2; ++h) {
       if (s == 1 && !pair) {
         out->a[4 * s + 2 * h] = out->a[4 * s + 2 * h + 1] = _mm512_setzero_si512();
         continue;
@@ -189,9 +189,9 @@ struct Q4KNibbles {
 };
 inline void PairNibbles(const uint8_t* b0, const uint8_t* b1, Q4KNibbles* out) {
   const __m512i nibble = _mm512_set1_epi8(0x0F);
-  for (int s = 0; s < 2; ++s) {
+  for (int64_t s = 0; s < 2; ++s) {
     const uint8_t* block = s == 0 ? b0 : b1;
-    for (int h = 0; h < 2; ++h) {
+    for (int64_t h = 0; h < 2; ++h) {
       if (block == nullptr) {
         out->v[4 * s + 2 * h] = out->v[4 * s + 2 * h + 1] = _mm512_setzero_si512();
         continue;
@@ -207,7 +207,7 @@ inline void PairNibbles(const uint8_t* b0, const uint8_t* b1, Q4KNibbles* out) {
 template <class D>
 inline __m512i PairDots(const Q4KNibbles& w, const Q4KActs& a) {
   __m512i p[8];
-  for (int v = 0; v < 8; ++v) p[v] = D::Dot4(w.v[v], a.a[v]);
+  for (int64_t v = 0; v < 8; ++v) p[v] = D::Dot4(w.v[v], a.a[v]);
   return GroupSums16(p, Q4KOrder());
 }
 template <class D>
@@ -362,7 +362,7 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
       __m512i weights[8], start[8];
       __mmask64 negative[8];
       __mmask64 loads[8];  // the activation bytes vector p reads
-      for (int p = 0; p < 8; ++p) {
+      for (int64_t p = 0; p < 8; ++p) {
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         if (2 * p < nb) {
           lo = _mm256_loadu_si256(
@@ -384,13 +384,13 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
         }
       }
       alignas(32) uint16_t dw[16] = {};
-      for (int j = 0; j < nb; ++j) std::memcpy(&dw[j], row + (b0 + j) * kQ8Bytes, 2);
+      for (int64_t j = 0; j < nb; ++j) std::memcpy(&dw[j], row + (b0 + j) * kQ8Bytes, 2);
       const __m512 scale_w =
           _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dw)));
       const __mmask16 valid = static_cast<__mmask16>((1u << nb) - 1u);
       for (int64_t i = 0; i < m; ++i) {
         __m512i partial[8];
-        for (int p = 0; p < 8; ++p) {
+        for (int64_t p = 0; p < 8; ++p) {
           if constexpr (D::kOffsetActivations) {
             const uint8_t* a = offset + i * k + (b0 + 2 * p) * 32;
             partial[p] = D::Dot4Into(start[p], _mm512_maskz_loadu_epi8(loads[p], a), weights[p]);
@@ -417,8 +417,8 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
 inline void StoreRowSums(const __m512 lanes[16], int64_t g, int64_t row_begin, int64_t row_end,
                          float* y) {
   __m512 s8[8], s4[4];
-  for (int i = 0; i < 8; ++i) s8[i] = _mm512_add_ps(lanes[i], lanes[i + 8]);
-  for (int i = 0; i < 4; ++i) s4[i] = _mm512_add_ps(s8[i], s8[i + 4]);
+  for (int64_t i = 0; i < 8; ++i) s8[i] = _mm512_add_ps(lanes[i], lanes[i + 8]);
+  for (int64_t i = 0; i < 4; ++i) s4[i] = _mm512_add_ps(s8[i], s8[i + 4]);
   const __m512 sums = _mm512_add_ps(_mm512_add_ps(s4[0], s4[2]), _mm512_add_ps(s4[1], s4[3]));
   const int64_t first = g * 16 > row_begin ? g * 16 : row_begin;
   const int64_t last = g * 16 + 16 < row_end ? g * 16 + 16 : row_end;
@@ -450,9 +450,9 @@ void GemvQ4KRepacked(const uint8_t* packed, const Int8Activations& x, int64_t k,
           _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
       const __m512 d_a = _mm512_set1_ps(x.d[b]);
       const int8_t* a = x.q + b * 256;
-      for (int j = 0; j < 8; ++j) {
+      for (int64_t j = 0; j < 8; ++j) {
         __m512i dot = _mm512_setzero_si512();
-        for (int c = 0; c < 4; ++c) {
+        for (int64_t c = 0; c < 4; ++c) {
           const __m512i v = _mm512_loadu_si512(tile + 320 + 64 * (4 * j + c));
           int32_t lo_a, hi_a;
           std::memcpy(&lo_a, a + 32 * j + 8 * c, 4);
@@ -499,7 +499,7 @@ void GemvQ8Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, 
       if constexpr (D::kOffsetActivations) {
         dot = _mm512_set1_epi32(-128 * (x.sums[2 * b] + x.sums[2 * b + 1]));
       }
-      for (int c = 0; c < 8; ++c) {
+      for (int64_t c = 0; c < 8; ++c) {
         const __m512i w = _mm512_loadu_si512(tile + 32 + 64 * c);
         int32_t four;
         std::memcpy(&four, a + 4 * c, 4);
@@ -537,6 +537,32 @@ inline void ZeroUnreachedLanes(RepackedLanes* lanes, int64_t rows, int64_t units
   }
 }
 
+// The traversal both repacked GEMMs share: each group of sixteen rows
+// touching [row_begin, row_end), each tile of up to kRepackedTileM
+// activation rows, each block b of the rows in order, `block(i0, mi, b,
+// tile, d)` doing the work (d: the sixteen rows' F16 d of block b as f32),
+// then the tile's outputs stored. `units` is the groups (or blocks) a row
+// has, which say which lanes it reaches.
+template <class Block>
+void ForEachRepackedTile(const uint8_t* packed, int64_t tile_bytes, int64_t blocks, int64_t units,
+                         int64_t m, int64_t row_begin, int64_t row_end, RepackedLanes* lanes,
+                         float* y, int64_t ldy, const Block& block) {
+  for (int64_t g16 = row_begin / 16; g16 * 16 < row_end; ++g16) {
+    for (int64_t i0 = 0; i0 < m; i0 += kRepackedTileM) {
+      const int64_t mi = m - i0 < kRepackedTileM ? m - i0 : kRepackedTileM;
+      ZeroUnreachedLanes(lanes, mi, units);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* tile = packed + (g16 * blocks + b) * tile_bytes;
+        block(i0, mi, b, tile,
+              _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile))));
+      }
+      for (int64_t i = 0; i < mi; ++i) {
+        StoreRowSums(lanes[i].v, g16, row_begin, row_end, y + (i0 + i) * ldy);
+      }
+    }
+  }
+}
+
 template <class D>
 void GemmQ4KRepacked(const uint8_t* packed, const Int8Activations* x, int64_t m, int64_t k,
                      int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
@@ -552,54 +578,44 @@ void GemmQ4KRepacked(const uint8_t* packed, const Int8Activations* x, int64_t m,
     }
   }
   const __m512i nibble = _mm512_set1_epi8(0x0F);
-  for (int64_t g16 = row_begin / 16; g16 * 16 < row_end; ++g16) {
-    for (int64_t i0 = 0; i0 < m; i0 += kRepackedTileM) {
-      const int64_t mi = m - i0 < kRepackedTileM ? m - i0 : kRepackedTileM;
-      ZeroUnreachedLanes(lanes, mi, groups);
-      for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* tile = packed + (g16 * blocks + b) * kQ4KRepackedTileBytes;
-        const __m512 d =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
-        const __m512 dmin =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
-        for (int j = 0; j < 8; ++j) {
-          __m512i w[8];
-          for (int c = 0; c < 4; ++c) {
-            const __m512i v = _mm512_loadu_si512(tile + 320 + 64 * (4 * j + c));
-            w[2 * c] = _mm512_and_si512(v, nibble);
-            w[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
-          }
-          const __m512 d_sc = _mm512_mul_ps(
-              d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 64 + 32 * j)))));
-          const __m512 dmin_mn = _mm512_mul_ps(
-              dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 80 + 32 * j)))));
-          const int64_t group = 8 * b + j;
-          for (int64_t i = 0; i < mi; ++i) {
-            const Int8Activations& xi = x[i0 + i];
-            const int8_t* a = xi.q + 256 * b + 32 * j;
-            __m512i dot = _mm512_setzero_si512();
-            for (int t = 0; t < 8; ++t) {
-              int32_t four;
-              std::memcpy(&four, a + 4 * t, 4);
-              dot = D::Dot4Into(dot, w[t], _mm512_set1_epi32(four));
-            }
-            const __m512 d_a = _mm512_set1_ps(xi.d[b]);
-            __m512& lane = lanes[i].v[group % 16];
-            const __m512 before = group < 16 ? _mm512_setzero_ps() : lane;
-            const __m512 after =
-                _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_sc, d_a), before);
-            lane = _mm512_fmadd_ps(_mm512_set1_ps(minus_asum[(i0 + i) * groups + group]),
-                                   _mm512_mul_ps(dmin_mn, d_a), after);
-          }
-        }
+  const auto block = [&](int64_t i0, int64_t mi, int64_t b, const uint8_t* tile, __m512 d) {
+    const __m512 dmin =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
+    for (int64_t j = 0; j < 8; ++j) {
+      __m512i w[8];
+      for (int64_t c = 0; c < 4; ++c) {
+        const __m512i v = _mm512_loadu_si512(tile + 320 + 64 * (4 * j + c));
+        w[2 * c] = _mm512_and_si512(v, nibble);
+        w[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
       }
+      const __m512 d_sc = _mm512_mul_ps(
+          d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 64 + 32 * j)))));
+      const __m512 dmin_mn = _mm512_mul_ps(
+          dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 80 + 32 * j)))));
+      const int64_t group = 8 * b + j;
       for (int64_t i = 0; i < mi; ++i) {
-        StoreRowSums(lanes[i].v, g16, row_begin, row_end, y + (i0 + i) * ldy);
+        const Int8Activations& xi = x[i0 + i];
+        const int8_t* a = xi.q + 256 * b + 32 * j;
+        __m512i dot = _mm512_setzero_si512();
+        for (int64_t t = 0; t < 8; ++t) {
+          int32_t four;
+          std::memcpy(&four, a + 4 * t, 4);
+          dot = D::Dot4Into(dot, w[t], _mm512_set1_epi32(four));
+        }
+        const __m512 d_a = _mm512_set1_ps(xi.d[b]);
+        __m512& lane = lanes[i].v[group % 16];
+        const __m512 before = group < 16 ? _mm512_setzero_ps() : lane;
+        const __m512 after =
+            _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_sc, d_a), before);
+        lane = _mm512_fmadd_ps(_mm512_set1_ps(minus_asum[(i0 + i) * groups + group]),
+                               _mm512_mul_ps(dmin_mn, d_a), after);
       }
     }
-  }
+  };
+  ForEachRepackedTile(packed, kQ4KRepackedTileBytes, blocks, groups, m, row_begin, row_end, lanes,
+                      y, ldy, block);
 }
 
 template <class D>
@@ -617,54 +633,44 @@ void GemmQ8Repacked(const uint8_t* packed, const Int8Activations* x, int64_t m, 
           D::kOffsetActivations ? -128 * (x[i].sums[2 * b] + x[i].sums[2 * b + 1]) : 0;
     }
   }
-  for (int64_t g16 = row_begin / 16; g16 * 16 < row_end; ++g16) {
-    for (int64_t i0 = 0; i0 < m; i0 += kRepackedTileM) {
-      const int64_t mi = m - i0 < kRepackedTileM ? m - i0 : kRepackedTileM;
-      ZeroUnreachedLanes(lanes, mi, blocks);
-      for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* tile = packed + (g16 * blocks + b) * kQ8RepackedTileBytes;
-        const __m512 d =
-            _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
-        // Per step: w + 128 as unsigned bytes where D offsets, else |w| and
-        // where w < 0.
-        __m512i w[8];
-        __mmask64 negative[8];
-        for (int c = 0; c < 8; ++c) {
-          const __m512i v = _mm512_loadu_si512(tile + 32 + 64 * c);
-          if constexpr (D::kOffsetActivations) {
-            w[c] = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
-          } else {
-            w[c] = _mm512_abs_epi8(v);
-            negative[c] = _mm512_movepi8_mask(v);
-          }
-        }
-        for (int64_t i = 0; i < mi; ++i) {
-          const Int8Activations& xi = x[i0 + i];
-          const int8_t* a = xi.q + 32 * b;
-          __m512i dot = _mm512_set1_epi32(start[(i0 + i) * blocks + b]);
-          for (int c = 0; c < 8; ++c) {
-            int32_t four;
-            std::memcpy(&four, a + 4 * c, 4);
-            const __m512i act = _mm512_set1_epi32(four);
-            if constexpr (D::kOffsetActivations) {
-              dot = D::Dot4Into(dot, w[c], act);
-            } else {
-              const __m512i signed_act =
-                  _mm512_mask_sub_epi8(act, negative[c], _mm512_setzero_si512(), act);
-              dot = _mm512_add_epi32(dot, D::Dot4(w[c], signed_act));
-            }
-          }
-          __m512& lane = lanes[i].v[b % 16];
-          const __m512 before = b < 16 ? _mm512_setzero_ps() : lane;
-          lane = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(xi.d[b])),
-                                 before);
-        }
-      }
-      for (int64_t i = 0; i < mi; ++i) {
-        StoreRowSums(lanes[i].v, g16, row_begin, row_end, y + (i0 + i) * ldy);
+  const auto block = [&](int64_t i0, int64_t mi, int64_t b, const uint8_t* tile, __m512 d) {
+    // Per step: w + 128 as unsigned bytes where D offsets, else |w| and
+    // where w < 0.
+    __m512i w[8];
+    __mmask64 negative[8];
+    for (int64_t c = 0; c < 8; ++c) {
+      const __m512i v = _mm512_loadu_si512(tile + 32 + 64 * c);
+      if constexpr (D::kOffsetActivations) {
+        w[c] = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+      } else {
+        w[c] = _mm512_abs_epi8(v);
+        negative[c] = _mm512_movepi8_mask(v);
       }
     }
-  }
+    for (int64_t i = 0; i < mi; ++i) {
+      const Int8Activations& xi = x[i0 + i];
+      const int8_t* a = xi.q + 32 * b;
+      __m512i dot = _mm512_set1_epi32(start[(i0 + i) * blocks + b]);
+      for (int64_t c = 0; c < 8; ++c) {
+        int32_t four;
+        std::memcpy(&four, a + 4 * c, 4);
+        const __m512i act = _mm512_set1_epi32(four);
+        if constexpr (D::kOffsetActivations) {
+          dot = D::Dot4Into(dot, w[c], act);
+        } else {
+          const __m512i signed_act =
+              _mm512_mask_sub_epi8(act, negative[c], _mm512_setzero_si512(), act);
+          dot = _mm512_add_epi32(dot, D::Dot4(w[c], signed_act));
+        }
+      }
+      __m512& lane = lanes[i].v[b % 16];
+      const __m512 before = b < 16 ? _mm512_setzero_ps() : lane;
+      lane = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(xi.d[b])),
+                             before);
+    }
+  };
+  ForEachRepackedTile(packed, kQ8RepackedTileBytes, blocks, blocks, m, row_begin, row_end, lanes, y,
+                      ldy, block);
 }
 
 // The repacked products this file has (int8_repack.h): decode

@@ -8,8 +8,8 @@ namespace {
 // The 256 weights of a Q4_K block in order: 32 bytes of nibbles per pair
 // of groups, the low nibbles group 2h, the high ones 2h + 1.
 void Q4KWeights(const std::byte* block, uint8_t out[256]) {
-  for (int h = 0; h < 4; ++h) {
-    for (int l = 0; l < 32; ++l) {
+  for (int64_t h = 0; h < 4; ++h) {
+    for (int64_t l = 0; l < 32; ++l) {
       const auto byte = static_cast<uint8_t>(block[16 + 32 * h + l]);
       out[64 * h + l] = byte & 0x0F;
       out[64 * h + 32 + l] = byte >> 4;
@@ -19,22 +19,22 @@ void Q4KWeights(const std::byte* block, uint8_t out[256]) {
 
 void RepackQ4KTile(const std::byte* const rows[kRepackRows], std::byte* tile) {
   std::memset(tile, 0, kQ4KRepackedTileBytes);
-  for (int r = 0; r < kRepackRows; ++r) {
+  for (int64_t r = 0; r < kRepackRows; ++r) {
     const std::byte* block = rows[r];
     if (block == nullptr) continue;  // past the matrix: zero
     std::memcpy(tile + 2 * r, block, 2);
     std::memcpy(tile + 32 + 2 * r, block + 2, 2);
     uint8_t w[256];
     Q4KWeights(block, w);
-    for (int j = 0; j < 8; ++j) {
+    for (int64_t j = 0; j < 8; ++j) {
       int sc, mn;
       numerics::KQuantScaleMin(j, block + 4, &sc, &mn);
       tile[64 + 32 * j + r] = static_cast<std::byte>(sc);
       tile[64 + 32 * j + 16 + r] = static_cast<std::byte>(mn);
-      for (int c = 0; c < 4; ++c) {
+      for (int64_t c = 0; c < 4; ++c) {
         const uint8_t* q = w + 32 * j + 8 * c;
         std::byte* out = tile + 320 + 64 * (4 * j + c) + 4 * r;
-        for (int t = 0; t < 4; ++t) out[t] = static_cast<std::byte>(q[t] | q[4 + t] << 4);
+        for (int64_t t = 0; t < 4; ++t) out[t] = static_cast<std::byte>(q[t] | q[4 + t] << 4);
       }
     }
   }
@@ -42,11 +42,11 @@ void RepackQ4KTile(const std::byte* const rows[kRepackRows], std::byte* tile) {
 
 void RepackQ8Tile(const std::byte* const rows[kRepackRows], std::byte* tile) {
   std::memset(tile, 0, kQ8RepackedTileBytes);
-  for (int r = 0; r < kRepackRows; ++r) {
+  for (int64_t r = 0; r < kRepackRows; ++r) {
     const std::byte* block = rows[r];
     if (block == nullptr) continue;  // past the matrix: zero
     std::memcpy(tile + 2 * r, block, 2);
-    for (int c = 0; c < 8; ++c) std::memcpy(tile + 32 + 64 * c + 4 * r, block + 2 + 4 * c, 4);
+    for (int64_t c = 0; c < 8; ++c) std::memcpy(tile + 32 + 64 * c + 4 * r, block + 2 + 4 * c, 4);
   }
 }
 

@@ -38,12 +38,12 @@ struct KernelTable;
 // One ISA as the engine knows it: the only list of ISAs (dispatch.cc).
 struct IsaEntry {
   Isa isa;
+  int rank;          // `--isa auto` picks the available ISA of highest rank
   const char* name;  // `--isa`'s value, the `isa` of records and of cpu-<isa> cells
   // Whether this CPU and OS can run the table's instructions.
   bool (*cpu_runs)(const platform::CpuFeatures&);
   // The table, or null when this build lacks it (another architecture).
   const KernelTable& (*table)();
-  int rank;  // `--isa auto` picks the available ISA of highest rank
 };
 
 // Returns every ISA, built or not, in enumerator order.

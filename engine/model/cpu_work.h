@@ -84,7 +84,7 @@ void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& mat
 
 // How matrix work is cut into units (from CpuOptions).
 struct Cutting {
-  int64_t gemv_chunk_bytes = 256 * 1024;
+  int64_t gemv_chunk_bytes = int64_t{256} * 1024;
   int gemm_tile_m = 64;
   int gemm_tile_n = 64;
 };

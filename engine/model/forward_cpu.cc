@@ -513,10 +513,10 @@ class CpuForward final : public Forward {
     }
     if (c_.qk_norm) {
       for (int h = 0; h < c_.n_heads; ++h) {
-        cpu::RmsNormInPlace(kt_, q + h * hd_, p.q_norm.data(), hd_, c_.norm_eps);
+        cpu::RmsNormInPlace(kt_, q + int64_t{h} * hd_, p.q_norm.data(), hd_, c_.norm_eps);
       }
       for (int h = 0; h < c_.n_kv_heads; ++h) {
-        cpu::RmsNormInPlace(kt_, k + h * hd_, p.k_norm.data(), hd_, c_.norm_eps);
+        cpu::RmsNormInPlace(kt_, k + int64_t{h} * hd_, p.k_norm.data(), hd_, c_.norm_eps);
       }
     }
     if (c_.layers[l].use_rope) {
@@ -525,8 +525,8 @@ class CpuForward final : public Forward {
       const size_t at = static_cast<size_t>(t) * rope_.half();
       const float* cs = (local ? a_.cos_local : a_.cos).data() + at;
       const float* sn = (local ? a_.sin_local : a_.sin).data() + at;
-      for (int h = 0; h < c_.n_heads; ++h) rope_.Apply(q + h * hd_, cs, sn);
-      for (int h = 0; h < c_.n_kv_heads; ++h) rope_.Apply(k + h * hd_, cs, sn);
+      for (int h = 0; h < c_.n_heads; ++h) rope_.Apply(q + int64_t{h} * hd_, cs, sn);
+      for (int h = 0; h < c_.n_kv_heads; ++h) rope_.Apply(k + int64_t{h} * hd_, cs, sn);
     }
     std::memcpy(state.k_cache[l].data() + static_cast<size_t>(pos) * kv_dim_, k,
                 sizeof(float) * kv_dim_);
@@ -556,11 +556,12 @@ class CpuForward final : public Forward {
     const int window = c_.layers[l].sliding_window;
     const int first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
     const int kvh = h / group_;
-    cpu::AttentionRow(kt_, math_, a_.q.data() + static_cast<size_t>(t) * q_dim_ + h * hd_,
-                      state.k_cache[l].data() + kvh * hd_, state.v_cache[l].data() + kvh * hd_,
-                      kv_dim_, first, pos, hd_, scale_, c_.attn_softcap, inv_attn_softcap_,
+    cpu::AttentionRow(kt_, math_, a_.q.data() + static_cast<size_t>(t) * q_dim_ + int64_t{h} * hd_,
+                      state.k_cache[l].data() + int64_t{kvh} * hd_,
+                      state.v_cache[l].data() + int64_t{kvh} * hd_, kv_dim_, first, pos, hd_,
+                      scale_, c_.attn_softcap, inv_attn_softcap_,
                       scores_.data() + static_cast<size_t>(thread) * scores_stride_,
-                      a_.attn.data() + static_cast<size_t>(t) * q_dim_ + h * hd_);
+                      a_.attn.data() + static_cast<size_t>(t) * q_dim_ + int64_t{h} * hd_);
   }
 
   // C7: router probabilities, top-k, weights of rows [0, n) from their

@@ -22,6 +22,12 @@ using block_bytes::Byte;
 using block_bytes::HalfAt;
 using block_bytes::U32At;
 
+// Byte i of p read as a two's-complement int8 (Q8_0's quants, Q6_K's scales).
+int SignedByte(const std::byte* p, int i) {
+  const int v = Byte(p, i);
+  return v >= 128 ? v - 256 : v;
+}
+
 // One activation block of n values (C12.1). `n` is a constant and the
 // loops have no early exit, so the compiler vectorizes them (at -O2 GCC 12
 // vectorizes only loops of known trip count): the quantization of every
@@ -128,7 +134,7 @@ void UnpackQ6K(const std::byte* b, IntegerBlock* out) {
   out->min_sign = 0;
   out->sub = 16;
   for (int j = 0; j < 16; ++j) {
-    out->sc[j] = static_cast<int8_t>(Byte(sc, j));
+    out->sc[j] = static_cast<int16_t>(SignedByte(sc, j));
     out->mn[j] = 0;
   }
   for (int h = 0; h < 2; ++h) {
@@ -196,7 +202,7 @@ void UnpackIntegerBlock(QuantType type, const std::byte* b, IntegerBlock* out) {
   switch (type) {
     case QuantType::kQ8_0:
       out->d = HalfAt(b);
-      for (int i = 0; i < 32; ++i) out->q[i] = static_cast<int8_t>(Byte(b, 2 + i));
+      for (int i = 0; i < 32; ++i) out->q[i] = static_cast<int16_t>(SignedByte(b, 2 + i));
       SetScales(out, 1, 1, 0);
       return;
     case QuantType::kQ4_0:

@@ -33,9 +33,9 @@ using testing::Scales;
 constexpr int64_t kQ4KBytes = 144;
 
 TEST(Int8Repack, OnlyQ4KAndQ8_0HaveARepackedForm) {
-  EXPECT_EQ(RepackedBytes(QuantType::kQ4_K, 17, 512), 2 * 2 * kQ4KRepackedTileBytes);
+  EXPECT_EQ(RepackedBytes(QuantType::kQ4_K, 17, 512), 4 * kQ4KRepackedTileBytes);
   EXPECT_EQ(RepackedBytes(QuantType::kQ4_K, 16, 256), kQ4KRepackedTileBytes);
-  EXPECT_EQ(RepackedBytes(QuantType::kQ8_0, 17, 64), 2 * 2 * kQ8RepackedTileBytes);
+  EXPECT_EQ(RepackedBytes(QuantType::kQ8_0, 17, 64), 4 * kQ8RepackedTileBytes);
   for (QuantType type : {QuantType::kQ4_0, QuantType::kQ5_K, QuantType::kQ6_K}) {
     EXPECT_EQ(RepackedBytes(type, 16, 256), 0) << numerics::LayoutOf(type).name;
   }
@@ -63,14 +63,14 @@ TEST(Int8Repack, TheQ4KLayoutHoldsEveryValue) {
         numerics::UnpackIntegerBlock(QuantType::kQ4_K, reinterpret_cast<const std::byte*>(block),
                                      &ib);
       }
-      for (int byte = 0; byte < 2; ++byte) {
+      for (int64_t byte = 0; byte < 2; ++byte) {
         EXPECT_EQ(at(tile + 2 * r + byte), row < rows ? block[byte] : 0);
         EXPECT_EQ(at(tile + 32 + 2 * r + byte), row < rows ? block[2 + byte] : 0);
       }
-      for (int j = 0; j < 8; ++j) {
+      for (int64_t j = 0; j < 8; ++j) {
         EXPECT_EQ(at(tile + 64 + 32 * j + r), row < rows ? ib.sc[j] : 0) << row << " " << j;
         EXPECT_EQ(at(tile + 64 + 32 * j + 16 + r), row < rows ? ib.mn[j] : 0) << row << " " << j;
-        for (int i = 0; i < 32; ++i) {
+        for (int64_t i = 0; i < 32; ++i) {
           const int c = i / 8, t = i % 4, high = i % 8 >= 4 ? 4 : 0;
           const int nibble = (at(tile + 320 + 64 * (4 * j + c) + 4 * r + t) >> high) & 0x0F;
           ASSERT_EQ(nibble, row < rows ? ib.q[32 * j + i] : 0)
@@ -96,7 +96,7 @@ TEST(Int8Repack, TheQ8_0LayoutHoldsEveryByte) {
       const auto want = [&](int i) { return row < rows ? block[i] : 0; };
       EXPECT_EQ(static_cast<int>(packed[tile + 2 * r]), want(0));
       EXPECT_EQ(static_cast<int>(packed[tile + 2 * r + 1]), want(1));
-      for (int i = 0; i < 32; ++i) {
+      for (int64_t i = 0; i < 32; ++i) {
         ASSERT_EQ(static_cast<int>(packed[tile + 32 + 64 * (i / 4) + 4 * r + i % 4]), want(2 + i))
             << "row " << row << " block " << b << " weight " << i;
       }
@@ -132,7 +132,7 @@ int ExpectRepackedProductsMatch(const Entry& e, QuantType type, int64_t rows, in
   const int64_t begin = rows > 3 ? static_cast<int64_t>(seed % 3) : 0;
   const int64_t end = rows > 18 ? rows - 1 : rows, n = end - begin, ldy = n + 1;
   // Rows of ldy outputs: n of them, then a canary; canaries around all.
-  std::vector<float> y(static_cast<size_t>(m * ldy + 2 * kGuardFloats)), y1(y.size());
+  std::vector<float> y(static_cast<size_t>(m * ldy + int64_t{2} * kGuardFloats)), y1(y.size());
   for (float& v : y) std::memcpy(&v, &kCanaryBits, 4);
   y1 = y;
   e.gemm(x.data(), m, p, type, k, begin, end, y.data() + kGuardFloats, ldy);
