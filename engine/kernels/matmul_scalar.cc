@@ -26,6 +26,9 @@
 // relocates the program, before the TSan runtime is set up, and the
 // instrumented resolver then crashes the program before main (every TSan
 // test binary died while gtest listed its tests).
+//
+// GCC only: clang (14) refuses target_clones beside flatten ("multiversioning
+// cannot be combined"), so a clang build keeps the plain functions.
 #if defined(__SANITIZE_THREAD__)
 #define SAMEBITS_NO_IFUNC 1
 #elif defined(__has_feature)
@@ -33,7 +36,7 @@
 #define SAMEBITS_NO_IFUNC 1
 #endif
 #endif
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute) && \
     !defined(SAMEBITS_NO_IFUNC)
 #if __has_attribute(target_clones) && __has_attribute(flatten)
 #define SAMEBITS_SCALAR_FMA_CLONES __attribute__((target_clones("fma", "default"), flatten))
