@@ -9,6 +9,9 @@ namespace samebits::kernels::internal {
 
 // Returns the scalar table (matmul_scalar.cc), built on `numerics::Dot`.
 const KernelTable& ScalarTable();
+// numerics::PortableExp of x[0 .. n), in place, one at a time: the scalar,
+// AVX2 and NEON tables' exp_portable.
+void ScalarExpPortable(float* x, int64_t n);
 
 // The x86 tables exist whenever the build targets x86-64, because
 // kernels.cmake lists the AVX2 and AVX-512 files there, with their
@@ -35,6 +38,9 @@ float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
 int64_t Avx512Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
                        int64_t n, const numerics::Int8Activations* x, int64_t m, int64_t k,
                        float* y, int64_t ldy);
+// numerics::PortableExp of x[0 .. n), in place, sixteen at a time
+// (exp_avx512.cc): the same bits.
+void Avx512ExpPortable(float* x, int64_t n);
 // The products over rows repacked sixteen to a vector (int8_repack.h),
 // AVX-512 BW and VNNI: the bits of numerics::DotInt8 on the original rows.
 void Avx512GemvQuantRepacked(const float* x, const std::byte* packed, numerics::QuantType type,

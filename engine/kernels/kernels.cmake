@@ -43,7 +43,8 @@ samebits_kernel_isa(avx2 PROCESSOR x86
   SOURCES kernels/matmul_avx2.cc)
 samebits_kernel_isa(avx512 PROCESSOR x86
   FLAGS -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma -mf16c
-  SOURCES kernels/attention_avx512.cc kernels/int8_avx512.cc kernels/matmul_avx512.cc)
+  SOURCES kernels/attention_avx512.cc kernels/exp_avx512.cc kernels/int8_avx512.cc
+          kernels/matmul_avx512.cc)
 samebits_kernel_isa(avx512vnni PROCESSOR x86
   FLAGS -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma -mf16c
   SOURCES kernels/int8_avx512_vnni.cc)

@@ -98,6 +98,10 @@ struct KernelTable {
   void (*attention_values)(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
                            float* o);
 
+  // x[i] = numerics::PortableExp(x[i]) for i in [0, n), bit for bit: the
+  // portable math profile's exp, many at once (the softmax of attention).
+  void (*exp_portable)(float* x, int64_t n);
+
   // GEMV and GEMM over a block-quantized W (numerics/quant_blocks.h): `w`
   // points at row 0 of `rows` rows of k / block_elements whole blocks of
   // `type` each, and `k` must be a multiple of the type's block_elements.

@@ -244,7 +244,7 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 const KernelTable& Avx2Table() {
   static constexpr KernelTable kTable{
       Isa::kAvx2, Gemv<Avx2>, Gemm<Avx2>, Dot<Avx2>, Axpy, AttentionScoresBy<Dot<Avx2>>,
-      AttentionValuesBy<Axpy>, GemvQuant<Avx2>, GemmQuant<Avx2>,
+      AttentionValuesBy<Axpy>, ScalarExpPortable, GemvQuant<Avx2>, GemmQuant<Avx2>,
       // No integer fast path yet: the scalar definition.
       Int8Products<numerics::DotInt8>::Gemv, Int8Products<numerics::DotInt8>::Gemm};
   return kTable;

@@ -220,6 +220,7 @@ const KernelTable& Avx512Table() {
                                       Axpy,
                                       Avx512AttentionScores,
                                       Avx512AttentionValues,
+                                      Avx512ExpPortable,
                                       GemvQuant<Avx512>,
                                       GemmQuant<Avx512>,
                                       Int8Products<Avx512DotInt8, Avx512Int8Rows>::Gemv,

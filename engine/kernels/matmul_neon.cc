@@ -274,7 +274,7 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 const KernelTable& NeonTable() {
   static constexpr KernelTable kTable{
       Isa::kNeon, Gemv<Neon>, Gemm<Neon>, Dot<Neon>, Axpy, AttentionScoresBy<Dot<Neon>>,
-      AttentionValuesBy<Axpy>, GemvQuant<Neon>, GemmQuant<Neon>,
+      AttentionValuesBy<Axpy>, ScalarExpPortable, GemvQuant<Neon>, GemmQuant<Neon>,
       // No integer fast path yet: the scalar definition.
       Int8Products<numerics::DotInt8>::Gemv, Int8Products<numerics::DotInt8>::Gemm};
   return kTable;

@@ -9,6 +9,7 @@
 #include "engine/kernels/quant_int8_loops.h"
 #include "engine/numerics/half.h"
 #include "engine/numerics/lanes.h"
+#include "engine/numerics/portable_math.h"
 #include "engine/numerics/quant_blocks.h"
 
 // x86-64's baseline has no fused multiply-add instruction, so there every
@@ -112,6 +113,10 @@ void ScalarGemmQuant(const float* x, int64_t m, const std::byte* w, QuantType ty
 
 }  // namespace
 
+void ScalarExpPortable(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = numerics::PortableExp(x[i]);
+}
+
 const KernelTable& ScalarTable() {
   static constexpr KernelTable kTable{Isa::kScalar,
                                       Gemv,
@@ -120,6 +125,7 @@ const KernelTable& ScalarTable() {
                                       Axpy,
                                       AttentionScoresBy<Dot>,
                                       AttentionValuesBy<Axpy>,
+                                      ScalarExpPortable,
                                       ScalarGemvQuant,
                                       ScalarGemmQuant,
                                       Int8Products<numerics::DotInt8>::Gemv,

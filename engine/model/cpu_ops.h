@@ -60,7 +60,10 @@ class RopeTable {
 };
 
 // C4: softmax of `s` (n) in place with the library's exp.
-void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math);
+// With `exp_portable` (a kernel table's) and the portable math profile,
+// the exps go through it, many at once: the same bits.
+void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math,
+                    void (*exp_portable)(float*, int64_t) = nullptr);
 
 // C7: writes the indices of the `k` largest of `p` (n) in rank order
 // (descending p, ties to the lower index) to `out` (k).

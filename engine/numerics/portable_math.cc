@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "engine/numerics/portable_exp.h"
+
 // Every function below relies on double and float operations being rounded
 // to their own precision. x87 extended-precision evaluation would change
 // bits, so refuse to build where it is the default.
@@ -20,6 +22,11 @@
 
 namespace samebits::numerics {
 namespace {
+
+using portable_exp::k32OverLn2;
+using portable_exp::kExp2Table;
+using portable_exp::kLn2Over32Hi;
+using portable_exp::kLn2Over32Lo;
 
 // The NaN returned for an invalid operation (log of a negative number, sin
 // of an infinity). Written as a constant because the NaN that arithmetic
@@ -64,21 +71,6 @@ double Expm1Taylor(double r) {
   p = p * r + 1.0;
   return p * r;
 }
-
-// 2^(j/32) for j = 0..31, each correctly rounded to double.
-constexpr double kExp2Table[32] = {
-    0x1.0000000000000p+0, 0x1.059b0d3158574p+0, 0x1.0b5586cf9890fp+0, 0x1.11301d0125b51p+0,
-    0x1.172b83c7d517bp+0, 0x1.1d4873168b9aap+0, 0x1.2387a6e756238p+0, 0x1.29e9df51fdee1p+0,
-    0x1.306fe0a31b715p+0, 0x1.371a7373aa9cbp+0, 0x1.3dea64c123422p+0, 0x1.44e086061892dp+0,
-    0x1.4bfdad5362a27p+0, 0x1.5342b569d4f82p+0, 0x1.5ab07dd485429p+0, 0x1.6247eb03a5585p+0,
-    0x1.6a09e667f3bcdp+0, 0x1.71f75e8ec5f74p+0, 0x1.7a11473eb0187p+0, 0x1.82589994cce13p+0,
-    0x1.8ace5422aa0dbp+0, 0x1.93737b0cdc5e5p+0, 0x1.9c49182a3f090p+0, 0x1.a5503b23e255dp+0,
-    0x1.ae89f995ad3adp+0, 0x1.b7f76f2fb5e47p+0, 0x1.c199bdd85529cp+0, 0x1.cb720dcef9069p+0,
-    0x1.d5818dcfba487p+0, 0x1.dfc97337b9b5fp+0, 0x1.ea4afa2a490dap+0, 0x1.f50765b6e4540p+0};
-// ln2 / 32 split so that k * kLn2Over32Hi is exact for |k| < 2^21.
-constexpr double kLn2Over32Hi = 0x1.62e42feep-6;
-constexpr double kLn2Over32Lo = 0x1.a39ef35793c76p-38;
-constexpr double k32OverLn2 = 0x1.71547652b82fep+5;
 
 // Returns e^t in double for |t| < ~700 with a relative error of about
 // 2^-52: t = (32 m + j) ln2/32 + r with |r| <= ln2/64, so
@@ -237,8 +229,8 @@ float PortableExp(float x) {
   if (x != x) return x + x;
   // 0x1.62e42ep6 is the largest float whose e^x rounds to a finite float;
   // returning infinity above it also keeps the final conversion in range.
-  if (x > 0x1.62e42ep6f) return std::bit_cast<float>(0x7f800000u);
-  if (x < -104.0f) return 0.0f;  // e^-104 < 2^-150: rounds to +0
+  if (x > portable_exp::kLargestFinite) return std::bit_cast<float>(0x7f800000u);
+  if (x < portable_exp::kSmallestNonzero) return 0.0f;  // e^-104 < 2^-150: rounds to +0
   // In [-104, 88.72] the double result stays far inside double's range; the
   // final conversion rounds once, into subnormals where needed.
   return static_cast<float>(ExpDouble(x));
