@@ -20,7 +20,9 @@
 namespace samebits::kernels {
 namespace {
 
-float FromBits(uint32_t b) { return std::bit_cast<float>(b); }
+float FromBits(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
 // Floats that matter for exp: the edges of its ranges and their neighbours,
 // zeros, infinities, NaNs (quiet and signalling payloads, both signs) and
