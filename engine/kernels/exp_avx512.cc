@@ -1,8 +1,8 @@
 // The portable exp (numerics/portable_math.cc, contract C3) sixteen floats
-// at a time, for the softmax of attention: the same double operations as
-// its scalar ExpDouble, each one IEEE operation in a vector lane (no fma,
-// as the scalar form has none; the conversions round to nearest even as
-// the scalar casts do), so the same bits. tests/kernels/exp_test.cc checks
+// at a time, for attention's softmax and SwiGLU's SiLU: the same double
+// operations as its scalar ExpDouble, each one IEEE operation in a vector
+// lane (no fma, as the scalar form has none; the conversions round to
+// nearest even as the scalar casts do), so the same bits. tests/kernels/exp_test.cc checks
 // them against numerics::PortableExp.
 #include "engine/kernels/avx512_lanes.h"
 #include "engine/kernels/kernel_tables.h"

@@ -99,7 +99,8 @@ struct KernelTable {
                            float* o);
 
   // x[i] = numerics::PortableExp(x[i]) for i in [0, n), bit for bit: the
-  // portable math profile's exp, many at once (the softmax of attention).
+  // portable math profile's exp, many at once (model/cpu_ops.h's
+  // ExpInPlace: the softmax of attention, SwiGLU's SiLU).
   void (*exp_portable)(float* x, int64_t n);
 
   // GEMV and GEMM over a block-quantized W (numerics/quant_blocks.h): `w`

@@ -82,19 +82,24 @@ void RopeTable::Apply(float* x, const float* c, const float* s) const {
   }
 }
 
+void ExpInPlace(float* x, int64_t n, const numerics::MathLibrary& math,
+                const kernels::KernelTable* kt) {
+  if (kt != nullptr && math.profile == numerics::MathProfile::kPortable) {
+    kt->exp_portable(x, n);  // PortableExp's bits, many at once
+    return;
+  }
+  float (*const exp_fn)(float) = math.exp;
+  for (int64_t i = 0; i < n; ++i) x[i] = exp_fn(x[i]);
+}
+
 void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math,
-                    void (*exp_portable)(float*, int64_t)) {
+                    const kernels::KernelTable* kt) {
   if (n <= 0) return;
   // The maximum is exact in any order.
   float m = s[0];
   for (int j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
-  if (exp_portable != nullptr && math.profile == numerics::MathProfile::kPortable) {
-    for (int j = 0; j < n; ++j) s[j] = s[j] - m;
-    exp_portable(s, n);  // PortableExp's bits, many at once
-  } else {
-    float (*const exp_fn)(float) = math.exp;
-    for (int j = 0; j < n; ++j) s[j] = exp_fn(s[j] - m);
-  }
+  for (int j = 0; j < n; ++j) s[j] = s[j] - m;
+  ExpInPlace(s, n, math, kt);
   const float z = numerics::Sum(s, static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) s[j] = s[j] / z;
 }
@@ -124,7 +129,7 @@ void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& m
   const int n = last - first + 1;
   kt.attention_scores(q, k_rows + first * stride, stride, n, head_dim, scale, scores);
   if (softcap > 0.0f) SoftCapInPlace(scores, n, softcap, inv_softcap, math);
-  SoftmaxInPlace(scores, n, math, kt.exp_portable);
+  SoftmaxInPlace(scores, n, math, &kt);
   kt.attention_values(scores, v_rows + first * stride, stride, n, head_dim, o);
 }
 

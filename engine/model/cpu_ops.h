@@ -59,11 +59,16 @@ class RopeTable {
   std::vector<float> inv_freq_;
 };
 
-// C4: softmax of `s` (n) in place with the library's exp.
-// With `exp_portable` (a kernel table's) and the portable math profile,
-// the exps go through it, many at once: the same bits.
+// x[i] = math.exp(x[i]) for i in [0, n). Under the portable profile, with
+// a kernel table, through the table's exp_portable (many at once, the same
+// bits); otherwise one at a time. The one place that makes this choice.
+void ExpInPlace(float* x, int64_t n, const numerics::MathLibrary& math,
+                const kernels::KernelTable* kt);
+
+// C4: softmax of `s` (n) in place with the library's exp (by ExpInPlace,
+// through `kt` when given).
 void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math,
-                    void (*exp_portable)(float*, int64_t) = nullptr);
+                    const kernels::KernelTable* kt = nullptr);
 
 // C7: writes the indices of the `k` largest of `p` (n) in rank order
 // (descending p, ties to the lower index) to `out` (k).

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/kernels/int8_repack.h"
+#include "engine/model/cpu_ops.h"
 #include "engine/platform/weight_memory.h"
 
 namespace samebits::model::cpu {
@@ -98,14 +99,13 @@ void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& mat
     float* h = t.h + i * t.ldy;
     if (act == Activation::kGeluTanh) {
       for (int64_t r = t.r0; r < t.r1; ++r) h[r] = numerics::GeluTanh(math, g[r]) * u[r];
-    } else if (math.profile == numerics::MathProfile::kPortable && kt.exp_portable != nullptr) {
-      // numerics::Silu's operations in its order, the exps many at once
-      // through the table (PortableExp's bits): the same bits.
-      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = -g[r];
-      kt.exp_portable(h + t.r0, t.r1 - t.r0);
-      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = g[r] / (1.0f + h[r]) * u[r];
     } else {
-      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = numerics::Silu(math, g[r]) * u[r];
+      // numerics::Silu(g) * u, its operations in its order, with the exps
+      // of the unit's outputs taken together (cpu::ExpInPlace): the same
+      // bits.
+      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = -g[r];
+      cpu::ExpInPlace(h + t.r0, t.r1 - t.r0, math, &kt);
+      for (int64_t r = t.r0; r < t.r1; ++r) h[r] = g[r] / (1.0f + h[r]) * u[r];
     }
   }
 }
