@@ -36,7 +36,8 @@ Usage: ci/cross.sh [--quick] [--platforms NAME,...] [--suite FILE] [--out DIR] [
 Cross-builds the engine and gates each build against references/portable.txt, then
 under --quant-dot int8 against references/portable-int8.txt.
 
-  --quick             CI selection: the aarch64 platform only, on the pairs of
+  --quick             CI selection: the x86_64-clang and aarch64 platforms (clang++ so that a
+                      change g++ accepts and clang++ rejects fails CI), on the pairs of
                       ci/cross-quick-suite.json (every synthetic checkpoint, the quantized
                       ones included, and three real files, one of them a k-quant) under
                       reference, cpu-t1 (NEON), cpu-t2 and cpu-scalar, then the int8
@@ -78,7 +79,7 @@ out=build-cross
 platforms="x86_64-gcc,x86_64-clang,x86_64-baseline,aarch64,s390x"
 while (($#)); do
   case "$1" in
-    --quick) quick=1; platforms=aarch64 ;;
+    --quick) quick=1; platforms=x86_64-clang,aarch64 ;;
     --platforms) platforms="${2:?--platforms needs a list}"; shift ;;
     --suite) suite="${2:?--suite needs a file}"; shift ;;
     --out) out="${2:?--out needs a folder}"; shift ;;
