@@ -17,13 +17,16 @@ build=${SAMEBITS_BUILD_DIR:-build}
 base=${1:-$(git merge-base HEAD main 2>/dev/null || git rev-parse HEAD~1)}
 
 echo "== clang-format ($("$clang_format" --version | head -1))"
-git ls-files -z '*.cc' '*.h' | xargs -0 "$clang_format" --dry-run -Werror
+# Tracked files and new ones not yet added (but not ignored ones, such as
+# build trees), so a file is held to the format before its first commit.
+git ls-files -z --cached --others --exclude-standard '*.cc' '*.h' | xargs -0 "$clang_format" --dry-run -Werror
 echo "   clean"
 
 # Sources (not headers: those are checked through the sources that include
 # them, .clang-tidy's HeaderFilterRegex) added or changed since BASE that
 # the build compiles.
-mapfile -t changed < <(git diff --name-only --diff-filter=d "$base" -- '*.cc')
+mapfile -t changed < <(git diff --name-only --diff-filter=d "$base" -- '*.cc'
+                        git ls-files --others --exclude-standard '*.cc')
 if ((${#changed[@]} == 0)); then
   echo "== clang-tidy: no C++ source changed since $base"
   exit 0
