@@ -250,8 +250,16 @@ float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
                    });
 }
 
-// The row dot of C12: the kernels above for Q8_0 and Q4_K, the scalar
-// definition for the other types.
+}  // namespace
+}  // namespace samebits::kernels::internal
+
+#include "engine/kernels/int8_avx512_groups.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+// The row dot of C12: the kernels above for Q8_0 and Q4_K, DotGroups
+// (int8_avx512_groups.h) for the other types.
 template <class D>
 float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
   switch (type) {
@@ -259,9 +267,20 @@ float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x
       return DotQ8_0<D>(row, x, k);
     case QuantType::kQ4_K:
       return DotQ4_K<D>(row, x, k);
-    default:
-      return numerics::DotInt8(type, row, x, k);
+    case QuantType::kQ4_0:
+      return DotGroups<D, Q4_0Groups>(row, x, k);
+    case QuantType::kQ4_1:
+      return DotGroups<D, Q4_1Groups>(row, x, k);
+    case QuantType::kQ5_0:
+      return DotGroups<D, Q5_0Groups>(row, x, k);
+    case QuantType::kQ5_1:
+      return DotGroups<D, Q5_1Groups>(row, x, k);
+    case QuantType::kQ5_K:
+      return DotGroups<D, Q5_KGroups>(row, x, k);
+    case QuantType::kQ6_K:
+      return DotGroups<D, Q6_KGroups>(row, x, k);
   }
+  return numerics::DotInt8(type, row, x, k);
 }
 
 // Decode's Q4_K product: one activation row against n weight rows, each
@@ -695,7 +714,8 @@ void GemvRepackedWith(QuantType type, const std::byte* packed, const Int8Activat
 // several activation rows one weight row at a time; one (decode) Q4_K row
 // by row with shared activations; one Q8_0 row by the row dot (four-row
 // tiles streamed Q8_0 at 5.6 GB/s against 20.7 for the row dot, measured
-// on 32000 x 1024 matrices out of cache).
+// on 32000 x 1024 matrices out of cache); the other types' several rows
+// by GroupRowsWith (int8_avx512_groups.h).
 template <class D>
 int64_t RowsWith(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
                  const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
@@ -704,8 +724,8 @@ int64_t RowsWith(QuantType type, const std::byte* rows, int64_t row_bytes, int64
     return m == 1 ? GemvQ4_K<D>(w, row_bytes, n, x[0], k, y)
                   : GemmQ4_K<D>(w, row_bytes, n, x, m, k, y, ldy);
   }
-  if (type != QuantType::kQ8_0 || m == 1) return 0;
-  return GemmQ8_0<D>(w, row_bytes, n, x, m, k, y, ldy);
+  if (type == QuantType::kQ8_0) return m == 1 ? 0 : GemmQ8_0<D>(w, row_bytes, n, x, m, k, y, ldy);
+  return GroupRowsWith<D>(type, rows, row_bytes, n, x, m, k, y, ldy);
 }
 
 }  // namespace

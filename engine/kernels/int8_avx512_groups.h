@@ -1,0 +1,334 @@
+// The integer profile's AVX-512 row dot (C12.3) for the six types without a
+// kernel of their own in int8_avx512_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1,
+// Q5_K and Q6_K. They went through the scalar definition, which made the
+// int8 profile 5 to 10 times slower than the exact one on these types.
+//
+// A row is taken sixteen scale groups at a time, one group to an f32 lane
+// (group g in lane g mod 16, C12.3). Each block's weights are unpacked to
+// unsigned bytes: the stored quants with their fifth and sixth bits, the
+// offset (8, 16 or 32) not yet removed. A group's exact sum is then
+// sum_i u_i a_i - offset * sum_i a_i, the same integer as the definition's
+// sum_i (u_i - offset) a_i, and sum_i a_i comes from the activations' sums
+// of sixteen. The f32 steps are the definition's: fma(dot, (d * sc) * d_a)
+// and, for the types with a min, fma(min_sign * asum, (m * mn) * d_a).
+//
+// Internal header: included by int8_avx512_kernels.h after GroupSums16,
+// Q8Order and PairScales, which it uses, and before DotInt8With and
+// RowsWith, which call DotGroups and GroupRowsWith.
+// Everything is in an anonymous namespace, and nothing here instantiates a
+// standard-library template (engine/kernels/README.md: an ISA object may
+// export no weak symbol).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace samebits::kernels::internal {
+namespace {
+
+// Sixteen consecutive scale groups of a row, unpacked: the weights as
+// unsigned bytes in the vectors that meet the activations (vector p holds
+// weights 64p .. 64p + 63 of the batch: groups 2p and 2p + 1 of 32, or 4p
+// .. 4p + 3 of 16; zero past the row's groups), lane g of d_sc and m_mn
+// group g's exact d * sc and m * mn.
+struct GroupBatch {
+  __m512i w[8];
+  __m512 d_sc;
+  __m512 m_mn;
+};
+
+// Two 32-byte halves as one vector.
+inline __m512i Join(__m256i lo, __m256i hi) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// 32 weights from 16 bytes of nibbles: the low nibbles are weights 0-15,
+// the high ones 16-31 (Q4_0, Q4_1, Q5_0, Q5_1).
+inline __m256i Nibbles32(const uint8_t* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i mask = _mm_set1_epi8(0x0F);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
+}
+
+// Adds 16 to the weights whose bit is set in `bits` (bit i: weight i).
+inline __m256i AddFifthBits(__m256i w, uint32_t bits) {
+  return _mm256_or_si256(w, _mm256_maskz_mov_epi8(bits, _mm256_set1_epi8(16)));
+}
+
+// The blocks of 32, one group each: kOffset the quants' offset, kMinAt
+// where the F16 m sits (0: no min), kHighBitsAt where the 32 fifth bits sit
+// (0: none), kQuantsAt where the 16 bytes of nibbles start.
+template <int kBytes, int kOffset, int kMinAt, int kHighBitsAt, int kQuantsAt>
+struct Block32 {
+  static constexpr int kBlockBytes = kBytes;
+  static constexpr int kSub = 32;
+  static constexpr int kGroupsPerBlock = 1;
+  static constexpr int kWeightOffset = kOffset;
+  static constexpr int kMinSign = kMinAt > 0 ? 1 : 0;
+  static __m256i Weights(const uint8_t* b) {
+    const __m256i w = Nibbles32(b + kQuantsAt);
+    if constexpr (kHighBitsAt > 0) {
+      uint32_t bits;
+      std::memcpy(&bits, b + kHighBitsAt, 4);
+      return AddFifthBits(w, bits);
+    }
+    return w;
+  }
+  // The F16 at `offset` of blocks [g0, g0 + n) (zero past n), to f32 lanes.
+  // Assembled in general registers: sixteen 2-byte stores read back as one
+  // vector stalled the store-to-load forwarding (29 % of this kernel's
+  // samples), and a gather took 23 %.
+  static __m512 Halves(const uint8_t* row, int64_t g0, int n, int offset) {
+    const auto half = [&](int i) -> uint64_t {
+      if (i >= n) return 0;
+      uint16_t h;
+      std::memcpy(&h, row + (g0 + i) * kBytes + offset, 2);
+      return h;
+    };
+    const auto four = [&](int i) {
+      return static_cast<long long>(half(i) | half(i + 1) << 16 | half(i + 2) << 32 |
+                                    half(i + 3) << 48);
+    };
+    const __m128i lo = _mm_insert_epi64(_mm_cvtsi64_si128(four(0)), four(4), 1);
+    const __m128i hi = _mm_insert_epi64(_mm_cvtsi64_si128(four(8)), four(12), 1);
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+  }
+  // Groups (blocks) [g0, g0 + n) of the row.
+  static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
+    for (int64_t p = 0; p < 8; ++p) {
+      __m256i half[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t h = 0; h < 2 && 2 * p + h < n; ++h) {
+        half[h] = Weights(row + (g0 + 2 * p + h) * kBytes);
+      }
+      out->w[p] = Join(half[0], half[1]);
+    }
+    out->d_sc = Halves(row, g0, n, 0);
+    if constexpr (kMinAt > 0) out->m_mn = Halves(row, g0, n, kMinAt);
+  }
+};
+using Q4_0Groups = Block32<18, 8, 0, 0, 2>;
+using Q4_1Groups = Block32<20, 0, 2, 0, 4>;
+using Q5_0Groups = Block32<22, 16, 0, 2, 6>;
+using Q5_1Groups = Block32<24, 0, 2, 4, 8>;
+
+// Q5_K: eight groups of 32 to a block. Groups 2j and 2j + 1 are the low and
+// high nibbles of quants 32j .. 32j + 31, their fifth bits bit 2j and
+// 2j + 1 of qh[l]; scales and mins by get_scale_min_k4's rule.
+struct Q5_KGroups {
+  static constexpr int kBlockBytes = 176;
+  static constexpr int kSub = 32;
+  static constexpr int kGroupsPerBlock = 8;
+  static constexpr int kWeightOffset = 0;
+  static constexpr int kMinSign = -1;
+  // Groups [g0, g0 + n) of the row: one block or two.
+  static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    for (int64_t half = 0; half < 2; ++half) {
+      if (8 * half >= n) {
+        for (int64_t j = 0; j < 4; ++j) out->w[4 * half + j] = _mm512_setzero_si512();
+        continue;
+      }
+      const uint8_t* b = row + (g0 / 8 + half) * kBlockBytes;
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
+      for (int64_t j = 0; j < 4; ++j) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 48 + 32 * j));
+        const __m256i lo = _mm256_and_si256(q, mask);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
+        const __mmask32 lo_bit =
+            _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * j))));
+        const __mmask32 hi_bit =
+            _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(2 << (2 * j))));
+        out->w[4 * half + j] = Join(AddFifthBits(lo, lo_bit), AddFifthBits(hi, hi_bit));
+      }
+    }
+    // Lanes 0-7 the first block's d * sc and dmin * mn, 8-15 the second's
+    // (zero without one): Q4_K's scales, the same bytes (PairScales).
+    const uint8_t* b0 = row + g0 / 8 * kBlockBytes;
+    const Q4KScales scales = PairScales(b0, n > 8 ? b0 + kBlockBytes : nullptr);
+    out->d_sc = scales.d_sc;
+    out->m_mn = scales.dmin_mn;
+  }
+};
+
+// Q6_K: sixteen groups of 16, one block to a batch. Weight 128 h + 32 t + l
+// takes the low nibble of ql[64 h + l + 32 (t & 1)] (the high one when
+// t >= 2) and bits 2t, 2t + 1 of qh[32 h + l]; its scale is the signed byte
+// sc[(128 h + 32 t + l) / 16].
+struct Q6_KGroups {
+  static constexpr int kBlockBytes = 210;
+  static constexpr int kSub = 16;
+  static constexpr int kGroupsPerBlock = 16;
+  static constexpr int kWeightOffset = 32;
+  static constexpr int kMinSign = 0;
+  static __m256i Weights(const uint8_t* b, int64_t h, int64_t t) {
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    const __m256i ql =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h + 32 * (t & 1)));
+    const __m256i nibble =
+        t < 2 ? _mm256_and_si256(ql, mask) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), mask);
+    // Two bits of each byte moved to bits 4-5 (a byte of at most 3 shifted
+    // by 4 stays inside its byte).
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * h));
+    const __m256i high = _mm256_slli_epi16(
+        _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(static_cast<int>(2 * t))),
+                         _mm256_set1_epi8(3)),
+        4);
+    return _mm256_or_si256(nibble, high);
+  }
+  // Groups [g0, g0 + 16) of the row: block g0 / 16.
+  static void Unpack(const uint8_t* row, int64_t g0, int, GroupBatch* out) {
+    const uint8_t* b = row + g0 / 16 * kBlockBytes;
+    // Vector p: weights 64p .. 64p + 63, that is h = p / 2, t = 2 (p % 2) and
+    // the next t.
+    for (int64_t p = 0; p < 4; ++p) {
+      out->w[p] = Join(Weights(b, p / 2, 2 * (p % 2)), Weights(b, p / 2, 2 * (p % 2) + 1));
+    }
+    uint16_t h;
+    std::memcpy(&h, b + 208, 2);
+    const __m512 sc = _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192))));
+    out->d_sc = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(h)), sc);
+  }
+};
+
+// Groups of 16 four to a vector: vector v's 128-bit lane c holds group
+// 4v + c's partial sums. Returns lane g = group g's whole sum.
+inline __m512i QuarterGroupSums16(const __m512i p[4]) {
+  const __m512i t0 =
+      _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+  const __m512i t1 =
+      _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+  // Lane 4c + v: group 4v + c.
+  const __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+  return _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), s);
+}
+
+// Bytes [0, n) of 64 valid: the load mask of vector p of a batch whose
+// valid bytes are `valid`.
+inline __mmask64 ValidBytes(int64_t valid, int64_t p) {
+  const int64_t n = valid - 64 * p;
+  return n >= 64 ? ~__mmask64{0} : (n <= 0 ? __mmask64{0} : (__mmask64{1} << n) - 1);
+}
+
+// Lane g: the exact sum of group g0 + g's activations, for the n valid groups.
+template <int kSub>
+inline __m512i GroupActivationSums(const int16_t* sums, int64_t g0, int n) {
+  if constexpr (kSub == 32) {
+    const __mmask32 valid = n == 16 ? ~__mmask32{0} : (__mmask32{1} << (2 * n)) - 1;
+    return _mm512_madd_epi16(_mm512_maskz_loadu_epi16(valid, sums + 2 * g0), _mm512_set1_epi16(1));
+  } else {
+    const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1u);
+    return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(valid, sums + g0));
+  }
+}
+
+// Adds a batch's groups to the lanes of one activation row (C12.3): the
+// exact sums u . a over the weights' vectors minus the offset times the
+// activations' sums, then each group's fmas in its lane.
+template <class D, class Type>
+inline __m512 AccumulateBatch(__m512 acc, const GroupBatch& batch, const Int8Activations& x,
+                              int64_t g0, int n) {
+  constexpr int kSub = Type::kSub, kPerBlock = Type::kGroupsPerBlock;
+  // Lane g: the activation scale of group g0 + g's block.
+  const __m512 da = _mm512_permutexvar_ps(
+      _mm512_setr_epi32(0 / kPerBlock, 1 / kPerBlock, 2 / kPerBlock, 3 / kPerBlock, 4 / kPerBlock,
+                        5 / kPerBlock, 6 / kPerBlock, 7 / kPerBlock, 8 / kPerBlock, 9 / kPerBlock,
+                        10 / kPerBlock, 11 / kPerBlock, 12 / kPerBlock, 13 / kPerBlock,
+                        14 / kPerBlock, 15 / kPerBlock),
+      _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n / kPerBlock)) - 1u),
+                            x.d + g0 / kPerBlock));
+  constexpr int kVectors = 16 * kSub / 64;
+  const int64_t valid_bytes = int64_t{n} * kSub;
+  __m512i partial[kVectors];
+  for (int64_t p = 0; p < kVectors; ++p) {
+    partial[p] = D::Dot4(
+        batch.w[p], _mm512_maskz_loadu_epi8(ValidBytes(valid_bytes, p), x.q + g0 * kSub + 64 * p));
+  }
+  __m512i dots;
+  if constexpr (kSub == 32) {
+    dots = GroupSums16(partial, Q8Order());
+  } else {
+    dots = QuarterGroupSums16(partial);
+  }
+  const __m512i asum = GroupActivationSums<kSub>(x.sums, g0, n);
+  if constexpr (Type::kWeightOffset != 0) {
+    dots = _mm512_sub_epi32(dots, _mm512_mullo_epi32(asum, _mm512_set1_epi32(Type::kWeightOffset)));
+  }
+  const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1u);
+  acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(dots), _mm512_mul_ps(batch.d_sc, da), acc, lanes);
+  if constexpr (Type::kMinSign != 0) {
+    const __m512i signed_asum =
+        Type::kMinSign > 0 ? asum : _mm512_sub_epi32(_mm512_setzero_si512(), asum);
+    acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(signed_asum), _mm512_mul_ps(batch.m_mn, da), acc,
+                                lanes);
+  }
+  return acc;
+}
+
+template <class D, class Type>
+float DotGroups(const std::byte* row, const Int8Activations& x, int64_t k) {
+  const int64_t groups = k / Type::kSub;
+  GroupBatch batch;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t g0 = 0; g0 < groups; g0 += 16) {
+    const int n = static_cast<int>(groups - g0 < 16 ? groups - g0 : 16);
+    Type::Unpack(reinterpret_cast<const uint8_t*>(row), g0, n, &batch);
+    acc = AccumulateBatch<D, Type>(acc, batch, x, g0, n);
+  }
+  return Reduce16(acc);
+}
+
+// Several activation rows (prefill): one weight row at a time, each batch
+// of its groups unpacked once for all m activation rows, whose lanes wait
+// in this thread's scratch. Each output takes DotGroups' steps in its order.
+template <class D, class Type>
+int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8Activations* x,
+                   int64_t m, int64_t k, float* y, int64_t ldy) {
+  struct Lanes {
+    __m512 v;
+  };
+  auto* acc = static_cast<Lanes*>(Int8Scratch(static_cast<size_t>(m) * sizeof(Lanes)));
+  const int64_t groups = k / Type::kSub;
+  GroupBatch batch;
+  for (int64_t r = 0; r < n; ++r) {
+    const auto* row = reinterpret_cast<const uint8_t*>(w + r * row_bytes);
+    for (int64_t g0 = 0; g0 < groups; g0 += 16) {
+      const int count = static_cast<int>(groups - g0 < 16 ? groups - g0 : 16);
+      Type::Unpack(row, g0, count, &batch);
+      for (int64_t i = 0; i < m; ++i) {
+        const __m512 lanes = g0 == 0 ? _mm512_setzero_ps() : acc[i].v;
+        acc[i].v = AccumulateBatch<D, Type>(lanes, batch, x[i], g0, count);
+      }
+    }
+    for (int64_t i = 0; i < m; ++i) y[i * ldy + r] = Reduce16(acc[i].v);
+  }
+  return n;
+}
+
+// The rows GemmGroups takes (Int8Rows of quant_int8_loops.h): all of them
+// for several activation rows of these types, none for one (the row dot).
+template <class D>
+int64_t GroupRowsWith(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
+                      const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
+  if (m == 1) return 0;
+  switch (type) {
+    case QuantType::kQ4_0:
+      return GemmGroups<D, Q4_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ4_1:
+      return GemmGroups<D, Q4_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ5_0:
+      return GemmGroups<D, Q5_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ5_1:
+      return GemmGroups<D, Q5_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ5_K:
+      return GemmGroups<D, Q5_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ6_K:
+      return GemmGroups<D, Q6_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+}  // namespace samebits::kernels::internal
