@@ -223,45 +223,55 @@ inline __m512i GroupActivationSums(const int16_t* sums, int64_t g0, int n) {
   }
 }
 
-// Adds a batch's groups to the lanes of one activation row (C12.3): the
-// exact sums u . a over the weights' vectors minus the offset times the
-// activations' sums, then each group's fmas in its lane.
-template <class D, class Type>
-inline __m512 AccumulateBatch(__m512 acc, const GroupBatch& batch, const Int8Activations& x,
-                              int64_t g0, int n) {
+// One activation row's side of a batch, the same for every weight row:
+// its quants as the weights' vectors (zero past the row's groups), lane g
+// the scale of group g's block, the offset times group g's activation sum,
+// and min_sign times that sum as f32 (exact: below 2^24).
+struct BatchActs {
+  __m512i a[8];
+  __m512 d;
+  __m512i offset_asum;
+  __m512 signed_asum;
+};
+template <class Type>
+inline void PrepareActs(const Int8Activations& x, int64_t g0, int n, BatchActs* out) {
   constexpr int kSub = Type::kSub, kPerBlock = Type::kGroupsPerBlock;
-  // Lane g: the activation scale of group g0 + g's block.
-  const __m512 da = _mm512_permutexvar_ps(
+  out->d = _mm512_permutexvar_ps(
       _mm512_setr_epi32(0 / kPerBlock, 1 / kPerBlock, 2 / kPerBlock, 3 / kPerBlock, 4 / kPerBlock,
                         5 / kPerBlock, 6 / kPerBlock, 7 / kPerBlock, 8 / kPerBlock, 9 / kPerBlock,
                         10 / kPerBlock, 11 / kPerBlock, 12 / kPerBlock, 13 / kPerBlock,
                         14 / kPerBlock, 15 / kPerBlock),
       _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n / kPerBlock)) - 1u),
                             x.d + g0 / kPerBlock));
-  constexpr int kVectors = 16 * kSub / 64;
   const int64_t valid_bytes = int64_t{n} * kSub;
-  __m512i partial[kVectors];
-  for (int64_t p = 0; p < kVectors; ++p) {
-    partial[p] = D::Dot4(
-        batch.w[p], _mm512_maskz_loadu_epi8(ValidBytes(valid_bytes, p), x.q + g0 * kSub + 64 * p));
+  for (int64_t p = 0; p < 16 * kSub / 64; ++p) {
+    out->a[p] = _mm512_maskz_loadu_epi8(ValidBytes(valid_bytes, p), x.q + g0 * kSub + 64 * p);
   }
+  const __m512i asum = GroupActivationSums<kSub>(x.sums, g0, n);
+  out->offset_asum = _mm512_mullo_epi32(asum, _mm512_set1_epi32(Type::kWeightOffset));
+  out->signed_asum = _mm512_cvtepi32_ps(
+      Type::kMinSign >= 0 ? asum : _mm512_sub_epi32(_mm512_setzero_si512(), asum));
+}
+
+// Adds a batch's n groups to the lanes of one activation row (C12.3): the
+// exact sums u . a over the weights' vectors minus the offset times the
+// activations' sums, then each group's fmas in its lane.
+template <class D, class Type>
+inline __m512 AccumulateBatch(__m512 acc, const GroupBatch& batch, const BatchActs& a, int n) {
+  constexpr int kVectors = 16 * Type::kSub / 64;
+  __m512i partial[kVectors];
+  for (int64_t p = 0; p < kVectors; ++p) partial[p] = D::Dot4(batch.w[p], a.a[p]);
   __m512i dots;
-  if constexpr (kSub == 32) {
+  if constexpr (Type::kSub == 32) {
     dots = GroupSums16(partial, Q8Order());
   } else {
     dots = QuarterGroupSums16(partial);
   }
-  const __m512i asum = GroupActivationSums<kSub>(x.sums, g0, n);
-  if constexpr (Type::kWeightOffset != 0) {
-    dots = _mm512_sub_epi32(dots, _mm512_mullo_epi32(asum, _mm512_set1_epi32(Type::kWeightOffset)));
-  }
+  if constexpr (Type::kWeightOffset != 0) dots = _mm512_sub_epi32(dots, a.offset_asum);
   const __mmask16 lanes = static_cast<__mmask16>((1u << n) - 1u);
-  acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(dots), _mm512_mul_ps(batch.d_sc, da), acc, lanes);
+  acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(dots), _mm512_mul_ps(batch.d_sc, a.d), acc, lanes);
   if constexpr (Type::kMinSign != 0) {
-    const __m512i signed_asum =
-        Type::kMinSign > 0 ? asum : _mm512_sub_epi32(_mm512_setzero_si512(), asum);
-    acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(signed_asum), _mm512_mul_ps(batch.m_mn, da), acc,
-                                lanes);
+    acc = _mm512_mask3_fmadd_ps(a.signed_asum, _mm512_mul_ps(batch.m_mn, a.d), acc, lanes);
   }
   return acc;
 }
@@ -274,31 +284,43 @@ float DotGroups(const std::byte* row, const Int8Activations& x, int64_t k) {
   for (int64_t g0 = 0; g0 < groups; g0 += 16) {
     const int n = static_cast<int>(groups - g0 < 16 ? groups - g0 : 16);
     Type::Unpack(reinterpret_cast<const uint8_t*>(row), g0, n, &batch);
-    acc = AccumulateBatch<D, Type>(acc, batch, x, g0, n);
+    BatchActs a;
+    PrepareActs<Type>(x, g0, n, &a);
+    acc = AccumulateBatch<D, Type>(acc, batch, a, n);
   }
   return Reduce16(acc);
 }
 
-// Several activation rows (prefill): one weight row at a time, each batch
-// of its groups unpacked once for all m activation rows, whose lanes wait
-// in this thread's scratch. Each output takes DotGroups' steps in its order.
+// Weight rows against m activation rows (decode's one too): one weight
+// row at a time, each batch of its groups unpacked once for all m
+// activation rows, whose sides of every batch are prepared once for all the
+// weight rows; their lanes wait in this thread's scratch. Each output takes
+// DotGroups' steps in its order.
 template <class D, class Type>
 int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8Activations* x,
                    int64_t m, int64_t k, float* y, int64_t ldy) {
   struct Lanes {
     __m512 v;
   };
-  auto* acc = static_cast<Lanes*>(Int8Scratch(static_cast<size_t>(m) * sizeof(Lanes)));
-  const int64_t groups = k / Type::kSub;
+  const int64_t groups = k / Type::kSub, batches = (groups + 15) / 16;
+  auto* acts = static_cast<BatchActs*>(
+      Int8Scratch(static_cast<size_t>(m * batches) * sizeof(BatchActs) + m * sizeof(Lanes)));
+  auto* acc = reinterpret_cast<Lanes*>(acts + m * batches);
+  const auto count = [&](int64_t b) {
+    return static_cast<int>(groups - 16 * b < 16 ? groups - 16 * b : 16);
+  };
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t b = 0; b < batches; ++b)
+      PrepareActs<Type>(x[i], 16 * b, count(b), &acts[i * batches + b]);
+  }
   GroupBatch batch;
   for (int64_t r = 0; r < n; ++r) {
     const auto* row = reinterpret_cast<const uint8_t*>(w + r * row_bytes);
-    for (int64_t g0 = 0; g0 < groups; g0 += 16) {
-      const int count = static_cast<int>(groups - g0 < 16 ? groups - g0 : 16);
-      Type::Unpack(row, g0, count, &batch);
+    for (int64_t b = 0; b < batches; ++b) {
+      Type::Unpack(row, 16 * b, count(b), &batch);
       for (int64_t i = 0; i < m; ++i) {
-        const __m512 lanes = g0 == 0 ? _mm512_setzero_ps() : acc[i].v;
-        acc[i].v = AccumulateBatch<D, Type>(lanes, batch, x[i], g0, count);
+        const __m512 lanes = b == 0 ? _mm512_setzero_ps() : acc[i].v;
+        acc[i].v = AccumulateBatch<D, Type>(lanes, batch, acts[i * batches + b], count(b));
       }
     }
     for (int64_t i = 0; i < m; ++i) y[i * ldy + r] = Reduce16(acc[i].v);
@@ -306,12 +328,11 @@ int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8A
   return n;
 }
 
-// The rows GemmGroups takes (Int8Rows of quant_int8_loops.h): all of them
-// for several activation rows of these types, none for one (the row dot).
+// The rows GemmGroups takes (Int8Rows of quant_int8_loops.h): all of them,
+// for these types.
 template <class D>
 int64_t GroupRowsWith(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
                       const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
-  if (m == 1) return 0;
   switch (type) {
     case QuantType::kQ4_0:
       return GemmGroups<D, Q4_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
