@@ -539,6 +539,40 @@ void GemvQ8Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, 
   }
 }
 
+// Decode's Q4_0 product over repacked rows: block b's sums form in the
+// row lanes with eight four-product steps of unsigned nibbles against
+// signed activations, the accumulator starting at -8 * asum (sum (u - 8) a
+// = sum u a - 8 sum a, exact), then its fma goes into lane-vector b mod 16.
+template <class D>
+void GemvQ4_0Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
+                      int64_t row_end, float* y) {
+  const int64_t blocks = k / 32;
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    __m512 lanes[16];
+    for (__m512& lane : lanes) lane = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kQ4_0RepackedTileBytes;
+      const int8_t* a = x.q + b * 32;
+      __m512i dot = _mm512_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
+      for (int64_t c = 0; c < 4; ++c) {
+        const __m512i v = _mm512_loadu_si512(tile + 32 + 64 * c);
+        int32_t lo_a, hi_a;
+        std::memcpy(&lo_a, a + 8 * c, 4);
+        std::memcpy(&hi_a, a + 8 * c + 4, 4);
+        dot = D::Dot4Into(dot, _mm512_and_si512(v, nibble), _mm512_set1_epi32(lo_a));
+        dot = D::Dot4Into(dot, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble),
+                          _mm512_set1_epi32(hi_a));
+      }
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
+      __m512& lane = lanes[b % 16];
+      lane =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(x.d[b])), lane);
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
 // Several activation rows over repacked rows (prefill): each group of 32
 // weights of sixteen rows is unpacked once for up to kRepackedTileM
 // activation rows, each of which forms its sixteen rows' exact sums with
@@ -692,6 +726,41 @@ void GemmQ8Repacked(const uint8_t* packed, const Int8Activations* x, int64_t m, 
                       ldy, block);
 }
 
+// Several activation rows over repacked Q4_0 rows: each block of sixteen
+// rows unpacked once (eight vectors of nibbles) for a tile of activation
+// rows, each taking GemvQ4_0Repacked's steps in its own lanes.
+template <class D>
+void GemmQ4_0Repacked(const uint8_t* packed, const Int8Activations* x, int64_t m, int64_t k,
+                      int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
+  const int64_t blocks = k / 32;
+  auto* lanes = static_cast<RepackedLanes*>(Int8Scratch(kRepackedTileM * sizeof(RepackedLanes)));
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const auto block = [&](int64_t i0, int64_t mi, int64_t b, const uint8_t* tile, __m512 d) {
+    __m512i w[8];
+    for (int64_t c = 0; c < 4; ++c) {
+      const __m512i v = _mm512_loadu_si512(tile + 32 + 64 * c);
+      w[2 * c] = _mm512_and_si512(v, nibble);
+      w[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+    }
+    for (int64_t i = 0; i < mi; ++i) {
+      const Int8Activations& xi = x[i0 + i];
+      const int8_t* a = xi.q + 32 * b;
+      __m512i dot = _mm512_set1_epi32(-8 * (xi.sums[2 * b] + xi.sums[2 * b + 1]));
+      for (int64_t c = 0; c < 8; ++c) {
+        int32_t four;
+        std::memcpy(&four, a + 4 * c, 4);
+        dot = D::Dot4Into(dot, w[c], _mm512_set1_epi32(four));
+      }
+      __m512& lane = lanes[i].v[b % 16];
+      const __m512 before = b < 16 ? _mm512_setzero_ps() : lane;
+      lane = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, _mm512_set1_ps(xi.d[b])),
+                             before);
+    }
+  };
+  ForEachRepackedTile(packed, kQ4_0RepackedTileBytes, blocks, blocks, m, row_begin, row_end, lanes,
+                      y, ldy, block);
+}
+
 // The repacked products this file has (int8_repack.h): decode
 // (GemvRepackedWith) and several activation rows.
 template <class D>
@@ -700,6 +769,7 @@ void GemmRepackedWith(QuantType type, const std::byte* packed, const Int8Activat
   const auto* p = reinterpret_cast<const uint8_t*>(packed);
   if (type == QuantType::kQ4_K) GemmQ4KRepacked<D>(p, x, m, k, row_begin, row_end, y, ldy);
   if (type == QuantType::kQ8_0) GemmQ8Repacked<D>(p, x, m, k, row_begin, row_end, y, ldy);
+  if (type == QuantType::kQ4_0) GemmQ4_0Repacked<D>(p, x, m, k, row_begin, row_end, y, ldy);
 }
 
 template <class D>
@@ -708,6 +778,7 @@ void GemvRepackedWith(QuantType type, const std::byte* packed, const Int8Activat
   const auto* p = reinterpret_cast<const uint8_t*>(packed);
   if (type == QuantType::kQ4_K) GemvQ4KRepacked<D>(p, x, k, row_begin, row_end, y);
   if (type == QuantType::kQ8_0) GemvQ8Repacked<D>(p, x, k, row_begin, row_end, y);
+  if (type == QuantType::kQ4_0) GemvQ4_0Repacked<D>(p, x, k, row_begin, row_end, y);
 }
 
 // The rows this file's kernels take (Int8Rows of quant_int8_loops.h):

@@ -50,6 +50,28 @@ void RepackQ8Tile(const std::byte* const rows[kRepackRows], std::byte* tile) {
   }
 }
 
+// Q4_0's weight j is the low nibble of quant byte j, weight 16 + j its high.
+void RepackQ4_0Tile(const std::byte* const rows[kRepackRows], std::byte* tile) {
+  std::memset(tile, 0, kQ4_0RepackedTileBytes);
+  for (int64_t r = 0; r < kRepackRows; ++r) {
+    const std::byte* block = rows[r];
+    if (block == nullptr) continue;  // past the matrix: zero
+    std::memcpy(tile + 2 * r, block, 2);
+    uint8_t w[32];
+    for (int64_t j = 0; j < 16; ++j) {
+      const auto byte = static_cast<uint8_t>(block[2 + j]);
+      w[j] = byte & 0x0F;
+      w[16 + j] = byte >> 4;
+    }
+    for (int64_t c = 0; c < 4; ++c) {
+      std::byte* out = tile + 32 + 64 * c + 4 * r;
+      for (int64_t t = 0; t < 4; ++t) {
+        out[t] = static_cast<std::byte>(w[8 * c + t] | w[8 * c + 4 + t] << 4);
+      }
+    }
+  }
+}
+
 // The tile of a type with a repacked form, and what writes one.
 struct RepackedForm {
   int64_t tile_bytes = 0;
@@ -62,6 +84,8 @@ RepackedForm FormOf(numerics::QuantType type) {
       return {kQ4KRepackedTileBytes, RepackQ4KTile};
     case numerics::QuantType::kQ8_0:
       return {kQ8RepackedTileBytes, RepackQ8Tile};
+    case numerics::QuantType::kQ4_0:
+      return {kQ4_0RepackedTileBytes, RepackQ4_0Tile};
     default:
       return {};
   }

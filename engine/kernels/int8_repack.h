@@ -24,6 +24,13 @@
 //   [32, 544)    for quarter-octet c = 0..7 (weights 4c..4c+3): 64 bytes,
 //                row r's four at 4r..4r+3
 //
+// Q4_0, for each group of sixteen rows and each block b, one tile of
+// kQ4_0RepackedTileBytes (the sixteen blocks' own bytes, reordered):
+//   [0, 32)      d of rows 0..15 (F16)
+//   [32, 288)    for quarter c = 0..3 (weights 8c..8c+7): 64 bytes, row r's
+//                at 4r..4r+3, byte t holding weight 8c + t in its low nibble
+//                and 8c + 4 + t in its high (Q4_K's arrangement)
+//
 // Baseline-compiled: the model repacks once at load, for tables with a
 // `gemv_quant_repacked` entry (kernels.h).
 #pragma once
@@ -38,10 +45,11 @@ namespace samebits::kernels {
 inline constexpr int64_t kRepackRows = 16;
 inline constexpr int64_t kQ4KRepackedTileBytes = 2368;
 inline constexpr int64_t kQ8RepackedTileBytes = 544;
+inline constexpr int64_t kQ4_0RepackedTileBytes = 288;
 
 // Returns the bytes `rows` rows of k weights of `type` take repacked (rows
 // rounded up to a multiple of kRepackRows), or 0 when `type` has no
-// repacked form (every type but Q4_K and Q8_0).
+// repacked form (every type but Q4_0, Q4_K and Q8_0).
 int64_t RepackedBytes(numerics::QuantType type, int64_t rows, int64_t k);
 
 // Writes the repacked form of the `rows` rows of `w` (row-major blocks of

@@ -32,11 +32,14 @@ using testing::Scales;
 
 constexpr int64_t kQ4KBytes = 144;
 
-TEST(Int8Repack, OnlyQ4KAndQ8_0HaveARepackedForm) {
+TEST(Int8Repack, OnlyQ4_0Q4KAndQ8_0HaveARepackedForm) {
   EXPECT_EQ(RepackedBytes(QuantType::kQ4_K, 17, 512), 4 * kQ4KRepackedTileBytes);
   EXPECT_EQ(RepackedBytes(QuantType::kQ4_K, 16, 256), kQ4KRepackedTileBytes);
   EXPECT_EQ(RepackedBytes(QuantType::kQ8_0, 17, 64), 4 * kQ8RepackedTileBytes);
-  for (QuantType type : {QuantType::kQ4_0, QuantType::kQ5_K, QuantType::kQ6_K}) {
+  EXPECT_EQ(RepackedBytes(QuantType::kQ4_0, 17, 64), 4 * kQ4_0RepackedTileBytes);
+  EXPECT_EQ(RepackedBytes(QuantType::kQ4_0, 16, 48), 0);  // not whole blocks
+  for (QuantType type :
+       {QuantType::kQ4_1, QuantType::kQ5_0, QuantType::kQ5_1, QuantType::kQ5_K, QuantType::kQ6_K}) {
     EXPECT_EQ(RepackedBytes(type, 16, 256), 0) << numerics::LayoutOf(type).name;
   }
   EXPECT_EQ(RepackedBytes(QuantType::kQ4_K, 0, 256), 0);
@@ -98,6 +101,37 @@ TEST(Int8Repack, TheQ8_0LayoutHoldsEveryByte) {
       EXPECT_EQ(static_cast<int>(packed[tile + 2 * r + 1]), want(1));
       for (int64_t i = 0; i < 32; ++i) {
         ASSERT_EQ(static_cast<int>(packed[tile + 32 + 64 * (i / 4) + 4 * r + i % 4]), want(2 + i))
+            << "row " << row << " block " << b << " weight " << i;
+      }
+    }
+  }
+}
+
+// Q4_0's tiles hold the sixteen blocks' d, then every weight's nibble where
+// the layout says (weight 8c + t in the low nibble of byte t of quarter c,
+// 8c + 4 + t in its high); rows past the matrix are zero.
+TEST(Int8Repack, TheQ4_0LayoutHoldsEveryValue) {
+  const int64_t rows = 18, blocks = 3, k = 32 * blocks;
+  const std::vector<uint8_t> w = MakeBlocks(QuantType::kQ4_0, rows, blocks, Scales::kFinite, 9);
+  std::vector<std::byte> packed(static_cast<size_t>(RepackedBytes(QuantType::kQ4_0, rows, k)));
+  RepackRows(QuantType::kQ4_0, reinterpret_cast<const std::byte*>(w.data()), rows, k,
+             packed.data());
+  for (int64_t row = 0; row < 32; ++row) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t tile = (row / 16 * blocks + b) * kQ4_0RepackedTileBytes, r = row % 16;
+      const uint8_t* block = w.data() + (row * blocks + b) * 18;
+      EXPECT_EQ(static_cast<int>(packed[tile + 2 * r]), row < rows ? block[0] : 0);
+      EXPECT_EQ(static_cast<int>(packed[tile + 2 * r + 1]), row < rows ? block[1] : 0);
+      // The definition's unpacking gives each weight (q - 8).
+      numerics::IntegerBlock want;
+      if (row < rows) {
+        numerics::UnpackIntegerBlock(QuantType::kQ4_0, reinterpret_cast<const std::byte*>(block),
+                                     &want);
+      }
+      for (int64_t i = 0; i < 32; ++i) {
+        const auto byte = static_cast<int>(packed[tile + 32 + 64 * (i / 8) + 4 * r + i % 4]);
+        const int nibble = i % 8 < 4 ? byte & 0x0F : byte >> 4;
+        ASSERT_EQ(nibble, row < rows ? want.q[i] + 8 : 0)
             << "row " << row << " block " << b << " weight " << i;
       }
     }
@@ -172,7 +206,7 @@ int ExpectRepackedProductsMatch(const Entry& e, QuantType type, int64_t rows, in
 
 // Every int8 table with repacked entries (on AVX-512 with VNNI, the VNNI
 // kernels) and, where AVX-512 runs, its BW kernels, against the definition
-// for Q4_K and Q8_0: row counts below, at and past one and two groups of
+// for Q4_0, Q4_K and Q8_0: row counts below, at and past one and two groups of
 // 16, rows whose blocks fill the sixteen lanes not at all, exactly and
 // past once or twice, row ranges starting and ending inside a group, 1 to
 // 9 activation rows, and scales finite, infinite or NaN (NaN compares as
@@ -196,8 +230,8 @@ TEST(Int8Repack, ProductsMatchTheDefinition) {
   int checked = 0;
   uint64_t seed = 990000;
   for (const Entry& e : entries) {
-    for (QuantType type : {QuantType::kQ4_K, QuantType::kQ8_0}) {
-      const std::vector<int64_t> block_counts = type == QuantType::kQ8_0
+    for (QuantType type : {QuantType::kQ4_0, QuantType::kQ4_K, QuantType::kQ8_0}) {
+      const std::vector<int64_t> block_counts = type != QuantType::kQ4_K
                                                     ? std::vector<int64_t>{1, 3, 16, 17, 33}
                                                     : std::vector<int64_t>{1, 2, 5, 17};
       for (int64_t rows : {1, 15, 16, 17, 40}) {
