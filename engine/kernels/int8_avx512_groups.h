@@ -1,4 +1,4 @@
-// The integer profile's AVX-512 row dot (C12.3) for the six types without a
+// The integer profile's AVX-512 products (C12.3) for the six types without a
 // kernel of their own in int8_avx512_kernels.h: Q4_0, Q4_1, Q5_0, Q5_1,
 // Q5_K and Q6_K. They went through the scalar definition, which made the
 // int8 profile 5 to 10 times slower than the exact one on these types.
@@ -13,8 +13,8 @@
 // and, for the types with a min, fma(min_sign * asum, (m * mn) * d_a).
 //
 // Internal header: included by int8_avx512_kernels.h after GroupSums16,
-// Q8Order and PairScales, which it uses, and before DotInt8With and
-// RowsWith, which call DotGroups and GroupRowsWith.
+// Q8Order and PairScales, which it uses, and before RowsWith, which calls
+// GroupRowsWith for every row of these types.
 // Everything is in an anonymous namespace, and nothing here instantiates a
 // standard-library template (engine/kernels/README.md: an ISA object may
 // export no weak symbol).
@@ -276,26 +276,11 @@ inline __m512 AccumulateBatch(__m512 acc, const GroupBatch& batch, const BatchAc
   return acc;
 }
 
-template <class D, class Type>
-float DotGroups(const std::byte* row, const Int8Activations& x, int64_t k) {
-  const int64_t groups = k / Type::kSub;
-  GroupBatch batch;
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t g0 = 0; g0 < groups; g0 += 16) {
-    const int n = static_cast<int>(groups - g0 < 16 ? groups - g0 : 16);
-    Type::Unpack(reinterpret_cast<const uint8_t*>(row), g0, n, &batch);
-    BatchActs a;
-    PrepareActs<Type>(x, g0, n, &a);
-    acc = AccumulateBatch<D, Type>(acc, batch, a, n);
-  }
-  return Reduce16(acc);
-}
-
 // Weight rows against m activation rows (decode's one too): one weight
 // row at a time, each batch of its groups unpacked once for all m
 // activation rows, whose sides of every batch are prepared once for all the
 // weight rows; their lanes wait in this thread's scratch. Each output takes
-// DotGroups' steps in its order.
+// the definition's steps in its order.
 template <class D, class Type>
 int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8Activations* x,
                    int64_t m, int64_t k, float* y, int64_t ldy) {
@@ -328,27 +313,39 @@ int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8A
   return n;
 }
 
+// Returns f(Groups{}) with the Groups type of `type` (one of this file's
+// six), otherwise() for any other type.
+template <class F, class Otherwise>
+inline auto WithGroups(QuantType type, const F& f, const Otherwise& otherwise) {
+  switch (type) {
+    case QuantType::kQ4_0:
+      return f(Q4_0Groups{});
+    case QuantType::kQ4_1:
+      return f(Q4_1Groups{});
+    case QuantType::kQ5_0:
+      return f(Q5_0Groups{});
+    case QuantType::kQ5_1:
+      return f(Q5_1Groups{});
+    case QuantType::kQ5_K:
+      return f(Q5_KGroups{});
+    case QuantType::kQ6_K:
+      return f(Q6_KGroups{});
+    default:
+      return otherwise();
+  }
+}
+
 // The rows GemmGroups takes (Int8Rows of quant_int8_loops.h): all of them,
 // for these types.
 template <class D>
 int64_t GroupRowsWith(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
                       const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
-  switch (type) {
-    case QuantType::kQ4_0:
-      return GemmGroups<D, Q4_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ4_1:
-      return GemmGroups<D, Q4_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ5_0:
-      return GemmGroups<D, Q5_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ5_1:
-      return GemmGroups<D, Q5_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ5_K:
-      return GemmGroups<D, Q5_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ6_K:
-      return GemmGroups<D, Q6_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
-    default:
-      return 0;
-  }
+  return WithGroups(
+      type,
+      [&](auto groups) {
+        return GemmGroups<D, decltype(groups)>(rows, row_bytes, n, x, m, k, y, ldy);
+      },
+      [] { return int64_t{0}; });
 }
 
 }  // namespace

@@ -258,8 +258,8 @@ float DotQ4_K(const std::byte* row, const Int8Activations& x, int64_t k) {
 namespace samebits::kernels::internal {
 namespace {
 
-// The row dot of C12: the kernels above for Q8_0 and Q4_K, DotGroups
-// (int8_avx512_groups.h) for the other types.
+// The row dot of C12, for the rows RowsWith leaves: the kernels above for
+// Q8_0 and Q4_K, the definition otherwise.
 template <class D>
 float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x, int64_t k) {
   switch (type) {
@@ -267,20 +267,11 @@ float DotInt8With(QuantType type, const std::byte* row, const Int8Activations& x
       return DotQ8_0<D>(row, x, k);
     case QuantType::kQ4_K:
       return DotQ4_K<D>(row, x, k);
-    case QuantType::kQ4_0:
-      return DotGroups<D, Q4_0Groups>(row, x, k);
-    case QuantType::kQ4_1:
-      return DotGroups<D, Q4_1Groups>(row, x, k);
-    case QuantType::kQ5_0:
-      return DotGroups<D, Q5_0Groups>(row, x, k);
-    case QuantType::kQ5_1:
-      return DotGroups<D, Q5_1Groups>(row, x, k);
-    case QuantType::kQ5_K:
-      return DotGroups<D, Q5_KGroups>(row, x, k);
-    case QuantType::kQ6_K:
-      return DotGroups<D, Q6_KGroups>(row, x, k);
+    default:
+      // Never reached for the other six types: GroupRowsWith (RowsWith)
+      // takes every row of theirs.
+      return numerics::DotInt8(type, row, x, k);
   }
-  return numerics::DotInt8(type, row, x, k);
 }
 
 // Decode's Q4_K product: one activation row against n weight rows, each
