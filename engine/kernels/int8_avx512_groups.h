@@ -226,7 +226,8 @@ inline __m512i GroupActivationSums(const int16_t* sums, int64_t g0, int n) {
 // One activation row's side of a batch, the same for every weight row:
 // its quants as the weights' vectors (zero past the row's groups), lane g
 // the scale of group g's block, the offset times group g's activation sum,
-// and min_sign times that sum as f32 (exact: below 2^24).
+// and min_sign times that sum as f32 (exact: below 2^24); the last two
+// only for the types that have an offset and a min.
 struct BatchActs {
   __m512i a[8];
   __m512 d;
@@ -247,10 +248,15 @@ inline void PrepareActs(const Int8Activations& x, int64_t g0, int n, BatchActs* 
   for (int64_t p = 0; p < 16 * kSub / 64; ++p) {
     out->a[p] = _mm512_maskz_loadu_epi8(ValidBytes(valid_bytes, p), x.q + g0 * kSub + 64 * p);
   }
+  // Only what AccumulateBatch reads for this type.
   const __m512i asum = GroupActivationSums<kSub>(x.sums, g0, n);
-  out->offset_asum = _mm512_mullo_epi32(asum, _mm512_set1_epi32(Type::kWeightOffset));
-  out->signed_asum = _mm512_cvtepi32_ps(
-      Type::kMinSign >= 0 ? asum : _mm512_sub_epi32(_mm512_setzero_si512(), asum));
+  if constexpr (Type::kWeightOffset != 0) {
+    out->offset_asum = _mm512_mullo_epi32(asum, _mm512_set1_epi32(Type::kWeightOffset));
+  }
+  if constexpr (Type::kMinSign != 0) {
+    out->signed_asum = _mm512_cvtepi32_ps(
+        Type::kMinSign > 0 ? asum : _mm512_sub_epi32(_mm512_setzero_si512(), asum));
+  }
 }
 
 // Adds a batch's n groups to the lanes of one activation row (C12.3): the
@@ -313,39 +319,27 @@ int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8A
   return n;
 }
 
-// Returns f(Groups{}) with the Groups type of `type` (one of this file's
-// six), otherwise() for any other type.
-template <class F, class Otherwise>
-inline auto WithGroups(QuantType type, const F& f, const Otherwise& otherwise) {
-  switch (type) {
-    case QuantType::kQ4_0:
-      return f(Q4_0Groups{});
-    case QuantType::kQ4_1:
-      return f(Q4_1Groups{});
-    case QuantType::kQ5_0:
-      return f(Q5_0Groups{});
-    case QuantType::kQ5_1:
-      return f(Q5_1Groups{});
-    case QuantType::kQ5_K:
-      return f(Q5_KGroups{});
-    case QuantType::kQ6_K:
-      return f(Q6_KGroups{});
-    default:
-      return otherwise();
-  }
-}
-
 // The rows GemmGroups takes (Int8Rows of quant_int8_loops.h): all of them,
 // for these types.
 template <class D>
 int64_t GroupRowsWith(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
                       const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
-  return WithGroups(
-      type,
-      [&](auto groups) {
-        return GemmGroups<D, decltype(groups)>(rows, row_bytes, n, x, m, k, y, ldy);
-      },
-      [] { return int64_t{0}; });
+  switch (type) {
+    case QuantType::kQ4_0:
+      return GemmGroups<D, Q4_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ4_1:
+      return GemmGroups<D, Q4_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ5_0:
+      return GemmGroups<D, Q5_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ5_1:
+      return GemmGroups<D, Q5_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ5_K:
+      return GemmGroups<D, Q5_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
+    case QuantType::kQ6_K:
+      return GemmGroups<D, Q6_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
+    default:
+      return 0;
+  }
 }
 
 }  // namespace

@@ -438,6 +438,22 @@ inline void StoreRowSums(const __m512 lanes[16], int64_t g, int64_t row_begin, i
               static_cast<size_t>(last - first) * sizeof(float));
 }
 
+// One 64-byte quarter of repacked nibbles (int8_repack.h: row r's bytes
+// at 4r..4r+3, byte t holding weight t in its low nibble and 4 + t in its
+// high) against the eight activations `a`, added to each row's lane of
+// `dot`: two four-product steps.
+template <class D>
+inline __m512i NibbleQuarterDot(__m512i dot, const uint8_t* quarter, const int8_t* a) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i v = _mm512_loadu_si512(quarter);
+  int32_t lo_a, hi_a;
+  std::memcpy(&lo_a, a, 4);
+  std::memcpy(&hi_a, a + 4, 4);
+  dot = D::Dot4Into(dot, _mm512_and_si512(v, nibble), _mm512_set1_epi32(lo_a));
+  return D::Dot4Into(dot, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble),
+                     _mm512_set1_epi32(hi_a));
+}
+
 // Decode's Q4_K product over rows repacked sixteen to a vector
 // (int8_repack.h): lane r of every vector is row 16g + r. Each scale group
 // j of super-block b (group 8b + j along the row) forms its exact sum in
@@ -449,7 +465,6 @@ template <class D>
 void GemvQ4KRepacked(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
                      int64_t row_end, float* y) {
   const int64_t blocks = k / 256;
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
   for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
     __m512 lanes[16];
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
@@ -463,13 +478,7 @@ void GemvQ4KRepacked(const uint8_t* packed, const Int8Activations& x, int64_t k,
       for (int64_t j = 0; j < 8; ++j) {
         __m512i dot = _mm512_setzero_si512();
         for (int64_t c = 0; c < 4; ++c) {
-          const __m512i v = _mm512_loadu_si512(tile + 320 + 64 * (4 * j + c));
-          int32_t lo_a, hi_a;
-          std::memcpy(&lo_a, a + 32 * j + 8 * c, 4);
-          std::memcpy(&hi_a, a + 32 * j + 8 * c + 4, 4);
-          dot = D::Dot4Into(dot, _mm512_and_si512(v, nibble), _mm512_set1_epi32(lo_a));
-          dot = D::Dot4Into(dot, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble),
-                            _mm512_set1_epi32(hi_a));
+          dot = NibbleQuarterDot<D>(dot, tile + 320 + 64 * (4 * j + c), a + 32 * j + 8 * c);
         }
         const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + 64 + 32 * j))));
@@ -538,7 +547,6 @@ template <class D>
 void GemvQ4_0Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
                       int64_t row_end, float* y) {
   const int64_t blocks = k / 32;
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
   for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
     __m512 lanes[16];
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
@@ -546,15 +554,7 @@ void GemvQ4_0Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k
       const uint8_t* tile = packed + (g * blocks + b) * kQ4_0RepackedTileBytes;
       const int8_t* a = x.q + b * 32;
       __m512i dot = _mm512_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
-      for (int64_t c = 0; c < 4; ++c) {
-        const __m512i v = _mm512_loadu_si512(tile + 32 + 64 * c);
-        int32_t lo_a, hi_a;
-        std::memcpy(&lo_a, a + 8 * c, 4);
-        std::memcpy(&hi_a, a + 8 * c + 4, 4);
-        dot = D::Dot4Into(dot, _mm512_and_si512(v, nibble), _mm512_set1_epi32(lo_a));
-        dot = D::Dot4Into(dot, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble),
-                          _mm512_set1_epi32(hi_a));
-      }
+      for (int64_t c = 0; c < 4; ++c) dot = NibbleQuarterDot<D>(dot, tile + 32 + 64 * c, a + 8 * c);
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
       __m512& lane = lanes[b % 16];
       lane =

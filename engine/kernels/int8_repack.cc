@@ -5,6 +5,12 @@
 namespace samebits::kernels {
 namespace {
 
+// Writes weights q[0..7] (each below 16) as one row's four bytes of a
+// repacked quarter: byte t holds q[t] in its low nibble, q[4 + t] in its high.
+void PackNibbleQuarter(const uint8_t q[8], std::byte* out) {
+  for (int64_t t = 0; t < 4; ++t) out[t] = static_cast<std::byte>(q[t] | q[4 + t] << 4);
+}
+
 // The 256 weights of a Q4_K block in order: 32 bytes of nibbles per pair
 // of groups, the low nibbles group 2h, the high ones 2h + 1.
 void Q4KWeights(const std::byte* block, uint8_t out[256]) {
@@ -32,9 +38,7 @@ void RepackQ4KTile(const std::byte* const rows[kRepackRows], std::byte* tile) {
       tile[64 + 32 * j + r] = static_cast<std::byte>(sc);
       tile[64 + 32 * j + 16 + r] = static_cast<std::byte>(mn);
       for (int64_t c = 0; c < 4; ++c) {
-        const uint8_t* q = w + 32 * j + 8 * c;
-        std::byte* out = tile + 320 + 64 * (4 * j + c) + 4 * r;
-        for (int64_t t = 0; t < 4; ++t) out[t] = static_cast<std::byte>(q[t] | q[4 + t] << 4);
+        PackNibbleQuarter(w + 32 * j + 8 * c, tile + 320 + 64 * (4 * j + c) + 4 * r);
       }
     }
   }
@@ -63,12 +67,7 @@ void RepackQ4_0Tile(const std::byte* const rows[kRepackRows], std::byte* tile) {
       w[j] = byte & 0x0F;
       w[16 + j] = byte >> 4;
     }
-    for (int64_t c = 0; c < 4; ++c) {
-      std::byte* out = tile + 32 + 64 * c + 4 * r;
-      for (int64_t t = 0; t < 4; ++t) {
-        out[t] = static_cast<std::byte>(w[8 * c + t] | w[8 * c + 4 + t] << 4);
-      }
-    }
+    for (int64_t c = 0; c < 4; ++c) PackNibbleQuarter(w + 8 * c, tile + 32 + 64 * c + 4 * r);
   }
 }
 
