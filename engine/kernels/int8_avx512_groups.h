@@ -12,6 +12,8 @@
 // of sixteen. The f32 steps are the definition's: fma(dot, (d * sc) * d_a)
 // and, for the types with a min, fma(min_sign * asum, (m * mn) * d_a).
 //
+// The unpacking AVX2 shares is in int8_x86_unpack.h.
+//
 // Internal header: included by int8_avx512_kernels.h after GroupSums16,
 // Q8Order and PairScales, which it uses, and before RowsWith, which calls
 // GroupRowsWith for every row of these types.
@@ -42,14 +44,6 @@ inline __m512i Join(__m256i lo, __m256i hi) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-// 32 weights from 16 bytes of nibbles: the low nibbles are weights 0-15,
-// the high ones 16-31 (Q4_0, Q4_1, Q5_0, Q5_1).
-inline __m256i Nibbles32(const uint8_t* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i mask = _mm_set1_epi8(0x0F);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
-}
-
 // Adds 16 to the weights whose bit is set in `bits` (bit i: weight i).
 inline __m256i AddFifthBits(__m256i w, uint32_t bits) {
   return _mm256_or_si256(w, _mm256_maskz_mov_epi8(bits, _mm256_set1_epi8(16)));
@@ -75,23 +69,9 @@ struct Block32 {
     return w;
   }
   // The F16 at `offset` of blocks [g0, g0 + n) (zero past n), to f32 lanes.
-  // Assembled in general registers: sixteen 2-byte stores read back as one
-  // vector stalled the store-to-load forwarding (29 % of this kernel's
-  // samples), and a gather took 23 %.
   static __m512 Halves(const uint8_t* row, int64_t g0, int n, int offset) {
-    const auto half = [&](int i) -> uint64_t {
-      if (i >= n) return 0;
-      uint16_t h;
-      std::memcpy(&h, row + (g0 + i) * kBytes + offset, 2);
-      return h;
-    };
-    const auto four = [&](int i) {
-      return static_cast<long long>(half(i) | half(i + 1) << 16 | half(i + 2) << 32 |
-                                    half(i + 3) << 48);
-    };
-    const __m128i lo = _mm_insert_epi64(_mm_cvtsi64_si128(four(0)), four(4), 1);
-    const __m128i hi = _mm_insert_epi64(_mm_cvtsi64_si128(four(8)), four(12), 1);
-    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+    const Halves16 h = BlockHalves(row, kBytes, g0, n, offset);
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h.lo), h.hi, 1));
   }
   // Groups (blocks) [g0, g0 + n) of the row.
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
@@ -150,38 +130,21 @@ struct Q5_KGroups {
   }
 };
 
-// Q6_K: sixteen groups of 16, one block to a batch. Weight 128 h + 32 t + l
-// takes the low nibble of ql[64 h + l + 32 (t & 1)] (the high one when
-// t >= 2) and bits 2t, 2t + 1 of qh[32 h + l]; its scale is the signed byte
-// sc[(128 h + 32 t + l) / 16].
+// Q6_K: sixteen groups of 16, one block to a batch (weights as
+// Q6KWeights reads them); weight i's scale is the signed byte sc[i / 16].
 struct Q6_KGroups {
   static constexpr int kBlockBytes = 210;
   static constexpr int kSub = 16;
   static constexpr int kGroupsPerBlock = 16;
   static constexpr int kWeightOffset = 32;
   static constexpr int kMinSign = 0;
-  static __m256i Weights(const uint8_t* b, int64_t h, int64_t t) {
-    const __m256i mask = _mm256_set1_epi8(0x0F);
-    const __m256i ql =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h + 32 * (t & 1)));
-    const __m256i nibble =
-        t < 2 ? _mm256_and_si256(ql, mask) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), mask);
-    // Two bits of each byte moved to bits 4-5 (a byte of at most 3 shifted
-    // by 4 stays inside its byte).
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * h));
-    const __m256i high = _mm256_slli_epi16(
-        _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(static_cast<int>(2 * t))),
-                         _mm256_set1_epi8(3)),
-        4);
-    return _mm256_or_si256(nibble, high);
-  }
   // Groups [g0, g0 + 16) of the row: block g0 / 16.
   static void Unpack(const uint8_t* row, int64_t g0, int, GroupBatch* out) {
     const uint8_t* b = row + g0 / 16 * kBlockBytes;
     // Vector p: weights 64p .. 64p + 63, that is h = p / 2, t = 2 (p % 2) and
     // the next t.
     for (int64_t p = 0; p < 4; ++p) {
-      out->w[p] = Join(Weights(b, p / 2, 2 * (p % 2)), Weights(b, p / 2, 2 * (p % 2) + 1));
+      out->w[p] = Join(Q6KWeights(b, p / 2, 2 * (p % 2)), Q6KWeights(b, p / 2, 2 * (p % 2) + 1));
     }
     uint16_t h;
     std::memcpy(&h, b + 208, 2);

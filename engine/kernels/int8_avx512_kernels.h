@@ -20,6 +20,7 @@
 #include "engine/kernels/avx512_lanes.h"
 #include "engine/kernels/int8_repack.h"
 #include "engine/kernels/int8_rows.h"
+#include "engine/kernels/int8_x86_unpack.h"
 #include "engine/kernels/kernel_tables.h"
 
 namespace samebits::kernels::internal {
@@ -115,23 +116,6 @@ inline __m512i Q4KOrder() {
 struct Q4KScales {
   __m512 d_sc, dmin_mn;
 };
-// A super-block's packed scales and mins (its 16 bytes from offset 4: the
-// 12 packed bytes a, b, c, then nibbles) to bytes [sc0 .. sc7, mn0 .. mn7],
-// by get_scale_min_k4's rule: sc = a & 63 and mn = b & 63 for groups 0-3;
-// for groups 4-7, sc = (c & 15) | (a >> 6) << 4 and mn = (c >> 4) | (b >> 6) << 4.
-inline __m128i UnpackScalesAndMins(__m128i v) {
-  const __m128i x =
-      _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-  const __m128i y =
-      _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-  const __m128i low =
-      _mm_and_si128(x, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-  const __m128i high_nibbles = _mm_and_si128(
-      _mm_srli_epi16(x, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
-  const __m128i top_bits = _mm_and_si128(_mm_srli_epi16(y, 2), _mm_set1_epi8(0x30));
-  return _mm_or_si128(_mm_or_si128(low, high_nibbles), top_bits);
-}
-
 inline Q4KScales PairScales(const uint8_t* b0, const uint8_t* b1) {
   const __m128i r0 = UnpackScalesAndMins(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 4)));
   const __m128i r1 =

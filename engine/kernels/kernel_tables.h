@@ -20,6 +20,12 @@ void ScalarExpPortable(float* x, int64_t n);
 #define SAMEBITS_KERNELS_HAVE_X86 1
 // Returns the AVX2 + FMA + F16C table (matmul_avx2.cc).
 const KernelTable& Avx2Table();
+// The integer profile's rows in AVX2 (int8_avx2.cc, Int8Rows of
+// quant_int8_loops.h): every row of the eight quantized types, with
+// numerics::DotInt8's bits; 0 for any other type.
+int64_t Avx2Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
+                     const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
+                     int64_t ldy);
 // Returns the AVX-512 F/BW/VL table (matmul_avx512.cc).
 const KernelTable& Avx512Table();
 // The AVX-512 attention halves (attention_avx512.cc), entries of that table:
@@ -30,11 +36,11 @@ void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, 
                            float* o);
 // The integer profile's one-row dot product (int8_avx512.cc): the bits of
 // numerics::DotInt8, with Q8_0 and Q4_K in AVX-512 BW and the other types
-// through the scalar definition.
+// through the scalar definition (Avx512Int8Rows takes all their rows).
 float Avx512DotInt8(numerics::QuantType type, const std::byte* row,
                     const numerics::Int8Activations& x, int64_t k);
-// The rows of Q8_0 and Q4_K int8_avx512.cc's kernels take at once (Int8Rows
-// of quant_int8_loops.h); 0 for the other types.
+// The rows int8_avx512.cc's kernels take at once (Int8Rows of
+// quant_int8_loops.h): all of them for the eight quantized types.
 int64_t Avx512Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes,
                        int64_t n, const numerics::Int8Activations* x, int64_t m, int64_t k,
                        float* y, int64_t ldy);

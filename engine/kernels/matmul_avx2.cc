@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/kernels/attention_loops.h"
+#include "engine/kernels/avx2_lanes.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
@@ -19,12 +20,6 @@
 
 namespace samebits::kernels::internal {
 namespace {
-
-// The 16 virtual lanes.
-struct V16 {
-  __m256 lo;
-  __m256 hi;
-};
 
 // Weight loaders: 16 weights as 16 exact f32 lanes.
 struct LoadF32 {
@@ -49,45 +44,6 @@ struct LoadF16 {
     return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
             _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)))};
   }
-};
-
-inline V16 Zero16() {
-  return {_mm256_setzero_ps(), _mm256_setzero_ps()};
-}
-
-inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
-  return {_mm256_fmadd_ps(x.lo, w.lo, acc.lo), _mm256_fmadd_ps(x.hi, w.hi, acc.hi)};
-}
-
-// Returns the lanes of `updated` in [0, n) and those of `acc` elsewhere.
-struct TailMask {
-  explicit TailMask(int64_t n) {
-    const __m256i count = _mm256_set1_epi32(static_cast<int>(n));
-    lo = _mm256_castsi256_ps(_mm256_cmpgt_epi32(count, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-    hi = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(count, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15)));
-  }
-  V16 Blend(const V16& acc, const V16& updated) const {
-    return {_mm256_blendv_ps(acc.lo, updated.lo, lo), _mm256_blendv_ps(acc.hi, updated.hi, hi)};
-  }
-  __m256 lo;
-  __m256 hi;
-};
-
-// Returns the lanes reduced by the contract's tree:
-// s8[j] = a[j] + a[j+8], s4[j] = s8[j] + s8[j+4], s2[j] = s4[j] + s4[j+2],
-// s2[0] + s2[1].
-inline float Reduce16(const V16& acc) {
-  const __m256 s8 = _mm256_add_ps(acc.lo, acc.hi);
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
-
-// 16 int32 lanes, as V16 (lanes 0-7 in `lo`).
-struct I16 {
-  __m256i lo;
-  __m256i hi;
 };
 
 // The vector operations quant_loaders.h builds its loaders from, and
@@ -242,11 +198,13 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& Avx2Table() {
-  static constexpr KernelTable kTable{
-      Isa::kAvx2, Gemv<Avx2>, Gemm<Avx2>, Dot<Avx2>, Axpy, AttentionScoresBy<Dot<Avx2>>,
-      AttentionValuesBy<Axpy>, ScalarExpPortable, GemvQuant<Avx2>, GemmQuant<Avx2>,
-      // No integer fast path yet: the scalar definition.
-      Int8Products<numerics::DotInt8>::Gemv, Int8Products<numerics::DotInt8>::Gemm};
+  static constexpr KernelTable kTable{Isa::kAvx2, Gemv<Avx2>, Gemm<Avx2>, Dot<Avx2>, Axpy,
+                                      AttentionScoresBy<Dot<Avx2>>, AttentionValuesBy<Axpy>,
+                                      ScalarExpPortable, GemvQuant<Avx2>, GemmQuant<Avx2>,
+                                      // The integer profile: int8_avx2.cc takes every row of the
+                                      // quantized types; the definition would have any other.
+                                      Int8Products<numerics::DotInt8, Avx2Int8Rows>::Gemv,
+                                      Int8Products<numerics::DotInt8, Avx2Int8Rows>::Gemm};
   return kTable;
 }
 
