@@ -5,9 +5,9 @@
 //
 // A row is taken sixteen scale groups at a time, one group to an f32 lane
 // (group g in lane g mod 16, C12.3; lanes 0-7 in one ymm, 8-15 in the
-// other, avx2_lanes.h). Each group's weights are unpacked to bytes in one
-// ymm register (a group of 32), or two groups to a register (Q6_K's groups
-// of 16). Their exact sums with the activations:
+// other, avx2_lanes.h), by the loops of int8_group_rows.h. Each group's weights are unpacked to
+// bytes in one ymm register (a group of 32), or two groups to a register (Q6_K's groups of 16).
+// Their exact sums with the activations:
 // - unsigned weights (every type but Q8_0, the offset of 8, 16 or 32 not
 //   yet removed): pmaddubsw then pmaddwd by ones, minus the offset times
 //   the group's activation sum, which is the definition's integer
@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "engine/kernels/avx2_lanes.h"
+#include "engine/kernels/int8_group_parts.h"
 #include "engine/kernels/int8_rows.h"
 #include "engine/kernels/int8_x86_unpack.h"
 #include "engine/kernels/kernel_tables.h"
@@ -199,30 +200,21 @@ struct Q6_KGroups {
 };
 
 // One activation row's side of a batch, the same for every weight row: its
-// quants laid out as the weights' vectors (zero past the row's groups),
-// lane g the scale of group g's block, the offset times group g's
-// activation sum, and min_sign times that sum as f32 (exact: below 2^24).
+// quants and per-group scales and sums (int8_group_parts.h), the offset
+// times each group's activation sum, and min_sign times that sum as f32
+// (exact: below 2^24).
 struct BatchActs {
-  alignas(32) int8_t q[512];
+  GroupActivations raw;
   V16 d;
   I16 offset_asum;
   V16 signed_asum;
 };
 template <class Type>
 void PrepareActs(const Int8Activations& x, int64_t g0, int n, BatchActs* out) {
-  constexpr int kSub = Type::kSub;
-  std::memset(out->q, 0, sizeof(out->q));
-  std::memcpy(out->q, x.q + g0 * kSub, static_cast<size_t>(n) * kSub);
-  alignas(32) float d[16] = {};
-  alignas(32) int32_t asum[16] = {};
-  for (int g = 0; g < n; ++g) {
-    d[g] = x.d[(g0 + g) / Type::kGroupsPerBlock];
-    const int16_t* s = x.sums + (g0 + g) * kSub / numerics::kActivationSumSpan;
-    asum[g] = kSub == 32 ? s[0] + s[1] : s[0];
-  }
-  out->d = {_mm256_load_ps(d), _mm256_load_ps(d + 8)};
-  const I16 sums{_mm256_load_si256(reinterpret_cast<const __m256i*>(asum)),
-                 _mm256_load_si256(reinterpret_cast<const __m256i*>(asum + 8))};
+  GatherGroupActivations(x, Type::kSub, Type::kGroupsPerBlock, g0, n, &out->raw);
+  out->d = {_mm256_load_ps(out->raw.d), _mm256_load_ps(out->raw.d + 8)};
+  const I16 sums{_mm256_load_si256(reinterpret_cast<const __m256i*>(out->raw.asum)),
+                 _mm256_load_si256(reinterpret_cast<const __m256i*>(out->raw.asum + 8))};
   const __m256i offset = _mm256_set1_epi32(Type::kWeightOffset);
   out->offset_asum = {_mm256_mullo_epi32(sums.lo, offset), _mm256_mullo_epi32(sums.hi, offset)};
   const __m256i sign = _mm256_set1_epi32(Type::kMinSign);
@@ -264,7 +256,7 @@ inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchA
   __m256i p[kVectors];
   for (int v = 0; v < kVectors; ++v) {
     p[v] = PartialSums<Type::kSignedWeights>(
-        batch.w[v], _mm256_load_si256(reinterpret_cast<const __m256i*>(a.q + int64_t{32} * v)));
+        batch.w[v], _mm256_load_si256(reinterpret_cast<const __m256i*>(a.raw.q + int64_t{32} * v)));
   }
   I16 dots;
   if constexpr (Type::kSub == 32) {
@@ -287,65 +279,16 @@ inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchA
   return n == 16 ? updated : TailMask(n).Blend(acc, updated);
 }
 
-// Weight rows against m activation rows (decode's one too): one weight row
-// at a time, each batch of its groups unpacked once for all m activation
-// rows, whose sides of every batch are prepared once for all the weight
-// rows; their lanes wait in this thread's scratch. Each output takes the
-// definition's steps in its order.
-template <class Type>
-int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8Activations* x,
-                   int64_t m, int64_t k, float* y, int64_t ldy) {
-  const int64_t groups = k / Type::kSub, batches = (groups + 15) / 16;
-  auto* acts = static_cast<BatchActs*>(
-      Int8Scratch(static_cast<size_t>(m * batches) * sizeof(BatchActs) + m * sizeof(V16)));
-  auto* acc = reinterpret_cast<V16*>(acts + m * batches);
-  const auto count = [&](int64_t b) {
-    return static_cast<int>(groups - 16 * b < 16 ? groups - 16 * b : 16);
-  };
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t b = 0; b < batches; ++b) {
-      PrepareActs<Type>(x[i], 16 * b, count(b), &acts[i * batches + b]);
-    }
-  }
-  GroupBatch batch;
-  for (int64_t r = 0; r < n; ++r) {
-    const auto* row = reinterpret_cast<const uint8_t*>(w + r * row_bytes);
-    for (int64_t b = 0; b < batches; ++b) {
-      Type::Unpack(row, 16 * b, count(b), &batch);
-      for (int64_t i = 0; i < m; ++i) {
-        const V16 lanes = b == 0 ? Zero16() : acc[i];
-        acc[i] = AccumulateBatch<Type>(lanes, batch, acts[i * batches + b], count(b));
-      }
-    }
-    for (int64_t i = 0; i < m; ++i) y[i * ldy + r] = Reduce16(acc[i]);
-  }
-  return n;
-}
-
 }  // namespace
+}  // namespace samebits::kernels::internal
+
+#include "engine/kernels/int8_group_rows.h"
+
+namespace samebits::kernels::internal {
 
 int64_t Avx2Int8Rows(QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
                      const Int8Activations* x, int64_t m, int64_t k, float* y, int64_t ldy) {
-  switch (type) {
-    case QuantType::kQ8_0:
-      return GemmGroups<Q8_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ4_0:
-      return GemmGroups<Q4_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ4_1:
-      return GemmGroups<Q4_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ5_0:
-      return GemmGroups<Q5_0Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ5_1:
-      return GemmGroups<Q5_1Groups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ4_K:
-      return GemmGroups<Q4_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ5_K:
-      return GemmGroups<Q5_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
-    case QuantType::kQ6_K:
-      return GemmGroups<Q6_KGroups>(rows, row_bytes, n, x, m, k, y, ldy);
-    default:
-      return 0;
-  }
+  return GroupRows(type, rows, row_bytes, n, x, m, k, y, ldy);
 }
 
 }  // namespace samebits::kernels::internal

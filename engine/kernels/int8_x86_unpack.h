@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/kernels/int8_group_parts.h"
+
 namespace samebits::kernels::internal {
 namespace {
 
@@ -66,26 +68,18 @@ inline __m128i UnpackScalesAndMins(__m128i v) {
 
 // The F16 at byte `offset` of blocks g0 .. g0 + 15 (`block_bytes` apart),
 // zero from block g0 + n on: `lo` holds the first eight, `hi` the rest, for
-// VCVTPH2PS. Assembled in general registers: sixteen 2-byte stores read
-// back as one vector stalled the store-to-load forwarding (29 % of the
-// AVX-512 kernel's samples), and a gather took 23 %.
+// VCVTPH2PS (int8_group_parts.h).
 struct Halves16 {
   __m128i lo, hi;
 };
 inline Halves16 BlockHalves(const uint8_t* row, int64_t block_bytes, int64_t g0, int n,
                             int offset) {
-  const auto half = [&](int i) -> uint64_t {
-    if (i >= n) return 0;
-    uint16_t h;
-    std::memcpy(&h, row + (g0 + i) * block_bytes + offset, 2);
-    return h;
+  const HalfWords h = BlockHalfWords(row, block_bytes, g0, n, offset);
+  const auto pair = [&](int j) {
+    return _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<long long>(h.word[j])),
+                            static_cast<long long>(h.word[j + 1]), 1);
   };
-  const auto four = [&](int i) {
-    return static_cast<long long>(half(i) | half(i + 1) << 16 | half(i + 2) << 32 |
-                                  half(i + 3) << 48);
-  };
-  return {_mm_insert_epi64(_mm_cvtsi64_si128(four(0)), four(4), 1),
-          _mm_insert_epi64(_mm_cvtsi64_si128(four(8)), four(12), 1)};
+  return {pair(0), pair(2)};
 }
 
 }  // namespace

@@ -75,6 +75,12 @@ void Avx512VnniGemmQuantInt8(const float* x, int64_t m, const std::byte* w,
 #define SAMEBITS_KERNELS_HAVE_NEON 1
 // Returns the NEON table (matmul_neon.cc).
 const KernelTable& NeonTable();
+// The integer profile's rows in NEON (int8_neon.cc, Int8Rows of
+// quant_int8_loops.h): every row of the eight quantized types, with
+// numerics::DotInt8's bits; 0 for any other type.
+int64_t NeonInt8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
+                     const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
+                     int64_t ldy);
 #endif
 
 }  // namespace samebits::kernels::internal

@@ -50,7 +50,7 @@ samebits_kernel_isa(avx512vnni PROCESSOR x86
   SOURCES kernels/int8_avx512_vnni.cc)
 # NEON is the aarch64 baseline: no extra flags.
 samebits_kernel_isa(neon PROCESSOR arm64
-  SOURCES kernels/matmul_neon.cc)
+  SOURCES kernels/int8_neon.cc kernels/matmul_neon.cc)
 
 # The ISA files and their flags, one "path<TAB>flags" line each (paths
 # relative to engine/), for the weak-symbol test.

@@ -13,21 +13,13 @@
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/neon_lanes.h"
 #include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
 namespace {
-
-// The 16 virtual lanes.
-struct V16 {
-  float32x4_t v[4];
-};
-
-inline V16 LoadX(const float* p) {
-  return {{vld1q_f32(p), vld1q_f32(p + 4), vld1q_f32(p + 8), vld1q_f32(p + 12)}};
-}
 
 // Weight loaders: 16 weights as 16 exact f32 lanes.
 struct LoadF32 {
@@ -57,47 +49,6 @@ struct LoadF16 {
     return {{vcvt_f32_f16(vget_low_f16(a)), vcvt_high_f32_f16(a), vcvt_f32_f16(vget_low_f16(b)),
              vcvt_high_f32_f16(b)}};
   }
-};
-
-inline V16 Zero16() {
-  const float32x4_t z = vdupq_n_f32(0.0f);
-  return {{z, z, z, z}};
-}
-
-// vfmaq_f32(acc, x, w) is acc + x * w with one rounding: fma(x, w, acc).
-inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
-  return {{vfmaq_f32(acc.v[0], x.v[0], w.v[0]), vfmaq_f32(acc.v[1], x.v[1], w.v[1]),
-           vfmaq_f32(acc.v[2], x.v[2], w.v[2]), vfmaq_f32(acc.v[3], x.v[3], w.v[3])}};
-}
-
-// Selects the lanes of `updated` in [0, n) and those of `acc` elsewhere.
-struct TailMask {
-  explicit TailMask(int64_t n) {
-    const uint32x4_t count = vdupq_n_u32(static_cast<uint32_t>(n));
-    static const uint32_t kIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    for (int q = 0; q < 4; ++q) m[q] = vcltq_u32(vld1q_u32(kIndex + 4 * q), count);
-  }
-  V16 Blend(const V16& acc, const V16& updated) const {
-    return {{vbslq_f32(m[0], updated.v[0], acc.v[0]), vbslq_f32(m[1], updated.v[1], acc.v[1]),
-             vbslq_f32(m[2], updated.v[2], acc.v[2]), vbslq_f32(m[3], updated.v[3], acc.v[3])}};
-  }
-  uint32x4_t m[4];
-};
-
-// Returns the lanes reduced by the contract's tree:
-// s8[j] = a[j] + a[j+8], s4[j] = s8[j] + s8[j+4], s2[j] = s4[j] + s4[j+2],
-// s2[0] + s2[1].
-inline float Reduce16(const V16& acc) {
-  const float32x4_t s8_lo = vaddq_f32(acc.v[0], acc.v[2]);  // s8[0..3]
-  const float32x4_t s8_hi = vaddq_f32(acc.v[1], acc.v[3]);  // s8[4..7]
-  const float32x4_t s4 = vaddq_f32(s8_lo, s8_hi);
-  const float32x2_t s2 = vadd_f32(vget_low_f32(s4), vget_high_f32(s4));
-  return vget_lane_f32(s2, 0) + vget_lane_f32(s2, 1);
-}
-
-// 16 int32 lanes, as V16.
-struct I16 {
-  int32x4_t v[4];
 };
 
 // The vector operations quant_loaders.h builds its loaders from, and
@@ -272,11 +223,13 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 }  // namespace
 
 const KernelTable& NeonTable() {
-  static constexpr KernelTable kTable{
-      Isa::kNeon, Gemv<Neon>, Gemm<Neon>, Dot<Neon>, Axpy, AttentionScoresBy<Dot<Neon>>,
-      AttentionValuesBy<Axpy>, ScalarExpPortable, GemvQuant<Neon>, GemmQuant<Neon>,
-      // No integer fast path yet: the scalar definition.
-      Int8Products<numerics::DotInt8>::Gemv, Int8Products<numerics::DotInt8>::Gemm};
+  static constexpr KernelTable kTable{Isa::kNeon, Gemv<Neon>, Gemm<Neon>, Dot<Neon>, Axpy,
+                                      AttentionScoresBy<Dot<Neon>>, AttentionValuesBy<Axpy>,
+                                      ScalarExpPortable, GemvQuant<Neon>, GemmQuant<Neon>,
+                                      // The integer profile: int8_neon.cc takes every row of the
+                                      // quantized types; the definition would have any other.
+                                      Int8Products<numerics::DotInt8, NeonInt8Rows>::Gemv,
+                                      Int8Products<numerics::DotInt8, NeonInt8Rows>::Gemm};
   return kTable;
 }
 
