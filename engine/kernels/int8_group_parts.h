@@ -29,17 +29,19 @@ struct HalfWords {
 inline HalfWords BlockHalfWords(const uint8_t* row, int64_t block_bytes, int64_t g0, int n,
                                 int offset) {
   const auto half = [&](int i) -> uint64_t {
-    if (i >= n) return 0;
     uint16_t h;
     std::memcpy(&h, row + (g0 + i) * block_bytes + offset, 2);
     return h;
   };
-  HalfWords out;
-  for (int j = 0; j < 4; ++j) {
-    out.word[j] =
-        half(4 * j) | half(4 * j + 1) << 16 | half(4 * j + 2) << 32 | half(4 * j + 3) << 48;
-  }
-  return out;
+  const auto word = [&](int j, int valid) {
+    uint64_t w = 0;
+    for (int i = 0; i < 4; ++i) w |= (4 * j + i < valid ? half(4 * j + i) : 0) << (16 * i);
+    return w;
+  };
+  // A full batch (every one but a row's last) without the bound checks:
+  // written apart, the compiler keeps the common case straight-line.
+  if (n == 16) return {{word(0, 16), word(1, 16), word(2, 16), word(3, 16)}};
+  return {{word(0, n), word(1, n), word(2, n), word(3, n)}};
 }
 
 // One activation row's side of a batch of groups [g0, g0 + n) of `sub`
