@@ -30,6 +30,10 @@ inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
   return {_mm256_fmadd_ps(x.lo, w.lo, acc.lo), _mm256_fmadd_ps(x.hi, w.hi, acc.hi)};
 }
 
+inline V16 Mul16(const V16& a, const V16& b) {
+  return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)};
+}
+
 // Returns the lanes of `updated` in [0, n) and those of `acc` elsewhere.
 struct TailMask {
   explicit TailMask(int64_t n) {

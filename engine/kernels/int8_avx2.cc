@@ -249,9 +249,10 @@ inline __m256i SumsOfFourPairs(const __m256i p[4]) {
   return _mm256_permutevar8x32_epi32(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// Adds a batch's n groups to the lanes of one activation row (C12.3).
+// Lane g: group g's exact sum (the definition's integer) as f32, exact
+// below 2^24 (C12.2); int8_group_rows.h's AccumulateBatch scales it.
 template <class Type>
-inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchActs& a, int n) {
+inline V16 GroupSums(const GroupBatch& batch, const BatchActs& a) {
   constexpr int kVectors = 16 * Type::kSub / 32;
   __m256i p[kVectors];
   for (int v = 0; v < kVectors; ++v) {
@@ -268,15 +269,7 @@ inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchA
     dots = {_mm256_sub_epi32(dots.lo, a.offset_asum.lo),
             _mm256_sub_epi32(dots.hi, a.offset_asum.hi)};
   }
-  const V16 scale{_mm256_mul_ps(batch.d_sc.lo, a.d.lo), _mm256_mul_ps(batch.d_sc.hi, a.d.hi)};
-  V16 updated = Fma16({_mm256_cvtepi32_ps(dots.lo), _mm256_cvtepi32_ps(dots.hi)}, scale, acc);
-  if constexpr (Type::kMinSign != 0) {
-    const V16 min_scale{_mm256_mul_ps(batch.m_mn.lo, a.d.lo), _mm256_mul_ps(batch.m_mn.hi, a.d.hi)};
-    updated = Fma16(a.signed_asum, min_scale, updated);
-  }
-  // Lanes past the row's groups keep their bits (an fma of zeros would turn
-  // a -0.0 lane into +0.0).
-  return n == 16 ? updated : TailMask(n).Blend(acc, updated);
+  return {_mm256_cvtepi32_ps(dots.lo), _mm256_cvtepi32_ps(dots.hi)};
 }
 
 }  // namespace

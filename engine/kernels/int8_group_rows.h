@@ -3,14 +3,16 @@
 // int8_neon.cc. A row is taken sixteen scale groups at a time, one group to
 // an f32 lane (group g in lane g mod 16); each batch of a weight row's
 // groups is unpacked once for all m activation rows, whose sides of every
-// batch are prepared once for all the weight rows. Each output takes the
-// definition's steps in its order, so the file's AccumulateBatch alone
-// decides the bits.
+// batch are prepared once for all the weight rows. The ISA file forms each
+// group's exact integer sum; the f32 steps are here, in the definition's
+// order.
 //
 // Internal header: include it from an ISA file after its lanes header (V16,
-// Zero16, Reduce16) and its own GroupBatch, BatchActs, PrepareActs<Type>(x,
-// g0, n, BatchActs*), AccumulateBatch<Type>(acc, batch, acts, n) and the
-// eight types' Groups structs (kSub and Unpack(row, g0, n, GroupBatch*)).
+// Zero16, Fma16, Mul16, TailMask, Reduce16) and its own GroupBatch (d_sc
+// and m_mn lanes), BatchActs (d and signed_asum lanes), PrepareActs<Type>(x,
+// g0, n, BatchActs*), GroupSums<Type>(batch, acts) (the exact group sums as
+// f32 lanes) and the eight types' Groups structs (kSub, kMinSign and
+// Unpack(row, g0, n, GroupBatch*)).
 // Everything is in an anonymous namespace and nothing here instantiates a
 // standard-library template (isa_symbols_test).
 #pragma once
@@ -24,6 +26,20 @@
 
 namespace samebits::kernels::internal {
 namespace {
+
+// Adds a batch's n groups to the lanes of one activation row: C12.3's f32
+// steps, written once for both ISAs. Lane g takes fma(dot, (d * sc) * d_a)
+// and, for the types with a min, fma(min_sign * asum, (m * mn) * d_a).
+template <class Type>
+inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchActs& a, int n) {
+  V16 updated = Fma16(GroupSums<Type>(batch, a), Mul16(batch.d_sc, a.d), acc);
+  if constexpr (Type::kMinSign != 0) {
+    updated = Fma16(a.signed_asum, Mul16(batch.m_mn, a.d), updated);
+  }
+  // Lanes past the row's groups keep their bits, as the definition's do
+  // (an fma of zeros would turn a -0.0 lane into +0.0).
+  return n == 16 ? updated : TailMask(n).Blend(acc, updated);
+}
 
 // Weight rows [0, n) against m activation rows (decode's one too); the
 // lanes wait in this thread's scratch (Int8Scratch).

@@ -259,11 +259,12 @@ inline int32x4_t DotInto(int32x4_t s, int8x16_t w, int8x16_t a) {
   return vpadalq_s16(s, pairs);
 }
 
-// Adds a batch's n groups to the lanes of one activation row (C12.3).
+// Lane g: group g's exact sum (the definition's integer) as f32, exact
+// below 2^24 (C12.2); int8_group_rows.h's AccumulateBatch scales it.
 template <class Type>
-inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchActs& a, int n) {
+inline V16 GroupSums(const GroupBatch& batch, const BatchActs& a) {
   constexpr int kVectorsPerGroup = Type::kSub / 16;
-  I16 dots;
+  V16 sums;
   for (int q = 0; q < 4; ++q) {
     int32x4_t s[4];
     for (int j = 0; j < 4; ++j) {
@@ -274,21 +275,9 @@ inline V16 AccumulateBatch(const V16& acc, const GroupBatch& batch, const BatchA
         s[j] = DotInto(s[j], batch.w[index], vld1q_s8(a.raw.q + 16 * index));
       }
     }
-    dots.v[q] = vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3]));
+    sums.v[q] = vcvtq_f32_s32(vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3])));
   }
-  V16 scale, dot_f;
-  for (int q = 0; q < 4; ++q) {
-    scale.v[q] = vmulq_f32(batch.d_sc.v[q], a.d.v[q]);
-    dot_f.v[q] = vcvtq_f32_s32(dots.v[q]);
-  }
-  V16 updated = Fma16(dot_f, scale, acc);
-  if constexpr (Type::kMinSign != 0) {
-    V16 min_scale;
-    for (int q = 0; q < 4; ++q) min_scale.v[q] = vmulq_f32(batch.m_mn.v[q], a.d.v[q]);
-    updated = Fma16(a.signed_asum, min_scale, updated);
-  }
-  // Lanes past the row's groups keep their bits, as the definition's do.
-  return n == 16 ? updated : TailMask(n).Blend(acc, updated);
+  return sums;
 }
 
 }  // namespace

@@ -35,6 +35,11 @@ inline V16 Fma16(const V16& x, const V16& w, const V16& acc) {
            vfmaq_f32(acc.v[2], x.v[2], w.v[2]), vfmaq_f32(acc.v[3], x.v[3], w.v[3])}};
 }
 
+inline V16 Mul16(const V16& a, const V16& b) {
+  return {{vmulq_f32(a.v[0], b.v[0]), vmulq_f32(a.v[1], b.v[1]), vmulq_f32(a.v[2], b.v[2]),
+           vmulq_f32(a.v[3], b.v[3])}};
+}
+
 // Selects the lanes of `updated` in [0, n) and those of `acc` elsewhere.
 struct TailMask {
   explicit TailMask(int64_t n) {
