@@ -70,15 +70,10 @@ inline __m256i FifthBitsOf(__m256i qh, int s) {
   return _mm256_slli_epi16(bit, 4);  // a byte of at most 1 stays inside its byte
 }
 
-// The blocks of 32, one group each: kOffset the quants' offset, kMinAt
-// where the F16 m sits (0: no min), kHighBitsAt where the 32 fifth bits sit
-// (0: none), kQuantsAt where the 16 bytes of nibbles start.
-template <int kBytes, int kOffset, int kMinAt, int kHighBitsAt, int kQuantsAt>
-struct Block32 {
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 1;
-  static constexpr int kWeightOffset = kOffset;
-  static constexpr int kMinSign = kMinAt > 0 ? 1 : 0;
+// The blocks of 32, one group each (int8_group_parts.h's layouts).
+template <class Layout>
+struct Block32 : Layout {
+  using Layout::kBytes, Layout::kHighBitsAt, Layout::kMinAt, Layout::kQuantsAt;
   static constexpr bool kSignedWeights = false;
   static __m256i Weights(const uint8_t* b) {
     const __m256i w = Nibbles32(b + kQuantsAt);
@@ -98,18 +93,13 @@ struct Block32 {
     if constexpr (kMinAt > 0) out->m_mn = HalvesToLanes(BlockHalves(row, kBytes, g0, n, kMinAt));
   }
 };
-using Q4_0Groups = Block32<18, 8, 0, 0, 2>;
-using Q4_1Groups = Block32<20, 0, 2, 0, 4>;
-using Q5_0Groups = Block32<22, 16, 0, 2, 6>;
-using Q5_1Groups = Block32<24, 0, 2, 4, 8>;
+using Q4_0Groups = Block32<Q4_0Layout>;
+using Q4_1Groups = Block32<Q4_1Layout>;
+using Q5_0Groups = Block32<Q5_0Layout>;
+using Q5_1Groups = Block32<Q5_1Layout>;
 
 // Q8_0: blocks of 34 bytes, an F16 d then 32 signed quants.
-struct Q8_0Groups {
-  static constexpr int kBytes = 34;
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 1;
-  static constexpr int kWeightOffset = 0;
-  static constexpr int kMinSign = 0;
+struct Q8_0Groups : Q8_0Layout {
   static constexpr bool kSignedWeights = true;
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
     for (int g = 0; g < 16; ++g) {
@@ -127,13 +117,8 @@ struct Q8_0Groups {
 // fifth bits bit 2j and 2j + 1 of qh[l]; scales and mins by
 // get_scale_min_k4's rule. A batch is one block or two.
 template <bool kFifthBits>
-struct KGroups {
-  static constexpr int kBytes = kFifthBits ? 176 : 144;
-  static constexpr int kQuantsAt = kFifthBits ? 48 : 16;
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 8;
-  static constexpr int kWeightOffset = 0;
-  static constexpr int kMinSign = -1;
+struct KGroups : KQuantLayout<kFifthBits> {
+  using KQuantLayout<kFifthBits>::kBytes, KQuantLayout<kFifthBits>::kQuantsAt;
   static constexpr bool kSignedWeights = false;
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
     const __m256i mask = _mm256_set1_epi8(0x0F);
@@ -178,12 +163,7 @@ using Q5_KGroups = KGroups<true>;
 
 // Q6_K: sixteen groups of 16, one block to a batch (weights as Q6KWeights
 // reads them); weight i's scale is the signed byte sc[i / 16].
-struct Q6_KGroups {
-  static constexpr int kBytes = 210;
-  static constexpr int kSub = 16;
-  static constexpr int kGroupsPerBlock = 16;
-  static constexpr int kWeightOffset = 32;
-  static constexpr int kMinSign = 0;
+struct Q6_KGroups : Q6_KLayout {
   static constexpr bool kSignedWeights = false;
   // Groups [g0, g0 + 16) of the row: block g0 / 16. Vector v: groups 2v
   // and 2v + 1, that is h = v / 4 and t = v % 4.

@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/kernels/int8_group_parts.h"
+
 namespace samebits::kernels::internal {
 namespace {
 
@@ -49,16 +51,10 @@ inline __m256i AddFifthBits(__m256i w, uint32_t bits) {
   return _mm256_or_si256(w, _mm256_maskz_mov_epi8(bits, _mm256_set1_epi8(16)));
 }
 
-// The blocks of 32, one group each: kOffset the quants' offset, kMinAt
-// where the F16 m sits (0: no min), kHighBitsAt where the 32 fifth bits sit
-// (0: none), kQuantsAt where the 16 bytes of nibbles start.
-template <int kBytes, int kOffset, int kMinAt, int kHighBitsAt, int kQuantsAt>
-struct Block32 {
-  static constexpr int kBlockBytes = kBytes;
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 1;
-  static constexpr int kWeightOffset = kOffset;
-  static constexpr int kMinSign = kMinAt > 0 ? 1 : 0;
+// The blocks of 32, one group each (int8_group_parts.h's layouts).
+template <class Layout>
+struct Block32 : Layout {
+  using Layout::kBytes, Layout::kHighBitsAt, Layout::kMinAt, Layout::kQuantsAt;
   static __m256i Weights(const uint8_t* b) {
     const __m256i w = Nibbles32(b + kQuantsAt);
     if constexpr (kHighBitsAt > 0) {
@@ -86,10 +82,10 @@ struct Block32 {
     if constexpr (kMinAt > 0) out->m_mn = Halves(row, g0, n, kMinAt);
   }
 };
-using Q4_0Groups = Block32<18, 8, 0, 0, 2>;
-using Q4_1Groups = Block32<20, 0, 2, 0, 4>;
-using Q5_0Groups = Block32<22, 16, 0, 2, 6>;
-using Q5_1Groups = Block32<24, 0, 2, 4, 8>;
+using Q4_0Groups = Block32<Q4_0Layout>;
+using Q4_1Groups = Block32<Q4_1Layout>;
+using Q5_0Groups = Block32<Q5_0Layout>;
+using Q5_1Groups = Block32<Q5_1Layout>;
 
 // Q5_K: eight groups of 32 to a block. Groups 2j and 2j + 1 are the low and
 // high nibbles of quants 32j .. 32j + 31, their fifth bits bit 2j and

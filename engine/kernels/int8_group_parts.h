@@ -17,6 +17,59 @@
 namespace samebits::kernels::internal {
 namespace {
 
+// Where ggml's blocks of 32 keep their fields, one scale group a block:
+// kBytes the block's size, kWeightOffset the quants' offset (8 for Q4_0,
+// 16 for Q5_0), kMinAt where the F16 m sits (0: no min), kHighBitsAt where
+// the 32 fifth bits sit (0: none), kQuantsAt where the 16 bytes of nibbles
+// start (low nibbles weights 0-15, high ones 16-31); d sits at 0. Each ISA's
+// Block32 unpacks from these.
+template <int kBlockBytes, int kOffset, int kMinOffset, int kHighBitsOffset, int kQuantsOffset>
+struct Block32Layout {
+  static constexpr int kBytes = kBlockBytes;
+  static constexpr int kSub = 32;
+  static constexpr int kGroupsPerBlock = 1;
+  static constexpr int kWeightOffset = kOffset;
+  static constexpr int kMinAt = kMinOffset;
+  static constexpr int kHighBitsAt = kHighBitsOffset;
+  static constexpr int kQuantsAt = kQuantsOffset;
+  static constexpr int kMinSign = kMinAt > 0 ? 1 : 0;
+};
+using Q4_0Layout = Block32Layout<18, 8, 0, 0, 2>;
+using Q4_1Layout = Block32Layout<20, 0, 2, 0, 4>;
+using Q5_0Layout = Block32Layout<22, 16, 0, 2, 6>;
+using Q5_1Layout = Block32Layout<24, 0, 2, 4, 8>;
+
+// Q8_0: an F16 d, then 32 signed quants.
+struct Q8_0Layout {
+  static constexpr int kBytes = 34;
+  static constexpr int kSub = 32;
+  static constexpr int kGroupsPerBlock = 1;
+  static constexpr int kWeightOffset = 0;
+  static constexpr int kMinSign = 0;
+};
+
+// Q4_K and Q5_K: d, dmin, 12 bytes of scales, Q5_K's 32 bytes of fifth
+// bits, 128 bytes of nibbles; eight groups of 32, each with a min.
+template <bool kFifthBits>
+struct KQuantLayout {
+  static constexpr int kBytes = kFifthBits ? 176 : 144;
+  static constexpr int kQuantsAt = kFifthBits ? 48 : 16;
+  static constexpr int kSub = 32;
+  static constexpr int kGroupsPerBlock = 8;
+  static constexpr int kWeightOffset = 0;
+  static constexpr int kMinSign = -1;
+};
+
+// Q6_K: 128 bytes of low nibbles, 64 of high bits, 16 signed scales, an
+// F16 d at 208; sixteen groups of 16, the quants offset by 32.
+struct Q6_KLayout {
+  static constexpr int kBytes = 210;
+  static constexpr int kSub = 16;
+  static constexpr int kGroupsPerBlock = 16;
+  static constexpr int kWeightOffset = 32;
+  static constexpr int kMinSign = 0;
+};
+
 // word[j] holds the F16 at byte `offset` of blocks g0 + 4j .. g0 + 4j + 3
 // (`block_bytes` apart), the first in its low 16 bits; zero from block
 // g0 + n on.

@@ -93,15 +93,11 @@ inline int8x16_t MinusOffset(uint8x16_t u, int offset) {
   return vsubq_s8(vreinterpretq_s8_u8(u), vdupq_n_s8(static_cast<int8_t>(offset)));
 }
 
-// The blocks of 32, one group each: kOffset the quants' offset, kMinAt
-// where the F16 m sits (0: no min), kHighBitsAt where the 32 fifth bits sit
-// (0: none), kQuantsAt where the 16 bytes of nibbles start (low nibbles
-// weights 0-15, high ones 16-31).
-template <int kBytes, int kOffset, int kMinAt, int kHighBitsAt, int kQuantsAt>
-struct Block32 {
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 1;
-  static constexpr int kMinSign = kMinAt > 0 ? 1 : 0;
+// The blocks of 32, one group each (int8_group_parts.h's layouts).
+template <class Layout>
+struct Block32 : Layout {
+  using Layout::kBytes, Layout::kHighBitsAt, Layout::kMinAt, Layout::kQuantsAt,
+      Layout::kWeightOffset;
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
     for (int g = 0; g < 16; ++g) {
       if (g >= n) {
@@ -118,24 +114,20 @@ struct Block32 {
         lo = vorrq_u8(lo, FifthBits16(bits));
         hi = vorrq_u8(hi, FifthBits16(bits >> 16));
       }
-      out->w[2 * g] = MinusOffset(lo, kOffset);
-      out->w[2 * g + 1] = MinusOffset(hi, kOffset);
+      out->w[2 * g] = MinusOffset(lo, kWeightOffset);
+      out->w[2 * g + 1] = MinusOffset(hi, kWeightOffset);
     }
     out->d_sc = HalvesToLanes(BlockHalfWords(row, kBytes, g0, n, 0));
     if constexpr (kMinAt > 0) out->m_mn = HalvesToLanes(BlockHalfWords(row, kBytes, g0, n, kMinAt));
   }
 };
-using Q4_0Groups = Block32<18, 8, 0, 0, 2>;
-using Q4_1Groups = Block32<20, 0, 2, 0, 4>;
-using Q5_0Groups = Block32<22, 16, 0, 2, 6>;
-using Q5_1Groups = Block32<24, 0, 2, 4, 8>;
+using Q4_0Groups = Block32<Q4_0Layout>;
+using Q4_1Groups = Block32<Q4_1Layout>;
+using Q5_0Groups = Block32<Q5_0Layout>;
+using Q5_1Groups = Block32<Q5_1Layout>;
 
 // Q8_0: blocks of 34 bytes, an F16 d then 32 signed quants.
-struct Q8_0Groups {
-  static constexpr int kBytes = 34;
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 1;
-  static constexpr int kMinSign = 0;
+struct Q8_0Groups : Q8_0Layout {
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
     for (int g = 0; g < 16; ++g) {
       const auto* q = reinterpret_cast<const int8_t*>(row + (g0 + g) * kBytes + 2);
@@ -169,12 +161,8 @@ inline uint8x16_t UnpackScalesAndMins(uint8x16_t v) {
 // and 2j + 1 are the low and high nibbles of quants 32j .. 32j + 31, their
 // fifth bits bit 2j and 2j + 1 of qh[l]. A batch is one block or two.
 template <bool kFifthBits>
-struct KGroups {
-  static constexpr int kBytes = kFifthBits ? 176 : 144;
-  static constexpr int kQuantsAt = kFifthBits ? 48 : 16;
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 8;
-  static constexpr int kMinSign = -1;
+struct KGroups : KQuantLayout<kFifthBits> {
+  using KQuantLayout<kFifthBits>::kBytes, KQuantLayout<kFifthBits>::kQuantsAt;
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
     V16 d_sc[2], m_mn[2];
     for (int half = 0; half < 2; ++half) {
@@ -216,11 +204,7 @@ using Q5_KGroups = KGroups<true>;
 // takes the low nibble of ql[64 h + l + 32 (t & 1)] (the high one when
 // t >= 2) and bits 2t, 2t + 1 of qh[32 h + l] as bits 4-5, less 32; its
 // scale is the signed byte sc[(128 h + 32 t + l) / 16].
-struct Q6_KGroups {
-  static constexpr int kBytes = 210;
-  static constexpr int kSub = 16;
-  static constexpr int kGroupsPerBlock = 16;
-  static constexpr int kMinSign = 0;
+struct Q6_KGroups : Q6_KLayout {
   static void Unpack(const uint8_t* row, int64_t g0, int, GroupBatch* out) {
     const uint8_t* b = row + g0 / 16 * kBytes;
     for (int g = 0; g < 16; ++g) {  // weights 16g .. 16g + 15
