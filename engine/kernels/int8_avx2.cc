@@ -1,7 +1,8 @@
 // The integer profile's products (C12) in AVX2, for all eight quantized
 // types. Until these, the AVX2 table computed every output through the
-// scalar definition, which made `--quant-dot int8` 2 to 11 times slower than
-// the exact profile on a machine without AVX-512 (BENCHMARKS.md).
+// scalar definition, so on a machine without AVX-512 `--quant-dot int8`
+// decoded 2.6 to 8.5 times slower than the exact profile, and prefilled 4 to
+// 16 times slower (BENCHMARKS.md).
 //
 // A row is taken sixteen scale groups at a time, one group to an f32 lane
 // (group g in lane g mod 16, C12.3; lanes 0-7 in one ymm, 8-15 in the
