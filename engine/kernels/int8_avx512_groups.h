@@ -90,12 +90,7 @@ using Q5_1Groups = Block32<Q5_1Layout>;
 // Q5_K: eight groups of 32 to a block. Groups 2j and 2j + 1 are the low and
 // high nibbles of quants 32j .. 32j + 31, their fifth bits bit 2j and
 // 2j + 1 of qh[l]; scales and mins by get_scale_min_k4's rule.
-struct Q5_KGroups {
-  static constexpr int kBlockBytes = 176;
-  static constexpr int kSub = 32;
-  static constexpr int kGroupsPerBlock = 8;
-  static constexpr int kWeightOffset = 0;
-  static constexpr int kMinSign = -1;
+struct Q5_KGroups : KQuantLayout<true> {
   // Groups [g0, g0 + n) of the row: one block or two.
   static void Unpack(const uint8_t* row, int64_t g0, int n, GroupBatch* out) {
     const __m256i mask = _mm256_set1_epi8(0x0F);
@@ -104,7 +99,7 @@ struct Q5_KGroups {
         for (int64_t j = 0; j < 4; ++j) out->w[4 * half + j] = _mm512_setzero_si512();
         continue;
       }
-      const uint8_t* b = row + (g0 / 8 + half) * kBlockBytes;
+      const uint8_t* b = row + (g0 / 8 + half) * kBytes;
       const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
       for (int64_t j = 0; j < 4; ++j) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 48 + 32 * j));
@@ -119,8 +114,8 @@ struct Q5_KGroups {
     }
     // Lanes 0-7 the first block's d * sc and dmin * mn, 8-15 the second's
     // (zero without one): Q4_K's scales, the same bytes (PairScales).
-    const uint8_t* b0 = row + g0 / 8 * kBlockBytes;
-    const Q4KScales scales = PairScales(b0, n > 8 ? b0 + kBlockBytes : nullptr);
+    const uint8_t* b0 = row + g0 / 8 * kBytes;
+    const Q4KScales scales = PairScales(b0, n > 8 ? b0 + kBytes : nullptr);
     out->d_sc = scales.d_sc;
     out->m_mn = scales.dmin_mn;
   }
@@ -128,15 +123,10 @@ struct Q5_KGroups {
 
 // Q6_K: sixteen groups of 16, one block to a batch (weights as
 // Q6KWeights reads them); weight i's scale is the signed byte sc[i / 16].
-struct Q6_KGroups {
-  static constexpr int kBlockBytes = 210;
-  static constexpr int kSub = 16;
-  static constexpr int kGroupsPerBlock = 16;
-  static constexpr int kWeightOffset = 32;
-  static constexpr int kMinSign = 0;
+struct Q6_KGroups : Q6_KLayout {
   // Groups [g0, g0 + 16) of the row: block g0 / 16.
   static void Unpack(const uint8_t* row, int64_t g0, int, GroupBatch* out) {
-    const uint8_t* b = row + g0 / 16 * kBlockBytes;
+    const uint8_t* b = row + g0 / 16 * kBytes;
     // Vector p: weights 64p .. 64p + 63, that is h = p / 2, t = 2 (p % 2) and
     // the next t.
     for (int64_t p = 0; p < 4; ++p) {

@@ -51,13 +51,6 @@ inline V16 HalvesToLanes(const HalfWords& h) {
            vcvt_high_f32_f16(hi)}};
 }
 
-// FCVTL is exact for every F16, subnormals included.
-inline float HalfAt(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
-}
-
 // Sixteen bytes as f32 lanes times `scale` (exact: a byte times an F16).
 inline V16 ScaledBytes(uint8x16_t bytes, float scale) {
   const uint16x8_t lo = vmovl_u8(vget_low_u8(bytes)), hi = vmovl_high_u8(bytes);

@@ -130,10 +130,7 @@ struct Ops {
         {vsubq_f32(a.v[0], v), vsubq_f32(a.v[1], v), vsubq_f32(a.v[2], v), vsubq_f32(a.v[3], v)}};
   }
   // FCVTL: exact for every F16, subnormals included.
-  static float Half(const uint8_t* p) {
-    const uint16x4_t h = vdup_n_u16(static_cast<uint16_t>(p[0] | (p[1] << 8)));
-    return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)), 0);
-  }
+  static float Half(const uint8_t* p) { return HalfAt(p); }
 };
 
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k);

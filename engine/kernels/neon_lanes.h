@@ -24,6 +24,13 @@ inline V16 LoadX(const float* p) {
   return {{vld1q_f32(p), vld1q_f32(p + 4), vld1q_f32(p + 8), vld1q_f32(p + 12)}};
 }
 
+// The F16 at p (little-endian) as f32: FCVTL is exact for every F16,
+// subnormals included (FPCR.FZ and FZ16 are clear under Linux).
+inline float HalfAt(const uint8_t* p) {
+  const uint16x4_t h = vdup_n_u16(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+  return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)), 0);
+}
+
 inline V16 Zero16() {
   const float32x4_t z = vdupq_n_f32(0.0f);
   return {{z, z, z, z}};
