@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "engine/kernels/int8_group_parts.h"
+#include "engine/kernels/stream_prefetch.h"
 
 namespace samebits::kernels::internal {
 namespace {
@@ -256,6 +257,7 @@ int64_t GemmGroups(const std::byte* w, int64_t row_bytes, int64_t n, const Int8A
   GroupBatch batch;
   for (int64_t r = 0; r < n; ++r) {
     const auto* row = reinterpret_cast<const uint8_t*>(w + r * row_bytes);
+    HintStreamAhead(row, row_bytes);
     for (int64_t b = 0; b < batches; ++b) {
       Type::Unpack(row, 16 * b, count(b), &batch);
       for (int64_t i = 0; i < m; ++i) {

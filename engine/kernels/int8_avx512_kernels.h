@@ -22,6 +22,7 @@
 #include "engine/kernels/int8_rows.h"
 #include "engine/kernels/int8_x86_unpack.h"
 #include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/stream_prefetch.h"
 
 namespace samebits::kernels::internal {
 namespace {
@@ -272,7 +273,10 @@ int64_t GemvQ4_K(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
   Q4KActs acts[kMaxPairs];
   for (int64_t p = 0; p < pairs; ++p) PairActs(x, 2 * p, 2 * p + 1 < blocks, &acts[p]);
   const auto prepared = [&](int64_t p, bool) -> const Q4KActs& { return acts[p]; };
-  for (int64_t r = 0; r < n; ++r) y[r] = Q4KRow<D>(w + r * row_bytes, blocks, prepared);
+  for (int64_t r = 0; r < n; ++r) {
+    HintStreamAhead(w + r * row_bytes, row_bytes);
+    y[r] = Q4KRow<D>(w + r * row_bytes, blocks, prepared);
+  }
   return n;
 }
 
@@ -298,6 +302,7 @@ int64_t GemmQ4_K(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
   }
   for (int64_t r = 0; r < n; ++r) {
     const uint8_t* row = w + r * row_bytes;
+    HintStreamAhead(row, row_bytes);
     for (int64_t p = 0; p < pairs; ++p) {
       const bool pair = 2 * p + 1 < blocks;
       const uint8_t* b0 = row + 2 * p * kQ4KBytes;
@@ -346,6 +351,7 @@ int64_t GemmQ8_0(const uint8_t* w, int64_t row_bytes, int64_t n, const Int8Activ
   }
   for (int64_t r = 0; r < n; ++r) {
     const uint8_t* row = w + r * row_bytes;
+    HintStreamAhead(row, row_bytes);
     for (int64_t b0 = 0; b0 < blocks; b0 += 16) {
       const int nb = static_cast<int>(blocks - b0 < 16 ? blocks - b0 : 16);
       // Vector p: blocks b0 + 2p and b0 + 2p + 1 (zero past the row) as |w|
@@ -454,6 +460,7 @@ void GemvQ4KRepacked(const uint8_t* packed, const Int8Activations& x, int64_t k,
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* tile = packed + (g * blocks + b) * kQ4KRepackedTileBytes;
+      HintStreamAhead<kQ4KRepackedTileBytes>(tile);
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
       const __m512 dmin =
           _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
@@ -497,6 +504,7 @@ void GemvQ8Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, 
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* tile = packed + (g * blocks + b) * kQ8RepackedTileBytes;
+      HintStreamAhead<kQ8RepackedTileBytes>(tile);
       const int8_t* a = x.q + b * 32;
       __m512i dot = _mm512_setzero_si512();
       if constexpr (D::kOffsetActivations) {
@@ -536,6 +544,7 @@ void GemvQ4_0Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* tile = packed + (g * blocks + b) * kQ4_0RepackedTileBytes;
+      HintStreamAhead<kQ4_0RepackedTileBytes>(tile);
       const int8_t* a = x.q + b * 32;
       __m512i dot = _mm512_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
       for (int64_t c = 0; c < 4; ++c) dot = NibbleQuarterDot<D>(dot, tile + 32 + 64 * c, a + 8 * c);

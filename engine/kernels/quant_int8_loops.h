@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "engine/kernels/int8_rows.h"
+#include "engine/kernels/stream_prefetch.h"
 #include "engine/numerics/quant_blocks.h"
 
 namespace samebits::kernels::internal {
@@ -45,6 +46,7 @@ struct Int8Products {
     // meets it.
     for (; r < row_end; ++r) {
       const std::byte* row = w + r * row_bytes;
+      HintStreamAhead(row, row_bytes);
       for (int64_t i = 0; i < m; ++i) y[i * ldy + (r - row_begin)] = RowDot(type, row, rows[i], k);
     }
   }
