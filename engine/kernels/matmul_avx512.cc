@@ -147,7 +147,7 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
         if constexpr (kPrefetch) {
-          PrefetchNextBlock(w + (j + RJ) * k + c);
+          HintGemvStep<RJ>(w, j, k, c);
         }
         wv[j] = L::Full(w + j * k + c);
       }

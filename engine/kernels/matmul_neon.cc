@@ -152,7 +152,7 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
       V16 wv[RJ];
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) PrefetchNextBlock(w + (j + RJ) * k + c);
+        if constexpr (kPrefetch) HintGemvStep<RJ>(w, j, k, c);
         wv[j] = L::Full(w + j * k + c);
       }
 #pragma GCC unroll 16
