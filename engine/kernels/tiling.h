@@ -68,8 +68,8 @@ inline void PrefetchNextBlock(const T* p) {
 // its line in L1 rather than waiting on L2. Measured on the project's Intel
 // Xeon guest (2 vCPUs, AVX-512), `samebits-engine bench` BF16 decode, seven
 // interleaved rounds: 63.6 -> 67.1 tok/s at 1 thread, 119.4 -> 121.4 at 2;
-// 256 bytes ahead gave less, 512 and 1024 nothing (BENCHMARKS.md, "An L1
-// hint in the GEMV rows").
+// 256 and 1024 bytes ahead gave less at 2 threads, 512 nothing at either
+// (BENCHMARKS.md, "An L1 hint in the GEMV rows").
 template <int RJ, class T>
 inline void HintGemvStep(const T* w, int j, int64_t k, int64_t c) {
   constexpr int64_t kNearBytes = 128;
