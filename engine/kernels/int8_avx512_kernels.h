@@ -460,7 +460,7 @@ void GemvQ4KRepacked(const uint8_t* packed, const Int8Activations& x, int64_t k,
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* tile = packed + (g * blocks + b) * kQ4KRepackedTileBytes;
-      HintStreamAhead<kQ4KRepackedTileBytes>(tile);
+      HintStreamAhead(tile, kQ4KRepackedTileBytes);
       const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile)));
       const __m512 dmin =
           _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32)));
@@ -504,7 +504,7 @@ void GemvQ8Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k, 
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* tile = packed + (g * blocks + b) * kQ8RepackedTileBytes;
-      HintStreamAhead<kQ8RepackedTileBytes>(tile);
+      HintStreamAhead(tile, kQ8RepackedTileBytes);
       const int8_t* a = x.q + b * 32;
       __m512i dot = _mm512_setzero_si512();
       if constexpr (D::kOffsetActivations) {
@@ -544,7 +544,7 @@ void GemvQ4_0Repacked(const uint8_t* packed, const Int8Activations& x, int64_t k
     for (__m512& lane : lanes) lane = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* tile = packed + (g * blocks + b) * kQ4_0RepackedTileBytes;
-      HintStreamAhead<kQ4_0RepackedTileBytes>(tile);
+      HintStreamAhead(tile, kQ4_0RepackedTileBytes);
       const int8_t* a = x.q + b * 32;
       __m512i dot = _mm512_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
       for (int64_t c = 0; c < 4; ++c) dot = NibbleQuarterDot<D>(dot, tile + 32 + 64 * c, a + 8 * c);

@@ -35,13 +35,5 @@ inline void HintStreamAhead(const void* p, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(ahead + o, 0, 3);
 }
 
-// The same for a size known at compile time (a repacked tile), unrolled.
-template <int64_t kBytes>
-inline void HintStreamAhead(const void* p) {
-  const char* ahead = static_cast<const char*>(p) + kStreamAheadBytes;
-#pragma GCC unroll 64
-  for (int64_t o = 0; o < kBytes; o += 64) __builtin_prefetch(ahead + o, 0, 3);
-}
-
 }  // namespace
 }  // namespace samebits::kernels::internal
