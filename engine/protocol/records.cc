@@ -82,6 +82,41 @@ const json& GetObject(const json& object, const char* key, const std::string& wh
   return v;
 }
 
+// The optional `device` object of a hello: `kind` is required and names
+// the accelerator; the rest say which one, each optional.
+DeviceInfo ParseDevice(const json& j) {
+  const std::string where = "hello.device";
+  DeviceInfo d;
+  d.kind = GetString(j, "kind", where);
+  if (d.kind.empty()) Fail(where, "field 'kind' must name the device, not be empty");
+  d.name = GetOptionalString(j, "name", where, "");
+  d.capability = GetOptionalString(j, "capability", where, "");
+  if (j.contains("multiprocessors")) d.multiprocessors = GetInt32(j, "multiprocessors", where, 0);
+  d.driver = GetOptionalString(j, "driver", where, "");
+  d.libraries = GetOptionalString(j, "libraries", where, "");
+  return d;
+}
+
+// The optional `repeats` object of a done record: its counts must be
+// consistent (at least one repeat, no more distinct outputs than repeats,
+// and a first differing repeat and step exactly when there were several).
+Repeats ParseRepeats(const json& j) {
+  const std::string where = "done.repeats";
+  Repeats r;
+  r.count = GetInt32(j, "count", where, 1);
+  r.distinct = GetInt32(j, "distinct", where, 1);
+  if (r.distinct > r.count) Fail(where, "'distinct' must not exceed 'count'");
+  if (r.distinct == 1) {
+    if (j.contains("first_repeat") || j.contains("first_step"))
+      Fail(where, "'first_repeat' and 'first_step' come only with more than one distinct output");
+    return r;
+  }
+  r.first_repeat = GetInt32(j, "first_repeat", where, 2);
+  r.first_step = GetInt32(j, "first_step", where, 0);
+  if (r.first_repeat > r.count) Fail(where, "'first_repeat' must not exceed 'count'");
+  return r;
+}
+
 Hello ParseHello(const json& j) {
   Hello h;
   const int64_t version = GetInt(j, "protocol", "hello", 0, std::numeric_limits<int32_t>::max());
@@ -150,6 +185,7 @@ Hello ParseHello(const json& j) {
   h.checkpoint.spec = GetString(checkpoint, "spec", "hello.checkpoint");
   h.checkpoint.weights_xxh3 = GetString(checkpoint, "weights_xxh3", "hello.checkpoint");
   h.checkpoint.vocab_size = GetInt32(checkpoint, "vocab_size", "hello.checkpoint", 1);
+  if (j.contains("device")) h.device = ParseDevice(GetObject(j, "device", "hello"));
   return h;
 }
 
@@ -211,6 +247,7 @@ Done ParseDone(const json& j) {
     }
     d.load_ms = load.get<double>();
   }
+  if (j.contains("repeats")) d.repeats = ParseRepeats(GetObject(j, "repeats", "done"));
   // The phase split is optional, but all four fields or none.
   const char* phase_fields[] = {"prefill_ms", "prefill_tokens", "decode_ms", "decode_tokens"};
   int present = 0;
@@ -246,7 +283,52 @@ Unsupported ParseUnsupported(const json& j) {
   return u;
 }
 
+ojson DeviceObject(const DeviceInfo& d) {
+  ojson j = ojson::object();
+  j["kind"] = d.kind;
+  j["name"] = d.name;
+  j["capability"] = d.capability;
+  j["multiprocessors"] = d.multiprocessors;
+  j["driver"] = d.driver;
+  j["libraries"] = d.libraries;
+  return j;
+}
+
+ojson RepeatsObject(const Repeats& r) {
+  ojson j = ojson::object();
+  j["count"] = r.count;
+  j["distinct"] = r.distinct;
+  if (r.distinct > 1) {
+    j["first_repeat"] = r.first_repeat;
+    j["first_step"] = r.first_step;
+  }
+  return j;
+}
+
+// Parses `text` as one JSON object for `what`. Throws ProtocolError.
+json ParseObjectText(std::string_view text, const std::string& what) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) Fail(what, "not a JSON object: " + std::string(text));
+  return j;
+}
+
 }  // namespace
+
+std::string ToJsonText(const DeviceInfo& device) {
+  return Dump(DeviceObject(device));
+}
+
+DeviceInfo ParseDeviceText(std::string_view text) {
+  return ParseDevice(ParseObjectText(text, "device"));
+}
+
+std::string ToJsonText(const Repeats& repeats) {
+  return Dump(RepeatsObject(repeats));
+}
+
+Repeats ParseRepeatsText(std::string_view text) {
+  return ParseRepeats(ParseObjectText(text, "repeats"));
+}
 
 std::string HashToHex(uint64_t value) {
   return numerics::Hex16(value);
@@ -288,6 +370,7 @@ std::string ToJsonLine(const Hello& h) {
   j["checkpoint"] = {{"spec", h.checkpoint.spec},
                      {"weights_xxh3", h.checkpoint.weights_xxh3},
                      {"vocab_size", h.checkpoint.vocab_size}};
+  if (h.device) j["device"] = DeviceObject(*h.device);
   return Dump(j);
 }
 
@@ -336,6 +419,7 @@ std::string ToJsonLine(const Done& d) {
     j["decode_tokens"] = d.phases->decode_tokens;
   }
   if (d.load_ms) j["load_ms"] = *d.load_ms;
+  if (d.repeats) j["repeats"] = RepeatsObject(*d.repeats);
   return Dump(j);
 }
 

@@ -74,6 +74,20 @@ struct RunConfig {
   bool operator==(const RunConfig&) const = default;
 };
 
+// The accelerator a cell ran on, when it was not the CPU the platform
+// describes (optional in `hello`; PROTOCOL.md "The device"): a different
+// GPU, driver or GPU library is a named cause of a difference, as a
+// different math library is, not a change of the code.
+struct DeviceInfo {
+  std::string kind;         // "cuda", ...: never empty
+  std::string name;         // "NVIDIA H200"
+  std::string capability;   // the compute capability: "9.0"
+  int multiprocessors = 0;  // 0: not reported
+  std::string driver;       // "580.159.04"
+  std::string libraries;    // "CUDA 13.0, cuBLAS 13.1.0, cuDNN 9.13.0, torch 2.11.0+cu130"
+  bool operator==(const DeviceInfo&) const = default;
+};
+
 struct CheckpointInfo {
   std::string spec;
   std::string weights_xxh3;  // 16 lower-case hex digits
@@ -89,6 +103,7 @@ struct Hello {
   MathInfo math;
   RunConfig config;
   CheckpointInfo checkpoint;
+  std::optional<DeviceInfo> device;  // unset: the run used the platform's CPU
   bool operator==(const Hello&) const = default;
 };
 
@@ -146,6 +161,18 @@ struct PhaseTimes {
   bool operator==(const PhaseTimes&) const = default;
 };
 
+// An engine that ran the same cell several times in one process
+// (PROTOCOL.md "Repeats"): how many times, how many distinct whole outputs
+// came of it, and where the first repeat that differed from the first one
+// did so. The records written are the first repeat's.
+struct Repeats {
+  int count = 1;
+  int distinct = 1;
+  int first_repeat = 0;  // 1-based; 0 when every repeat agreed
+  int first_step = -1;   // that repeat's first differing step; -1 likewise
+  bool operator==(const Repeats&) const = default;
+};
+
 struct Done {
   int64_t steps = 0;
   double elapsed_ms = 0;
@@ -154,6 +181,7 @@ struct Done {
   // scenario, loading or synthesising the checkpoint, building the pass),
   // so a harness can tell a child's start from its load.
   std::optional<double> load_ms;
+  std::optional<Repeats> repeats;  // unset: the cell ran once
   bool operator==(const Done&) const = default;
 };
 
@@ -196,6 +224,15 @@ std::string ToJsonLine(const Capabilities& record);
 // Returns the `capabilities` record on `line`. Throws ProtocolError for
 // anything else (another record, a malformed field).
 Capabilities ParseCapabilities(std::string_view line);
+
+// The `device` object of a hello and the `repeats` object of a done record
+// as compact JSON text, and back (the harness keeps them so in its store
+// and bundles: one format, written once). The parsers check what
+// ParseRecord checks and throw ProtocolError.
+std::string ToJsonText(const DeviceInfo& device);
+DeviceInfo ParseDeviceText(std::string_view text);
+std::string ToJsonText(const Repeats& repeats);
+Repeats ParseRepeatsText(std::string_view text);
 
 std::string ToJsonLine(const Hello& record);
 std::string ToJsonLine(const Step& record);

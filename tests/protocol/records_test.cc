@@ -344,5 +344,55 @@ TEST(RecordsTest, BatchFieldsAreOptionalAndRoundTrip) {
   EXPECT_THROW(ParseRecord(outside), ProtocolError);
 }
 
+// The optional `device` of a hello: absent for a CPU run (the line is as
+// before), written and read back whole when present, its kind required.
+TEST(RecordsTest, HelloDeviceIsOptionalAndNeedsAKind) {
+  Hello h = SampleHello();
+  EXPECT_EQ(ToJsonLine(h).find("device"), std::string::npos);
+  h.device = DeviceInfo{"cuda", "NVIDIA H200", "9.0",
+                        132,    "580.159.04",  "CUDA 13.0, cuBLAS 13.1.0, torch 2.11.0+cu130"};
+  EXPECT_EQ(RoundTrip(h), h);
+  EXPECT_EQ(ParseDeviceText(ToJsonText(*h.device)), *h.device);
+  // Only the kind is required.
+  const DeviceInfo bare = ParseDeviceText("{\"kind\":\"cuda\"}");
+  EXPECT_EQ(bare, (DeviceInfo{"cuda", "", "", 0, "", ""}));
+  std::string line = ToJsonLine(h);
+  line.replace(line.find("\"kind\":\"cuda\""), 13, "\"kind\":\"\"");
+  ExpectRejected(line, "field 'kind' must name the device");
+  ExpectRejected(ToJsonLine(SampleHello())
+                     .insert(ToJsonLine(SampleHello()).size() - 1, ",\"device\":\"H200\""),
+                 "field 'device' must be an object");
+  EXPECT_THROW(ParseDeviceText("{\"name\":\"H200\"}"), ProtocolError);
+  EXPECT_THROW(ParseDeviceText("not json"), ProtocolError);
+  EXPECT_THROW(ParseDeviceText("{\"kind\":\"cuda\",\"multiprocessors\":-1}"), ProtocolError);
+}
+
+// The optional `repeats` of a done record: absent when the cell ran once,
+// its first differing repeat and step present exactly when the repeats gave
+// more than one output, and its counts consistent.
+TEST(RecordsTest, DoneRepeatsAreOptionalAndConsistent) {
+  Done d{9, 12.5};
+  EXPECT_EQ(ToJsonLine(d).find("repeats"), std::string::npos);
+  d.repeats = Repeats{8, 1, 0, -1};
+  EXPECT_EQ(RoundTrip(d), d);
+  EXPECT_NE(ToJsonLine(d).find("\"repeats\":{\"count\":8,\"distinct\":1}"), std::string::npos)
+      << ToJsonLine(d);
+  d.repeats = Repeats{8, 3, 2, 5};
+  EXPECT_EQ(RoundTrip(d), d);
+  EXPECT_EQ(ParseRepeatsText(ToJsonText(*d.repeats)), *d.repeats);
+  const std::string head = "{\"type\":\"done\",\"steps\":9,\"elapsed_ms\":1,\"repeats\":";
+  ExpectRejected(head + "{\"count\":0,\"distinct\":1}}", "'count' is out of range");
+  ExpectRejected(head + "{\"count\":2,\"distinct\":3,\"first_repeat\":2,\"first_step\":0}}",
+                 "'distinct' must not exceed 'count'");
+  ExpectRejected(head + "{\"count\":2,\"distinct\":2}}", "missing field 'first_repeat'");
+  ExpectRejected(head + "{\"count\":4,\"distinct\":2,\"first_repeat\":1,\"first_step\":0}}",
+                 "'first_repeat' is out of range");
+  ExpectRejected(head + "{\"count\":4,\"distinct\":2,\"first_repeat\":5,\"first_step\":0}}",
+                 "'first_repeat' must not exceed 'count'");
+  ExpectRejected(head + "{\"count\":4,\"distinct\":1,\"first_repeat\":2,\"first_step\":0}}",
+                 "come only with more than one distinct output");
+  ExpectRejected(head + "[4]}", "field 'repeats' must be an object");
+}
+
 }  // namespace
 }  // namespace samebits::protocol
