@@ -78,6 +78,22 @@ CardRow JudgeCardRow(const CellResult& baseline, const CellResult& variant,
     row.detail = std::string(ResultCodeName(variant.code)) + ": " + variant.message;
     return row;
   }
+  if (variant.repeats && variant.repeats->count > 1) {
+    const int distinct = variant.repeats->distinct;
+    row.repeats = std::to_string(variant.repeats->count) +
+                  " repeats in one process: " + std::to_string(distinct) + " distinct output" +
+                  (distinct == 1 ? "" : "s");
+  }
+  // Repeats in one process that disagree among themselves: the row differs
+  // from its first differing step, whatever its first repeat matched.
+  if (const std::string repeat_variance = RepeatVarianceText(variant); !repeat_variance.empty()) {
+    row.outcome = known_reason.empty() ? CardOutcome::kDiffers : CardOutcome::kKnown;
+    row.first_step = variant.repeats->first_step;
+    if (row.first_step < static_cast<int>(variant.steps.size()))
+      row.first_position = variant.steps[row.first_step].position;
+    row.detail = repeat_variance;
+    return row;
+  }
   const std::optional<StepDifference> d = FirstStepDifference(baseline.steps, variant.steps);
   if (!d) {
     row.outcome = known_reason.empty() ? CardOutcome::kIdentical : CardOutcome::kFixed;

@@ -56,7 +56,10 @@ struct CardRow {
   CardOutcome outcome = CardOutcome::kIdentical;
   std::string detail;        // why not run, what broke, or what differs at the first step
   std::string known_reason;  // the profile's reason, for KNOWN and FIXED
-  int first_step = -1;       // the first differing step
+  // What the engine's repeats in one process gave ("8 repeats in one
+  // process: 1 distinct output"), when it ran the cell more than once.
+  std::string repeats;
+  int first_step = -1;  // the first differing step
   int first_position = 0;
   // From both sides' dumps, when there are any.
   std::optional<double> first_nmse, first_kld, max_nmse;
@@ -83,6 +86,11 @@ struct Card {
   std::string engine;        // the profile's name
   std::string profile_file;  // where it was read
   std::string baseline;
+  // The machine, as the first child that said hello describes it, and the
+  // devices its cells computed on ("NVIDIA H200 (...): t1-cuda, t1-cuda-bf16"),
+  // one line per device; empty when every cell ran on the CPU.
+  std::optional<MachineInfo> machine;
+  std::vector<std::string> devices;
   std::vector<CardTable> tables;
   std::vector<std::string> notes;  // axes not varied, and why
 

@@ -385,6 +385,29 @@ Diagnosis ChildFailures(const RunResult& run) {
   return children;
 }
 
+// Cells whose engine ran them several times in one process and got more
+// than one output: each is FAIL, whatever its (first repeat's) steps
+// matched, since the same request gave different bits.
+Diagnosis RepeatVariance(RunResult& run) {
+  Diagnosis d = OfKind(Diagnosis::Kind::kIdentityBroken);
+  int count = 0;
+  for (CellResult& c : run.cells) {
+    const std::string why = RepeatVarianceText(c);
+    const bool finished = Ran(c) || c.code == ResultCode::kKnown || c.code == ResultCode::kFixed;
+    if (why.empty() || !finished) continue;
+    ++count;
+    c.code = ResultCode::kFail;
+    c.message = why + (c.message.empty() ? "" : "; " + c.message);
+    d.details.push_back(c.checkpoint + " / " + c.scenario + " / " + c.config.name + ": " + why);
+  }
+  if (count > 0) {
+    d.headline = std::to_string(count) +
+                 " cells gave different outputs when their engine ran them again in the same "
+                 "process (repeats): the same request is not deterministic.";
+  }
+  return d;
+}
+
 // Returns how many cells differ as their engine's profile declares.
 int CountKnown(const RunResult& run) {
   return static_cast<int>(
@@ -445,6 +468,7 @@ void Judge(RunResult& run, const JudgeOptions& options) {
   std::vector<Diagnosis> found;
   found.push_back(std::move(within.identity));
   found.push_back(std::move(within.batch));
+  found.push_back(RepeatVariance(run));
   found.push_back(std::move(references.math_differs));
   found.push_back(std::move(references.code_changed));
   found.push_back(MissingReferences(references.missing, options));

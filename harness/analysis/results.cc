@@ -49,6 +49,23 @@ bool ParseDiagnosisKind(const std::string& name, Diagnosis::Kind* out) {
   return false;
 }
 
+std::string DescribeDevice(const DeviceInfo& d) {
+  std::string facts = d.kind;
+  if (!d.capability.empty()) facts += ", compute capability " + d.capability;
+  if (d.multiprocessors > 0) facts += ", " + std::to_string(d.multiprocessors) + " multiprocessors";
+  if (!d.driver.empty()) facts += ", driver " + d.driver;
+  if (!d.libraries.empty()) facts += "; " + d.libraries;
+  return (d.name.empty() ? "a device" : d.name) + " (" + facts + ")";
+}
+
+std::string RepeatVarianceText(const CellResult& cell) {
+  if (!cell.repeats || cell.repeats->distinct <= 1) return "";
+  const RepeatInfo& r = *cell.repeats;
+  return std::to_string(r.count) + " repeats in one process gave " + std::to_string(r.distinct) +
+         " distinct outputs: repeat " + std::to_string(r.first_repeat) +
+         " first differs from repeat 1 at step " + std::to_string(r.first_step);
+}
+
 std::string ScenarioContentMismatch(const CellResult& a, const CellResult& b) {
   if (a.scenario_xxh3.empty() || b.scenario_xxh3.empty() || a.scenario_xxh3 == b.scenario_xxh3)
     return "";

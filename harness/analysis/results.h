@@ -154,6 +154,19 @@ struct MathLibraryInfo {
 // hello, the harness's own probe) describes it (engine/platform/machine.h).
 using MachineInfo = protocol::PlatformInfo;
 
+// The accelerator a cell computed on (a GPU), from its child's `hello`:
+// unset for a cell that ran on the machine's CPU.
+using DeviceInfo = protocol::DeviceInfo;
+
+// Returns the device for a person, in one line: "NVIDIA H200 (cuda,
+// compute capability 9.0, 132 multiprocessors, driver 580.159.04; CUDA
+// 13.0, cuBLAS 13.1.0, torch 2.11.0)"; what it did not report is left out.
+std::string DescribeDevice(const DeviceInfo& device);
+
+// A cell its engine ran several times in one process (PROTOCOL.md
+// "Repeats"): how many distinct outputs came of it.
+using RepeatInfo = protocol::Repeats;
+
 struct BuildInfo {
   std::string engine, version, revision, compiler, flags;
   bool dirty = false;
@@ -213,13 +226,22 @@ struct CellResult {
   // From the child's `hello` (empty / 0 when it never said hello).
   std::string weights_xxh3;  // the checkpoint's weights hash, 16 hex
   int vocab_size = 0;
-  std::string isa_used;  // the ISA the engine resolved `isa` to ("avx512", ...)
+  std::string isa_used;              // the ISA the engine resolved `isa` to ("avx512", ...)
+  std::optional<DeviceInfo> device;  // from the child's `hello`: unset on the CPU
+  // From the child's `done`: unset when the engine ran the cell once. More
+  // than one distinct output fails the cell (judge.h).
+  std::optional<RepeatInfo> repeats;
   // The architecture of the machine that ran the cell where it is not the
   // run's: a fleet verdict's union of shards from several machines
   // (UnionOfShards); empty otherwise. Not stored.
   std::string machine_arch;
   CellTiming timing;  // measured by this process; not stored
 };
+
+// Returns what a cell's repeats say when they did not all agree ("8
+// repeats in one process gave 3 distinct outputs: repeat 2 first differs
+// from repeat 1 at step 5"), or "" when they did or the cell ran once.
+std::string RepeatVarianceText(const CellResult& cell);
 
 // Where two step sequences first differ.
 struct Divergence {

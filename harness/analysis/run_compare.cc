@@ -72,6 +72,11 @@ std::string Join(const std::vector<std::string>& v) {
   return out.empty() ? "unknown" : out;
 }
 
+// A cell's device for a person; a cell without one ran on its machine's CPU.
+std::string DeviceText(const std::optional<DeviceInfo>& device) {
+  return device ? DescribeDevice(*device) : "the CPU";
+}
+
 struct Cause {
   CompareCause cause;
   std::string detail;
@@ -96,9 +101,11 @@ Cause JudgeCause(const RunResult& a, const CellResult& x, const RunResult& b, co
       (x.math->name != y.math->name || x.math->version != y.math->version ||
        x.math->fingerprint != y.math->fingerprint))
     return {CompareCause::kMathLibrary, MathText(*x.math) + " vs " + MathText(*y.math)};
+  if (x.device != y.device)
+    return {CompareCause::kDevice, DeviceText(x.device) + " vs " + DeviceText(y.device)};
   if (a.machine.arch != b.machine.arch)
     return {CompareCause::kArchitecture, a.machine.arch + " vs " + b.machine.arch};
-  return {CompareCause::kUnexplained, "same build, ISA, math library and architecture"};
+  return {CompareCause::kUnexplained, "same build, ISA, math library, device and architecture"};
 }
 
 // How the two runs differ as wholes, whether or not any cell does.

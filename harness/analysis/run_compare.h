@@ -44,6 +44,7 @@ enum class CompareCause : uint8_t {
   kCompiler,
   kIsa,
   kMathLibrary,
+  kDevice,
   kArchitecture,
   kUnexplained,
 };
@@ -55,16 +56,18 @@ struct CompareCauseInfo {
 };
 
 // Every cause, highest-ranked first: the headline names the first one found.
-inline constexpr std::array<CompareCauseInfo, 7> kCompareCauses = {{
+inline constexpr std::array<CompareCauseInfo, 8> kCompareCauses = {{
     {CompareCause::kWeights, "weights",
      "the weights differ (one checkpoint name, other contents): no code is to blame"},
     {CompareCause::kCode, "code", "the code differs"},
     {CompareCause::kCompiler, "compiler", "the compiler or its flags differ"},
     {CompareCause::kIsa, "isa", "the ISA differs"},
     {CompareCause::kMathLibrary, "math-library", "the math library differs (same code)"},
+    {CompareCause::kDevice, "device",
+     "the device differs: another GPU, driver or GPU library (same code)"},
     {CompareCause::kArchitecture, "architecture", "the architecture differs"},
     {CompareCause::kUnexplained, "unexplained",
-     "nothing explains it (same code, compiler, ISA, math library and architecture)"},
+     "nothing explains it (same code, compiler, ISA, math library, device and architecture)"},
 }};
 
 const CompareCauseInfo& CauseInfo(CompareCause cause);

@@ -105,6 +105,11 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
       out << "  math: " << T(c.math->profile) << ": " << T(c.math->name) << " "
           << T(c.math->version) << " fingerprint " << T(c.math->fingerprint) << "\n";
     }
+    if (c.device) out << "  device: " << T(DescribeDevice(*c.device)) << "\n";
+    if (c.repeats && c.repeats->count > 1) {
+      out << "  repeats: " << c.repeats->count << " in one process, " << c.repeats->distinct
+          << " distinct output" << (c.repeats->distinct == 1 ? "" : "s") << "\n";
+    }
     if (with_steps) {
       for (const StepRecord& s : c.steps) {
         char line[160];

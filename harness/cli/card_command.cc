@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 
 struct CardFlags {
   std::string engine, engine_profile, program;
+  std::string baseline;  // --baseline: instead of the profile's card baseline
   std::vector<std::string> checkpoints;
   std::vector<std::string> scenarios = {"classic"};
   double timeout_seconds = 120;
@@ -42,7 +43,14 @@ int Card(const CardFlags& flags) {
     throw UsageError("--engine " + flags.engine +
                      ": card takes a profile's name (or --program PATH)");
   }
-  const runner::EngineProfile profile = *ChosenProfile(flags.engine, flags.engine_profile);
+  runner::EngineProfile profile = *ChosenProfile(flags.engine, flags.engine_profile);
+  if (!flags.baseline.empty()) {
+    try {
+      profile.card_baseline = runner::ParseConfigurationName(profile, flags.baseline);
+    } catch (const runner::ConfigurationNameError& e) {
+      throw UsageError("--baseline " + flags.baseline + ": " + e.what());
+    }
+  }
   BuildIfAsked(flags.build, &profile);
   runner::CardOptions options;
   try {
@@ -116,6 +124,11 @@ CommandSpec SetupCard(CLI::App& app) {
       ->type_name("SPEC")
       ->delimiter(',')
       ->required();
+  sub->add_option("--baseline", flags->baseline,
+                  "The configuration every row varies one axis of, named in the profile's "
+                  "grammar (default: the profile's card.baseline, else its baseline); e.g. "
+                  "t1-cuda for the PyTorch adapter's GPU rows.")
+      ->type_name("CONFIG");
   Declare(sub->add_option(
                  "--scenario", flags->scenarios,
                  "The scenarios to run: names from the scenarios folder or paths to JSON files "
@@ -150,14 +163,16 @@ CommandSpec SetupCard(CLI::App& app) {
   sub->footer(
       "Which values are tried: the profile's card.values per axis; an axis with a list of\n"
       "values not listed there tries every other value; a range axis not listed is not\n"
-      "varied (the card says so). The baseline is card.baseline, else the profile's baseline.\n\n"
+      "varied (the card says so). The baseline is --baseline, else card.baseline, else the\n"
+      "profile's baseline.\n\n"
       "Exit codes:\n"
       "  0  every row is identical, KNOWN or UNSUPPORTED\n"
       "  1  a row differs unexpectedly, is FIXED, or its child failed\n"
       "  2  the card could not be made: a bad profile or flag, or nothing ran\n\n"
       "Examples:\n"
       "  samebits card --engine samebits --checkpoint synthetic:tiny --report-html card.html\n"
-      "  samebits card --engine-profile my-engine.json --checkpoint gguf:model.gguf");
+      "  samebits card --engine-profile my-engine.json --checkpoint gguf:model.gguf\n"
+      "  samebits card --engine pytorch --baseline t1-cuda --checkpoint synthetic:tiny-f32");
   return {sub, [flags] { return Card(*flags); }};
 }
 

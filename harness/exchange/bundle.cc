@@ -119,6 +119,10 @@ json CellJson(const CellResult& c) {
   // Only the statistics: the content id does not depend on whether the rows
   // travel (bundle_dumps.h).
   if (c.dump) cell["dump"] = DumpStatisticsJson(*c.dump);
+  // The protocol's own objects, only when there is one, so a CPU cell run
+  // once has the bundle (and content id) it had before.
+  if (c.device) cell["device"] = json::parse(protocol::ToJsonText(*c.device));
+  if (c.repeats) cell["repeats"] = json::parse(protocol::ToJsonText(*c.repeats));
   return cell;
 }
 
@@ -393,6 +397,28 @@ class Reader {
     if (j.contains("scenario_xxh3")) {
       c.scenario_xxh3 = String(j, where, "scenario_xxh3");
       if (!c.scenario_xxh3.empty()) Hash(j, where, "scenario_xxh3");
+    }
+    ProtocolObjects(j, where, c);
+  }
+
+  // The cell's device and repeats (PROTOCOL.md's `hello.device` and
+  // `done.repeats`), each absent when there is none, and checked as a
+  // child's records are.
+  void ProtocolObjects(const json& j, const std::string& where, CellResult& c) const {
+    for (const char* key : {"device", "repeats"}) {
+      if (!j.contains(key)) continue;
+      const json& object = j[key];
+      if (!object.is_object()) Fail(Join(where, key), "expected an object");
+      try {
+        const std::string text = object.dump();
+        if (std::string_view(key) == "device") {
+          c.device = protocol::ParseDeviceText(text);
+        } else {
+          c.repeats = protocol::ParseRepeatsText(text);
+        }
+      } catch (const protocol::ProtocolError& e) {
+        Fail(Join(where, key), e.what());
+      }
     }
   }
 

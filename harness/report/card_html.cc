@@ -85,6 +85,9 @@ void WriteCardHtml(const Card& card, std::ostream& out) {
       << "</style>\n</head>\n<body>\n<h1>Determinism card: " << E(card.engine) << "</h1>\n"
       << "<p>Profile " << E(card.profile_file) << "; each row varies one axis of the baseline <b>"
       << E(card.baseline) << "</b> and compares every step's logits bit for bit.</p>\n";
+  if (const std::string machine = CardMachineLine(card); !machine.empty())
+    out << "<p>" << E(machine) << "</p>\n";
+  for (const std::string& device : card.devices) out << "<p>Device: " << E(device) << "</p>\n";
   for (const std::string& note : card.notes) out << "<p>Note: " << E(note) << "</p>\n";
   for (const CardTable& t : card.tables) {
     out << "<h2>" << E(t.checkpoint) << " / " << E(t.scenario) << "</h2>\n";

@@ -28,6 +28,9 @@ void WriteCardMarkdown(const Card& card, std::ostream& out) {
           : code == 1 ? "**unexpected results**"
                       : "nothing ran")
       << ".\n";
+  if (const std::string machine = CardMachineLine(card); !machine.empty())
+    out << "\n" << M(machine) << "\n";
+  for (const std::string& device : card.devices) out << "\nDevice: " << M(device) << "\n";
   for (const std::string& note : card.notes) out << "\nNote: " << M(note) << "\n";
   for (const CardTable& t : card.tables) {
     out << "\n### " << M(t.checkpoint) << " / " << M(t.scenario) << "\n\n";

@@ -53,7 +53,15 @@ std::string ReferenceConformanceLine(const CardTable& table) {
               : std::string());
 }
 
-std::string CardRowSummary(const CardRow& row) {
+std::string CardMachineLine(const Card& card) {
+  if (!card.machine) return "";
+  const MachineInfo& m = *card.machine;
+  return "Machine: " + m.arch + ", " + m.cpu + ", " + m.os + " " + m.kernel + ", " + m.libc + ".";
+}
+
+namespace {
+
+std::string OutcomeSummary(const CardRow& row) {
   const std::string where = "differs from step " + std::to_string(row.first_step) + " (position " +
                             std::to_string(row.first_position) + ")";
   switch (row.outcome) {
@@ -71,6 +79,13 @@ std::string CardRowSummary(const CardRow& row) {
       return "BROKEN: " + row.detail;
   }
   return "";
+}
+
+}  // namespace
+
+std::string CardRowSummary(const CardRow& row) {
+  const std::string outcome = OutcomeSummary(row);
+  return row.repeats.empty() ? outcome : outcome + "; " + row.repeats;
 }
 
 }  // namespace samebits::harness::report

@@ -26,6 +26,10 @@ std::vector<std::string> CardReportFormats();
 // "FIXED: identical", "UNSUPPORTED: ...".
 std::string CardRowSummary(const CardRow& row);
 
+// Returns the card's machine in one line ("Machine: x86_64, AMD EPYC ...,
+// Linux 6.1.0, glibc 2.36"), or "" when no child described it.
+std::string CardMachineLine(const Card& card);
+
 // Returns what a table says of its baseline's conformance to samebits-
 // engine's reference pass ("" when the card did not measure it):
 // "CONFORMS over steps 0-8 of 9: NMSE max 3.2e-12 (limit 0.0001), KLD mean

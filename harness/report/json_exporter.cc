@@ -120,6 +120,9 @@ Json ToJson(const CellResult& c) {
   j["weights_xxh3"] = Text(c.weights_xxh3);
   j["vocab_size"] = c.vocab_size;
   j["isa_used"] = Text(c.isa_used);
+  // The protocol's objects as the engine wrote them (PROTOCOL.md), or null.
+  j["device"] = c.device ? Json::parse(protocol::ToJsonText(*c.device)) : Json(nullptr);
+  j["repeats"] = c.repeats ? Json::parse(protocol::ToJsonText(*c.repeats)) : Json(nullptr);
   // Where the cell's time went, when this process ran it (a stored run has
   // no split).
   if (Json timing = ToJson(c.timing); !timing.empty()) j["timing"] = std::move(timing);

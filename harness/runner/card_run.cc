@@ -2,6 +2,8 @@
 #include "harness/runner/card_run.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/forced_scenario.h"
@@ -123,8 +125,8 @@ class CardRunner {
         row = NotRunRow(baseline);
         row.config = v.config.name;
       } else {
-        const KnownDifference* known =
-            FindKnownDifference(profile_, v.config, checkpoint, ScenarioName(scenario_file));
+        const KnownDifference* known = FindKnownDifference(
+            profile_, profile_.card_baseline, v.config, checkpoint, ScenarioName(scenario_file));
         const harness::CellResult cell = Run(v.config, checkpoint, scenario_file);
         row = harness::JudgeCardRow(baseline, cell, known != nullptr ? known->reason : "", "");
       }
@@ -184,12 +186,38 @@ class CardRunner {
     if (!options_.dump_dir.empty() && !profile_.dump_logits.empty()) {
       o.dump_file = options_.dump_dir + "/card-" + std::to_string(dumps_++) + ".f32";
     }
-    return RunProfileCell(profile_, config, checkpoint, scenario_file, o);
+    harness::MachineInfo platform;
+    harness::CellResult cell =
+        RunProfileCell(profile_, config, checkpoint, scenario_file, o, &platform);
+    if (!machine_ && !platform.arch.empty()) machine_ = platform;
+    if (cell.device) {
+      std::vector<std::string>& configs = devices_[harness::DescribeDevice(*cell.device)];
+      if (std::find(configs.begin(), configs.end(), config.name) == configs.end())
+        configs.push_back(config.name);
+    }
+    return cell;
   }
 
+ public:
+  // The machine the children described, if any said hello.
+  const std::optional<harness::MachineInfo>& machine() const { return machine_; }
+  // One line per device the cells ran on, with the configurations that did.
+  std::vector<std::string> DeviceLines() const {
+    std::vector<std::string> lines;
+    for (const auto& [device, configs] : devices_) {
+      std::string line = device + ":";
+      for (size_t i = 0; i < configs.size(); ++i) line += (i == 0 ? " " : ", ") + configs[i];
+      lines.push_back(line);
+    }
+    return lines;
+  }
+
+ private:
   const EngineProfile& profile_;
   const CardOptions& options_;
   int dumps_ = 0;
+  std::optional<harness::MachineInfo> machine_;
+  std::map<std::string, std::vector<std::string>> devices_;
 };
 
 }  // namespace
@@ -209,6 +237,8 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
       card.tables.push_back(runner.FeedTable(checkpoint, options.feed_scenario_files));
     }
   }
+  card.machine = runner.machine();
+  card.devices = runner.DeviceLines();
   return card;
 }
 

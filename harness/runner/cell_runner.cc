@@ -126,6 +126,7 @@ void KeepHello(const protocol::Hello& h, CellResult& r, harness::MachineInfo* pl
   r.weights_xxh3 = h.checkpoint.weights_xxh3;
   r.vocab_size = h.checkpoint.vocab_size;
   r.isa_used = h.config.isa;
+  r.device = h.device;
   if (platform != nullptr) *platform = h.platform;
 }
 
@@ -224,6 +225,7 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloC
   r.steps = t.steps;
   r.traces = t.traces;
   if (t.hello) KeepHello(*t.hello, r, platform);
+  if (t.done) r.repeats = t.done->repeats;
   ClassifyExit(cell, outcome, t, hello_check, r);
   r.timing = ChildTimeSplit(outcome, t);
   return r;

@@ -835,6 +835,7 @@ bool MatchesAnyPattern(const std::vector<std::string>& patterns, const std::stri
 }
 
 const KnownDifference* FindKnownDifference(const EngineProfile& profile,
+                                           const EngineConfiguration& baseline,
                                            const EngineConfiguration& config,
                                            const std::string& checkpoint,
                                            const std::string& scenario) {
@@ -842,9 +843,10 @@ const KnownDifference* FindKnownDifference(const EngineProfile& profile,
     // The card's feed table is no axis of a configuration.
     if (config.values.count(k.axis) == 0) continue;
     const std::string& value = config.values.at(k.axis);
+    const auto base = baseline.values.find(k.axis);
+    if (base != baseline.values.end() && base->second == value) continue;
     const bool value_matches =
-        k.values.empty() ? value != profile.baseline.values.at(k.axis)
-                         : std::find(k.values.begin(), k.values.end(), value) != k.values.end();
+        k.values.empty() || std::find(k.values.begin(), k.values.end(), value) != k.values.end();
     if (!value_matches) continue;
     if (!k.checkpoints.empty() && !MatchesAnyPattern(k.checkpoints, checkpoint)) continue;
     if (!k.scenarios.empty() && !MatchesAnyPattern(k.scenarios, scenario)) continue;

@@ -230,9 +230,14 @@ std::string HelloMismatch(const EngineProfile& profile, const EngineConfiguratio
                           const nlohmann::json& hello);
 
 // Returns the known difference declared for a cell of `config` on
-// `checkpoint` and the scenario named `scenario`, or nullptr when none is
-// (a declaration limited to some scenarios never matches an empty name).
+// `checkpoint` and the scenario named `scenario`, judged against `baseline`
+// (the profile's baseline in a gate, the card's baseline in a card), or
+// nullptr when none is. A declaration explains a difference only along its
+// axis: it never applies where `config` keeps `baseline`'s value there (a
+// declaration on `device` says nothing of two CUDA configurations). One
+// limited to some scenarios never matches an empty name.
 const KnownDifference* FindKnownDifference(const EngineProfile& profile,
+                                           const EngineConfiguration& baseline,
                                            const EngineConfiguration& config,
                                            const std::string& checkpoint,
                                            const std::string& scenario);

@@ -51,14 +51,15 @@ harness::CellResult RunConfiguration(const EngineProfile& profile,
 
 harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineConfiguration& config,
                                    const std::string& checkpoint, const std::string& scenario_file,
-                                   const ProfileCellOptions& options) {
+                                   const ProfileCellOptions& options,
+                                   harness::MachineInfo* platform) {
   Cell cell;
   cell.checkpoint = checkpoint;
   cell.scenario_file = scenario_file;
   cell.scenario = ScenarioName(scenario_file);
   cell.scenario_xxh3 = ScenarioContentHash(scenario_file);
   cell.config.name = config.name;
-  return RunConfiguration(profile, config, cell, options, nullptr);
+  return RunConfiguration(profile, config, cell, options, platform);
 }
 
 harness::CellResult RunProfileCell(const EngineProfile& profile, const harness::Cell& cell,

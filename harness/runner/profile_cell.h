@@ -29,10 +29,13 @@ struct ProfileCellOptions {
 // Returns the result of running `config` of `profile` on `checkpoint` and
 // the scenario file `scenario_file`. The result's configuration is named by
 // `config.name` (its other fields keep their defaults: an engine's
-// parameters are the profile's axes, not samebits-engine's).
+// parameters are the profile's axes, not samebits-engine's). When
+// `platform` is given and the child said hello, it receives the machine the
+// child described.
 harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineConfiguration& config,
                                    const std::string& checkpoint, const std::string& scenario_file,
-                                   const ProfileCellOptions& options);
+                                   const ProfileCellOptions& options,
+                                   harness::MachineInfo* platform = nullptr);
 
 // Returns the result of running a cell of the profile's matrix
 // (profile_matrix.h): its configuration is parsed back from its name, and

@@ -66,7 +66,8 @@ harness::Configuration ProfileConfiguration(const EngineProfile& profile,
   if (const auto dot = config.values.find("quant_dot"); dot != config.values.end()) {
     c.quant_dot = dot->second;
   }
-  if (const KnownDifference* known = FindKnownDifference(profile, config, checkpoint, scenario)) {
+  if (const KnownDifference* known =
+          FindKnownDifference(profile, profile.baseline, config, checkpoint, scenario)) {
     // A declaration that names the baseline's own value would make the
     // baseline differ from itself; it is the profile's to avoid.
     if (!c.baseline) c.known_difference = known->reason;

@@ -250,6 +250,14 @@ ALTER TABLE bisect_steps ADD COLUMN judge_ms REAL NOT NULL DEFAULT -1;
       R"sql(
 ALTER TABLE cells ADD COLUMN quant_dot TEXT NOT NULL DEFAULT 'exact';
 )sql",
+      // Version 17: the accelerator a cell computed on (its hello's
+      // `device`, PROTOCOL.md) and what its engine's repeats in one process
+      // gave (its done's `repeats`), each as the protocol's JSON object
+      // text; '' for a cell on the CPU, run once, as every cell stored before.
+      R"sql(
+ALTER TABLE cells ADD COLUMN device TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN repeats TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

@@ -285,10 +285,11 @@ class CellWriter {
                                 "engine_checkpoint, batch, batch_seed, batch_schedule, "
                                 "scenario_xxh3, "
                                 "dump_row_length, engine, config_params, baseline, "
-                                "known_difference, quant_dot) VALUES (?1, ?2, "
+                                "known_difference, quant_dot, device, repeats) VALUES (?1, ?2, "
                                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                                 "?17, ?18, ?19, ?20, "
-                                "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31) "
+                                "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, "
+                                "?33) "
                                 "RETURNING id")),
         steps_(db, "steps", {"cell_id",         "idx",          "kind",       "position",
                              "input_token",     "token",        "fnv1a64",    "xxh3_64",
@@ -325,6 +326,8 @@ class CellWriter {
     s.Bind(27, c.engine).Bind(28, ParamsText(c.params));
     s.Bind(29, static_cast<int64_t>(c.baseline ? 1 : 0)).Bind(30, c.known_difference);
     s.Bind(31, c.quant_dot);
+    s.Bind(32, cell.device ? protocol::ToJsonText(*cell.device) : std::string());
+    s.Bind(33, cell.repeats ? protocol::ToJsonText(*cell.repeats) : std::string());
     return s.RunReturningId();
   }
 
@@ -448,6 +451,20 @@ void ReadCellIdentities(Statement& row, CellResult& cell) {
   }
 }
 
+// Reads the device (column 42) and repeats (43) of a row of LoadCells'
+// query into `cell`: the protocol's JSON objects, '' for none. Throws
+// StoreError for text that is not one.
+void ReadCellProtocolObjects(Statement& row, CellResult& cell) {
+  const std::string device = row.Text(42), repeats = row.Text(43);
+  try {
+    if (!device.empty()) cell.device = protocol::ParseDeviceText(device);
+    if (!repeats.empty()) cell.repeats = protocol::ParseRepeatsText(repeats);
+  } catch (const protocol::ProtocolError& e) {
+    throw StoreError(std::string("a cell's device or repeats is not what the protocol says: ") +
+                     e.what());
+  }
+}
+
 // Returns a cell from a row of LoadCells' query (steps and traces not yet).
 CellResult ReadCell(Statement& row) {
   CellResult cell;
@@ -482,6 +499,7 @@ CellResult ReadCell(Statement& row) {
   cell.config.baseline = row.Int(39) != 0;
   cell.config.known_difference = row.Text(40);
   cell.config.quant_dot = row.Text(41);
+  ReadCellProtocolObjects(row, cell);
   return cell;
 }
 
@@ -501,7 +519,7 @@ std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellR
       "c.batch_schedule, "
       "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, "
       "c.baseline, "
-      "c.known_difference, c.quant_dot "
+      "c.known_difference, c.quant_dot, c.device, c.repeats "
       "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
       "LEFT JOIN builds b ON b.id = c.build_id "
       "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "

@@ -168,7 +168,7 @@ TEST(EngineProfile, SamebitsDeclaresInt8ToDifferOnQuantizedWeightsOnly) {
         "gguf:../shared/checkpoints/small_dense_qwen3_q4_k_m.gguf",
         "gguf:../shared/checkpoints/small_dense_qwen3_q8_0.gguf",
         "gguf:../shared/checkpoints/small_dense_qwen3_q6_k.gguf"}) {
-    const KnownDifference* k = FindKnownDifference(p, int8, quantized, "classic");
+    const KnownDifference* k = FindKnownDifference(p, p.baseline, int8, quantized, "classic");
     ASSERT_NE(k, nullptr) << quantized;
     EXPECT_EQ(k->axis, "quant_dot") << quantized;
   }
@@ -177,10 +177,11 @@ TEST(EngineProfile, SamebitsDeclaresInt8ToDifferOnQuantizedWeightsOnly) {
         "gguf:../shared/checkpoints/small_dense_qwen3_q4_k_m.deq-f32.gguf",
         "gguf:../shared/checkpoints/tiny_dense_llama_f32.gguf",
         "gguf:../shared/checkpoints/stories260K.gguf"}) {
-    EXPECT_EQ(FindKnownDifference(p, int8, unquantized, "classic"), nullptr) << unquantized;
+    EXPECT_EQ(FindKnownDifference(p, p.baseline, int8, unquantized, "classic"), nullptr)
+        << unquantized;
   }
-  EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "cpu-t1"), "synthetic:medium-q4_k",
-                                "classic"),
+  EXPECT_EQ(FindKnownDifference(p, p.baseline, ParseConfigurationName(p, "cpu-t1"),
+                                "synthetic:medium-q4_k", "classic"),
             nullptr);
   // A cell of the profile's configuration (samebits card, conform) knows its
   // dot-product profile, and why it is declared to differ.
@@ -269,34 +270,59 @@ TEST(EngineProfile, ArgumentsAreAListAndValuesStayOneArgument) {
                                             "--ubatch=64", "--logits", "/d/out.f32"}));
 }
 
+// A declaration explains a difference along its own axis only: judged
+// against another baseline (a card's --baseline), a configuration that
+// keeps that baseline's value on the declared axis is not covered by it,
+// and the baseline's old value now differs as declared. The PyTorch
+// adapter's GPU card (baseline t1-cuda) is the case: its `device`
+// declaration covers the CPU row, not every CUDA row.
+TEST(EngineProfile, KnownDifferencesApplyOnlyWhereTheAxisLeavesTheBaseline) {
+  const EngineProfile p = Parse(Minimal());
+  const EngineConfiguration flash = ParseConfigurationName(p, "flash");
+  const EngineConfiguration flash64 = ParseConfigurationName(p, "flash-ub64");
+  const EngineConfiguration plain = ParseConfigurationName(p, "plain");
+  const std::string q4k = "gguf:/m/llama-q4_k_m.gguf";
+  EXPECT_NE(FindKnownDifference(p, plain, flash64, q4k, "classic"), nullptr);
+  EXPECT_EQ(FindKnownDifference(p, flash, flash64, q4k, "classic"), nullptr);
+  nlohmann::json both = Minimal();
+  both["known_differences"][0]["values"] = {"flash", "plain"};
+  const EngineProfile q = Parse(both);
+  EXPECT_NE(FindKnownDifference(q, flash, plain, q4k, "classic"), nullptr);
+  EXPECT_EQ(FindKnownDifference(q, flash, flash64, q4k, "classic"), nullptr);
+}
+
 TEST(EngineProfile, KnownDifferencesMatchAxisValueCheckpointAndScenario) {
   const EngineProfile p = Parse(Minimal());
   const EngineConfiguration flash = ParseConfigurationName(p, "flash");
-  const KnownDifference* k = FindKnownDifference(p, flash, "gguf:/m/llama-q4_k_m.gguf", "classic");
+  const KnownDifference* k =
+      FindKnownDifference(p, p.baseline, flash, "gguf:/m/llama-q4_k_m.gguf", "classic");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->reason, "flash attention sums in another order");
-  EXPECT_EQ(FindKnownDifference(p, flash, "gguf:/m/llama-f16.gguf", "classic"), nullptr);
-  EXPECT_EQ(FindKnownDifference(p, ParseConfigurationName(p, "plain"), "gguf:/m/llama-q4_k_m.gguf",
-                                "classic"),
+  EXPECT_EQ(FindKnownDifference(p, p.baseline, flash, "gguf:/m/llama-f16.gguf", "classic"),
+            nullptr);
+  EXPECT_EQ(FindKnownDifference(p, p.baseline, ParseConfigurationName(p, "plain"),
+                                "gguf:/m/llama-q4_k_m.gguf", "classic"),
             nullptr);
   // Without values: any value but the baseline's.
   nlohmann::json j = Minimal();
   j["known_differences"][0].erase("values");
   j["known_differences"][0].erase("checkpoints");
   const EngineProfile any = Parse(j);
-  EXPECT_NE(FindKnownDifference(any, ParseConfigurationName(any, "flash"), "x", "classic"),
-            nullptr);
-  EXPECT_EQ(FindKnownDifference(any, ParseConfigurationName(any, "plain-ub8"), "x", "classic"),
+  EXPECT_NE(
+      FindKnownDifference(any, any.baseline, ParseConfigurationName(any, "flash"), "x", "classic"),
+      nullptr);
+  EXPECT_EQ(FindKnownDifference(any, any.baseline, ParseConfigurationName(any, "plain-ub8"), "x",
+                                "classic"),
             nullptr);
   // Limited to scenarios: only those (a chunk longer than a micro-batch is
   // split only where a scenario feeds one).
   j["known_differences"][0]["scenarios"] = {"win*", "long"};
   const EngineProfile some = Parse(j);
   const EngineConfiguration f = ParseConfigurationName(some, "flash");
-  EXPECT_NE(FindKnownDifference(some, f, "x", "window"), nullptr);
-  EXPECT_NE(FindKnownDifference(some, f, "x", "long"), nullptr);
-  EXPECT_EQ(FindKnownDifference(some, f, "x", "classic"), nullptr);
-  EXPECT_EQ(FindKnownDifference(some, f, "x", ""), nullptr);
+  EXPECT_NE(FindKnownDifference(some, some.baseline, f, "x", "window"), nullptr);
+  EXPECT_NE(FindKnownDifference(some, some.baseline, f, "x", "long"), nullptr);
+  EXPECT_EQ(FindKnownDifference(some, some.baseline, f, "x", "classic"), nullptr);
+  EXPECT_EQ(FindKnownDifference(some, some.baseline, f, "x", ""), nullptr);
   j["known_differences"][0]["scenarios"] = nlohmann::json::array();
   ExpectRefused(j, "known_differences[0].scenarios", "");
 }

@@ -40,7 +40,15 @@
 //                            reports batch 1 and its steps no place;
 //   batch-variant            with --batch above 1, step 3's hashes differ
 //                            (a kernel whose reduction is split across the
-//                            batch's rows); unbatched runs are correct.
+//                            batch's rows); unbatched runs are correct;
+//   gpu-h200, gpu-h100       computes on a GPU: its hello names the device
+//                            (an H200 or an H100, compute capability 9.0,
+//                            the same driver and libraries), and the H100's
+//                            libm-profile hashes differ from the H200's (a
+//                            GPU's kernels are another math library's);
+//   repeats-vary-at-3-threads  says it ran each cell 4 times in one process
+//                            (`done.repeats`): 1 distinct output, but 2
+//                            with --threads 3 (repeat 3 differs from step 5).
 //
 // With --batch N (N > 1), --batch-seed S and --batch-schedule X it echoes
 // them in hello.config and gives every step a made-up but valid place
@@ -255,7 +263,10 @@ int main(int argc, char** argv) {
                          "wrong-fnv-at-3-threads",
                          "terminal-escapes",
                          "ignore-batch",
-                         "batch-variant"};
+                         "batch-variant",
+                         "gpu-h200",
+                         "gpu-h100",
+                         "repeats-vary-at-3-threads"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -273,6 +284,7 @@ int main(int argc, char** argv) {
   const bool portable_changed = fault == "portable-changed" || fault == "code-and-libm-changed";
   const bool libm_changed = fault == "libm-changed" || fault == "code-and-libm-changed";
   const bool aarch64 = fault == "arch-aarch64";
+  const bool h100 = fault == "gpu-h100";
   const bool libm = o.math == "libm";
   std::string fingerprint = libm ? "1111222233334444" : "aaaabbbbccccdddd";
   if ((libm && libm_changed) || (!libm && portable_changed)) fingerprint.back() = 'f';
@@ -280,7 +292,15 @@ int main(int argc, char** argv) {
   const std::string variant = (libm && libm_changed)        ? "|other-libm"
                               : (!libm && portable_changed) ? "|changed-code"
                               : (libm && aarch64)           ? "|aarch64"
+                              : (libm && h100)              ? "|h100"
                                                             : "";
+  const std::string device =
+      fault.rfind("gpu-", 0) != 0
+          ? ""
+          : std::string(",\"device\":{\"kind\":\"cuda\",\"name\":\"NVIDIA ") +
+                (h100 ? "H100 80GB HBM3" : "H200") +
+                "\",\"capability\":\"9.0\",\"multiprocessors\":132" +
+                ",\"driver\":\"580.159.04\",\"libraries\":\"CUDA 13.0, cuBLAS 13.1.0\"}";
   Line(std::string("{\"type\":\"hello\",\"protocol\":1,") +
        "\"engine\":{\"name\":\"samebits-standin-engine\",\"version\":\"0.0.1\"}," +
        "\"build\":{\"revision\":\"0000000000000000000000000000000000000000\",\"dirty\":false," +
@@ -293,7 +313,8 @@ int main(int argc, char** argv) {
        ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
        ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + batch_config + "}," +
        "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
-       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}}");
+       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}" +
+       device + "}");
   if (fault == "terminal-escapes") {
     // Clear the screen, home the cursor, a C1 CSI, bytes that are not UTF-8,
     // and a line that would pass for a summary.
@@ -364,6 +385,13 @@ int main(int argc, char** argv) {
     if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": write failed");
   }
   if (fault == "no-done") return 0;
-  Line("{\"type\":\"done\",\"steps\":" + std::to_string(rows) + ",\"elapsed_ms\":1.5}");
+  std::string repeats;
+  if (fault == "repeats-vary-at-3-threads") {
+    repeats = o.threads == 3 ? ",\"repeats\":{\"count\":4,\"distinct\":2,\"first_repeat\":3,"
+                               "\"first_step\":5}"
+                             : ",\"repeats\":{\"count\":4,\"distinct\":1}";
+  }
+  Line("{\"type\":\"done\",\"steps\":" + std::to_string(rows) + ",\"elapsed_ms\":1.5" + repeats +
+       "}");
   return 0;
 }
