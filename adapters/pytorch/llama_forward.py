@@ -10,6 +10,12 @@ tokens per sequence, chunks of different lengths are right-padded, and the
 padding is masked out of attention. Every layer keeps one K/V cache for the
 whole batch; a slot holding a padded token has key position -1 and is never
 attended to.
+
+Everything lives on one device (the CPU or a CUDA GPU): the weights, the
+cache and every tensor a forward call makes; logits come back on it.
+Attention is either eager (the explicit product, masked, softmax in float32,
+as transformers' eager attention) or torch's scaled_dot_product_attention,
+whose backend the caller may restrict around the call.
 """
 import math
 
@@ -156,9 +162,10 @@ def _swiglu(x, gate, up, down):
 class LlamaModel:
     """The weights of one checkpoint in one compute dtype, and the forward."""
 
-    def __init__(self, config, tensors, dtype):
+    def __init__(self, config, tensors, dtype, device=torch.device("cpu"), attention="eager"):
         self.c = c = LlamaConfig(config)
-        self.dtype = dtype
+        self.dtype, self.device = dtype, device
+        self.sdpa = attention != "eager"
         hd, d = c.head_dim, c.d_model
 
         def take(name, shape, required=True):
@@ -169,7 +176,8 @@ class LlamaModel:
             t = tensors[name]
             if list(t.shape) != list(shape):
                 raise ValueError("tensor %s has shape %s, expected %s" % (name, list(t.shape), shape))
-            return torch.from_numpy(t.copy()).to(dtype)
+            # Rounded to the dtype on the CPU, so every device holds the same weights.
+            return torch.from_numpy(t.copy()).to(dtype).to(device)
 
         self.embed = take("model.embed_tokens.weight", [c.vocab_size, d])
         self.output_norm = take("model.norm.weight", [d])
@@ -223,6 +231,9 @@ class LlamaModel:
         self.inv_freq = 1.0 / (c.rope_base ** exponents)
         if c.rope_scaling:
             self.inv_freq = _llama3_inv_freq(self.inv_freq, c.rope_scaling)
+        # Computed on the CPU, then moved, as a model built there and moved
+        # holds it: every device rotates by the same frequencies.
+        self.inv_freq = self.inv_freq.to(device)
 
     @staticmethod
     def _experts(take, p, c):
@@ -278,9 +289,10 @@ class LlamaModel:
     def new_cache(self, batch):
         """An empty K/V cache for `batch` sequences."""
         c = self.c
-        empty = torch.zeros(batch, c.n_kv_heads, 0, c.head_dim, dtype=self.dtype)
+        empty = torch.zeros(batch, c.n_kv_heads, 0, c.head_dim, dtype=self.dtype,
+                            device=self.device)
         return {"k": [empty] * c.n_layers, "v": [empty] * c.n_layers,
-                "key_pos": torch.zeros(batch, 0, dtype=torch.int64),
+                "key_pos": torch.zeros(batch, 0, dtype=torch.int64, device=self.device),
                 "past": [0] * batch}
 
     def _rope(self, x, positions):
@@ -315,17 +327,35 @@ class LlamaModel:
         cache["v"][l] = v = torch.cat([cache["v"][l], v], dim=2)
         group = c.n_heads // c.n_kv_heads
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(c.head_dim)  # (B, H, n, keys)
         # Causal, windowed, padding-free: key j is seen from query i when it
         # holds a real token at a position <= i's and within the window.
         kp, qp = key_pos[:, None, None, :], positions[:, None, :, None]
         visible = (kp >= 0) & (kp <= qp)
         if c.sliding_window[l] > 0:
             visible &= qp - kp < c.sliding_window[l]
+        attend = self._sdpa if self.sdpa else self._eager_attention
+        o = attend(q, k, v, visible)
+        # A query row that sees no key at all (a padded row more than a
+        # window past its sequence's last token) comes out NaN. Zeroed, so
+        # that no NaN enters that slot's cached K/V, where a zero weight
+        # times NaN would still make NaN in every later row of the sequence.
+        # Rows that see a key keep their bits.
+        o = o.masked_fill(~visible.any(dim=-1, keepdim=True), 0.0)
+        o = o.transpose(1, 2).reshape(B, n, c.n_heads * c.head_dim)
+        return torch.nn.functional.linear(o, layer["wo"])
+
+    def _eager_attention(self, q, k, v, visible):
+        """transformers' eager attention: scores, masked, softmax in float32."""
+        scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.c.head_dim)  # (B, H, n, keys)
         scores = scores.masked_fill(~visible, float("-inf"))
         p = torch.softmax(scores, dim=-1, dtype=torch.float32).to(self.dtype)
-        o = torch.matmul(p, v).transpose(1, 2).reshape(B, n, c.n_heads * c.head_dim)
-        return torch.nn.functional.linear(o, layer["wo"])
+        return torch.matmul(p, v)
+
+    @staticmethod
+    def _sdpa(q, k, v, visible):
+        """torch's fused attention with the same mask (True: attend), in the
+        backend the caller allowed (scale 1 / sqrt(head_dim), its default)."""
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=visible)
 
     @torch.no_grad()
     def forward(self, chunks, cache):
@@ -341,6 +371,9 @@ class LlamaModel:
             positions[b] = torch.arange(cache["past"][b], cache["past"][b] + n)
             real[b, :len(chunk)] = True
             cache["past"][b] += len(chunk)
+        # Filled row by row on the CPU, then moved in one copy each (integers:
+        # exact anywhere); on the CPU .to() returns the very same tensors.
+        tokens, positions, real = (t.to(self.device) for t in (tokens, positions, real))
         cache["key_pos"] = torch.cat([cache["key_pos"], positions.masked_fill(~real, -1)], dim=1)
         x = self.embed[tokens]  # (B, n, d)
         for l, layer in enumerate(self.layers):
