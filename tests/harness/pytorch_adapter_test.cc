@@ -54,6 +54,27 @@ TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
   EXPECT_EQ(StoredCode(pytorch_db_, "t1-bf16"), "KNOWN") << gate.output;
   EXPECT_EQ(StoredCode(pytorch_db_, "t1-token"), "KNOWN") << gate.output;
   EXPECT_EQ(StoredCode(pytorch_db_, "t1-c3"), "KNOWN") << gate.output;
+  // The GPU axes on a machine without one (CI's): CUDA is UNSUPPORTED with
+  // the adapter's reason, as TF32 (a CUDA mode) is on the CPU; deterministic
+  // algorithms and 8 repeats in one process change no CPU bit.
+  const harness::RunResult stored = LatestRun(pytorch_db_);
+  for (const harness::CellResult& c : stored.cells) {
+    if (c.config.name == "t1-cuda" && c.code == harness::ResultCode::kUnsupported)
+      EXPECT_THAT(c.message, HasSubstr("no CUDA device")) << c.message;
+    if (c.config.name == "t1-tf32on") {
+      EXPECT_EQ(c.code, harness::ResultCode::kUnsupported) << c.message;
+      EXPECT_THAT(c.message, HasSubstr("TF32 is a CUDA matmul mode")) << c.message;
+    }
+    if (c.config.name == "t1-r8") {
+      ASSERT_TRUE(c.repeats.has_value());
+      EXPECT_EQ(c.repeats->count, 8);
+      EXPECT_EQ(c.repeats->distinct, 1);
+    }
+    EXPECT_FALSE(c.device.has_value() && c.config.name == "t1") << "the CPU baseline has no device";
+  }
+  EXPECT_EQ(StoredCode(pytorch_db_, "t1-detoff"), "(no cell t1-detoff)");
+  EXPECT_EQ(StoredCode(pytorch_db_, "t1-deton"), "PASS") << gate.output;
+  EXPECT_EQ(StoredCode(pytorch_db_, "t1-r8"), "PASS") << gate.output;
 
   // samebits' reference pass on the same checkpoint and scenario, then the
   // adapter's baseline measured against it.
