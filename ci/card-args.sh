@@ -1,5 +1,5 @@
-# Sourced by the card scripts (ci/card-llamacpp.sh, ci/card-pytorch.sh):
-# read_card_args reads their arguments, [BUILD_DIR] [--short] [--out PREFIX]
+# Sourced by the card scripts (ci/card-llamacpp.sh, ci/card-pytorch.sh,
+# ci/card-pytorch-cuda.sh): read_card_args reads their arguments, [BUILD_DIR] [--short] [--out PREFIX]
 # [-h], into `build`, `short` and `out`; --help prints the calling script's
 # header comment (its lines from the second to `set -euo pipefail`).
 read_card_args() {
@@ -19,5 +19,16 @@ read_card_args() {
       -*) echo "$0: unknown argument '$1' (see --help)" >&2; exit 2 ;;
       *) build=$1; shift ;;
     esac
+  done
+}
+
+# add_shared_checkpoints FILE...: appends gguf:../shared/checkpoints/FILE to
+# the caller's `checkpoints` array for each FILE, or exits 2 naming the first
+# one missing (the cards are made from the shared files, never without them).
+add_shared_checkpoints() {
+  local shared=../shared/checkpoints file
+  for file in "$@"; do
+    [[ -f $shared/$file ]] || { echo "$0: $shared/$file is missing" >&2; exit 2; }
+    checkpoints+=("gguf:$shared/$file")
   done
 }

@@ -34,10 +34,7 @@ else
   out=${out:-reports/cards/llama.cpp}
 fi
 checkpoints=()
-for file in "${files[@]}"; do
-  [[ -f $shared/$file ]] || { echo "ci/card-llamacpp.sh: $shared/$file is missing" >&2; exit 2; }
-  checkpoints+=("gguf:$shared/$file")
-done
+add_shared_checkpoints "${files[@]}"
 adapters/llama.cpp/build.sh >/dev/null
 mkdir -p "$(dirname "$out")"
 status=0

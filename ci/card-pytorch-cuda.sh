@@ -22,7 +22,6 @@ cd "$(dirname "$0")/.."
 # shellcheck source=ci/card-args.sh
 source ci/card-args.sh
 read_card_args "$@"
-shared=../shared/checkpoints
 checkpoints=(synthetic:tiny-f32)
 if ((short)); then
   files=()
@@ -34,10 +33,7 @@ else
   files=(tiny_dense_llama_f32.gguf tiny_moe_mixtral_f32.gguf small_dense_qwen3_f32.gguf)
   out=${out:-reports/cards/pytorch-cuda}
 fi
-for file in "${files[@]}"; do
-  [[ -f $shared/$file ]] || { echo "$0: $shared/$file is missing" >&2; exit 2; }
-  checkpoints+=("gguf:$shared/$file")
-done
+add_shared_checkpoints "${files[@]}"
 mkdir -p "$(dirname "$out")"
 status=0
 "$build/bin/samebits" card --engine pytorch --baseline t1-cuda --checkpoint "${checkpoints[@]}" \

@@ -18,7 +18,6 @@ cd "$(dirname "$0")/.."
 # shellcheck source=ci/card-args.sh
 source ci/card-args.sh
 read_card_args "$@"
-shared=../shared/checkpoints
 if ((short)); then
   checkpoints=()
   files=(tiny_dense_llama_f32.gguf)
@@ -29,10 +28,7 @@ else
     small_dense_qwen3_f32.gguf)
   out=${out:-reports/cards/pytorch}
 fi
-for file in "${files[@]}"; do
-  [[ -f $shared/$file ]] || { echo "ci/card-pytorch.sh: $shared/$file is missing" >&2; exit 2; }
-  checkpoints+=("gguf:$shared/$file")
-done
+add_shared_checkpoints "${files[@]}"
 mkdir -p "$(dirname "$out")"
 status=0
 "$build/bin/samebits" card --engine pytorch --checkpoint "${checkpoints[@]}" --scenario classic \

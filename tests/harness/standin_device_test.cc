@@ -24,20 +24,12 @@ class StandinDevice : public ::testing::Test {
     std::filesystem::create_directories(m_.Path("references"));  // no references: not judged here
   }
 
-  // Runs the matrix with `fault` into `db` and exports its run to `bundle`.
-  void RunAndExport(const std::string& fault, const std::string& db, const std::string& bundle) {
-    const CommandResult run = m_.Matrix({"run"}, fault, db);
-    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.command << "\n" << run.output;
-    const CommandResult out = m_.Samebits({"export", "-o", m_.Path(bundle), "--db", m_.Path(db)});
-    ASSERT_EQ(out.exit_code, 0) << out.output;
-  }
-
   StandinMatrix m_;
 };
 
 TEST_F(StandinDevice, AGpuInHelloReachesTheStoreTheBundleAndCompare) {
-  RunAndExport("gpu-h200", "h200.db", "h200.json");
-  RunAndExport("gpu-h100", "h100.db", "h100.json");
+  m_.RunAndExport("gpu-h200", "h200.db", "h200.json");
+  m_.RunAndExport("gpu-h100", "h100.db", "h100.json");
 
   // The store keeps each cell's device as its hello said it.
   const harness::RunResult stored = m_.Latest("h200.db");
@@ -79,7 +71,7 @@ TEST_F(StandinDevice, AGpuInHelloReachesTheStoreTheBundleAndCompare) {
 }
 
 TEST_F(StandinDevice, ABundledDeviceWithoutAKindIsRefused) {
-  RunAndExport("gpu-h200", "h200.db", "h200.json");
+  m_.RunAndExport("gpu-h200", "h200.db", "h200.json");
   nlohmann::json bundle = nlohmann::json::parse(harness::testing::ReadFile(m_.Path("h200.json")));
   bundle["runs"][0]["cells"][0]["device"].erase("kind");
   std::ofstream(m_.Path("bad.json")) << bundle.dump();

@@ -21,20 +21,12 @@ class StandinExchange : public ::testing::Test {
     std::filesystem::create_directories(m_.Path("references"));  // no references: not judged here
   }
 
-  // Runs the matrix with `fault` into `db` and exports its run to `bundle`.
-  void RunAndExport(const std::string& fault, const std::string& db, const std::string& bundle) {
-    const CommandResult run = m_.Matrix({"run"}, fault, db);
-    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.command << "\n" << run.output;
-    const CommandResult out = m_.Samebits({"export", "-o", m_.Path(bundle), "--db", m_.Path(db)});
-    ASSERT_EQ(out.exit_code, 0) << out.output;
-  }
-
   StandinMatrix m_;
 };
 
 TEST_F(StandinExchange, TwoMachinesCompareImportAndReport) {
-  RunAndExport("ok", "x86.db", "x86.json");
-  RunAndExport("arch-aarch64", "arm.db", "arm.json");
+  m_.RunAndExport("ok", "x86.db", "x86.json");
+  m_.RunAndExport("arch-aarch64", "arm.db", "arm.json");
 
   const CommandResult cmp =
       m_.Samebits({"compare", m_.Path("x86.json"), m_.Path("arm.json"), "--report-md",
@@ -75,8 +67,8 @@ TEST_F(StandinExchange, TwoMachinesCompareImportAndReport) {
 }
 
 TEST_F(StandinExchange, ACodeChangeIsTheCode) {
-  RunAndExport("ok", "a.db", "a.json");
-  RunAndExport("portable-changed", "b.db", "b.json");
+  m_.RunAndExport("ok", "a.db", "a.json");
+  m_.RunAndExport("portable-changed", "b.db", "b.json");
   const CommandResult cmp = m_.Samebits({"compare", m_.Path("a.json"), m_.Path("b.json")});
   EXPECT_EQ(cmp.exit_code, 1) << cmp.output;
   EXPECT_NE(cmp.output.find("most likely because the code differs (code: 2)"), std::string::npos)
@@ -139,7 +131,7 @@ TEST_F(StandinExchange, DumpsTravelAndCompareSaysHowFarApartTheLogitsAre) {
 }
 
 TEST_F(StandinExchange, ABadBundleIsRefusedAndTheStoreIsNotTouched) {
-  RunAndExport("ok", "a.db", "a.json");
+  m_.RunAndExport("ok", "a.db", "a.json");
   std::string text = harness::testing::ReadFile(m_.Path("a.json"));
   harness::testing::WriteFile(m_.Path("cut.json"), text.substr(0, text.size() - 40));
   const std::string target = m_.Path("target.db");

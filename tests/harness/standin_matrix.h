@@ -3,6 +3,8 @@
 // the tests of the gate's diagnosis and of export, import and compare.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -45,6 +47,15 @@ class StandinMatrix {
                                              "-q"};
     argv.insert(argv.end(), matrix.begin(), matrix.end());
     return RunCommand(argv);
+  }
+
+  // Runs the matrix with `fault` into `db` and exports its run to `bundle`
+  // (file names under the test's folder), asserting that both ran.
+  void RunAndExport(const std::string& fault, const std::string& db, const std::string& bundle) {
+    const CommandResult run = Matrix({"run"}, fault, db);
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.command << "\n" << run.output;
+    const CommandResult out = Samebits({"export", "-o", Path(bundle), "--db", Path(db)});
+    ASSERT_EQ(out.exit_code, 0) << out.output;
   }
 
   // Returns the result of `samebits <words>` as they are.
