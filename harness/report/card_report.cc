@@ -62,8 +62,8 @@ std::string CardMachineLine(const Card& card) {
 namespace {
 
 std::string OutcomeSummary(const CardRow& row) {
-  const std::string where = "differs from step " + std::to_string(row.first_step) + " (position " +
-                            std::to_string(row.first_position) + ")";
+  std::string where = "differs from step " + std::to_string(row.first_step) + " (position " +
+                      std::to_string(row.first_position) + ")";
   switch (row.outcome) {
     case CardOutcome::kIdentical:
       return "identical";

@@ -104,7 +104,8 @@ class Reader {
   void OnlyKeys(const Json& object, const std::string& key,
                 std::initializer_list<const char*> known) const {
     if (!object.is_object()) Fail(key, "expected an object");
-    for (const auto& [k, unused] : object.items()) {
+    for (const auto& item : object.items()) {
+      const std::string& k = item.key();
       if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
         std::string list;
         for (const char* n : known) list += std::string(list.empty() ? "" : ", ") + n;
@@ -268,7 +269,7 @@ EngineAxis ParseAxis(const Reader& r, const Json& j, const std::string& key,
     const Json& units = j["units"];
     if (!units.is_object()) r.Fail(key + ".units", "expected an object like {\"k\": 1024}");
     for (const auto& [suffix, factor] : units.items()) {
-      const std::string ukey = key + ".units." + suffix;
+      const std::string ukey = Reader::Join(key + ".units", suffix);
       if (!AllOf(suffix, [](char c) { return c >= 'a' && c <= 'z'; })) {
         r.Fail(ukey, "expected a suffix of lower-case letters");
       }
@@ -387,11 +388,10 @@ void ParseHello(const Reader& r, const Json& j, EngineProfile& p) {
         if (!unless.is_object()) r.Fail(key + ".unless", "expected {\"AXIS\": \"VALUE\"}");
         for (const auto& [axis_name, value] : unless.items()) {
           const EngineAxis* axis = p.Axis(axis_name);
-          if (axis == nullptr) r.Fail(key + ".unless." + axis_name, "expected an axis's name");
-          const std::string v = r.String(value, key + ".unless." + axis_name);
-          if (!AxisValue(*axis, v)) {
-            r.Fail(key + ".unless." + axis_name, "expected " + DescribeValues(*axis));
-          }
+          const std::string where = Reader::Join(key + ".unless", axis_name);
+          if (axis == nullptr) r.Fail(where, "expected an axis's name");
+          const std::string v = r.String(value, where);
+          if (!AxisValue(*axis, v)) r.Fail(where, "expected " + DescribeValues(*axis));
           e.unless[axis_name] = *AxisValue(*axis, v);
         }
       }
@@ -681,6 +681,27 @@ std::string FindEngineProfile(const std::string& engines_dir, const std::string&
   return fs::is_regular_file(path, ec) ? path.string() : "";
 }
 
+namespace {
+
+// A name that spells out an axis's default: each configuration has one name.
+[[noreturn]] void RefuseNamedDefault(const std::string& name, const std::string& token,
+                                     const EngineAxis& axis) {
+  throw ConfigurationNameError("configuration '" + name + "': '" + token + "' names " + axis.name +
+                               "'s default (" + *axis.default_value +
+                               "); leave it out, so that each configuration has one name");
+}
+
+// A token no axis left takes; `expected` lists what could come here.
+[[noreturn]] void RefuseUnknownToken(const std::string& name, const std::string& token,
+                                     const std::string& expected) {
+  throw ConfigurationNameError("configuration '" + name + "': '" + token +
+                               "' is not a part this engine's names take" +
+                               (expected.empty() ? " (nothing may follow the last axis)"
+                                                 : " here; expected, in this order: " + expected));
+}
+
+}  // namespace
+
 EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const std::string& name) {
   EngineConfiguration config;
   config.name = name;
@@ -698,11 +719,8 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
       const EngineAxis& axis = profile.axes[a];
       const std::optional<std::string> value = MatchToken(axis, token);
       if (!value) continue;
-      if (axis.default_value && *value == *axis.default_value && !axis.name_default) {
-        throw ConfigurationNameError("configuration '" + name + "': '" + token + "' names " +
-                                     axis.name + "'s default (" + *value +
-                                     "); leave it out, so that each configuration has one name");
-      }
+      if (axis.default_value && *value == *axis.default_value && !axis.name_default)
+        RefuseNamedDefault(name, token, axis);
       config.values[axis.name] = *value;
       next_axis = a + 1;
       matched = true;
@@ -714,10 +732,7 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
         expected += (expected.empty() ? "" : "; ") + axis.name + " as " + axis.token + " (" +
                     DescribeValues(axis) + ")";
       }
-      throw ConfigurationNameError(
-          "configuration '" + name + "': '" + token + "' is not a part this engine's names take" +
-          (expected.empty() ? " (nothing may follow the last axis)"
-                            : " here; expected, in this order: " + expected));
+      RefuseUnknownToken(name, token, expected);
     }
   }
   for (const EngineAxis& axis : profile.axes) {
