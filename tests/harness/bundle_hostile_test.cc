@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/exchange/bounded_json.h"
+#include "harness/analysis/bounded_json.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/import.h"
 #include "harness/store/sqlite.h"
@@ -25,6 +25,9 @@
 namespace samebits::exchange {
 namespace {
 
+using harness::JsonLimits;
+using harness::LimitsForSize;
+using harness::ParseBoundedJson;
 using harness::RunResult;
 using harness::testing::MakeCell;
 using harness::testing::TempDir;

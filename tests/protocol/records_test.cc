@@ -344,5 +344,28 @@ TEST(RecordsTest, BatchFieldsAreOptionalAndRoundTrip) {
   EXPECT_THROW(ParseRecord(outside), ProtocolError);
 }
 
+// A key twice in one object is refused, in every record and at any depth:
+// a reader would take the last while a person reading the transcript may
+// take the first (issue 43).
+TEST(RecordsTest, ARepeatedKeyIsRefused) {
+  const std::string step = ToJsonLine(Step{});
+  const std::string twice = step.substr(0, step.size() - 1) + R"(,"fnv1a64":"0000000000000001"})";
+  ASSERT_NO_THROW(ParseRecord(step));
+  try {
+    ParseRecord(twice);
+    ADD_FAILURE() << "accepted " << twice;
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("'fnv1a64' appears twice"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ParseRecord(R"({"type":"unsupported","reason":"a","reason":"b"})"), ProtocolError);
+  EXPECT_THROW(
+      ParseCapabilities(
+          R"({"type":"capabilities","unavailable":[{"axis":"isa","axis":"x","value":"v","reason":"r"}]})"),
+      ProtocolError);
+  // The same key in two objects is not a repeat.
+  EXPECT_NO_THROW(ParseCapabilities(
+      R"({"type":"capabilities","unavailable":[{"axis":"isa","value":"a","reason":"r"},{"axis":"isa","value":"b","reason":"r"}]})"));
+}
+
 }  // namespace
 }  // namespace samebits::protocol
