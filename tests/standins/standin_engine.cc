@@ -40,7 +40,16 @@
 //                            reports batch 1 and its steps no place;
 //   batch-variant            with --batch above 1, step 3's hashes differ
 //                            (a kernel whose reduction is split across the
-//                            batch's rows); unbatched runs are correct.
+//                            batch's rows); unbatched runs are correct;
+//   dump-differs             its dump rows are the hashed logits + 1e-3 (the
+//                            step records hash the logits, the dump lies);
+//   dump-short               its dump holds only the first half of the rows;
+//   dump-extra               its dump holds three floats past the last row;
+//   hello-vocab              its hello claims a vocabulary of 64 ids, its
+//                            rows hold 32 values;
+//   no-steps                 `hello`, then `done` with no step record;
+//   half-steps               only the first four of the eight rows, with a
+//                            `done` that counts them.
 //
 // With --batch N (N > 1), --batch-seed S and --batch-schedule X it echoes
 // them in hello.config and gives every step a made-up but valid place
@@ -255,7 +264,13 @@ int main(int argc, char** argv) {
                          "wrong-fnv-at-3-threads",
                          "terminal-escapes",
                          "ignore-batch",
-                         "batch-variant"};
+                         "batch-variant",
+                         "dump-differs",
+                         "dump-short",
+                         "dump-extra",
+                         "hello-vocab",
+                         "no-steps",
+                         "half-steps"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -293,7 +308,8 @@ int main(int argc, char** argv) {
        ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
        ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + batch_config + "}," +
        "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
-       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}}");
+       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" +
+       std::to_string(fault == "hello-vocab" ? 2 * kVocab : kVocab) + "}}");
   if (fault == "terminal-escapes") {
     // Clear the screen, home the cursor, a C1 CSI, bytes that are not UTF-8,
     // and a line that would pass for a summary.
@@ -315,7 +331,7 @@ int main(int argc, char** argv) {
   }
   const char* kinds[] = {"prefill", "decode", "decode", "decode",
                          "decode",  "extend", "decode", "decode"};
-  const int rows = 8;
+  const int rows = fault == "no-steps" ? 0 : fault == "half-steps" ? 4 : 8;
   int input = 3;
   for (int r = 0; r < rows; ++r) {
     if ((fault == "crash" || fault == "abort") && r == 2) {
@@ -349,8 +365,18 @@ int main(int argc, char** argv) {
       const uint32_t b = std::bit_cast<uint32_t>(logits[i]);
       for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<unsigned char>(b >> (8 * k));
     }
-    if (dump)
+    if (dump && fault == "dump-differs") {
+      // Rows that are not the logits hashed below.
+      for (int i = 0; i < kVocab; ++i) {
+        const uint32_t b = std::bit_cast<uint32_t>(logits[i] + 1e-3f);
+        for (int k = 0; k < 4; ++k) {
+          const char byte = static_cast<char>(b >> (8 * k));
+          dump.write(&byte, 1);
+        }
+      }
+    } else if (dump && !(fault == "dump-short" && r >= rows / 2)) {
       dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+    }
     Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
          "\",\"position\":" + std::to_string(position) + ",\"input_token\":" +
          std::to_string(input) + ",\"token\":" + std::to_string(token) + ",\"fnv1a64\":\"" +
@@ -359,7 +385,11 @@ int main(int argc, char** argv) {
          ",\"nan\":0,\"inf\":0" + BatchPlaceJson(o, r) + "}");
     input = token;
   }
-  if (dump) {
+  if (dump && fault == "dump-extra") {
+    const char extra[12] = {};
+    dump.write(extra, sizeof extra);
+  }
+  if (dump.is_open()) {
     dump.close();
     if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": write failed");
   }
