@@ -164,6 +164,15 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
     result.dump_path = store::StoredDumpPath(result.dump_path, options.selection.root);
     return result;
   };
+  // A run that fails while its cells run leaves no dump behind.
+  struct DumpFolder {
+    const std::string& dir;
+    bool done = false;
+    ~DumpFolder() {
+      std::error_code ec;
+      if (!done && !dir.empty()) fs::remove_all(dir, ec);
+    }
+  } dump_folder{runner.dump_dir};
   run.cells = RunCellGroups(
       cells, CellGroups(cells, runner.cells_per_child), options.jobs, quiet ? nullptr : &progress,
       [&](const std::vector<size_t>& group, const GroupProgress& report) {
@@ -180,6 +189,7 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
         }
         keep_machine(platform);
       });
+  dump_folder.done = true;
   progress.Finish();
   // A dump folder in which no cell kept a whole dump does not outlive the
   // run (remove() takes only an empty folder).
