@@ -673,8 +673,8 @@ EngineProfile LoadEngineProfile(const std::string& path) {
     text = harness::ReadBoundedFile(path, harness::kMaxProfileBytes);
   } catch (const std::runtime_error& e) {
     throw ProfileError(path, "",
-                       "expected a readable profile of at most " +
-                           std::to_string(harness::kMaxProfileBytes) + " bytes (" + e.what() + ")");
+                       std::string("cannot be read: ") + e.what() + " (a profile is at most " +
+                           std::to_string(harness::kMaxProfileBytes) + " bytes)");
   }
   return ParseEngineProfile(text, path);
 }

@@ -181,10 +181,10 @@ TEST(Secrets, NothingStoredExportedOrReportedHoldsTheSecret) {
     const std::string bundle = (dir.path() / "run.bundle.json").string();
     const std::string md = (dir.path() / "run.md").string();
     const std::string json = (dir.path() / "run.json").string();
-    results.push_back(RunCommand({BinDir() + "/samebits", "run", "--engine",
-                                  FaultyEngine(dir.path(), "ok"), "--checkpoint", "synthetic:tiny",
-                                  "--scenario", Source("scenarios/classic.json"), "--config",
-                                  "cpu-t1", "--db", location, "-q"}));
+    results.push_back(RunCommand(
+        {BinDir() + "/samebits", "run", "--engine", FaultyEngine(dir.path(), "ok"), "--checkpoint",
+         "synthetic:tiny", "--scenario", Source("scenarios/classic.json"), "--config", "cpu-t1",
+         "--references-dir", dir.path().string(), "--db", location, "-q"}));
     ASSERT_EQ(results.back().exit_code, 0) << form.name << ": " << results.back().output;
     results.push_back(RunCommand({BinDir() + "/samebits", "show", "latest", "--db", location}));
     results.push_back(RunCommand({BinDir() + "/samebits", "runs", "--db", location}));

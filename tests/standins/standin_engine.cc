@@ -4,8 +4,11 @@
 // tested without breaking the real engine.
 //
 // It accepts `samebits-engine run`'s command line and writes a `hello`, one
-// `step` per output row of a fixed plausible scenario shape (prefill, four
-// decodes, an extend, two decodes: 8 rows), and `done`. Its hashes are
+// `step` per output row of its scenario (scenarios/README.md's rule: a
+// prefill or an extend emits one row, or one per position with
+// "all_positions"; decode N emits N), or of a fixed plausible shape when
+// the file is not a scenario (prefill, four decodes, an extend, two
+// decodes: 8 rows), and `done`. Its hashes are
 // deterministic functions of (checkpoint, scenario file name, step, math
 // profile), so every configuration agrees unless a fault says otherwise.
 //
@@ -68,6 +71,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -210,6 +214,53 @@ std::vector<float> Logits(const Options& o, int row, bool perturbed, const std::
   return logits;
 }
 
+// One output row of the scenario: its kind and position.
+struct Row {
+  std::string kind;
+  int position = 0;
+};
+
+// Returns the length of a token source, or 6 for text (no tokenizer here).
+int SourceLength(const nlohmann::json& source) {
+  if (source.contains("tokens") && source["tokens"].is_array())
+    return static_cast<int>(source["tokens"].size());
+  if (source.contains("random") && source["random"].is_object() &&
+      source["random"].value("length", 0) > 0)
+    return source["random"].value("length", 0);
+  return kPromptLength;
+}
+
+// Returns the output rows of the scenario file at `path`, or the fixed
+// 8-row shape when it is not a scenario.
+std::vector<Row> ScenarioRows(const std::string& path) {
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("steps") || !j["steps"].is_array() ||
+      !j.contains("prompt")) {
+    std::vector<Row> rows;
+    const char* kinds[] = {"prefill", "decode", "decode", "decode",
+                           "decode",  "extend", "decode", "decode"};
+    for (int r = 0; r < 8; ++r)
+      rows.push_back(
+          {kinds[r], r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0)});
+    return rows;
+  }
+  std::vector<Row> rows;
+  int position = 0;
+  for (const nlohmann::json& step : j["steps"]) {
+    const bool all = step.value("all_positions", false);
+    if (step.contains("prefill") || step.contains("extend")) {
+      const char* kind = step.contains("prefill") ? "prefill" : "extend";
+      const int length = SourceLength(step.contains("prefill") ? j["prompt"] : step["extend"]);
+      for (int p = all ? 0 : length - 1; p < length; ++p) rows.push_back({kind, position + p});
+      position += length;
+    } else if (step.contains("decode")) {
+      for (int d = 0; d < step["decode"].get<int>(); ++d) rows.push_back({"decode", position++});
+    }
+  }
+  return rows;
+}
+
 int ArgMax(const std::vector<float>& v) {
   int best = 0;
   for (int i = 1; i < static_cast<int>(v.size()); ++i) {
@@ -329,9 +380,9 @@ int main(int argc, char** argv) {
     dump.open(o.dump_logits, std::ios::binary | std::ios::trunc);
     if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": cannot be written");
   }
-  const char* kinds[] = {"prefill", "decode", "decode", "decode",
-                         "decode",  "extend", "decode", "decode"};
-  const int rows = fault == "no-steps" ? 0 : fault == "half-steps" ? 4 : 8;
+  const std::vector<Row> shape = ScenarioRows(o.scenario);
+  const int all_rows = static_cast<int>(shape.size());
+  const int rows = fault == "no-steps" ? 0 : fault == "half-steps" ? all_rows / 2 : all_rows;
   int input = 3;
   for (int r = 0; r < rows; ++r) {
     if ((fault == "crash" || fault == "abort") && r == 2) {
@@ -346,7 +397,7 @@ int main(int argc, char** argv) {
                            (fault == "batch-variant" && o.batch > 1 && r == 3);
     const bool wrong_fnv = fault == "wrong-fnv-at-3-threads" && o.threads == 3 && r == 3;
     const std::vector<float> logits = Logits(o, r, perturbed, variant);
-    const int position = r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0);
+    const int position = shape[r].position;
     const int token = ArgMax(logits);
     if (o.trace) {
       for (int layer = 0; layer < 2; ++layer) {
@@ -377,7 +428,7 @@ int main(int argc, char** argv) {
     } else if (dump && !(fault == "dump-short" && r >= rows / 2)) {
       dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
     }
-    Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
+    Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + shape[r].kind +
          "\",\"position\":" + std::to_string(position) + ",\"input_token\":" +
          std::to_string(input) + ",\"token\":" + std::to_string(token) + ",\"fnv1a64\":\"" +
          Hex(Fnv1a64(bytes.data(), bytes.size()) ^ (wrong_fnv ? 1 : 0)) + "\",\"xxh3_64\":\"" +
