@@ -18,7 +18,7 @@ using nlohmann::json;
 
 constexpr const char* kAlgorithm = "hmac-sha256";
 constexpr uint64_t kMinKeyBytes = 32;
-constexpr uint64_t kMaxKeyBytes = 64 * 1024;
+constexpr uint64_t kMaxKeyBytes = uint64_t{64} * 1024;
 
 void InitSodium() {
   if (sodium_init() < 0) throw BundleError("libsodium could not be initialised");

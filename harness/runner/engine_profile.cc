@@ -105,7 +105,8 @@ class Reader {
   void OnlyKeys(const Json& object, const std::string& key,
                 std::initializer_list<const char*> known) const {
     if (!object.is_object()) Fail(key, "expected an object");
-    for (const auto& [k, unused] : object.items()) {
+    for (const auto& item : object.items()) {
+      const std::string& k = item.key();
       if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; })) {
         std::string list;
         for (const char* n : known) list += std::string(list.empty() ? "" : ", ") + n;
@@ -269,7 +270,9 @@ EngineAxis ParseAxis(const Reader& r, const Json& j, const std::string& key,
     const Json& units = j["units"];
     if (!units.is_object()) r.Fail(key + ".units", "expected an object like {\"k\": 1024}");
     for (const auto& [suffix, factor] : units.items()) {
-      const std::string ukey = key + ".units." + suffix;
+      std::string ukey = key;
+      ukey += ".units.";
+      ukey += suffix;
       if (!AllOf(suffix, [](char c) { return c >= 'a' && c <= 'z'; })) {
         r.Fail(ukey, "expected a suffix of lower-case letters");
       }
@@ -387,12 +390,13 @@ void ParseHello(const Reader& r, const Json& j, EngineProfile& p) {
         const Json& unless = hello[i]["unless"];
         if (!unless.is_object()) r.Fail(key + ".unless", "expected {\"AXIS\": \"VALUE\"}");
         for (const auto& [axis_name, value] : unless.items()) {
+          std::string where = key;
+          where += ".unless.";
+          where += axis_name;
           const EngineAxis* axis = p.Axis(axis_name);
-          if (axis == nullptr) r.Fail(key + ".unless." + axis_name, "expected an axis's name");
-          const std::string v = r.String(value, key + ".unless." + axis_name);
-          if (!AxisValue(*axis, v)) {
-            r.Fail(key + ".unless." + axis_name, "expected " + DescribeValues(*axis));
-          }
+          if (axis == nullptr) r.Fail(where, "expected an axis's name");
+          const std::string v = r.String(value, where);
+          if (!AxisValue(*axis, v)) r.Fail(where, "expected " + DescribeValues(*axis));
           e.unless[axis_name] = *AxisValue(*axis, v);
         }
       }
@@ -704,9 +708,15 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
       const std::optional<std::string> value = MatchToken(axis, token);
       if (!value) continue;
       if (axis.default_value && *value == *axis.default_value && !axis.name_default) {
-        throw ConfigurationNameError("configuration '" + name + "': '" + token + "' names " +
-                                     axis.name + "'s default (" + *value +
-                                     "); leave it out, so that each configuration has one name");
+        std::string why = "configuration '" + name;
+        why += "': '";
+        why += token;
+        why += "' names ";
+        why += axis.name;
+        why += "'s default (";
+        why += *value;
+        why += "); leave it out, so that each configuration has one name";
+        throw ConfigurationNameError(why);
       }
       config.values[axis.name] = *value;
       next_axis = a + 1;
@@ -716,13 +726,21 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
       std::string expected;
       for (size_t a = next_axis; a < profile.axes.size(); ++a) {
         const EngineAxis& axis = profile.axes[a];
-        expected += (expected.empty() ? "" : "; ") + axis.name + " as " + axis.token + " (" +
-                    DescribeValues(axis) + ")";
+        expected += expected.empty() ? "" : "; ";
+        expected += axis.name;
+        expected += " as ";
+        expected += axis.token;
+        expected += " (";
+        expected += DescribeValues(axis);
+        expected += ")";
       }
-      throw ConfigurationNameError(
-          "configuration '" + name + "': '" + token + "' is not a part this engine's names take" +
-          (expected.empty() ? " (nothing may follow the last axis)"
-                            : " here; expected, in this order: " + expected));
+      std::string why = "configuration '" + name;
+      why += "': '";
+      why += token;
+      why += "' is not a part this engine's names take";
+      why += expected.empty() ? " (nothing may follow the last axis)"
+                              : " here; expected, in this order: " + expected;
+      throw ConfigurationNameError(why);
     }
   }
   for (const EngineAxis& axis : profile.axes) {

@@ -104,6 +104,7 @@ std::vector<std::vector<size_t>> CellGroups(const std::vector<Cell>& cells, int 
   std::stable_sort(by_cost.begin(), by_cost.end(),
                    [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::vector<std::vector<size_t>> sorted;
+  sorted.reserve(by_cost.size());
   for (size_t g : by_cost) sorted.push_back(std::move(groups[g]));
   return sorted;
 }
@@ -217,7 +218,10 @@ void RefuseUnrunnableSelection(const harness::RunResult& run) {
   for (const std::string& checkpoint : order) {
     const auto& [all, message] = refused[checkpoint];
     if (!all) continue;
-    text += (text.empty() ? "" : "; ") + checkpoint + ": " + message;
+    text += text.empty() ? "" : "; ";
+    text += checkpoint;
+    text += ": ";
+    text += message;
   }
   if (!text.empty()) {
     throw RunError("the engine refused every cell of the selection (nothing was run or stored): " +

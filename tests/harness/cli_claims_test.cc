@@ -62,7 +62,7 @@ class CliClaims : public ::testing::Test {
     std::ifstream in(Source("tests/standins/standin_profile.json"));
     nlohmann::json j = nlohmann::json::parse(in);
     j["command"] = {FaultyEngine(dir_.path(), fault), "run"};
-    const std::string path = (dir_.path() / ("standin-" + fault + ".json")).string();
+    std::string path = (dir_.path() / ("standin-" + fault + ".json")).string();
     std::ofstream(path) << j.dump(2);
     return path;
   }
@@ -77,7 +77,7 @@ class CliClaims : public ::testing::Test {
                                            "--timeout",    "20"};
     const std::vector<std::string> store = {"--db", db, "--references-dir",
                                             (dir_.path() / "references").string()};
-    auto join = [](std::vector<std::vector<std::string>> parts) {
+    auto join = [](const std::vector<std::vector<std::string>>& parts) {
       std::vector<std::string> out;
       for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
       return out;

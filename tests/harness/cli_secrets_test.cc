@@ -106,6 +106,7 @@ TEST(Secrets, TheStoredCommandLineHasNoSecret) {
     std::vector<std::string> words = {"samebits", "run",     "--db",
                                       location,   "compare", "--db=" + location};
     std::vector<char*> argv;
+    argv.reserve(words.size());
     for (std::string& w : words) argv.push_back(w.data());
     SetCommandLine(static_cast<int>(argv.size()), argv.data());
     EXPECT_THAT(CommandLine(), Not(HasSubstr(secret))) << form.name << ": " << CommandLine();

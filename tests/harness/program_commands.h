@@ -38,7 +38,7 @@ struct Command {
   }
 };
 
-inline void CollectCommands(CLI::App* app, std::vector<std::string> words,
+inline void CollectCommands(CLI::App* app, const std::vector<std::string>& words,
                             std::vector<Command>& out) {
   out.push_back({words, app});
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {

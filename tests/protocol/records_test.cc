@@ -80,7 +80,7 @@ TEST(RecordsTest, CapabilitiesRoundTripAndRefuseOtherLines) {
   const Capabilities c{{{"isa", "neon", "no NEON on x86_64"}}};
   EXPECT_EQ(ParseCapabilities(ToJsonLine(c)), c);
   EXPECT_EQ(ParseCapabilities(ToJsonLine(Capabilities{})), Capabilities{});
-  for (const std::string bad :
+  for (const std::string& bad :
        {ToJsonLine(Done{1, 1.0}), std::string("not json"),
         std::string("{\"type\":\"capabilities\"}"),
         std::string("{\"type\":\"capabilities\",\"unavailable\":[{\"axis\":\"isa\","

@@ -230,35 +230,46 @@ int SourceLength(const nlohmann::json& source) {
   return kPromptLength;
 }
 
-// Returns the output rows of the scenario file at `path`, or the fixed
-// 8-row shape when it is not a scenario.
-std::vector<Row> ScenarioRows(const std::string& path) {
-  std::ifstream in(path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("steps") || !j["steps"].is_array() ||
-      !j.contains("prompt")) {
-    std::vector<Row> rows;
-    const char* kinds[] = {"prefill", "decode", "decode", "decode",
-                           "decode",  "extend", "decode", "decode"};
-    for (int r = 0; r < 8; ++r)
-      rows.push_back(
-          {kinds[r], r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0)});
-    return rows;
-  }
+// Returns the fixed 8-row shape the stand-in prints for a file that is not
+// a scenario: prefill, four decodes, an extend, two decodes.
+std::vector<Row> FixedRows() {
   std::vector<Row> rows;
-  int position = 0;
-  for (const nlohmann::json& step : j["steps"]) {
-    const bool all = step.value("all_positions", false);
-    if (step.contains("prefill") || step.contains("extend")) {
-      const char* kind = step.contains("prefill") ? "prefill" : "extend";
-      const int length = SourceLength(step.contains("prefill") ? j["prompt"] : step["extend"]);
-      for (int p = all ? 0 : length - 1; p < length; ++p) rows.push_back({kind, position + p});
-      position += length;
-    } else if (step.contains("decode")) {
-      for (int d = 0; d < step["decode"].get<int>(); ++d) rows.push_back({"decode", position++});
-    }
-  }
+  rows.reserve(8);
+  const char* kinds[] = {"prefill", "decode", "decode", "decode",
+                         "decode",  "extend", "decode", "decode"};
+  for (int r = 0; r < 8; ++r)
+    rows.push_back(
+        {kinds[r], r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0)});
   return rows;
+}
+
+// Returns the output rows of the scenario file at `path`, or FixedRows()
+// when it is not a scenario.
+std::vector<Row> ScenarioRows(const std::string& path) noexcept {
+  try {
+    std::ifstream in(path);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("steps") || !j["steps"].is_array() ||
+        !j.contains("prompt")) {
+      return FixedRows();
+    }
+    std::vector<Row> rows;
+    int position = 0;
+    for (const nlohmann::json& step : j["steps"]) {
+      const bool all = step.value("all_positions", false);
+      if (step.contains("prefill") || step.contains("extend")) {
+        const char* kind = step.contains("prefill") ? "prefill" : "extend";
+        const int length = SourceLength(step.contains("prefill") ? j["prompt"] : step["extend"]);
+        for (int p = all ? 0 : length - 1; p < length; ++p) rows.push_back({kind, position + p});
+        position += length;
+      } else if (step.contains("decode")) {
+        for (int d = 0; d < step["decode"].get<int>(); ++d) rows.push_back({"decode", position++});
+      }
+    }
+    return rows;
+  } catch (const std::exception&) {
+    return FixedRows();
+  }
 }
 
 int ArgMax(const std::vector<float>& v) {
