@@ -3,7 +3,10 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/numerics/hash.h"
 
@@ -454,10 +457,37 @@ std::string ToJsonLine(const Capabilities& c) {
   return Dump(j);
 }
 
+namespace {
+
+// Returns `line` parsed, refusing a key that appears twice in one object:
+// nlohmann keeps the last, so a step with two `fnv1a64` keys would be judged
+// on one while a reader of the transcript sees the other. Throws
+// json::parse_error for text that is not JSON, ProtocolError for a repeat.
+json ParseOnce(std::string_view line) {
+  std::vector<std::set<std::string>> open;  // the keys of each open object
+  std::string repeated;
+  json j = json::parse(line, [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open.emplace_back();
+    if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+    if (event == json::parse_event_t::key && !open.empty() && repeated.empty() &&
+        !open.back().insert(parsed.get<std::string>()).second) {
+      repeated = parsed.get<std::string>();
+    }
+    return true;
+  });
+  if (!repeated.empty()) {
+    throw ProtocolError("the key '" + repeated +
+                        "' appears twice in one object (write each key once)");
+  }
+  return j;
+}
+
+}  // namespace
+
 Capabilities ParseCapabilities(std::string_view line) {
   json j;
   try {
-    j = json::parse(line);
+    j = ParseOnce(line);
   } catch (const json::parse_error&) {
     throw ProtocolError("capabilities: not a JSON line");
   }
@@ -487,7 +517,7 @@ Capabilities ParseCapabilities(std::string_view line) {
 Record ParseRecord(std::string_view line) {
   json j;
   try {
-    j = json::parse(line);
+    j = ParseOnce(line);
   } catch (const json::parse_error&) {
     std::string shown(line.substr(0, 80));
     throw ProtocolError("not a JSON line: '" + shown + (line.size() > 80 ? "...'" : "'"));

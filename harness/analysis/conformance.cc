@@ -130,7 +130,17 @@ StepConformance Measure(int step_index, std::span<const float> a, std::span<cons
     squared_a += da * da;
     s.max_abs_diff = std::max(s.max_abs_diff, std::fabs(diff));
   }
-  if (squared_error == 0) {
+  int64_t finite_pairs = 0;
+  for (size_t i = 0; i < a.size(); ++i) finite_pairs += std::isfinite(a[i]) && std::isfinite(b[i]);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (finite_pairs == 0 || s.nonfinite_mismatches > 0) {
+    // Over no finite pair, or beside values non-finite on one side only,
+    // a sum over the finite pairs would read as agreement (an all-NaN pair
+    // once printed NMSE 0 and max |a - b| 0 beside DEVIATES): not defined.
+    s.nmse = kNaN;
+    if (finite_pairs == 0) s.max_abs_diff = kNaN;
+    if (s.nonfinite_mismatches > 0) s.max_abs_diff = std::numeric_limits<double>::infinity();
+  } else if (squared_error == 0) {
     s.nmse = 0;
   } else {
     s.nmse = squared_a > 0 ? squared_error / squared_a : std::numeric_limits<double>::infinity();
@@ -197,19 +207,28 @@ ConformanceSummary ConformanceMeter::Summary() const {
   if (steps_.empty()) return sum;
   std::vector<double> klds;
   double nmse_total = 0, overlap_total = 0;
+  // A step whose NMSE or max |a - b| is not defined (NaN) leaves the
+  // summary's undefined too, never hidden by std::max.
+  const auto larger = [](double x, double y) {
+    return std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
+                                          : std::max(x, y);
+  };
   for (const StepConformance& s : steps_) {
-    sum.max_nmse = std::max(sum.max_nmse, s.nmse);
+    sum.max_nmse = larger(sum.max_nmse, s.nmse);
     nmse_total += s.nmse;
     if (!std::isnan(s.kl_divergence)) klds.push_back(s.kl_divergence);
     if (s.top1_agrees) ++sum.top1_agreements;
     overlap_total += s.top_overlap;
-    sum.max_abs_diff = std::max(sum.max_abs_diff, s.max_abs_diff);
+    sum.max_abs_diff = larger(sum.max_abs_diff, s.max_abs_diff);
     if (s.deviates && !sum.first_deviating_step) sum.first_deviating_step = s.step_index;
   }
   sum.mean_nmse = nmse_total / sum.steps;
   sum.top_overlap_mean = overlap_total / sum.steps;
   sum.kld_steps = static_cast<int>(klds.size());
-  if (!klds.empty()) {
+  if (klds.empty()) {
+    // No step has a defined KL divergence: none is reported as 0.
+    sum.kld_mean = sum.kld_p99 = sum.kld_max = std::numeric_limits<double>::quiet_NaN();
+  } else {
     double total = 0;
     for (const double k : klds) total += k;
     sum.kld_mean = total / static_cast<double>(klds.size());

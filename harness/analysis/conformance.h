@@ -48,7 +48,9 @@ struct StepConformance {
   int step_index = 0;
   int64_t elements = 0;  // the row length (the vocabulary)
   // sum (a - b)^2 / sum a^2 over the elements finite in both rows; 0 when
-  // both sums are 0, +infinity when only the denominator is.
+  // both sums are 0, +infinity when only the denominator is; NaN (not
+  // defined) when no element is finite in both rows or some element is
+  // non-finite in one row only.
   double nmse = 0;
   // KL(P_A || P_B) in nats, never negative (rounding below 0 is clamped);
   // NaN when a row holds NaN or +infinity, or only -infinity, so that no
@@ -56,10 +58,12 @@ struct StepConformance {
   double kl_divergence = 0;
   int top1_a = 0, top1_b = 0;
   bool top1_agrees = true;
-  int top_count = 0;        // min(kTopOverlapCount, non-NaN elements of A's row)
-  int top_overlap = 0;      // how many of A's top `top_count` are among B's
-  double max_abs_diff = 0;  // over the elements finite in both rows
-  UlpPercentiles ulp;       // over every element of the row
+  int top_count = 0;    // min(kTopOverlapCount, non-NaN elements of A's row)
+  int top_overlap = 0;  // how many of A's top `top_count` are among B's
+  // Over the elements finite in both rows; NaN when there are none, +inf
+  // when an element is non-finite in one row only.
+  double max_abs_diff = 0;
+  UlpPercentiles ulp;  // over every element of the row
   // Elements that are non-finite in one row and not the same non-finite
   // class (NaN, +inf, -inf) in the other.
   int64_t nonfinite_mismatches = 0;
@@ -82,7 +86,8 @@ uint64_t NearestRankPercentile(std::vector<uint64_t>& values, double percentile)
 struct ConformanceSummary {
   int steps = 0;
   double max_nmse = 0, mean_nmse = 0;
-  // Over the steps whose KL divergence is defined (`kld_steps` of them).
+  // Over the steps whose KL divergence is defined (`kld_steps` of them);
+  // NaN when none is. `max_nmse` and `max_abs_diff` are NaN when a step's is.
   int kld_steps = 0;
   double kld_mean = 0, kld_p99 = 0, kld_max = 0;
   int top1_agreements = 0;  // steps whose argmaxes agree

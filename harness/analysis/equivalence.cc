@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/numerics/hash.h"
+#include "harness/analysis/bounded_json.h"
 #include "harness/analysis/numeric_profile.h"
 
 namespace samebits::harness {
@@ -55,13 +56,11 @@ std::vector<ScenarioEquivalence> LoadEquivalences(const std::string& path) {
   auto bad = [&](const std::string& what) {
     return std::invalid_argument("equivalences in " + path + ": " + what);
   };
-  std::ifstream in(path);
-  if (!in) throw bad("cannot be read");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("not JSON: ") + e.what());
+    j = ReadJsonFile(path, "equivalences in", kMaxEquivalencesBytes);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());
   }
   std::vector<ScenarioEquivalence> out;
   if (!j.is_object() || !j.contains("equivalences")) return out;

@@ -6,6 +6,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/runner/git.h"
+#include "harness/store/location.h"
 
 namespace samebits::cli {
 namespace {
@@ -45,6 +46,8 @@ std::string BisectCommandFor(const MatrixFlags& flags) {
     const std::string relative = EngineInRepository(flags.engine);
     if (!relative.empty() && relative != "build/bin/samebits-engine") add("--engine", relative);
   }
+  // A profile given as a file: bisect must run that engine, not samebits-engine.
+  if (!flags.engine_profile.empty()) add("--engine-profile", flags.engine_profile);
   if (!flags.suite.empty()) add("--suite", flags.suite);
   if (!flags.scenarios_dir.empty()) add("--scenarios-dir", flags.scenarios_dir);
   if (!flags.checkpoints.empty()) add("--checkpoint", Joined(flags.checkpoints));
@@ -59,7 +62,8 @@ std::string BisectCommandFor(const MatrixFlags& flags) {
     add("--timeout", t.str());
   }
   if (!flags.references_dir.empty()) add("--references-dir", flags.references_dir);
-  if (!flags.db.empty()) add("--db", flags.db);
+  // Printed, so without its password (PGPASSFILE or PGPASSWORD carry one).
+  if (!flags.db.empty()) add("--db", store::RedactLocation(flags.db));
   return line;
 }
 

@@ -10,7 +10,8 @@
 namespace samebits::cli {
 
 // Returns "<samebits> bisect" followed by every flag of `flags` that differs
-// from its default (--db, --references-dir, --scenarios-dir, --suite,
+// from its default (--engine-profile, --db without its password,
+// --references-dir, --scenarios-dir, --suite,
 // --checkpoint, --scenario, --config, --threads, --math, --quant-dot,
 // --timeout), each
 // quoted for a shell. An --engine inside the current repository becomes the

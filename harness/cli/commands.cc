@@ -63,7 +63,8 @@ void SetCommandLine(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) line += ' ';
-    line += ShellQuote(i == 0 ? GetPaths().program_display : std::string(argv[i]));
+    // Stored with runs, printed by `show`, exported in bundles: no secret.
+    line += ShellQuote(i == 0 ? GetPaths().program_display : store::RedactArgument(argv[i]));
   }
   CommandLineStorage() = line;
 }

@@ -79,7 +79,8 @@ const Paths& GetPaths();
 using runner::DisplayPath;
 
 // Returns the command line this process was started with, quoted for a
-// shell (stored with each run).
+// shell, every store location in it redacted (store::RedactArgument): it is
+// stored with each run, printed and exported in bundles.
 const std::string& CommandLine();
 
 // Returns `s` quoted for a POSIX shell (as is when nothing needs quoting).

@@ -10,6 +10,7 @@
 
 #include "harness/analysis/run_compare.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/key_file.h"
 #include "harness/cli/path_flags.h"
 #include "harness/cli/report_flags.h"
 #include "harness/cli/run_operand.h"
@@ -38,8 +39,7 @@ void WriteReportFile(const harness::RunResult& run, const std::string& format,
 }
 
 int Compare(const CompareFlags& flags) {
-  std::optional<exchange::BundleKey> key;
-  if (!flags.verify.empty()) key = exchange::ReadBundleKey(flags.verify);
+  const std::optional<exchange::BundleKey> key = ReadKeyFile(flags.verify);
   const RunOperand a = LoadRunOperand(flags.a, flags.db, key ? &*key : nullptr);
   const RunOperand b = LoadRunOperand(flags.b, flags.db, key ? &*key : nullptr);
   harness::CompareOptions options;

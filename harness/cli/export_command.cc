@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/key_file.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
@@ -26,8 +27,7 @@ struct ExportFlags {
 
 int Export(const ExportFlags& flags) {
   // The key first: a missing or short key costs nothing.
-  std::optional<exchange::BundleKey> key;
-  if (!flags.sign.empty()) key = exchange::ReadBundleKey(flags.sign);
+  const std::optional<exchange::BundleKey> key = ReadKeyFile(flags.sign);
   std::unique_ptr<store::Store> store = OpenStore(flags.db);
   std::vector<harness::RunResult> runs;
   const std::vector<std::string> which =

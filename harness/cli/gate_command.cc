@@ -19,6 +19,7 @@
 #include "harness/runner/rerun.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/unavailable.h"
+#include "harness/runner/unstored_run.h"
 
 namespace samebits::cli {
 namespace {
@@ -60,6 +61,10 @@ int Gate(const GateFlags& flags) {
   std::unique_ptr<store::Store> store =
       OpenStore(flags.matrix.db, fresh ? store::Access::kReadWrite : store::Access::kRead);
   harness::RunResult run;
+  // A new run's dumps (its own and the reruns') go when the store does not
+  // take it, on every way out; a stored run's files are the store's.
+  std::optional<runner::UnstoredRunFiles> unstored;
+  if (fresh) unstored.emplace(run, options.selection.root);
   std::vector<runner::Cell> selected;
   std::vector<std::string> left_out;  // what the engine can never run here
   if (fresh) {
@@ -81,7 +86,10 @@ int Gate(const GateFlags& flags) {
   }
   runner::JudgeWithReruns(run, JudgeOptionsFor(run, flags.matrix), options, selected, flags.trace,
                           flags.quiet, flags.rerun_budget_seconds);
-  if (fresh) run.run_id = SaveRunTimed(*store, run);
+  if (fresh) {
+    run.run_id = SaveRunTimed(*store, run);
+    unstored->Stored();
+  }
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/true).c_str());
   for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/key_file.h"
 #include "harness/cli/path_flags.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/bundle_signature.h"
@@ -22,8 +23,7 @@ struct ImportFlags {
 int Import(const ImportFlags& flags) {
   // Every bundle is read and checked before the store is opened, so a bad
   // one leaves the store as it was (not even created).
-  std::optional<exchange::BundleKey> key;
-  if (!flags.verify.empty()) key = exchange::ReadBundleKey(flags.verify);
+  const std::optional<exchange::BundleKey> key = ReadKeyFile(flags.verify);
   std::vector<harness::RunResult> runs;
   for (const std::string& file : flags.files) {
     std::vector<harness::RunResult> more =

@@ -26,7 +26,10 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
               ->type_name("NAME|PATH"),
           PathRole::kInput);
   Declare(sub->add_option("--engine-profile", flags->engine_profile,
-                          "Drives the engine this profile describes (any file; see --engine).")
+                          "Drives the engine this profile describes (any file; see --engine). Its "
+                          "references are read from and written to the folder references/ beside "
+                          "the file (references/NAME/ there), unless --references-dir names "
+                          "another.")
               ->type_name("FILE")
               ->check(CLI::ExistingFile),
           PathRole::kInput);
@@ -199,7 +202,14 @@ runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags) {
 }
 
 std::string ReferencesDir(const MatrixFlags& flags) {
-  return flags.references_dir.empty() ? GetPaths().references : flags.references_dir;
+  if (!flags.references_dir.empty()) return flags.references_dir;
+  // A profile given as a file keeps its references beside it, as the
+  // project's engines/NAME.json keep theirs in the project's references/.
+  if (!flags.engine_profile.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(flags.engine_profile).parent_path();
+    return ((folder.empty() ? std::filesystem::path(".") : folder) / "references").string();
+  }
+  return GetPaths().references;
 }
 
 std::vector<harness::ScenarioEquivalence> DeclaredEquivalences(const MatrixFlags& flags) {

@@ -58,7 +58,10 @@ void RequireExistingReferencesDir(CLI::App* sub);
 // defaults of this project filled in (engine, jobs, where dumps go).
 runner::MatrixRunOptions RunOptionsFor(const MatrixFlags& flags);
 
-// Returns the references folder the flags name (default: <root>/references).
+// Returns the references folder the flags name: --references-dir; else,
+// for a profile given as a file (--engine-profile FILE), references/ beside
+// that file; else <root>/references (samebits-engine's, and those of the
+// project's engines/NAME.json under references/NAME/).
 std::string ReferencesDir(const MatrixFlags& flags);
 
 // Returns the scenario equivalences the gate checks (equivalence.h): those

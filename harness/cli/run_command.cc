@@ -9,6 +9,7 @@
 #include "harness/cli/run_timing.h"
 #include "harness/runner/scheduler.h"
 #include "harness/runner/unavailable.h"
+#include "harness/runner/unstored_run.h"
 
 namespace samebits::cli {
 namespace {
@@ -36,10 +37,13 @@ int Run(const RunFlags& flags) {
   }
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);
   harness::RunResult run = runner::RunMatrix(options, cells, flags.trace, flags.quiet);
+  // Until the store has the run, any way out removes its dumps.
+  runner::UnstoredRunFiles unstored(run, options.selection.root);
   runner::RefuseUnrunnableSelection(run);
   harness::JudgeOptions judge = JudgeOptionsFor(run, flags.matrix);
   Judge(run, judge);
   run.run_id = SaveRunTimed(*store, run);
+  unstored.Stored();
   std::printf("%s", harness::FormatSummary(run, /*diagnose=*/false).c_str());
   for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
   PrintTimeSplit(run, flags.verbose);

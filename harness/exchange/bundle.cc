@@ -15,10 +15,10 @@
 
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
+#include "harness/analysis/bounded_json.h"
 #include "harness/analysis/machine_name.h"
 #include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/shard.h"
-#include "harness/exchange/bounded_json.h"
 #include "harness/exchange/bundle_dumps.h"
 #include "harness/exchange/bundle_signature.h"
 #include "harness/store/output_file.h"
@@ -600,7 +600,7 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
   json doc;
   try {
     // Within limits of depth, count and memory: a bundle is untrusted.
-    doc = ParseBoundedJson(text, LimitsForSize(text.size()));
+    doc = harness::ParseBoundedJson(text, harness::LimitsForSize(text.size()));
   } catch (const std::runtime_error& e) {
     throw BundleError(file + ": not a samebits bundle: " + e.what());
   }
@@ -641,31 +641,13 @@ std::vector<RunResult> ParseBundle(const std::string& text, const std::string& f
 std::vector<RunResult> ReadBundle(const std::string& path, uint64_t max_bytes,
                                   const BundleKey* verify) {
   std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) throw BundleError(path + ": no such bundle file");
-  if (fs::is_directory(status)) throw BundleError(path + ": is a folder, not a bundle file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BundleError(path + ": cannot be read");
-  // A pipe or a terminal (import /dev/stdin) has no size: read it up to
-  // one byte past the limit.
+  if (!fs::exists(path, ec)) throw BundleError(path + ": no such bundle file");
   std::string text;
-  if (fs::is_regular_file(status)) {
-    const uint64_t size = fs::file_size(path, ec);
-    if (ec) throw BundleError(path + ": cannot be read: " + ec.message());
-    if (size > max_bytes)
-      throw BundleError(path + ": " + std::to_string(size) + " bytes is larger than the " +
-                        std::to_string(max_bytes) + "-byte limit for a bundle");
-    text.resize(size);
-    if (!in.read(text.data(), static_cast<std::streamsize>(size)))
-      throw BundleError(path + ": cannot be read");
-  } else {
-    char buffer[65536];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-      text.append(buffer, static_cast<size_t>(in.gcount()));
-      if (text.size() > max_bytes)
-        throw BundleError(path + ": more than the " + std::to_string(max_bytes) +
-                          "-byte limit for a bundle");
-    }
+  try {
+    // Up to the limit and no further, whatever the file is (import /dev/stdin).
+    text = harness::ReadBoundedFile(path, max_bytes);
+  } catch (const std::runtime_error& e) {
+    throw BundleError(path + ": " + e.what() + " (a bundle)");
   }
   return ParseBundle(text, path, verify);
 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "engine/numerics/hash.h"
+#include "harness/analysis/dump_rows.h"
 #include "harness/analysis/logit_difference.h"
 #include "harness/analysis/ulp.h"
 #include "harness/exchange/base64.h"
@@ -38,17 +39,7 @@ std::span<const float> Row(const DumpData& dump, size_t r) {
           static_cast<size_t>(dump.row_length)};
 }
 
-// Returns "" when row `r` hashes to step `r`'s hashes, else what differs.
-std::string RowHashMismatch(std::span<const float> row, const harness::StepRecord& step) {
-  const numerics::LogitHashes h = numerics::HashLogits(row);
-  if (h.xxh3_64 != step.xxh3_64)
-    return "xxh3_64 " + numerics::Hex16(h.xxh3_64) + " vs the step's " +
-           numerics::Hex16(step.xxh3_64);
-  if (h.fnv1a64 != step.fnv1a64)
-    return "fnv1a64 " + numerics::Hex16(h.fnv1a64) + " vs the step's " +
-           numerics::Hex16(step.fnv1a64);
-  return "";
-}
+using harness::RowHashMismatch;
 
 int64_t IntegerField(const json& j, const std::string& where, const char* key, int64_t lo,
                      int64_t hi) {

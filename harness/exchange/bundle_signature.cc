@@ -18,7 +18,7 @@ using nlohmann::json;
 
 constexpr const char* kAlgorithm = "hmac-sha256";
 constexpr uint64_t kMinKeyBytes = 32;
-constexpr uint64_t kMaxKeyBytes = 64 * 1024;
+constexpr uint64_t kMaxKeyBytes = uint64_t{64} * 1024;
 
 void InitSodium() {
   if (sodium_init() < 0) throw BundleError("libsodium could not be initialised");
@@ -75,6 +75,15 @@ BundleKey ReadBundleKey(const std::string& path) {
   crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(key.bytes.data()),
                      key.bytes.size());
   key.id = Hex(digest, 8);
+  const fs::perms perms = status.permissions();
+  if ((perms & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none) {
+    key.warning =
+        "the signing key " + path + " can be read by " +
+        ((perms & fs::perms::others_read) != fs::perms::none ? "every user" : "its group") +
+        ", and whoever can read it can sign bundles; make it the owner's alone: chmod "
+        "600 " +
+        path;
+  }
   return key;
 }
 

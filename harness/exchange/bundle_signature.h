@@ -33,6 +33,9 @@ struct BundleKey {
   std::string file;   // where it was read, for messages
   std::string bytes;  // the key
   std::string id;     // 16 hex digits
+  // Not empty when the file may be read by others than its owner (its group
+  // or everyone): whoever can read it can sign. Says what to do.
+  std::string warning;
 };
 
 // Returns the key in the file `path`. Throws BundleError when it is missing,

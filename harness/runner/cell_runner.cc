@@ -12,6 +12,7 @@
 
 #include "engine/protocol/records.h"
 #include "harness/analysis/batch.h"
+#include "harness/runner/engine_claims.h"
 #include "harness/runner/profile_cell.h"
 
 namespace samebits::runner {
@@ -233,19 +234,20 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloC
 
 }  // namespace
 
-CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
-                      harness::MachineInfo* platform) {
+CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome, harness::MachineInfo* platform,
+                      const std::string& dump_file) {
   // samebits-engine's configuration: the fields of `Configuration`.
   const HelloCheck fields = [&cell](const protocol::Transcript& t, const std::string&) {
     if (const std::string mismatch = ConfigMismatch(cell, *t.hello); !mismatch.empty())
       return "the engine ran another configuration than asked: " + mismatch;
     return BatchMismatch(cell, *t.hello);
   };
-  return JudgeChildWith(cell, outcome, fields, platform);
+  return JudgeChildWith(cell, outcome, fields, platform, dump_file);
 }
 
 CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome,
-                          const HelloCheck& hello_check, harness::MachineInfo* platform) {
+                          const HelloCheck& hello_check, harness::MachineInfo* platform,
+                          const std::string& dump_file) {
   CellResult r = JudgeExit(cell, outcome, hello_check, platform);
   std::string leftovers;
   if (!outcome.left_running.empty()) {
@@ -258,11 +260,15 @@ CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome,
     leftovers += leftovers.empty() ? "" : "; ";
     leftovers += "its output was still held open by a process outside its tree";
   }
-  if (leftovers.empty()) return r;
-  // A child that leaves processes behind breaks the cell's isolation: not a
-  // pass, whatever it printed.
-  if (r.code == ResultCode::kPass) r.code = ResultCode::kUnresolved;
-  r.message += (r.message.empty() ? "" : "; ") + leftovers;
+  if (!leftovers.empty()) {
+    // A child that leaves processes behind breaks the cell's isolation: not
+    // a pass, whatever it printed.
+    if (r.code == ResultCode::kPass) r.code = ResultCode::kUnresolved;
+    r.message += (r.message.empty() ? "" : "; ") + leftovers;
+  }
+  // What the child claims (its steps, its dump) is checked in one place,
+  // whichever engine it is; the dump is kept only when it checks.
+  CheckEngineClaims(cell, dump_file, r);
   return r;
 }
 
@@ -287,10 +293,9 @@ ChildSpec CellChildSpec(const Cell& cell, const RunnerOptions& options,
 CellResult JudgeCellChild(const Cell& cell, const ChildOutcome& outcome,
                           const std::string& dump_file, harness::MachineInfo* platform) {
   const auto judging = std::chrono::steady_clock::now();
-  CellResult result = JudgeChild(cell, outcome, platform);
+  CellResult result = JudgeChild(cell, outcome, platform, dump_file);
   result.timing.judge_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - judging).count();
-  KeepDumpIfWhole(dump_file, result);
   return result;
 }
 
@@ -314,19 +319,6 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
   const ChildOutcome outcome =
       RunChild(CellChildSpec(cell, options, EngineArguments(cell, options.trace, dump_file)));
   return JudgeCellChild(cell, outcome, dump_file, platform);
-}
-
-void KeepDumpIfWhole(const std::string& dump_file, CellResult& result) {
-  if (dump_file.empty()) return;
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(dump_file, ec);
-  const bool whole = !ec && result.vocab_size > 0 && !result.steps.empty() &&
-                     size == static_cast<uintmax_t>(result.vocab_size) * 4 * result.steps.size();
-  if (result.code == ResultCode::kPass && whole) {
-    result.dump_path = dump_file;
-  } else {
-    std::filesystem::remove(dump_file, ec);  // never read, never left behind
-  }
 }
 
 }  // namespace samebits::runner

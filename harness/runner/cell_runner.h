@@ -39,13 +39,17 @@ struct RunnerOptions {
   int cells_per_child = 1;
 };
 
-// Returns the cell's result from a finished child (pure; tested directly).
-// The code is PASS (so far: the analysis compares hashes later),
-// UNSUPPORTED, UNRESOLVED or TIMEOUT.
+// Returns the cell's result from a finished child. The code is PASS (so
+// far: the analysis compares hashes later), UNSUPPORTED, UNRESOLVED or
+// TIMEOUT. Every claim of the child that can be checked is checked
+// (engine_claims.h: its steps against its scenario and, when `dump_file` is
+// not empty, the raw logit dump it was asked to write there against its
+// steps and hello); the result keeps the dump only when they all hold.
 // When `platform` is given and the child said hello, it receives the
 // machine the child described.
 harness::CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
-                               harness::MachineInfo* platform = nullptr);
+                               harness::MachineInfo* platform = nullptr,
+                               const std::string& dump_file = "");
 
 // Returns why a finished child's `hello` does not echo what its cell asked
 // for, or "" when it does; given the transcript (its hello present) and
@@ -58,15 +62,8 @@ using HelloCheck =
 // echo, engine_profile.h).
 harness::CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome,
                                    const HelloCheck& hello_check,
-                                   harness::MachineInfo* platform = nullptr);
-
-// Gives `result` the dump file `dump_file` (when not empty) if the cell
-// passed and the file holds exactly one row of `vocab_size` floats per
-// step, as PROTOCOL.md says; otherwise removes the file. Only a child that
-// finished wrote a whole dump: a partial one (a full disk, a crash, a
-// timeout) would be read as rows it never wrote, and an engine that ignored
-// --dump-logits wrote none. One rule for samebits-engine and every profile.
-void KeepDumpIfWhole(const std::string& dump_file, harness::CellResult& result);
+                                   harness::MachineInfo* platform = nullptr,
+                                   const std::string& dump_file = "");
 
 // Returns the result of running `cell` (UNSUPPORTED without a child when
 // the machine lacks the cell's ISA).
@@ -83,7 +80,7 @@ ChildSpec CellChildSpec(const Cell& cell, const RunnerOptions& options,
                         std::vector<std::string> args);
 
 // Returns the result of `cell` from its finished child as RunCell judges
-// it (JudgeChild, the time judging took, the dump kept when whole).
+// it (JudgeChild with its dump, and the time judging took).
 harness::CellResult JudgeCellChild(const Cell& cell, const ChildOutcome& outcome,
                                    const std::string& dump_file,
                                    harness::MachineInfo* platform = nullptr);

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/analysis/bounded_json.h"
 #include "harness/runner/matrix_template.h"
 
 namespace samebits::runner {
@@ -635,9 +636,10 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
   const Reader r(file);
   Json j;
   try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    r.Fail("", std::string("expected a JSON document (") + e.what() + ")");
+    // The harness's one reader of untrusted JSON: limits, no repeated key.
+    j = harness::ParseBoundedJson(text, harness::LimitsForSize(text.size()));
+  } catch (const std::runtime_error& e) {
+    r.Fail("", std::string("expected a JSON document with each key once (") + e.what() + ")");
   }
   r.OnlyKeys(j, "",
              {"profile", "name", "description", "command", "build", "checkpoints", "arguments",
@@ -666,12 +668,15 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
 }
 
 EngineProfile LoadEngineProfile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ProfileError(path, "", "cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in.good() && !in.eof()) throw ProfileError(path, "", "cannot be read");
-  return ParseEngineProfile(text.str(), path);
+  std::string text;
+  try {
+    text = harness::ReadBoundedFile(path, harness::kMaxProfileBytes);
+  } catch (const std::runtime_error& e) {
+    throw ProfileError(path, "",
+                       std::string("cannot be read: ") + e.what() + " (a profile is at most " +
+                           std::to_string(harness::kMaxProfileBytes) + " bytes)");
+  }
+  return ParseEngineProfile(text, path);
 }
 
 std::string FindEngineProfile(const std::string& engines_dir, const std::string& name) {
@@ -729,8 +734,13 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
       std::string expected;
       for (size_t a = next_axis; a < profile.axes.size(); ++a) {
         const EngineAxis& axis = profile.axes[a];
-        expected += (expected.empty() ? "" : "; ") + axis.name + " as " + axis.token + " (" +
-                    DescribeValues(axis) + ")";
+        expected += expected.empty() ? "" : "; ";
+        expected += axis.name;
+        expected += " as ";
+        expected += axis.token;
+        expected += " (";
+        expected += DescribeValues(axis);
+        expected += ")";
       }
       RefuseUnknownToken(name, token, expected);
     }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/analysis/bounded_json.h"
+
 namespace samebits::runner {
 
 std::optional<std::string> ForcedTokenScenario(const std::string& scenario_json,
@@ -15,9 +17,14 @@ std::optional<std::string> ForcedTokenScenario(const std::string& scenario_json,
     if (why != nullptr) *why = reason;
     return std::nullopt;
   };
-  nlohmann::json scenario = nlohmann::json::parse(scenario_json, nullptr, false);
-  if (scenario.is_discarded() || !scenario.is_object() || !scenario.contains("steps") ||
-      !scenario["steps"].is_array()) {
+  nlohmann::json scenario;
+  try {
+    scenario =
+        harness::ParseBoundedJson(scenario_json, harness::LimitsForSize(scenario_json.size()));
+  } catch (const std::runtime_error& e) {
+    return fail(std::string("the scenario is not JSON with each key once: ") + e.what());
+  }
+  if (!scenario.is_object() || !scenario.contains("steps") || !scenario["steps"].is_array()) {
     return fail("the scenario is not a JSON object with a 'steps' list");
   }
   std::vector<int> fed;  // the tokens A fed at its decode rows, in order
@@ -61,15 +68,15 @@ harness::CellResult RerunWithForcedTokens(
   refused.checkpoint = a.checkpoint;
   refused.scenario = a.scenario;
   refused.code = harness::ResultCode::kUnresolved;
-  std::ifstream in(scenario_file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    refused.message = "cannot read the scenario " + scenario_file;
+  std::string text;
+  try {
+    text = harness::ReadBoundedFile(scenario_file, harness::kMaxScenarioBytes);
+  } catch (const std::runtime_error& e) {
+    refused.message = "cannot read the scenario " + scenario_file + ": " + e.what();
     return refused;
   }
   std::string why;
-  const std::optional<std::string> forced = ForcedTokenScenario(text.str(), a.steps, &why);
+  const std::optional<std::string> forced = ForcedTokenScenario(text, a.steps, &why);
   if (!forced) {
     refused.message = "cannot force A's tokens on " + scenario_file + ": " + why;
     return refused;

@@ -104,6 +104,7 @@ std::vector<std::vector<size_t>> CellGroups(const std::vector<Cell>& cells, int 
   std::stable_sort(by_cost.begin(), by_cost.end(),
                    [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   std::vector<std::vector<size_t>> sorted;
+  sorted.reserve(by_cost.size());
   for (size_t g : by_cost) sorted.push_back(std::move(groups[g]));
   return sorted;
 }
@@ -164,6 +165,15 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
     result.dump_path = store::StoredDumpPath(result.dump_path, options.selection.root);
     return result;
   };
+  // A run that fails while its cells run leaves no dump behind.
+  struct DumpFolder {
+    const std::string& dir;
+    bool done = false;
+    ~DumpFolder() {
+      std::error_code ec;
+      if (!done && !dir.empty()) fs::remove_all(dir, ec);
+    }
+  } dump_folder{runner.dump_dir};
   run.cells = RunCellGroups(
       cells, CellGroups(cells, runner.cells_per_child), options.jobs, quiet ? nullptr : &progress,
       [&](const std::vector<size_t>& group, const GroupProgress& report) {
@@ -180,6 +190,7 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
         }
         keep_machine(platform);
       });
+  dump_folder.done = true;
   progress.Finish();
   // A dump folder in which no cell kept a whole dump does not outlive the
   // run (remove() takes only an empty folder).
@@ -207,7 +218,10 @@ void RefuseUnrunnableSelection(const harness::RunResult& run) {
   for (const std::string& checkpoint : order) {
     const auto& [all, message] = refused[checkpoint];
     if (!all) continue;
-    text += (text.empty() ? "" : "; ") + checkpoint + ": " + message;
+    text += text.empty() ? "" : "; ";
+    text += checkpoint;
+    text += ": ";
+    text += message;
   }
   if (!text.empty()) {
     throw RunError("the engine refused every cell of the selection (nothing was run or stored): " +

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/analysis/bounded_json.h"
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/matrix.h"
 #include "harness/runner/scenario_identity.h"
@@ -14,8 +15,9 @@ namespace {
 // the transcript reader accepted already), or null.
 nlohmann::json FirstLine(const std::string& text) {
   try {
-    return nlohmann::json::parse(text.substr(0, text.find('\n')));
-  } catch (const nlohmann::json::exception&) {
+    const std::string line = text.substr(0, text.find('\n'));
+    return harness::ParseBoundedJson(line, harness::LimitsForSize(line.size()));
+  } catch (const std::runtime_error&) {
     return nullptr;
   }
 }
@@ -42,9 +44,7 @@ harness::CellResult RunConfiguration(const EngineProfile& profile,
                             : "the engine's hello does not echo its configuration (" +
                                   profile.file + "): " + mismatch;
   };
-  harness::CellResult result = JudgeChildWith(cell, RunChild(spec), echo, platform);
-  KeepDumpIfWhole(options.dump_file, result);
-  return result;
+  return JudgeChildWith(cell, RunChild(spec), echo, platform, options.dump_file);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 
+#include "harness/analysis/bounded_json.h"
 #include "harness/runner/run_error.h"
 
 namespace samebits::runner {
@@ -29,6 +30,16 @@ std::string ScenarioContentHash(const std::string& path) {
   return hex;
 }
 
+void RefuseUnreadableScenario(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || std::filesystem::is_directory(path, ec)) return;
+  try {
+    harness::ReadJsonFile(path, "scenario", harness::kMaxScenarioBytes);
+  } catch (const std::runtime_error& e) {
+    throw RunError(std::string(e.what()) + "; nothing was run");
+  }
+}
+
 void IdentifyScenarios(std::vector<Cell>& cells) {
   struct Seen {
     std::string file, hash;
@@ -37,7 +48,10 @@ void IdentifyScenarios(std::vector<Cell>& cells) {
   std::map<std::string, Seen> by_name;
   for (Cell& cell : cells) {
     auto [it, fresh] = hash_of_file.try_emplace(cell.scenario_file);
-    if (fresh) it->second = ScenarioContentHash(cell.scenario_file);
+    if (fresh) {
+      RefuseUnreadableScenario(cell.scenario_file);
+      it->second = ScenarioContentHash(cell.scenario_file);
+    }
     cell.scenario_xxh3 = it->second;
     const auto [named, first] =
         by_name.try_emplace(cell.scenario, Seen{cell.scenario_file, it->second});

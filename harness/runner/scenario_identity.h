@@ -18,8 +18,16 @@ namespace samebits::runner {
 // (the engine then reports that cell's error itself).
 std::string ScenarioContentHash(const std::string& path);
 
-// Sets each cell's `scenario_xxh3`. Throws RunError naming both files when
-// two scenario files with one name differ in content.
+// Throws RunError naming the file and the problem when the scenario at
+// `path` exists but is not a JSON document the harness's reader takes
+// (analysis/bounded_json.h: larger than its limit, a key twice in one
+// object, not JSON): the engine would read it otherwise than a reviewer.
+// A missing file is left to the engine to report.
+void RefuseUnreadableScenario(const std::string& path);
+
+// Sets each cell's `scenario_xxh3`, after RefuseUnreadableScenario on each
+// file. Throws RunError naming both files when two scenario files with one
+// name differ in content.
 void IdentifyScenarios(std::vector<Cell>& cells);
 
 }  // namespace samebits::runner

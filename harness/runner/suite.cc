@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/analysis/bounded_json.h"
+
 namespace samebits::runner {
 namespace {
 
@@ -21,15 +23,11 @@ constexpr const char* kFilePrefixes[] = {"gguf:", "llama2c:", "safetensors:"};
 }  // namespace
 
 Suite LoadSuite(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("--suite: cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const std::exception& e) {
-    throw std::invalid_argument("--suite: " + path + " is not JSON: " + e.what());
+    j = harness::ReadJsonFile(path, "suite", harness::kMaxSuiteBytes);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(std::string("--suite: ") + e.what());
   }
   auto bad = [&](const std::string& what) {
     return std::invalid_argument("--suite: " + path + ": " + what);

@@ -83,24 +83,55 @@ bool IsKeywordString(const std::string& value) {
   return std::find(kLibpqKeywords.begin(), kLibpqKeywords.end(), word) != kLibpqKeywords.end();
 }
 
-// Returns `value` with the password of a URL (user:PASSWORD@) or of a
-// keyword string (password=PASSWORD) replaced by ***.
-std::string HidePassword(const std::string& value, bool url) {
+// The parameters whose values are secrets, or say where one is (libpq's
+// `passfile`): masked in URL queries and keyword strings alike.
+constexpr std::array<std::string_view, 3> kSecretKeywords = {"password", "sslpassword", "passfile"};
+
+bool IsSecretKeyword(std::string_view word) {
+  return std::find(kSecretKeywords.begin(), kSecretKeywords.end(), word) != kSecretKeywords.end();
+}
+
+// Returns the URL `value` with the password of its userinfo (user:PW@) and
+// the values of its secret query parameters (?password=PW&...) masked.
+std::string RedactUrl(const std::string& value) {
   std::string out = value;
-  if (url) {
-    const size_t start = out.find("://") + 3;
-    const size_t at = out.find('@', start);
-    const size_t slash = out.find('/', start);
-    if (at == std::string::npos || (slash != std::string::npos && slash < at)) return out;
+  const size_t start = out.find("://") + 3;
+  const size_t authority_end = out.find_first_of("/?#", start);
+  const size_t at = out.rfind('@', authority_end == std::string::npos ? out.size() : authority_end);
+  if (at != std::string::npos && at >= start) {
     const size_t colon = out.find(':', start);
     if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
-    return out;
   }
-  for (size_t pos = out.find("password"); pos != std::string::npos;
-       pos = out.find("password", pos + 1)) {
-    if (pos > 0 && out[pos - 1] != ' ' && out[pos - 1] != '\t') continue;
-    size_t equals = out.find_first_not_of(" \t", pos + 8);
-    if (equals == std::string::npos || out[equals] != '=') continue;
+  const size_t query = out.find('?', start);
+  if (query == std::string::npos) return out;
+  size_t pos = query + 1;
+  while (pos < out.size()) {
+    size_t end = out.find_first_of("&#", pos);
+    if (end == std::string::npos) end = out.size();
+    const size_t equals = out.find('=', pos);
+    if (equals != std::string::npos && equals < end &&
+        IsSecretKeyword(std::string_view(out).substr(pos, equals - pos))) {
+      out.replace(equals + 1, end - equals - 1, "***");
+      end = equals + 4;
+    }
+    if (end >= out.size() || out[end] == '#') break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+// Returns the keyword string `value` with the values of its secret
+// keywords (password=PW, password = 'P W', passfile=...) masked.
+std::string RedactKeywords(const std::string& value) {
+  std::string out = value;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    const size_t word = out.find_first_not_of(" \t", pos);
+    if (word == std::string::npos) break;
+    const size_t word_end = out.find_first_of(" \t=", word);
+    if (word_end == std::string::npos) break;
+    const size_t equals = out.find_first_not_of(" \t", word_end);
+    if (equals == std::string::npos || out[equals] != '=') break;
     size_t start = out.find_first_not_of(" \t", equals + 1);
     if (start == std::string::npos) break;
     size_t end = start;
@@ -110,10 +141,16 @@ std::string HidePassword(const std::string& value, bool url) {
       }
       end = std::min(end + 1, out.size());
     } else {
-      end = out.find_first_of(" \t", start);
-      if (end == std::string::npos) end = out.size();
+      for (; end < out.size() && out[end] != ' ' && out[end] != '\t'; ++end) {
+        if (out[end] == '\\') ++end;
+      }
+      end = std::min(end, out.size());
     }
-    out.replace(start, end - start, "***");
+    if (IsSecretKeyword(std::string_view(out).substr(word, word_end - word))) {
+      out.replace(start, end - start, "***");
+      end = start + 3;
+    }
+    pos = end;
   }
   return out;
 }
@@ -124,15 +161,31 @@ Location ParseLocation(const std::string& db) {
   if (db.empty()) throw StoreError("the store's location is empty (give a file or a URL)");
   const std::string scheme = UrlScheme(db);
   if (scheme == "postgresql" || scheme == "postgres")
-    return {Backend::kPostgres, db, HidePassword(db, true)};
+    return {Backend::kPostgres, db, RedactUrl(db)};
   if (!scheme.empty()) {
-    throw StoreError("--db " + db + ": '" + scheme +
+    throw StoreError("--db " + RedactUrl(db) + ": '" + scheme +
                      "://' is not a store samebits knows; give an SQLite file's path (as is, "
                      "without a scheme), a postgresql:// or postgres:// URL, or a libpq keyword "
                      "string (host=... dbname=...)");
   }
-  if (IsKeywordString(db)) return {Backend::kPostgres, db, HidePassword(db, false)};
+  if (IsKeywordString(db)) return {Backend::kPostgres, db, RedactKeywords(db)};
   return {Backend::kSqlite, db, db};
+}
+
+std::string RedactLocation(const std::string& value) {
+  if (!UrlScheme(value).empty()) return RedactUrl(value);
+  if (IsKeywordString(value)) return RedactKeywords(value);
+  return value;
+}
+
+std::string RedactArgument(const std::string& argument) {
+  // --db=VALUE, and any other --flag=VALUE that names a store.
+  if (argument.rfind("--", 0) == 0) {
+    const size_t equals = argument.find('=');
+    if (equals != std::string::npos)
+      return argument.substr(0, equals + 1) + RedactLocation(argument.substr(equals + 1));
+  }
+  return RedactLocation(argument);
 }
 
 bool PostgresSupported() {

@@ -18,9 +18,22 @@ enum class Backend {
 struct Location {
   Backend backend = Backend::kSqlite;
   std::string value;    // the SQLite file's path, or the libpq connection string as given
-  std::string display;  // how messages name it: the path, or the connection string with
-                        // any password replaced by ***
+  std::string display;  // how messages name it: RedactLocation(value)
 };
+
+// Returns `value` with every secret libpq would read from it replaced by
+// ***: a URL's password (user:PW@), its `password`, `sslpassword` and
+// `passfile` query parameters, and the same keywords of a keyword string
+// (password=PW, password = 'P W'). Anything else is returned as it is. The
+// one redaction of a store location: every command line that is stored,
+// printed or exported (cli/commands.h's CommandLine) and every message that
+// names a store goes through it. A password belongs in PGPASSFILE or
+// PGPASSWORD (harness/store/README.md), never on a command line.
+std::string RedactLocation(const std::string& value);
+
+// Returns one command-line argument with RedactLocation applied to it, or
+// to its value when it is `--flag=VALUE`.
+std::string RedactArgument(const std::string& argument);
 
 // Returns what `db` names. Throws StoreError (exit 2) for an empty value and
 // for a URL whose scheme is not PostgreSQL's, naming the value and what

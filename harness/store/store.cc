@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/protocol/records.h"
+#include "harness/analysis/bounded_json.h"
 #include "harness/analysis/machine_name.h"
 #include "harness/analysis/verdict.h"
 #include "harness/store/location.h"
@@ -265,8 +266,9 @@ std::string ParamsText(const std::map<std::string, std::string>& params) {
 std::map<std::string, std::string> ParamsFromText(const std::string& text) {
   if (text.empty()) return {};
   try {
-    return nlohmann::json::parse(text).get<std::map<std::string, std::string>>();
-  } catch (const nlohmann::json::exception&) {
+    return harness::ParseBoundedJson(text, harness::LimitsForSize(text.size()))
+        .get<std::map<std::string, std::string>>();
+  } catch (const std::exception&) {
     throw StoreError("a cell's config_params is not a JSON object of strings: " + text);
   }
 }

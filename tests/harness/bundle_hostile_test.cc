@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/exchange/bounded_json.h"
+#include "harness/analysis/bounded_json.h"
 #include "harness/exchange/bundle.h"
 #include "harness/exchange/import.h"
 #include "harness/store/sqlite.h"
@@ -25,6 +25,9 @@
 namespace samebits::exchange {
 namespace {
 
+using harness::JsonLimits;
+using harness::LimitsForSize;
+using harness::ParseBoundedJson;
 using harness::RunResult;
 using harness::testing::MakeCell;
 using harness::testing::TempDir;
@@ -126,7 +129,7 @@ TEST(BoundedJson, EachLimitIsEnforcedForEveryShape) {
   const std::vector<std::pair<std::string, std::string>> shapes = {
       {"[" + std::string(9, '[') + std::string(9, ']') + "]", "nested deeper"},
       {"{\"a\":" + std::string(9, '[') + std::string(9, ']') + "}", "nested deeper"},
-      {"[" + std::string(2000 * 3, ',') + "]", "not valid JSON"},
+      {"[" + std::string(size_t{2000} * 3, ',') + "]", "not valid JSON"},
       {[] {
          std::string s = "[";
          for (int i = 0; i < 1500; ++i) s += i ? ",0" : "0";
@@ -241,6 +244,7 @@ class StatementCounter {
 // once per bundled run: quadratic), and the import stays idempotent.
 TEST_F(BundleHostile, ImportLoadsEachStoredRunOnceWhateverSharesItsStartTime) {
   std::vector<RunResult> runs;
+  runs.reserve(40);
   for (int i = 0; i < 40; ++i) runs.push_back(SampleRun("samebits gate # " + std::to_string(i)));
   store::Store target(dir_.File("t.db"));
   const std::vector<RunResult> first_half(runs.begin(), runs.begin() + 20);

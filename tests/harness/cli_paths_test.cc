@@ -31,6 +31,7 @@
 #include "harness/cli/path_flags.h"
 #include "harness/store/location.h"
 #include "harness/store/output_file.h"
+#include "tests/harness/program_commands.h"
 #include "tests/harness/standin_helpers.h"
 
 namespace samebits::cli {
@@ -40,37 +41,6 @@ namespace fs = std::filesystem;
 using standin::BinDir;
 using standin::CommandResult;
 using standin::RunCommand;
-
-// One command of the program ("reference generate" is two words).
-struct Command {
-  std::vector<std::string> words;
-  CLI::App* app = nullptr;
-};
-
-void CollectCommands(CLI::App* app, std::vector<std::string> words, std::vector<Command>& out) {
-  out.push_back({words, app});
-  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
-    std::vector<std::string> deeper = words;
-    deeper.push_back(sub->get_name());
-    CollectCommands(sub, deeper, out);
-  }
-}
-
-// The program's commands, built as main.cc builds them.
-class ProgramCommands {
- public:
-  ProgramCommands() {
-    for (const RegisteredCommand& command : RegisteredCommands()) {
-      const CommandSpec spec = command.setup(app_);
-      CollectCommands(spec.subcommand, {spec.subcommand->get_name()}, commands_);
-    }
-  }
-  const std::vector<Command>& all() const { return commands_; }
-
- private:
-  CLI::App app_;
-  std::vector<Command> commands_;
-};
 
 // Returns the options of `command` declared with `role`.
 std::vector<const CLI::Option*> WithRole(const Command& command, PathRole role) {

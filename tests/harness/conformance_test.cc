@@ -145,7 +145,10 @@ TEST(ConformanceNonFinite, OneSidedNaNDeviatesWhateverTheThreshold) {
   EXPECT_EQ(s.nonfinite_mismatches, 1);
   EXPECT_TRUE(s.deviates);
   EXPECT_EQ(s.why, "1 of 3 values non-finite on one side only");
-  EXPECT_EQ(s.nmse, 0.0);  // over the elements finite in both
+  // Not the 0 of the elements finite in both, which would read as agreement
+  // beside the verdict: not defined, and max |a - b| infinite.
+  EXPECT_TRUE(std::isnan(s.nmse));
+  EXPECT_TRUE(std::isinf(s.max_abs_diff));
   // +inf against -inf is a mismatch too; the same infinity is not.
   EXPECT_EQ(Measure({kInf, 1}, {-kInf, 1}).nonfinite_mismatches, 1);
   EXPECT_EQ(Measure({kInf, 1}, {kInf, 1}).nonfinite_mismatches, 0);
@@ -198,6 +201,34 @@ TEST(ConformanceMeter, ConformsWithinTheThresholdAndNotWithoutSteps) {
   // 2^-14 apart.
   EXPECT_EQ(sum.ulp.p50, 0u);
   EXPECT_EQ(sum.ulp.max, 16384u);
+}
+
+// Rows with no element finite in both (all NaN, all +inf) deviate, and no
+// number says otherwise: NMSE, max |a - b| and the KL divergence are not
+// defined, step by step and in the summary (issue 43: they printed 0 beside
+// DEVIATES).
+TEST(ConformanceNonFinite, NoFinitePairLeavesEveryNumberUndefined) {
+  for (const float v : {kNaN, kInf, -kInf}) {
+    const std::vector<float> row(4, v);
+    const StepConformance s = Measure(row, row);
+    EXPECT_TRUE(std::isnan(s.nmse)) << v;
+    EXPECT_TRUE(std::isnan(s.max_abs_diff)) << v;
+    EXPECT_TRUE(s.deviates) << v;
+    ConformanceMeter meter(ConformanceThreshold{1e-4});
+    meter.AddStep(0, row, row);
+    meter.AddStep(1, std::vector<float>{1, 2, 3, 4}, std::vector<float>{1, 2, 3, 4});
+    const ConformanceSummary sum = meter.Summary();
+    EXPECT_FALSE(sum.Conforms()) << v;
+    EXPECT_TRUE(std::isnan(sum.max_nmse)) << v;
+    EXPECT_TRUE(std::isnan(sum.mean_nmse)) << v;
+    EXPECT_TRUE(std::isnan(sum.max_abs_diff)) << v;
+  }
+  ConformanceMeter nan_only(ConformanceThreshold{1e-4});
+  nan_only.AddStep(0, std::vector<float>{kNaN, kNaN}, std::vector<float>{kNaN, kNaN});
+  const ConformanceSummary sum = nan_only.Summary();
+  EXPECT_EQ(sum.kld_steps, 0);
+  EXPECT_TRUE(std::isnan(sum.kld_mean));
+  EXPECT_TRUE(std::isnan(sum.kld_max));
 }
 
 }  // namespace

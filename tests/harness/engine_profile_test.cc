@@ -508,7 +508,9 @@ TEST(EngineProfileErrors, AnUnreadableFileIsNamed) {
     LoadEngineProfile("/nonexistent/engines/x.json");
     ADD_FAILURE();
   } catch (const ProfileError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/engines/x.json: cannot be read");
+    EXPECT_EQ(std::string(e.what()),
+              "/nonexistent/engines/x.json: cannot be read: no such file (a profile is at most "
+              "1048576 bytes)");
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -101,6 +103,12 @@ TEST(TimeSplit, AnEngineWithoutALoadTimeStillSplitsItsWallTime) {
   options.engine = FakeEngine();
   Cell cell = TinyCell();
   cell.checkpoint = "fake:ok";
+  // The fake engine prints five rows whatever its scenario: one with five
+  // output rows, so its step count checks (runner/engine_claims.h).
+  cell.scenario_file =
+      (std::filesystem::temp_directory_path() / "samebits_time_split_five_rows.json").string();
+  std::ofstream(cell.scenario_file)
+      << R"({"name": "classic", "prompt": {"tokens": [1, 2]}, "steps": [{"prefill": "prompt"}, {"decode": 4}]})";
   const CellResult r = RunCell(cell, options);
   ASSERT_EQ(r.code, harness::ResultCode::kPass) << r.message;
   EXPECT_LT(r.timing.load_ms, 0);

@@ -80,7 +80,7 @@ TEST(RecordsTest, CapabilitiesRoundTripAndRefuseOtherLines) {
   const Capabilities c{{{"isa", "neon", "no NEON on x86_64"}}};
   EXPECT_EQ(ParseCapabilities(ToJsonLine(c)), c);
   EXPECT_EQ(ParseCapabilities(ToJsonLine(Capabilities{})), Capabilities{});
-  for (const std::string bad :
+  for (const std::string& bad :
        {ToJsonLine(Done{1, 1.0}), std::string("not json"),
         std::string("{\"type\":\"capabilities\"}"),
         std::string("{\"type\":\"capabilities\",\"unavailable\":[{\"axis\":\"isa\","
@@ -392,6 +392,31 @@ TEST(RecordsTest, DoneRepeatsAreOptionalAndConsistent) {
   ExpectRejected(head + "{\"count\":4,\"distinct\":1,\"first_repeat\":2,\"first_step\":0}}",
                  "come only with more than one distinct output");
   ExpectRejected(head + "[4]}", "field 'repeats' must be an object");
+}
+
+// A key twice in one object is refused, in every record and at any depth:
+// a reader would take the last while a person reading the transcript may
+// take the first (issue 43).
+TEST(RecordsTest, ARepeatedKeyIsRefused) {
+  Step record;
+  record.kind = "decode";
+  const std::string step = ToJsonLine(record);
+  const std::string twice = step.substr(0, step.size() - 1) + R"(,"fnv1a64":"0000000000000001"})";
+  ASSERT_NO_THROW(ParseRecord(step));
+  try {
+    ParseRecord(twice);
+    ADD_FAILURE() << "accepted " << twice;
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("'fnv1a64' appears twice"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ParseRecord(R"({"type":"unsupported","reason":"a","reason":"b"})"), ProtocolError);
+  EXPECT_THROW(
+      ParseCapabilities(
+          R"({"type":"capabilities","unavailable":[{"axis":"isa","axis":"x","value":"v","reason":"r"}]})"),
+      ProtocolError);
+  // The same key in two objects is not a repeat.
+  EXPECT_NO_THROW(ParseCapabilities(
+      R"({"type":"capabilities","unavailable":[{"axis":"isa","value":"a","reason":"r"},{"axis":"isa","value":"b","reason":"r"}]})"));
 }
 
 }  // namespace

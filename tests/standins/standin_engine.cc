@@ -4,8 +4,11 @@
 // tested without breaking the real engine.
 //
 // It accepts `samebits-engine run`'s command line and writes a `hello`, one
-// `step` per output row of a fixed plausible scenario shape (prefill, four
-// decodes, an extend, two decodes: 8 rows), and `done`. Its hashes are
+// `step` per output row of its scenario (scenarios/README.md's rule: a
+// prefill or an extend emits one row, or one per position with
+// "all_positions"; decode N emits N), or of a fixed plausible shape when
+// the file is not a scenario (prefill, four decodes, an extend, two
+// decodes: 8 rows), and `done`. Its hashes are
 // deterministic functions of (checkpoint, scenario file name, step, math
 // profile), so every configuration agrees unless a fault says otherwise.
 //
@@ -48,7 +51,16 @@
 //                            GPU's kernels are another math library's);
 //   repeats-vary-at-3-threads  says it ran each cell 4 times in one process
 //                            (`done.repeats`): 1 distinct output, but 2
-//                            with --threads 3 (repeat 3 differs from step 5).
+//                            with --threads 3 (repeat 3 differs from step 5);
+//   dump-differs             its dump rows are the hashed logits + 1e-3 (the
+//                            step records hash the logits, the dump lies);
+//   dump-short               its dump holds only the first half of the rows;
+//   dump-extra               its dump holds three floats past the last row;
+//   hello-vocab              its hello claims a vocabulary of 64 ids, its
+//                            rows hold 32 values;
+//   no-steps                 `hello`, then `done` with no step record;
+//   half-steps               only the first four of the eight rows, with a
+//                            `done` that counts them.
 //
 // With --batch N (N > 1), --batch-seed S and --batch-schedule X it echoes
 // them in hello.config and gives every step a made-up but valid place
@@ -67,6 +79,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -209,6 +222,64 @@ std::vector<float> Logits(const Options& o, int row, bool perturbed, const std::
   return logits;
 }
 
+// One output row of the scenario: its kind and position.
+struct Row {
+  std::string kind;
+  int position = 0;
+};
+
+// Returns the length of a token source, or 6 for text (no tokenizer here).
+int SourceLength(const nlohmann::json& source) {
+  if (source.contains("tokens") && source["tokens"].is_array())
+    return static_cast<int>(source["tokens"].size());
+  if (source.contains("random") && source["random"].is_object() &&
+      source["random"].value("length", 0) > 0)
+    return source["random"].value("length", 0);
+  return kPromptLength;
+}
+
+// Returns the fixed 8-row shape the stand-in prints for a file that is not
+// a scenario: prefill, four decodes, an extend, two decodes.
+std::vector<Row> FixedRows() {
+  std::vector<Row> rows;
+  rows.reserve(8);
+  const char* kinds[] = {"prefill", "decode", "decode", "decode",
+                         "decode",  "extend", "decode", "decode"};
+  for (int r = 0; r < 8; ++r)
+    rows.push_back(
+        {kinds[r], r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0)});
+  return rows;
+}
+
+// Returns the output rows of the scenario file at `path`, or FixedRows()
+// when it is not a scenario.
+std::vector<Row> ScenarioRows(const std::string& path) noexcept {
+  try {
+    std::ifstream in(path);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("steps") || !j["steps"].is_array() ||
+        !j.contains("prompt")) {
+      return FixedRows();
+    }
+    std::vector<Row> rows;
+    int position = 0;
+    for (const nlohmann::json& step : j["steps"]) {
+      const bool all = step.value("all_positions", false);
+      if (step.contains("prefill") || step.contains("extend")) {
+        const char* kind = step.contains("prefill") ? "prefill" : "extend";
+        const int length = SourceLength(step.contains("prefill") ? j["prompt"] : step["extend"]);
+        for (int p = all ? 0 : length - 1; p < length; ++p) rows.push_back({kind, position + p});
+        position += length;
+      } else if (step.contains("decode")) {
+        for (int d = 0; d < step["decode"].get<int>(); ++d) rows.push_back({"decode", position++});
+      }
+    }
+    return rows;
+  } catch (const std::exception&) {
+    return FixedRows();
+  }
+}
+
 int ArgMax(const std::vector<float>& v) {
   int best = 0;
   for (int i = 1; i < static_cast<int>(v.size()); ++i) {
@@ -266,7 +337,13 @@ int main(int argc, char** argv) {
                          "batch-variant",
                          "gpu-h200",
                          "gpu-h100",
-                         "repeats-vary-at-3-threads"};
+                         "repeats-vary-at-3-threads",
+                         "dump-differs",
+                         "dump-short",
+                         "dump-extra",
+                         "hello-vocab",
+                         "no-steps",
+                         "half-steps"};
   bool is_known = false;
   for (const char* k : known) is_known = is_known || fault == k;
   if (!is_known) Fail(2, "unknown stand-in fault '" + fault + "'");
@@ -313,8 +390,8 @@ int main(int argc, char** argv) {
        ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
        ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + batch_config + "}," +
        "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
-       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" + std::to_string(kVocab) + "}" +
-       device + "}");
+       ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" +
+       std::to_string(fault == "hello-vocab" ? 2 * kVocab : kVocab) + "}" + device + "}");
   if (fault == "terminal-escapes") {
     // Clear the screen, home the cursor, a C1 CSI, bytes that are not UTF-8,
     // and a line that would pass for a summary.
@@ -334,9 +411,9 @@ int main(int argc, char** argv) {
     dump.open(o.dump_logits, std::ios::binary | std::ios::trunc);
     if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": cannot be written");
   }
-  const char* kinds[] = {"prefill", "decode", "decode", "decode",
-                         "decode",  "extend", "decode", "decode"};
-  const int rows = 8;
+  const std::vector<Row> shape = ScenarioRows(o.scenario);
+  const int all_rows = static_cast<int>(shape.size());
+  const int rows = fault == "no-steps" ? 0 : fault == "half-steps" ? all_rows / 2 : all_rows;
   int input = 3;
   for (int r = 0; r < rows; ++r) {
     if ((fault == "crash" || fault == "abort") && r == 2) {
@@ -351,7 +428,7 @@ int main(int argc, char** argv) {
                            (fault == "batch-variant" && o.batch > 1 && r == 3);
     const bool wrong_fnv = fault == "wrong-fnv-at-3-threads" && o.threads == 3 && r == 3;
     const std::vector<float> logits = Logits(o, r, perturbed, variant);
-    const int position = r == 0 ? kPromptLength - 1 : kPromptLength - 1 + r + (r >= 5 ? 3 : 0);
+    const int position = shape[r].position;
     const int token = ArgMax(logits);
     if (o.trace) {
       for (int layer = 0; layer < 2; ++layer) {
@@ -370,9 +447,19 @@ int main(int argc, char** argv) {
       const uint32_t b = std::bit_cast<uint32_t>(logits[i]);
       for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<unsigned char>(b >> (8 * k));
     }
-    if (dump)
+    if (dump && fault == "dump-differs") {
+      // Rows that are not the logits hashed below.
+      for (int i = 0; i < kVocab; ++i) {
+        const uint32_t b = std::bit_cast<uint32_t>(logits[i] + 1e-3f);
+        for (int k = 0; k < 4; ++k) {
+          const char byte = static_cast<char>(b >> (8 * k));
+          dump.write(&byte, 1);
+        }
+      }
+    } else if (dump && !(fault == "dump-short" && r >= rows / 2)) {
       dump.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
-    Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + kinds[r] +
+    }
+    Line("{\"type\":\"step\",\"index\":" + std::to_string(r) + ",\"kind\":\"" + shape[r].kind +
          "\",\"position\":" + std::to_string(position) + ",\"input_token\":" +
          std::to_string(input) + ",\"token\":" + std::to_string(token) + ",\"fnv1a64\":\"" +
          Hex(Fnv1a64(bytes.data(), bytes.size()) ^ (wrong_fnv ? 1 : 0)) + "\",\"xxh3_64\":\"" +
@@ -380,7 +467,11 @@ int main(int argc, char** argv) {
          ",\"nan\":0,\"inf\":0" + BatchPlaceJson(o, r) + "}");
     input = token;
   }
-  if (dump) {
+  if (dump && fault == "dump-extra") {
+    const char extra[12] = {};
+    dump.write(extra, sizeof extra);
+  }
+  if (dump.is_open()) {
     dump.close();
     if (!dump) Fail(1, "--dump-logits " + o.dump_logits + ": write failed");
   }
