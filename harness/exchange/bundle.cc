@@ -47,6 +47,12 @@ json BuildJson(const harness::BuildInfo& b) {
           {"compiler", b.compiler}, {"flags", b.flags},     {"dirty", b.dirty}};
 }
 
+// The protocol's own JSON text of an object (records.h) as a JSON value,
+// through the harness's one reader: the bundle keeps the protocol's format.
+json ProtocolObject(const std::string& text) {
+  return harness::ParseBoundedJson(text, harness::JsonLimits{});
+}
+
 json CellJson(const CellResult& c) {
   json steps = json::array();
   for (const harness::StepRecord& s : c.steps) {
@@ -121,8 +127,8 @@ json CellJson(const CellResult& c) {
   if (c.dump) cell["dump"] = DumpStatisticsJson(*c.dump);
   // The protocol's own objects, only when there is one, so a CPU cell run
   // once has the bundle (and content id) it had before.
-  if (c.device) cell["device"] = json::parse(protocol::ToJsonText(*c.device));
-  if (c.repeats) cell["repeats"] = json::parse(protocol::ToJsonText(*c.repeats));
+  if (c.device) cell["device"] = ProtocolObject(protocol::ToJsonText(*c.device));
+  if (c.repeats) cell["repeats"] = ProtocolObject(protocol::ToJsonText(*c.repeats));
   return cell;
 }
 

@@ -108,6 +108,25 @@ Json ToJson(const CellTiming& t) {
   return j;
 }
 
+// The device and repeats with the protocol's keys (PROTOCOL.md).
+Json ToJson(const DeviceInfo& d) {
+  return Json{{"kind", Text(d.kind)},
+              {"name", Text(d.name)},
+              {"capability", Text(d.capability)},
+              {"multiprocessors", d.multiprocessors},
+              {"driver", Text(d.driver)},
+              {"libraries", Text(d.libraries)}};
+}
+
+Json ToJson(const RepeatInfo& r) {
+  Json j{{"count", r.count}, {"distinct", r.distinct}};
+  if (r.distinct > 1) {
+    j["first_repeat"] = r.first_repeat;
+    j["first_step"] = r.first_step;
+  }
+  return j;
+}
+
 Json ToJson(const CellResult& c) {
   Json j{{"checkpoint", Text(c.checkpoint)}, {"scenario", Text(c.scenario)},
          {"config", ToJson(c.config)},       {"code", ResultCodeName(c.code)},
@@ -121,8 +140,8 @@ Json ToJson(const CellResult& c) {
   j["vocab_size"] = c.vocab_size;
   j["isa_used"] = Text(c.isa_used);
   // The protocol's objects as the engine wrote them (PROTOCOL.md), or null.
-  j["device"] = c.device ? Json::parse(protocol::ToJsonText(*c.device)) : Json(nullptr);
-  j["repeats"] = c.repeats ? Json::parse(protocol::ToJsonText(*c.repeats)) : Json(nullptr);
+  j["device"] = c.device ? ToJson(*c.device) : Json(nullptr);
+  j["repeats"] = c.repeats ? ToJson(*c.repeats) : Json(nullptr);
   // Where the cell's time went, when this process ran it (a stored run has
   // no split).
   if (Json timing = ToJson(c.timing); !timing.empty()) j["timing"] = std::move(timing);
