@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds samebits into build/ (Release), installing the
 # Debian packages it needs first.
+#
+#   ci/build.sh [TARGET...]   builds only these targets (and what they need);
+#                             default: all of them, the tests included
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh
@@ -14,4 +17,6 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
-cmake --build build -j "$jobs"
+targets=()
+(($# > 0)) && targets=(--target "$@")
+cmake --build build -j "$jobs" "${targets[@]}"

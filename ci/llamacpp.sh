@@ -37,4 +37,5 @@ echo "ci/llamacpp.sh: logits byte-identical to $theirs" >&2
 cmake -S . -B "$build" -DSAMEBITS_LLAMACPP_TESTS=ON > /dev/null
 cmake --build "$build" -j "$(nproc)" --target samebits_llamacpp_tests
 ctest --test-dir "$build" -R '^LlamacppAdapter\.' --output-on-failure --no-tests=error
+bash ci/check-data-skips.sh "$build"
 ci/card-llamacpp.sh "$build" --short

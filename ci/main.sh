@@ -14,9 +14,12 @@
 # (equal to portable.txt's there) hold it to; that costs a few seconds over
 # the quantized checkpoints alone (README.md, "What CI runs"). A
 # --quant-dot given to this script replaces the pair.
+#
+# It builds only what it runs: the harness and the engine its cells start
+# (engines/samebits.json's command), not the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash ci/build.sh
+bash ci/build.sh samebits samebits-engine
 profiles=(--quant-dot "exact,int8")
 for arg in "$@"; do
   [[ $arg == --quant-dot || $arg == --quant-dot=* ]] && profiles=()

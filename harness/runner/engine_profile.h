@@ -6,7 +6,9 @@
 // its **axes** (a name, the values or integer range it takes, the argv each
 // value adds, hyperfine `-L` style, and the token a value contributes to a
 // configuration name), its **baseline** configuration, what its `hello`
-// must echo, and its **known differences**. The format, key by key:
+// must echo, and its **known differences**. engines/README.md says it for a
+// newcomer, with a minimal profile; `samebits profile check FILE` checks
+// one. The format, key by key:
 //
 //   profile            1 (the format's version)
 //   name               the engine's name: [a-z0-9][a-z0-9_.-]*

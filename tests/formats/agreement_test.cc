@@ -22,9 +22,6 @@ namespace {
 
 using testing::Checkpoint;
 
-#define SKIP_WITHOUT_CHECKPOINTS() \
-  if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir()
-
 struct Case {
   const char* name;  // file stem
   bool f32;          // all matrices F32 (or quantized, compared with the

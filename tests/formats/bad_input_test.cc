@@ -160,7 +160,7 @@ TEST(BadGguf, EveryTruncationIsAClearError) {
 }
 
 TEST(BadGguf, TruncatedRealFile) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const auto bytes = testing::ReadBytes(testing::Checkpoint("tiny_moe_mixtral_bf16.gguf"));
   for (size_t n = 0; n < bytes.size(); n += (n < 16384 ? 7 : 4093)) {
     ASSERT_NE(ErrorOf(bytes, n, LoadGguf), "") << n;
@@ -250,7 +250,7 @@ TEST(BadGguf, TensorLies) {
 }
 
 TEST(BadLlama2c, TruncationsAndLies) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const auto bytes = testing::ReadBytes(testing::Checkpoint("stories260K.bin"));
   EXPECT_EQ(ErrorOf(bytes, bytes.size(), LoadBin), "");
   for (size_t n = 0; n < 1036316; n += (n < 64 ? 1 : 9973)) {
@@ -271,7 +271,7 @@ TEST(BadLlama2c, TruncationsAndLies) {
 }
 
 TEST(BadTokenizerBin, TruncationsAndLies) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const auto bytes = testing::ReadBytes(testing::Checkpoint("tokenizer.bin"));
   EXPECT_EQ(ErrorOf(bytes, bytes.size(), LoadTok), "");
   for (size_t n = 0; n < bytes.size(); n += (n < 256 ? 1 : 977)) {

@@ -19,7 +19,7 @@
 namespace samebits::formats::testing {
 
 std::string CheckpointsDir() {
-  return std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints";
+  return data_folder::Path("checkpoints");
 }
 
 std::string Checkpoint(const std::string& name) {
@@ -27,7 +27,7 @@ std::string Checkpoint(const std::string& name) {
 }
 
 bool HaveCheckpoints() {
-  return std::filesystem::exists(Checkpoint("stories260K.gguf"));
+  return data_folder::Missing(CheckpointsDir()).empty();
 }
 
 std::vector<std::byte> ReadBytes(const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/model/weights.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::formats::testing {
 
@@ -17,7 +18,8 @@ namespace samebits::formats::testing {
 std::string CheckpointsDir();
 // Returns the path of shared checkpoint file `name`.
 std::string Checkpoint(const std::string& name);
-// Returns true when the shared checkpoints are present (tests skip otherwise).
+// Returns true when the shared checkpoints are present (tests skip otherwise:
+// SKIP_WITHOUT_CHECKPOINTS).
 bool HaveCheckpoints();
 
 // Returns the bytes of the file at `path` (fails the test when unreadable).
@@ -58,3 +60,8 @@ void ExpectSameModel(const model::ModelWeights& a, const model::ModelWeights& b)
 std::vector<int32_t> LlamaCppTokens(int n_vocab);
 
 }  // namespace samebits::formats::testing
+
+// Skips the calling test when the shared checkpoints are absent, with the
+// data folder's marker (tests/support/data_folder.h).
+#define SKIP_WITHOUT_CHECKPOINTS() \
+  SAMEBITS_SKIP_WITHOUT_DATA(::samebits::formats::testing::CheckpointsDir())

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, SyntheticHfClasses,
 
 // llama.cpp's files of these architectures, through safetensors and back.
 TEST(RealHfClasses, SharedFilesRoundTripBitForBit) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   for (const char* name : {"tiny_dense_gemma2_f32.gguf", "tiny_dense_gemma2_bf16.gguf",
                            "tiny_dense_gemma3_f32.gguf", "tiny_dense_cohere2_f32.gguf",
                            "tiny_dense_cohere2_bf16.gguf", "tiny_dense_phi3_f32.gguf"}) {

@@ -55,8 +55,7 @@ Logits LlamaCppSequentialLogits(const std::string& stem, int n_vocab, size_t pos
 class Int8OnRealFiles : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Int8OnRealFiles, IdenticalEverywhereAndCloseToLlamaCpp) {
-  if (!testing::HaveCheckpoints())
-    GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir();
+  SKIP_WITHOUT_CHECKPOINTS();
   const std::string stem = GetParam();
   const model::ModelWeights w = LoadCheckpoint("gguf:" + testing::Checkpoint(stem + ".gguf"));
   const std::vector<int32_t> tokens = testing::LlamaCppTokens(w.config.vocab_size);

@@ -118,7 +118,7 @@ TEST(LlamaExport, SafetensorsLoadsBackBitForBit) {
 // Row r of each exported q/k head is GGUF row 2 (r % 8) + r / 8 (head
 // dimension 16): transformers' row k * 8 + j is llama.cpp's 2 j + k.
 TEST(LlamaExport, QkRowsAreWrittenUnpermuted) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const model::ModelWeights w =
       LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_dense_llama_f32.gguf"));
   ASSERT_EQ(w.config.head_dim, 16);
@@ -192,7 +192,7 @@ TEST(LlamaRopeScaling, WrittenParametersRecomputeTheExactDivisors) {
     EXPECT_EQ(Bits(Llama3FreqDivisors(*fitted, 5e5f, 128)), Bits(divisors));
   }
 
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const model::ModelWeights w =
       LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_dense_llama3_f32.gguf"));
   const std::vector<float> file = Values(w.rope_freqs);
@@ -394,7 +394,7 @@ TEST(LlamaExport, OldInterleavedExportsStillLoad) {
 // reduction orders, so not the same bits, but the same greedy tokens and
 // logits within float rounding.
 TEST(LlamaExport, TransformersReadingIsTheSameModel) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const model::ModelWeights w =
       LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_dense_llama3_f32.gguf"));
   const std::string dir = testing::ScratchDir("llama-export-hf");

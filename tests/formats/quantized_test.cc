@@ -26,9 +26,6 @@ namespace {
 
 using testing::Checkpoint;
 
-#define SKIP_WITHOUT_CHECKPOINTS() \
-  if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir()
-
 // Calls `fn(name, view)` for every present tensor of `w`.
 template <typename Fn>
 void ForEachView(const model::ModelWeights& w, Fn fn) {

@@ -16,9 +16,6 @@ namespace {
 
 using testing::Checkpoint;
 
-#define SKIP_WITHOUT_CHECKPOINTS() \
-  if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints at " << testing::CheckpointsDir()
-
 TEST(RealCheckpoints, GgufHeadersParse) {
   SKIP_WITHOUT_CHECKPOINTS();
   for (const char* name :

@@ -63,7 +63,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemmaGgufRoundTrip,
 // That llama.cpp reads them as it reads the originals is checked with
 // llama.cpp itself (tests/harness/llamacpp_adapter_test.cc).
 TEST(RealRoundTrip, NewArchitecturesGgufKeepsEveryBit) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   for (const char* name :
        {"tiny_dense_gemma2_f32.gguf", "tiny_dense_gemma2_bf16.gguf", "tiny_dense_gemma3_f32.gguf",
         "tiny_dense_cohere2_f32.gguf", "tiny_dense_cohere2_bf16.gguf", "tiny_dense_llama3_f32.gguf",
@@ -170,7 +170,7 @@ TEST(GgufUnwritable, SwitchesTheArchitectureDoesNotImplyAreNamed) {
 }
 
 TEST(RealRoundTrip, GgufAndSafetensorsKeepEveryBit) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   for (const char* name :
        {"tiny_moe_mixtral_bf16.gguf", "stories260K.gguf", "llama-2-tiny-random.gguf"}) {
     SCOPED_TRACE(name);
@@ -242,7 +242,7 @@ namespace {
 // Older Mixtral conversions store each expert as its own tensor; those are
 // gathered into the same 3-D expert tensors.
 TEST(GgufPerExpert, GatheredIntoMergedExperts) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP();
+  SKIP_WITHOUT_CHECKPOINTS();
   const model::ModelWeights w =
       LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_moe_mixtral_f32.gguf"));
   const auto bytes = GgufBytes(w, {.per_expert_tensors = true});

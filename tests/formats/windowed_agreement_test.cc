@@ -76,7 +76,7 @@ std::vector<std::vector<float>> Chunked(model::Forward& forward, const model::Mo
 class WindowedAgreement : public ::testing::TestWithParam<Case> {};
 
 TEST_P(WindowedAgreement, LlamaCppLogitsOnBothPrompts) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints";
+  SKIP_WITHOUT_CHECKPOINTS();
   const Case c = GetParam();
   const model::ModelWeights w = LoadCheckpoint("gguf:" + Checkpoint(std::string(c.name) + ".gguf"));
   const int n_vocab = w.config.vocab_size;
@@ -115,7 +115,7 @@ TEST_P(WindowedAgreement, LlamaCppLogitsOnBothPrompts) {
 }
 
 TEST_P(WindowedAgreement, CpuPassGivesTheReferenceBitsAcrossTheWindow) {
-  if (!testing::HaveCheckpoints()) GTEST_SKIP() << "no checkpoints";
+  SKIP_WITHOUT_CHECKPOINTS();
   const Case c = GetParam();
   const model::ModelWeights w = LoadCheckpoint("gguf:" + Checkpoint(std::string(c.name) + ".gguf"));
   const std::vector<int32_t> tokens = Prompt48();

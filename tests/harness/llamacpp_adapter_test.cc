@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/harness/standin_helpers.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::standin {
 namespace {
@@ -64,6 +65,8 @@ TEST_F(LlamacppAdapter, GivesLlamacppsOwnLogitsBitForBit) {
   // llama.cpp's dump of this file (one token per llama_decode, 1 thread,
   // F32 K/V cache, flash attention off): the first 21 positions of the
   // shared 48-token scenario, fed the same way, hold the same bytes.
+  SAMEBITS_SKIP_WITHOUT_DATA(
+      data_folder::Path("checkpoints/llamacpp-logits/tiny_dense_llama_f32.t1.seq.f32"));
   const std::string dump = (dir_.path() / "p48.f32").string();
   const CommandResult run =
       RunCommand({Source("adapters/llama.cpp/samebits-llamacpp"), "run", "--checkpoint",
@@ -88,6 +91,7 @@ TEST_F(LlamacppAdapter, GivesLlamacppsOwnLogitsBitForBit) {
 TEST_F(LlamacppAdapter, ReadsSamebitsExportsAsItReadsTheOriginals) {
   const std::string adapter = Source("adapters/llama.cpp/samebits-llamacpp");
   const std::string scenario = Source("../shared/checkpoints/llamacpp48-v512.json");
+  SAMEBITS_SKIP_WITHOUT_DATA(scenario);
   for (const std::string name :
        {"tiny_dense_gemma2_f32", "tiny_dense_gemma2_bf16", "tiny_dense_gemma3_f32",
         "tiny_dense_cohere2_f32", "tiny_dense_cohere2_bf16", "tiny_dense_llama3_f32",
@@ -115,6 +119,7 @@ TEST_F(LlamacppAdapter, ReadsSamebitsExportsAsItReadsTheOriginals) {
 // file: at step 2 of classic), `conform` reruns llama.cpp with the
 // reference's tokens forced and measures every step on the same contexts.
 TEST_F(LlamacppAdapter, ConformForcesTheReferenceTokensWhereTheContinuationsDiverge) {
+  SAMEBITS_SKIP_WITHOUT_DATA(data_folder::Path("checkpoints/tiny_dense_llama_bf16.gguf"));
   const CommandResult c = RunCommand(
       {BinDir() + "/samebits", "conform", "engine:" + OwnEngineProfile(dir_.path()),
        "engine:llama.cpp", "--config-a", "reference", "--checkpoint",
@@ -125,6 +130,7 @@ TEST_F(LlamacppAdapter, ConformForcesTheReferenceTokensWhereTheContinuationsDive
 }
 
 TEST_F(LlamacppAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
+  SAMEBITS_SKIP_WITHOUT_DATA(data_folder::Path("checkpoints/tiny_dense_llama_f32.gguf"));
   // No reference is committed for llama.cpp (its bits depend on its build
   // and the CPU's kernels): the run's baseline becomes the reference, which
   // is written only when every configuration agrees with the baseline or

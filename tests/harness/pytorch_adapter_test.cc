@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/harness/standin_helpers.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::standin {
 namespace {
@@ -94,9 +95,7 @@ TEST_F(PytorchAdapter, IsGatedThroughItsProfileAndConformsToTheReferencePass) {
 void PytorchAdapter::ExpectSharedFileConforms(const std::string& file, const std::string& scenario,
                                               const std::string& scenarios_dir, int steps) {
   const std::string checkpoint = "gguf:../shared/checkpoints/" + file;
-  if (!std::filesystem::exists(Source("../shared/checkpoints/" + file))) {
-    GTEST_SKIP() << "../shared/checkpoints is absent";
-  }
+  SAMEBITS_SKIP_WITHOUT_DATA(data_folder::Path("checkpoints/" + file));
   const std::filesystem::path cwd = std::filesystem::current_path();
   std::filesystem::current_path(Source(""));
   const CommandResult run =

@@ -13,6 +13,7 @@
 
 #include "harness/store/store.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::harness {
 namespace {
@@ -53,15 +54,8 @@ int GateSuite(const std::string& suite, const std::string& configs, const std::s
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-bool SharedCheckpointsPresent() {
-  return fs::is_directory(fs::path(SAMEBITS_SOURCE_DIR) / ".." / "shared" / "checkpoints");
-}
-
 TEST(RealSuite, GateOnTheRealCheckpointsMatchesTheCommittedReferences) {
-  if (!SharedCheckpointsPresent()) {
-    GTEST_SKIP() << "no real checkpoints: ../shared/checkpoints is absent (the suite's files "
-                    "live outside the repository)";
-  }
+  SAMEBITS_SKIP_WITHOUT_DATA(data_folder::Path("checkpoints"));
   TempDir dir;
   std::string output;
   EXPECT_EQ(
@@ -85,9 +79,7 @@ TEST(RealSuite, GateOnTheRealCheckpointsMatchesTheCommittedReferences) {
 // for every cell (a gate without one exits 1), or the cross run would fail
 // only on the emulated platform, for a reason that has nothing to do with it.
 TEST(RealSuite, CrossSuitesRunOnThisHostAgainstTheCommittedReferences) {
-  if (!SharedCheckpointsPresent()) {
-    GTEST_SKIP() << "no real checkpoints: ../shared/checkpoints is absent";
-  }
+  SAMEBITS_SKIP_WITHOUT_DATA(data_folder::Path("checkpoints"));
   // Pairs x scenarios: 12 checkpoints, 28 cells; 9 checkpoints, 23 cells.
   const std::pair<const char*, size_t> suites[] = {{"ci/cross-quick-suite.json", 28},
                                                    {"ci/cross-quantized-suite.json", 23}};

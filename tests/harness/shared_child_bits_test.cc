@@ -15,6 +15,7 @@
 #include "harness/runner/matrix.h"
 #include "harness/runner/shared_child.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::runner {
 namespace {
@@ -51,7 +52,9 @@ harness::Configuration Config(const std::string& kernels, int threads, const std
 }
 
 TEST(SharedChildBits, AServedCellGivesTheBitsItGivesAlone) {
-  const std::string stories = "gguf:" + Source("../shared/checkpoints/stories260K.gguf");
+  const std::string stories_file = data_folder::Path("checkpoints/stories260K.gguf");
+  SAMEBITS_SKIP_WITHOUT_DATA(stories_file);
+  const std::string stories = "gguf:" + stories_file;
   // tiny and medium-q4_k come back after another checkpoint; a file between.
   const std::vector<std::string> checkpoints = {"synthetic:tiny",        "synthetic:gemma",
                                                 "synthetic:medium-q4_k", stories,

@@ -20,6 +20,7 @@
 #include "harness/analysis/results.h"
 #include "harness/store/store.h"
 #include "tests/harness/standin_helpers.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::standin {
 namespace {
@@ -365,7 +366,7 @@ TEST_F(StandinHardening, ARelativeCheckpointNamesTheWorkingFoldersFile) {
   // Lexical, as the harness resolves a relative path (a symlinked shared
   // folder keeps its own name).
   const fs::path real = (root / "../shared/checkpoints/stories260K.gguf").lexically_normal();
-  if (!fs::exists(real)) GTEST_SKIP() << "no " << real;
+  SAMEBITS_SKIP_WITHOUT_DATA(real.string());
   const std::string spec = "gguf:../shared/checkpoints/stories260K.gguf";
   auto run_from = [&](const fs::path& folder, const std::string& checkpoint) {
     return RunCommand({BinDir() + "/samebits", "run", "--checkpoint", checkpoint, "--config",

@@ -24,6 +24,7 @@
 #include "engine/kernels/test_only_table.h"
 #include "engine/model/forward.h"
 #include "engine/threads/thread_pool.h"
+#include "tests/support/data_folder.h"
 
 namespace samebits::run {
 namespace {
@@ -189,9 +190,9 @@ TEST(BatchDriverTest, QuantizedMediumIsBatchInvariant) {
 
 // Real checkpoints: a quantized dense Qwen3 and a Mixtral-style MoE.
 TEST(BatchDriverTest, RealCheckpointsAreBatchInvariant) {
-  const std::string dir = std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints/";
+  const std::string dir = data_folder::Path("checkpoints") + "/";
   for (const char* name : {"small_dense_qwen3_q8_0.gguf", "tiny_moe_mixtral_f32.gguf"}) {
-    if (!std::filesystem::exists(dir + name)) GTEST_SKIP() << "missing " << dir + name;
+    SAMEBITS_SKIP_WITHOUT_DATA(dir + name);
   }
   for (const char* name : {"small_dense_qwen3_q8_0.gguf", "tiny_moe_mixtral_f32.gguf"}) {
     ExpectBatchInvariant("gguf:" + dir + name, {4}, {1}, true);

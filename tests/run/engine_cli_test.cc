@@ -15,6 +15,7 @@
 #include "engine/formats/gguf.h"
 #include "engine/kernels/kernels.h"
 #include "engine/protocol/records.h"
+#include "tests/support/data_folder.h"
 #include "tests/support/engine_process.h"
 
 namespace samebits {
@@ -271,9 +272,8 @@ std::vector<std::byte> FileBytes(const std::string& path) {
 // Q8_0 and Q6_K, tensor by tensor (norms stay F32, as llama-quantize keeps
 // 1-D tensors; token_embd and output are quantized, as in its files).
 TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
-  const std::string dir = std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints/";
-  if (!std::ifstream(dir + "small_dense_qwen3_f32.gguf"))
-    GTEST_SKIP() << "no checkpoints at " << dir;
+  const std::string dir = data_folder::Path("checkpoints") + "/";
+  SAMEBITS_SKIP_WITHOUT_DATA(dir + "small_dense_qwen3_f32.gguf");
   for (const std::string type : {"q8_0", "q6_k"}) {
     SCOPED_TRACE(type);
     const std::string out = ::testing::TempDir() + "/export_" + type + ".gguf";

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "tests/support/data_folder.h"
+
 namespace samebits::testing {
 
 EngineResult RunEngine(const std::string& args, const std::string& input) {
@@ -38,7 +40,7 @@ EngineResult RunEngine(const std::string& args, const std::string& input) {
 }
 
 std::string SharedVocab(const std::string& name) {
-  return std::string(SAMEBITS_SOURCE_DIR) + "/../shared/vocab/ggml-vocab-" + name + ".gguf";
+  return data_folder::Path("vocab/ggml-vocab-" + name + ".gguf");
 }
 
 std::string ReadWholeFile(const std::string& path) {

@@ -3,9 +3,8 @@
 // of NAME.gguf.out (no BOS), and those ids must decode to the input again.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "engine/formats/vocabulary_file.h"
+#include "tests/support/data_folder.h"
 #include "tests/support/engine_process.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
@@ -16,7 +15,7 @@ class Conformance : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Conformance, EveryInputGivesTheExpectedIdsAndDecodesBack) {
   const std::string gguf = SharedVocab(GetParam());
-  if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
+  SAMEBITS_SKIP_WITHOUT_DATA(gguf);
   const auto vocabulary = formats::LoadVocabularyFile(gguf);
   const auto cases = ParseVocabCases(ReadWholeFile(gguf + ".inp"), ReadWholeFile(gguf + ".out"));
   ASSERT_GT(cases.size(), 10u);
@@ -41,7 +40,7 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, Conformance,
 // reported, with its input and both id lists.
 TEST(ConformanceCheck, ReportsAWrongIdWithInputExpectedAndActual) {
   const std::string gguf = SharedVocab("gpt-2");
-  if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
+  SAMEBITS_SKIP_WITHOUT_DATA(gguf);
   const auto vocabulary = formats::LoadVocabularyFile(gguf);
   std::vector<VocabCase> cases = {{"Hello world", vocabulary->Tokenize("Hello world", false)}};
   int roundtrips = 0;

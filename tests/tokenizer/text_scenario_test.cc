@@ -5,12 +5,11 @@
 // decoded text of the chosen tokens.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "engine/formats/vocabulary_file.h"
 #include "engine/protocol/records.h"
 #include "engine/run/driver.h"
 #include "engine/run/scenario.h"
+#include "tests/support/data_folder.h"
 #include "tests/support/engine_process.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
@@ -36,7 +35,7 @@ std::vector<int32_t> ConformanceIds(const std::string& name, const std::string& 
 
 TEST_P(TextScenario, PromptHasBosAsTheFileSaysAndChunksHaveNone) {
   const std::string path = SharedVocab(GetParam().name);
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
+  SAMEBITS_SKIP_WITHOUT_DATA(path);
   const auto vocabulary = formats::LoadVocabularyFile(path);
   EXPECT_EQ(vocabulary->add_bos(), GetParam().adds_bos);
   // A model as large as the vocabulary: only its sizes matter here.
@@ -67,9 +66,8 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, TextScenario,
                          });
 
 TEST(TextScenarioEngine, StepRecordsCarryTheDecodedTextOfTheChosenToken) {
-  const std::string gguf =
-      std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints/stories260K.gguf";
-  if (!std::filesystem::exists(gguf)) GTEST_SKIP() << gguf << " is absent";
+  const std::string gguf = data_folder::Path("checkpoints/stories260K.gguf");
+  SAMEBITS_SKIP_WITHOUT_DATA(gguf);
   const EngineResult r = RunEngine("run --checkpoint 'gguf:" + gguf + "' --scenario '" +
                                        SAMEBITS_SOURCE_DIR + "/scenarios/real/text-story.json'",
                                    "");

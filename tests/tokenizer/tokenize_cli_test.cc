@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/data_folder.h"
 #include "tests/support/engine_process.h"
 #include "tests/tokenizer/vocab_cases_helpers.h"
 
@@ -46,8 +47,7 @@ class TokenizeCli : public ::testing::TestWithParam<const char*> {};
 // Every conformance input, through stdin, prints the expected ids on one
 // line, and the ids through --decode print the input again.
 TEST_P(TokenizeCli, PrintsTheConformanceIdsAndDecodesThemBack) {
-  if (!std::filesystem::exists(Vocab(GetParam())))
-    GTEST_SKIP() << Vocab(GetParam()) << " is absent";
+  SAMEBITS_SKIP_WITHOUT_DATA(Vocab(GetParam()));
   const std::string vocab = "--vocab '" + Vocab(GetParam()) + "'";
   const auto cases = Cases(GetParam());
   // A few cases keep the test short: a plain one, a multi-line one, a non-Latin one.
@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, TokenizeCli, ::testing::Values("qwen2", "
                          });
 
 TEST(TokenizeCliTest, BosOnlyOnRequest) {
-  if (!std::filesystem::exists(Vocab("llama-spm"))) GTEST_SKIP();
+  SAMEBITS_SKIP_WITHOUT_DATA(Vocab("llama-spm"));
   const std::string vocab = "--vocab '" + Vocab("llama-spm") + "'";
   const EngineResult plain = Tokenize(vocab, "Hello");
   const EngineResult bos = Tokenize(vocab + " --bos", "Hello");
@@ -82,8 +82,8 @@ TEST(TokenizeCliTest, BosOnlyOnRequest) {
 }
 
 TEST(TokenizeCliTest, ReadsLlama2cTokenizerBin) {
-  const std::string bin = std::string(SAMEBITS_SOURCE_DIR) + "/../shared/checkpoints/tokenizer.bin";
-  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is absent";
+  const std::string bin = data_folder::Path("checkpoints/tokenizer.bin");
+  SAMEBITS_SKIP_WITHOUT_DATA(bin);
   const EngineResult enc = Tokenize("--vocab '" + bin + "'", "Once upon a time");
   ASSERT_EQ(enc.exit_code, 0) << enc.err;
   EXPECT_THAT(enc.out, ::testing::MatchesRegex("[0-9]+( [0-9]+)*\n"));
@@ -127,7 +127,7 @@ TEST(TokenizeCliTest, BadFilesAreUsageErrorsNamingTheFile) {
 }
 
 TEST(TokenizeCliTest, DecodeRefusesWordsThatAreNoIds) {
-  if (!std::filesystem::exists(Vocab("gpt-2"))) GTEST_SKIP();
+  SAMEBITS_SKIP_WITHOUT_DATA(Vocab("gpt-2"));
   const std::string vocab = "--vocab '" + Vocab("gpt-2") + "' --decode";
   const EngineResult word = Tokenize(vocab, "15496 hello");
   EXPECT_EQ(word.exit_code, 2);
