@@ -76,6 +76,7 @@ void PrintAxes(const runner::EngineProfile& profile) {
 
 std::vector<std::string> Names(const std::vector<runner::EngineConfiguration>& configs) {
   std::vector<std::string> names;
+  names.reserve(configs.size());
   for (const runner::EngineConfiguration& c : configs) names.push_back(c.name);
   return names;
 }

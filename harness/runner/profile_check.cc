@@ -12,7 +12,12 @@ namespace {
 // Returns "axis=value, ..." for a person.
 std::string DescribeValues(const std::map<std::string, std::string>& values) {
   std::string out;
-  for (const auto& [axis, value] : values) out += (out.empty() ? "" : ", ") + axis + "=" + value;
+  for (const auto& [axis, value] : values) {
+    if (!out.empty()) out += ", ";
+    out += axis;
+    out += "=";
+    out += value;
+  }
   return out;
 }
 

@@ -259,7 +259,7 @@ TEST(BadLlama2c, TruncationsAndLies) {
   }
   auto patch = [&](int field, int32_t v) {
     auto b = bytes;
-    std::memcpy(b.data() + 4 * field, &v, 4);
+    std::memcpy(b.data() + 4 * static_cast<size_t>(field), &v, 4);
     return ErrorOf(b, b.size(), LoadBin);
   };
   EXPECT_NE(patch(0, -64).find("dim is -64"), std::string::npos);

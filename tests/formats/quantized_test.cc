@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -75,7 +76,11 @@ TEST_P(QuantizedTwin, SameWeightsAndLogitsAsTheDequantizedFile) {
     a.ReadF32(0, a.elements(), x.data());
     const float* y = reinterpret_cast<const float*>(b.data);
     for (int64_t i = 0; i < a.elements(); ++i) {
-      differing_weights += std::memcmp(&x[i], &y[i], sizeof(float)) != 0;
+      // Bits, not values: a NaN or -0 that moved is a difference.
+      uint32_t x_bits = 0, y_bits = 0;
+      std::memcpy(&x_bits, &x[i], sizeof x_bits);
+      std::memcpy(&y_bits, &y[i], sizeof y_bits);
+      differing_weights += x_bits != y_bits;
     }
   });
   std::cout << "[twin] " << stem << ": " << TypeCounts(q) << "; " << compared

@@ -57,7 +57,7 @@ class ProfileCheck : public ::testing::Test {
     fs::create_directories(dir_.path() / "engines");
     std::error_code ec;
     fs::create_directory_symlink(SAMEBITS_BINARY_DIR, dir_.path() / "build", ec);
-    const std::string path = (dir_.path() / "engines" / (name + ".json")).string();
+    std::string path = (dir_.path() / "engines" / (name + ".json")).string();
     std::ofstream(path) << profile.dump(2);
     return path;
   }
@@ -66,7 +66,7 @@ class ProfileCheck : public ::testing::Test {
   std::string StandinWith(const std::function<void(Json&)>& change) {
     Json j = Json::parse(ReadText(Source("tests/standins/standin_profile.json")));
     change(j);
-    const std::string path = (dir_.path() / "profile.json").string();
+    std::string path = (dir_.path() / "profile.json").string();
     std::ofstream(path) << j.dump(2);
     return path;
   }

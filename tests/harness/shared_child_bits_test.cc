@@ -77,9 +77,13 @@ TEST(SharedChildBits, AServedCellGivesTheBitsItGivesAlone) {
     int n = 0;
     for (const std::string& checkpoint : checkpoints) {
       for (const std::string& scenario : scenarios) {
-        SCOPED_TRACE(checkpoint + " " + scenario + " " + config.kernels + " t" +
-                     std::to_string(config.threads) + " " + config.math + " b" +
-                     std::to_string(config.batch));
+        std::string trace = checkpoint;
+        trace += " " + scenario;
+        trace += " " + config.kernels;
+        trace += " t" + std::to_string(config.threads);
+        trace += " " + config.math;
+        trace += " b" + std::to_string(config.batch);
+        SCOPED_TRACE(trace);
         Cell cell;
         cell.checkpoint = checkpoint;
         cell.scenario = scenario;

@@ -78,7 +78,8 @@ std::string FirstDifference(const Recorded& a, const Recorded& b) {
   if (a.logits.size() != b.logits.size()) return "different step counts";
   for (size_t i = 0; i < a.logits.size(); ++i) {
     if (a.logits[i].size() != b.logits[i].size() ||
-        std::memcmp(a.logits[i].data(), b.logits[i].data(), a.logits[i].size() * sizeof(float))) {
+        std::memcmp(a.logits[i].data(), b.logits[i].data(), a.logits[i].size() * sizeof(float)) !=
+            0) {
       return "logits differ at step " + std::to_string(i);
     }
   }
@@ -103,7 +104,7 @@ std::string CompanionsDifferFromSolo(const model::ModelWeights& w, model::Forwar
     for (size_t c = 0; c < calls.tokens.size(); ++c) {
       forward.Run(state, calls.tokens[c], false, logits, nullptr);
       if (logits.size() != calls.logits[c].size() ||
-          std::memcmp(logits.data(), calls.logits[c].data(), logits.size() * sizeof(float))) {
+          std::memcmp(logits.data(), calls.logits[c].data(), logits.size() * sizeof(float)) != 0) {
         return "companion " + std::to_string(id) + " differs from its solo run at call " +
                std::to_string(c);
       }

@@ -177,7 +177,7 @@ TEST(EngineCliTest, AScenarioThatIsNoRegularFileIsRefusedAtOnce) {
 
 // Returns the path of a scenario file holding `json` (a fresh temporary file).
 std::string ScenarioFile(const std::string& name, const std::string& json) {
-  const std::string path =
+  std::string path =
       ::testing::TempDir() + "/engine_cli_" + name + "." + std::to_string(getpid()) + ".json";
   std::ofstream(path) << json;
   return path;
@@ -277,11 +277,18 @@ TEST(EngineCliTest, ExportTypeWritesLlamaQuantizesBytes) {
   for (const std::string type : {"q8_0", "q6_k"}) {
     SCOPED_TRACE(type);
     const std::string out = ::testing::TempDir() + "/export_" + type + ".gguf";
-    const Result r = RunEngine("export gguf:'" + dir + "small_dense_qwen3_f32.gguf' '" + out +
-                               "' --type " + type);
+    std::string command = "export gguf:'" + dir;
+    command += "small_dense_qwen3_f32.gguf' '";
+    command += out;
+    command += "' --type ";
+    command += type;
+    const Result r = RunEngine(command);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::vector<std::byte> ours = FileBytes(out);
-    const std::vector<std::byte> theirs = FileBytes(dir + "small_dense_qwen3_" + type + ".gguf");
+    std::string file = dir + "small_dense_qwen3_";
+    file += type;
+    file += ".gguf";
+    const std::vector<std::byte> theirs = FileBytes(file);
     const formats::GgufFile a = formats::ParseGguf(ours, out);
     const formats::GgufFile b = formats::ParseGguf(theirs, type);
     ASSERT_EQ(a.tensors.size(), b.tensors.size());
@@ -316,15 +323,22 @@ TEST(EngineCliTest, ExportGemmaToGgufRunsTheSameSteps) {
     SCOPED_TRACE(spec);
     const std::string out = ::testing::TempDir() + "/export_" + spec.substr(10) + "." +
                             std::to_string(getpid()) + ".gguf";
-    const Result e = RunEngine("export " + spec + " '" + out + "'");
+    std::string command = "export " + spec;
+    command += " '";
+    command += out;
+    command += "'";
+    const Result e = RunEngine(command);
     ASSERT_EQ(e.exit_code, 0) << e.err;
     for (const std::string scenario : {"classic", "window"}) {
       SCOPED_TRACE(scenario);
       const std::string args = " --scenario " + Scenario(scenario);
-      const protocol::Transcript a =
-          protocol::ReadTranscript(RunEngine("run --checkpoint " + spec + args).out);
-      const protocol::Transcript b =
-          protocol::ReadTranscript(RunEngine("run --checkpoint gguf:'" + out + "'" + args).out);
+      std::string run_spec = "run --checkpoint " + spec;
+      run_spec += args;
+      std::string run_export = "run --checkpoint gguf:'" + out;
+      run_export += "'";
+      run_export += args;
+      const protocol::Transcript a = protocol::ReadTranscript(RunEngine(run_spec).out);
+      const protocol::Transcript b = protocol::ReadTranscript(RunEngine(run_export).out);
       ASSERT_TRUE(a.ok && b.ok) << a.failure << b.failure;
       ASSERT_FALSE(a.steps.empty());
       EXPECT_EQ(a.steps, b.steps) << "the GGUF export must run as the synthetic model, bit for bit";
