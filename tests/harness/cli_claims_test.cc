@@ -32,6 +32,14 @@ using standin::Source;
 using standin::TempDir;
 using ::testing::HasSubstr;
 
+// Runs `samebits COMMAND WORDS...`.
+CommandResult RunWith(const Command& command, const std::vector<std::string>& words) {
+  std::vector<std::string> argv = {BinDir() + "/samebits"};
+  argv.insert(argv.end(), command.words.begin(), command.words.end());
+  argv.insert(argv.end(), words.begin(), words.end());
+  return RunCommand(argv);
+}
+
 // The stand-in's lies (tests/standins/standin_engine.cc) and whether the
 // harness needs the dump to catch them.
 struct Lie {
@@ -135,10 +143,7 @@ TEST_F(CliClaims, EveryCommandAndEngineRefusesAnEngineWhoseClaimsDoNotCheck) {
       if (lie.needs_dump && !way.dumps) continue;
       for (const std::vector<std::string>* words : {&way.with_program, &way.with_profile}) {
         if (words->empty()) continue;
-        std::vector<std::string> argv = {BinDir() + "/samebits"};
-        argv.insert(argv.end(), command.words.begin(), command.words.end());
-        argv.insert(argv.end(), words->begin(), words->end());
-        const CommandResult r = RunCommand(argv);
+        const CommandResult r = RunWith(command, *words);
         ++runs;
         EXPECT_NE(r.exit_code, 0) << lie.fault << ": " << r.command << "\n" << r.output;
         EXPECT_THAT(r.output, HasSubstr("does not check")) << lie.fault << ": " << r.command << "\n"
@@ -159,10 +164,7 @@ TEST_F(CliClaims, AnHonestEngineChecksOnEveryCommand) {
     if (!way.skip.empty()) continue;
     for (const std::vector<std::string>* words : {&way.with_program, &way.with_profile}) {
       if (words->empty()) continue;
-      std::vector<std::string> argv = {BinDir() + "/samebits"};
-      argv.insert(argv.end(), command.words.begin(), command.words.end());
-      argv.insert(argv.end(), words->begin(), words->end());
-      const CommandResult r = RunCommand(argv);
+      const CommandResult r = RunWith(command, *words);
       // (gate exits 1 for want of references, which this folder has none of)
       EXPECT_NE(r.exit_code, 2) << r.command << "\n" << r.output;
       EXPECT_THAT(r.output, ::testing::Not(HasSubstr("UNRESOLVED"))) << r.command << "\n"
