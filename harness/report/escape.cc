@@ -1,5 +1,7 @@
 #include "harness/report/escape.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 #include "harness/analysis/terminal_text.h"
@@ -32,6 +34,40 @@ const char* MarkupEntity(char c, const char* apostrophe) {
     default:
       return nullptr;
   }
+}
+
+// True for the characters that start Markdown syntax anywhere in a line
+// (emphasis, code, links, tables, inline HTML, entities, strikethrough, and
+// the backslash itself). A backslash before any of them writes it as it is
+// (CommonMark, "Backslash escapes"); every other character needs nothing.
+bool IsMarkdownSyntax(char c) {
+  switch (c) {
+    case '\\':
+    case '`':
+    case '*':
+    case '_':
+    case '|':
+    case '<':
+    case '>':
+    case '&':
+    case '[':
+    case ']':
+    case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsWordCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || static_cast<unsigned char>(c) >= 0x80;
+}
+
+// True when the character at `i` has a letter or digit on both sides, where
+// CommonMark's flanking rules let no `_` open or close emphasis.
+bool IsIntraword(std::string_view text, size_t i) {
+  return i > 0 && i + 1 < text.size() && IsWordCharacter(text[i - 1]) &&
+         IsWordCharacter(text[i + 1]);
 }
 
 }  // namespace
@@ -100,34 +136,44 @@ std::string XmlEscape(std::string_view text, bool attribute) {
 }
 
 std::string MarkdownCell(std::string_view text) {
+  const std::string clean = RemoveControlCharacters(text);
   std::string out;
-  for (char c : HtmlEscape(text)) {
-    switch (c) {
-      case '|':
-        out += "\\|";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '`':
-        out += "&#96;";
-        break;
-      case '*':
-        out += "\\*";
-        break;
-      case '_':
-        out += "\\_";
-        break;
-      case '\n':
-      case '\r':
-      case '\t':
-        out += ' ';
-        break;
-      default:
-        out += c;
+  for (size_t i = 0; i < clean.size(); ++i) {
+    const char c = clean[i];
+    if (c == '_' && IsIntraword(clean, i)) {
+      out += c;  // x86_64, cpu_t1: an underscore inside a word emphasizes nothing
+    } else if (IsMarkdownSyntax(c)) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else {
+      out += c;
     }
   }
   return out;
+}
+
+std::string MarkdownCode(std::string_view text) {
+  std::string body;
+  size_t longest = 0, run = 0;
+  for (char c : RemoveControlCharacters(text)) {
+    run = (c == '`') ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      body += ' ';
+    } else if (c == '|') {
+      body += "\\|";  // GFM splits table cells at a bare | even in code
+    } else {
+      body += c;
+    }
+  }
+  const std::string ticks(longest + 1, '`');
+  // A span that starts or ends with a backtick needs a space between the
+  // two, which CommonMark strips again.
+  const bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
+  const std::string space = pad ? " " : "";
+  return ticks + space + body + space + ticks;
 }
 
 std::string CodeFenceFor(std::string_view text) {

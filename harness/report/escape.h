@@ -28,11 +28,18 @@ std::string HtmlEscape(std::string_view text);
 // attribute values are written as character references so parsers keep them.
 std::string XmlEscape(std::string_view text, bool attribute);
 
-// Returns `text` safe inside one cell of a Markdown table: HTML-escaped (a
-// pull-request comment renders inline HTML), `|` and backslash escaped,
-// backticks and asterisks neutralized, and line breaks replaced by spaces so
-// the row stays one line.
+// Returns `text` safe inside one cell of a Markdown table or a line of
+// Markdown text: every character that starts Markdown syntax (inline HTML,
+// entities, emphasis, code, links, `|`) backslash-escaped, nothing else
+// (no HTML entities: a reader of the raw file sees the text), control
+// characters removed, and line breaks replaced by spaces so the row stays
+// one line.
 std::string MarkdownCell(std::string_view text);
+
+// Returns `text` as one Markdown code span (backslashes are literal there):
+// fenced by one more backtick than its longest run, `|` escaped for tables,
+// line breaks replaced by spaces.
+std::string MarkdownCode(std::string_view text);
 
 // Returns the shortest run of backticks that does not occur in `text`, at
 // least three long: a code fence that `text` cannot close.

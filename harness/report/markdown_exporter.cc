@@ -117,8 +117,8 @@ void WriteMatrices(const ReportModel& m, std::ostream& out) {
       out << g.columns.size() << " steps: see the HTML report for the matrix.\n\n";
       continue;
     }
-    out << "Against `" << MarkdownCell(g.rows[g.base_row].cell->config.name)
-        << "`: `=` same hashes, **X** differs, `-` missing.\n\n";
+    out << "Against " << MarkdownCode(g.rows[g.base_row].cell->config.name)
+        << ": `=` same hashes, **X** differs, `-` missing.\n\n";
     out << "| Configuration |";
     for (const StepColumn& c : g.columns) out << " " << c.index << " |";
     out << "\n|---|";

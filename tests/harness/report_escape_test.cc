@@ -30,7 +30,23 @@ TEST(Escape, Utf8IsSanitized) {
 }
 
 TEST(Escape, MarkdownCellStaysOneCell) {
-  EXPECT_EQ(MarkdownCell("a|b\nc `d` *e* <f>"), "a\\|b c &#96;d&#96; \\*e\\* &lt;f&gt;");
+  EXPECT_EQ(MarkdownCell("a|b\nc `d` *e* <f>"), "a\\|b c \\`d\\` \\*e\\* \\<f\\>");
+}
+
+// Only what Markdown reads as syntax is escaped, and never as an HTML entity
+// (a card once held 37 "&#39;" where its text had an apostrophe).
+TEST(Escape, MarkdownCellWritesNoEntities) {
+  EXPECT_EQ(MarkdownCell("it's \"q\" 1.5-2 (x) #3 a_b & [l](u) ~s~ \\"),
+            "it's \"q\" 1.5-2 (x) #3 a_b \\& \\[l\\](u) \\~s\\~ \\\\");
+  EXPECT_EQ(MarkdownCell("_a_ b_ x86_64"), "\\_a\\_ b\\_ x86_64");
+  EXPECT_EQ(MarkdownCell("&#39;"), "\\&#39;");  // an entity in the input stays text
+}
+
+TEST(Escape, MarkdownCodeIsOneSpan) {
+  EXPECT_EQ(MarkdownCode("sdpa_efficient"), "`sdpa_efficient`");
+  EXPECT_EQ(MarkdownCode("a`b"), "``a`b``");
+  EXPECT_EQ(MarkdownCode("`x"), "`` `x ``");
+  EXPECT_EQ(MarkdownCode("a|b\nc"), "`a\\|b c`");
 }
 
 TEST(Escape, CodeFenceOutlastsBackticksInside) {

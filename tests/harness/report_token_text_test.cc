@@ -33,7 +33,7 @@ TEST(ReportTokenText, MatricesShowTheBaseTokensTextEscaped) {
   const int token = run.cells.front().steps.front().token;
   const std::string md = Export(run, "md");
   EXPECT_NE(md.find("| Token ("), std::string::npos) << md;
-  EXPECT_NE(md.find(std::to_string(token) + " &quot;&lt;b&gt;x\\|y&#96;\\\\n&quot;"),
+  EXPECT_NE(md.find(std::to_string(token) + " \"\\<b\\>x\\|y\\`\\\\n\""),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("<b>"), std::string::npos);
