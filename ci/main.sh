@@ -12,8 +12,8 @@
 # every checkpoint, not only the quantized ones: on F32, F16 and BF16
 # weights the int8 profile must leave the bits alone, which its references
 # (equal to portable.txt's there) hold it to; that costs a few seconds over
-# the quantized checkpoints alone (README.md, "What CI runs"). A
-# --quant-dot given to this script replaces the pair.
+# the quantized checkpoints alone (BENCHMARKS.md, "The default gate: cells
+# and wall time"). A --quant-dot given to this script replaces the pair.
 #
 # It builds only what it runs: the harness and the engine its cells start
 # (engines/samebits.json's command), not the tests.

@@ -59,7 +59,8 @@ fi
 
 # The slowest tests under ASan (each runs whole matrices of engine children,
 # several times slower instrumented): left to --full so that CI's sanitizer
-# step stays within its budget. README.md says which and why.
+# step stays within its budget. docs/building.md ("Sanitizers") says which
+# and why.
 asan_slow=(
   '^Identity\.WideClassic$'
   '^Identity\.MediumEveryScenario$'
@@ -79,7 +80,8 @@ build() {
   local targets=()
   [ $# -gt 0 ] && targets=(--target "$@")
   # -O1 -g1: line tables are all a sanitizer report needs, and the build
-  # takes far less time than at RelWithDebInfo's -O2 -g (README, Sanitizers).
+  # takes far less time than at RelWithDebInfo's -O2 -g (docs/building.md,
+  # "Sanitizers").
   cmake -S "$root" -B "$root/$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \

@@ -2,7 +2,7 @@
 // The cases use B = 2^24, where floats are 2 apart, so adding 1 to B is a
 // tie that rounds back to B: a naive left-to-right sum loses every 1 while
 // the lane order keeps them. Every expected value is worked out by hand in
-// the comment above it, following README.md step by step.
+// the comment above it, following engine/numerics/README.md step by step.
 #include "engine/numerics/lanes.h"
 
 #include <gtest/gtest.h>

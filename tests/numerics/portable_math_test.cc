@@ -1,4 +1,4 @@
-// Accuracy of the portable math profile (README.md, clause C8) against the
+// Accuracy of the portable math profile (engine/numerics/README.md, clause C8) against the
 // double-precision <cmath> functions rounded to float, over deterministic
 // sweeps of at least 10^6 inputs per function, plus the IEEE special values.
 // The measured maximum error is printed and recorded as a test property so
