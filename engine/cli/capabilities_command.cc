@@ -29,8 +29,8 @@ int RunCapabilities() {
   }
   // The synthetic checkpoints `run --checkpoint synthetic:...` takes, so a
   // harness refuses a misspelt one before it starts any cell.
-  capabilities.synthetic = protocol::SyntheticCheckpoints{model::SyntheticNames(),
-                                                          model::WeightTypeNames()};
+  capabilities.synthetic =
+      protocol::SyntheticCheckpoints{model::SyntheticNames(), model::WeightTypeNames()};
   capabilities.serve = true;  // run --serve (serve.h)
   std::printf("%s\n", protocol::ToJsonLine(capabilities).c_str());
   return 0;

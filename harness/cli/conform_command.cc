@@ -48,7 +48,8 @@ void WriteReportFile(const harness::RunConformance& c, const std::string& format
 // The engine operands' engines, each asked with its profile's probe.
 std::vector<runner::EngineToAsk> CheckpointEnginesOf(const ConformFlags& flags) {
   std::vector<runner::EngineToAsk> engines;
-  for (const auto& [which, config] : {std::pair{flags.a, flags.config_a}, {flags.b, flags.config_b}}) {
+  for (const auto& [which, config] :
+       {std::pair{flags.a, flags.config_a}, {flags.b, flags.config_b}}) {
     if (const std::optional<EngineOperand> e = ParseEngineOperand(which, config, flags.build)) {
       engines.push_back({e->program, e->profile->probe});
     }

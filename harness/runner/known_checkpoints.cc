@@ -36,10 +36,13 @@ bool KnowsSynthetic(const protocol::SyntheticCheckpoints& known, const std::stri
 
 std::string KnownList(const protocol::SyntheticCheckpoints& known) {
   std::string names, types;
-  for (const std::string& n : known.names) names += (names.empty() ? "" : ", ") + std::string(kSynthetic) + n;
+  for (const std::string& n : known.names) {
+    names += (names.empty() ? "" : ", ") + std::string(kSynthetic) + n;
+  }
   for (const std::string& t : known.types) types += (types.empty() ? "" : "|") + t;
   if (names.empty()) return "it knows no synthetic checkpoint";
-  return "it knows " + names + (types.empty() ? "" : " (each also as NAME-TYPE, TYPE one of " + types + ")");
+  return "it knows " + names +
+         (types.empty() ? "" : " (each also as NAME-TYPE, TYPE one of " + types + ")");
 }
 
 }  // namespace
@@ -49,7 +52,9 @@ std::string CheckpointProblem(const std::string& spec, const protocol::Capabilit
     std::error_code ec;
     const ResolvedCheckpoint r = ResolveCheckpoint(spec, fs::current_path(ec).string(), "/");
     if (spec.empty() || spec.back() == ':') return "checkpoint '" + spec + "': names no file";
-    if (!fs::exists(r.file, ec)) return "checkpoint '" + spec + "': no such file or folder " + r.file;
+    if (!fs::exists(r.file, ec)) {
+      return "checkpoint '" + spec + "': no such file or folder " + r.file;
+    }
     if (::access(r.file.c_str(), R_OK) != 0) {
       return "checkpoint '" + spec + "': cannot read " + r.file;
     }

@@ -41,9 +41,9 @@ class CliCheckpoints : public ::testing::Test {
     fs::create_directories(dir_.path() / "references");
     // samebits-engine behind a script that logs each call's arguments.
     engine_ = (dir_.path() / "logging-engine").string();
-    std::ofstream(engine_) << "#!/bin/sh\nprintf '%s\\n' \"$*\" >> "
-                           << standin::ShellQuote(Log()) << "\nexec "
-                           << standin::ShellQuote(BinDir() + "/samebits-engine") << " \"$@\"\n";
+    std::ofstream(engine_) << "#!/bin/sh\nprintf '%s\\n' \"$*\" >> " << standin::ShellQuote(Log())
+                           << "\nexec " << standin::ShellQuote(BinDir() + "/samebits-engine")
+                           << " \"$@\"\n";
     fs::permissions(engine_, fs::perms::owner_all);
     std::ifstream in(Source("engines/samebits.json"));
     nlohmann::json j = nlohmann::json::parse(in);
@@ -58,31 +58,29 @@ class CliCheckpoints : public ::testing::Test {
   // Returns the words after the command that make it run `checkpoints` on
   // the logging engine, for every command that takes --checkpoint.
   std::map<std::string, std::vector<std::string>> Ways(const std::string& checkpoints,
-                                                      const std::string& one_checkpoint) {
-    const std::vector<std::string> rest = {"--scenario",
-                                           Source("scenarios/classic.json"),
-                                           "--db",
-                                           Db(),
-                                           "--references-dir",
-                                           (dir_.path() / "references").string()};
+                                                       const std::string& one_checkpoint) {
+    const std::vector<std::string> rest = {
+        "--scenario",       Source("scenarios/classic.json"),     "--db", Db(),
+        "--references-dir", (dir_.path() / "references").string()};
     auto with = [&](std::vector<std::string> words) {
       words.insert(words.end(), rest.begin(), rest.end());
       return words;
     };
     std::map<std::string, std::vector<std::string>> ways;
     for (const std::string& name : {"run", "gate", "reference generate", "bisect"}) {
-      ways[name] = with({"--engine-profile", profile_, "--config", "reference,cpu-t1", "--checkpoint",
-                         checkpoints, "-q"});
+      ways[name] = with({"--engine-profile", profile_, "--config", "reference,cpu-t1",
+                         "--checkpoint", checkpoints, "-q"});
     }
     ways["run"].push_back("--dump-logits");
-    ways["card"] = {"--engine-profile", profile_,   "--no-reference",
-                    "--checkpoint",     checkpoints, "--scenario",
-                    "classic"};
-    ways["conform"] = {"engine:" + profile_, "engine:" + profile_, "--config-a", "reference",
-                       "--config-b",         "cpu-t1",           "--checkpoint", checkpoints,
+    ways["card"] = {"--engine-profile", profile_,     "--no-reference", "--checkpoint",
+                    checkpoints,        "--scenario", "classic"};
+    ways["conform"] = {"engine:" + profile_, "engine:" + profile_,
+                       "--config-a",         "reference",
+                       "--config-b",         "cpu-t1",
+                       "--checkpoint",       checkpoints,
                        "--scenario",         "classic"};
-    ways["bench"] = {"reference", "cpu-t1",           "--engine", engine_, "--checkpoint",
-                     one_checkpoint, "--rounds", "2", "--db",     Db()};
+    ways["bench"] = {"reference",    "cpu-t1",   "--engine", engine_, "--checkpoint",
+                     one_checkpoint, "--rounds", "2",        "--db",  Db()};
     return ways;
   }
 
@@ -99,7 +97,8 @@ class CliCheckpoints : public ::testing::Test {
       const auto way = ways.find(command.Name());
       ASSERT_NE(way, ways.end()) << "samebits " << command.Name()
                                  << " takes --checkpoint: give it a way to run here";
-      const std::set<std::string> before = FilesIn(dir_.path());
+      std::set<std::string> before = FilesIn(dir_.path());
+      before.erase(Log());
       std::vector<std::string> argv = {BinDir() + "/samebits"};
       argv.insert(argv.end(), command.words.begin(), command.words.end());
       argv.insert(argv.end(), way->second.begin(), way->second.end());

@@ -47,11 +47,12 @@ TEST(Leftovers, AnUnstoredRunLeavesNoDumpOnEveryCommandThatDumps) {
     std::vector<std::string> argv = {BinDir() + "/samebits"};
     argv.insert(argv.end(), command.words.begin(), command.words.end());
     for (const std::string& a :
-         {std::string("--engine"), BinDir() + "/samebits-engine", std::string("--checkpoint"), std::string("synthetic:tiny,synthetic:nosuch"),
-          std::string("--scenario"), Source("scenarios/classic.json"), std::string("--config"),
-          std::string("reference"), std::string("--dump-logits"), std::string("--db"),
-          (dir.path() / "runs.db").string(), std::string("--references-dir"),
-          (dir.path() / "references").string(), std::string("-q")}) {
+         {std::string("--engine"), BinDir() + "/samebits-engine", std::string("--checkpoint"),
+          std::string("synthetic:tiny,synthetic:nosuch"), std::string("--scenario"),
+          Source("scenarios/classic.json"), std::string("--config"), std::string("reference"),
+          std::string("--dump-logits"), std::string("--db"), (dir.path() / "runs.db").string(),
+          std::string("--references-dir"), (dir.path() / "references").string(),
+          std::string("-q")}) {
       argv.push_back(a);
     }
     const CommandResult r = RunCommand(argv);

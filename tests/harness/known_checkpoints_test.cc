@@ -41,8 +41,8 @@ TEST(KnownCheckpoints, ASyntheticNameTheEngineDoesNotListIsNamedWithTheListed) {
   EXPECT_EQ(CheckpointProblem("synthetic:tiny", &c), "");
   EXPECT_EQ(CheckpointProblem("synthetic:small-f32", &c), "");
   EXPECT_EQ(CheckpointProblem("synthetic:tiny-q8_0", &c), "");
-  for (const std::string bad : {"synthetic:nosuch", "synthetic:tiny-f64", "synthetic:",
-                                "synthetic:-f32", "synthetic:nosuch-f32"}) {
+  for (const std::string bad : {"synthetic:nosuch", "synthetic:tiny-f64",
+                                "synthetic:", "synthetic:-f32", "synthetic:nosuch-f32"}) {
     const std::string problem = CheckpointProblem(bad, &c);
     EXPECT_THAT(problem, HasSubstr("'" + bad + "'")) << bad;
     EXPECT_THAT(problem, HasSubstr("synthetic:tiny, synthetic:small")) << problem;
@@ -64,14 +64,14 @@ TEST(KnownCheckpoints, AFileThatIsNotThereOrUnreadableIsNamedWhateverTheEngine) 
   const std::string file = (dir.path() / "model.gguf").string();
   std::ofstream(file) << "GGUF";
   const protocol::Capabilities c = Knowing({"tiny"}, {});
-  for (const std::string& ok : {file, "gguf:" + file, "llama2c:" + file,
-                                "safetensors:" + dir.path().string()}) {
+  for (const std::string& ok :
+       {file, "gguf:" + file, "llama2c:" + file, "safetensors:" + dir.path().string()}) {
     EXPECT_EQ(CheckpointProblem(ok, &c), "") << ok;
     EXPECT_EQ(CheckpointProblem(ok, nullptr), "") << ok;
   }
   const std::string missing = (dir.path() / "missing.gguf").string();
-  for (const std::string& bad : {missing, "gguf:" + missing, "llama2c:" + missing,
-                                 "safetensors:" + missing}) {
+  for (const std::string& bad :
+       {missing, "gguf:" + missing, "llama2c:" + missing, "safetensors:" + missing}) {
     const std::string problem = CheckpointProblem(bad, nullptr);
     EXPECT_THAT(problem, HasSubstr(missing)) << bad;
     EXPECT_THAT(problem, HasSubstr("no such file")) << bad;
