@@ -60,16 +60,17 @@ TEST(KnownCheckpoints, AnEngineThatDoesNotSayIsNotSecondGuessed) {
 }
 
 TEST(KnownCheckpoints, AFileThatIsNotThereOrUnreadableIsNamedWhateverTheEngine) {
-  TempDir dir("known_checkpoints");
-  const std::string file = (dir.path() / "model.gguf").string();
+  TempDir temp;
+  const fs::path dir(temp.path());
+  const std::string file = (dir / "model.gguf").string();
   std::ofstream(file) << "GGUF";
   const protocol::Capabilities c = Knowing({"tiny"}, {});
   for (const std::string& ok :
-       {file, "gguf:" + file, "llama2c:" + file, "safetensors:" + dir.path().string()}) {
+       {file, "gguf:" + file, "llama2c:" + file, "safetensors:" + dir.string()}) {
     EXPECT_EQ(CheckpointProblem(ok, &c), "") << ok;
     EXPECT_EQ(CheckpointProblem(ok, nullptr), "") << ok;
   }
-  const std::string missing = (dir.path() / "missing.gguf").string();
+  const std::string missing = (dir / "missing.gguf").string();
   for (const std::string& bad :
        {missing, "gguf:" + missing, "llama2c:" + missing, "safetensors:" + missing}) {
     const std::string problem = CheckpointProblem(bad, nullptr);
