@@ -103,10 +103,17 @@ bool ParseWeightType(const std::string& name, WeightType* out) {
   return true;
 }
 
+std::vector<std::string> WeightTypeNames() {
+  std::vector<std::string> names;
+  for (const numerics::QuantLayout& l : numerics::QuantLayouts()) names.emplace_back(l.id);
+  for (const char* dtype : {"f32", "f16", "bf16"}) names.emplace_back(dtype);
+  return names;
+}
+
 std::string WeightTypeChoices() {
   std::string s;
-  for (const numerics::QuantLayout& l : numerics::QuantLayouts()) s += std::string(l.id) + "|";
-  return s + "f32|f16|bf16";
+  for (const std::string& name : WeightTypeNames()) s += (s.empty() ? "" : "|") + name;
+  return s;
 }
 
 ModelWeights ConvertWeights(const ModelWeights& weights, const WeightType& type,

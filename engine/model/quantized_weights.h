@@ -37,6 +37,8 @@ struct WeightType {
 bool ParseWeightType(const std::string& name, WeightType* out);
 // Returns "q8_0|q4_0|...|f32|f16|bf16".
 std::string WeightTypeChoices();
+// Returns the same names, one each (the quantized layouts', then f32, f16, bf16).
+std::vector<std::string> WeightTypeNames();
 
 // Returns `weights` with every matrix and the token embedding stored as
 // `type`, from their exact f32 values: quantized by ggml's reference

@@ -453,6 +453,12 @@ std::string ToJsonLine(const Capabilities& c) {
     unavailable.push_back(entry);
   }
   j["unavailable"] = unavailable;
+  if (c.synthetic) {
+    ojson synthetic = ojson::object();
+    synthetic["names"] = c.synthetic->names;
+    synthetic["types"] = c.synthetic->types;
+    j["synthetic"] = synthetic;
+  }
   if (c.serve) j["serve"] = true;
   return Dump(j);
 }
@@ -480,6 +486,26 @@ json ParseOnce(std::string_view line) {
                         "' appears twice in one object (write each key once)");
   }
   return j;
+}
+
+// Returns the `synthetic` object of a capabilities record: two arrays of
+// non-empty strings.
+SyntheticCheckpoints ParseSyntheticCheckpoints(const json& object) {
+  const char* where = "capabilities.synthetic";
+  if (!object.is_object()) Fail("capabilities", "field 'synthetic' must be an object");
+  const auto strings = [&](const char* key) {
+    const json& list = Field(object, key, where);
+    if (!list.is_array()) Fail(where, std::string("field '") + key + "' must be an array");
+    std::vector<std::string> out;
+    for (const json& item : list) {
+      if (!item.is_string() || item.get<std::string>().empty()) {
+        Fail(where, std::string("each of '") + key + "' must be a non-empty string");
+      }
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  };
+  return {strings("names"), strings("types")};
 }
 
 }  // namespace
@@ -510,6 +536,9 @@ Capabilities ParseCapabilities(std::string_view line) {
   if (const auto serve = j.find("serve"); serve != j.end()) {
     if (!serve->is_boolean()) Fail("capabilities", "field 'serve' must be true or false");
     c.serve = serve->get<bool>();
+  }
+  if (const auto synthetic = j.find("synthetic"); synthetic != j.end()) {
+    c.synthetic = ParseSyntheticCheckpoints(*synthetic);
   }
   return c;
 }

@@ -211,8 +211,20 @@ struct Unavailable {
   bool operator==(const Unavailable&) const = default;
 };
 
+// The synthetic checkpoints an engine knows: `synthetic:NAME` for each of
+// `names`, and `synthetic:NAME-TYPE` for each of `types` too.
+struct SyntheticCheckpoints {
+  std::vector<std::string> names;
+  std::vector<std::string> types;
+  bool operator==(const SyntheticCheckpoints&) const = default;
+};
+
 struct Capabilities {
   std::vector<Unavailable> unavailable;
+  // Optional (PROTOCOL.md): which `synthetic:` checkpoints the engine knows,
+  // so a harness refuses another before any cell runs; absent: it does not
+  // say, and such a checkpoint fails at its first cell.
+  std::optional<SyntheticCheckpoints> synthetic;
   // The engine serves several cells of one configuration in one process
   // (`run --serve`, PROTOCOL.md "Serving several cells"); written only
   // when true, read as false when absent.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "harness/cli/checkpoint_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
@@ -65,6 +66,19 @@ runner::AbBenchOptions BenchOptionsFor(const BenchFlags& flags) {
   options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   sides.progress = options.progress;
   return options;
+}
+
+// The engine of the configuration sides (the sides that name one), asked
+// with samebits-engine's probe; a program side declares nothing (as
+// `run --engine PATH`), and a revision is built only when the bench runs.
+std::vector<runner::EngineToAsk> CheckpointEnginesOf(const BenchFlags& flags) {
+  const runner::BenchSideOptions sides = BenchOptionsFor(flags).sides;
+  for (const std::string& side : {flags.a, flags.b}) {
+    if (runner::NamesConfigurationSide(side, sides)) {
+      return {{sides.engine, sides.own_profile->probe}};
+    }
+  }
+  return {};
 }
 
 // Stores the bench, prints its table and writes the HTML report. Returns
@@ -139,10 +153,14 @@ CommandSpec Setup(CLI::App& app) {
               ->required()
               ->type_name("ENGINE|CONFIG|REV"),
           PathRole::kInput);
-  Declare(sub->add_option("--checkpoint", flags->checkpoint,
-                          "The checkpoint both run (default synthetic:medium).")
-              ->type_name("SPEC"),
-          PathRole::kInput);
+  DeclareCheckpoints(
+      Declare(sub->add_option("--checkpoint", flags->checkpoint,
+                              "The checkpoint both run (default synthetic:medium). A file that is "
+                              "not there, or a synthetic checkpoint the engine of a configuration "
+                              "side says it does not know, is refused before anything runs.")
+                  ->type_name("SPEC"),
+              PathRole::kInput),
+      [flags] { return CheckpointEnginesOf(*flags); });
   Declare(sub->add_option("--scenario", flags->scenario,
                           "The scenario both run: a name from the scenarios folder or a JSON file "
                           "(default classic).")

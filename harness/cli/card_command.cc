@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "harness/cli/checkpoint_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
@@ -35,6 +36,25 @@ struct CardFlags {
   bool feed = false;
   std::string report_md, report_html;
 };
+
+// The engine the card runs, asked with its profile's probe; nothing when
+// the flags name no one engine (Card refuses them).
+std::vector<runner::EngineToAsk> CheckpointEnginesOf(const CardFlags& flags) {
+  if (flags.engine.empty() == flags.engine_profile.empty() ||
+      flags.engine.find('/') != std::string::npos) {
+    return {};
+  }
+  const std::shared_ptr<const runner::EngineProfile> profile =
+      ChosenProfile(flags.engine, flags.engine_profile);
+  if (!profile) return {};
+  if (!flags.program.empty()) return {{flags.program, profile->probe}};
+  BuildIfAsked(flags.build, profile.get());
+  try {
+    return {{runner::ResolveProgram(*profile), profile->probe}};
+  } catch (const runner::ProfileError&) {
+    return {};  // Card says so, with what to do
+  }
+}
 
 int Card(const CardFlags& flags) {
   if (flags.engine.empty() == flags.engine_profile.empty())
@@ -118,12 +138,15 @@ CommandSpec SetupCard(CLI::App& app) {
               ->type_name("PATH")
               ->check(CLI::ExistingFile),
           PathRole::kInput);
-  sub->add_option("--checkpoint", flags->checkpoints,
-                  "The checkpoints to run, as the engine takes them (synthetic:tiny, "
-                  "gguf:PATH, ...); one table each.")
-      ->type_name("SPEC")
-      ->delimiter(',')
-      ->required();
+  DeclareCheckpoints(sub->add_option("--checkpoint", flags->checkpoints,
+                                     "The checkpoints to run, as the engine takes them "
+                                     "(synthetic:tiny, gguf:PATH, ...); one table each. A file "
+                                     "that is not there, or a synthetic checkpoint the engine "
+                                     "says it does not know, is refused before anything runs.")
+                         ->type_name("SPEC")
+                         ->delimiter(',')
+                         ->required(),
+                     [flags] { return CheckpointEnginesOf(*flags); });
   sub->add_option("--baseline", flags->baseline,
                   "The configuration every row varies one axis of, named in the profile's "
                   "grammar (default: the profile's card.baseline, else its baseline); e.g. "

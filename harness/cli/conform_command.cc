@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/analysis/run_conformance.h"
+#include "harness/cli/checkpoint_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/conform_engines.h"
 #include "harness/cli/engine_choice.h"
@@ -42,6 +43,18 @@ void WriteReportFile(const harness::RunConformance& c, const std::string& format
   std::ostringstream out;
   harness::report::WriteConformanceReport(c, format, out);
   store::WriteOutputFile(path, out.str());
+}
+
+// The engine operands' engines, each asked with its profile's probe.
+std::vector<runner::EngineToAsk> CheckpointEnginesOf(const ConformFlags& flags) {
+  std::vector<runner::EngineToAsk> engines;
+  for (const auto& [which, config] :
+       {std::pair{flags.a, flags.config_a}, {flags.b, flags.config_b}}) {
+    if (const std::optional<EngineOperand> e = ParseEngineOperand(which, config, flags.build)) {
+      engines.push_back({e->program, e->profile->probe});
+    }
+  }
+  return engines;
 }
 
 int Conform(const ConformFlags& flags) {
@@ -113,11 +126,14 @@ CommandSpec SetupConform(CLI::App& app) {
                   "one of that name, else B's first that passed with a logit dump; for an "
                   "engine, the configuration to run, default its profile's baseline).")
       ->type_name("NAME");
-  sub->add_option("--checkpoint", flags->checkpoints,
-                  "For engine operands: the checkpoints to run them on, as the engines take "
-                  "them (synthetic:tiny, gguf:PATH, ...).")
-      ->type_name("SPEC")
-      ->delimiter(',');
+  DeclareCheckpoints(sub->add_option("--checkpoint", flags->checkpoints,
+                                     "For engine operands: the checkpoints to run them on, as the "
+                                     "engines take them (synthetic:tiny, gguf:PATH, ...). A file "
+                                     "that is not there, or a synthetic checkpoint an engine "
+                                     "says it does not know, is refused before anything runs.")
+                         ->type_name("SPEC")
+                         ->delimiter(','),
+                     [flags] { return CheckpointEnginesOf(*flags); });
   Declare(sub->add_option("--scenario", flags->scenarios,
                           "For engine operands: the scenarios to run, names from the scenarios "
                           "folder or paths to JSON files (default: classic).")

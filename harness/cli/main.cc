@@ -7,6 +7,7 @@
 
 #include "harness/analysis/terminal_guard.h"
 #include "harness/analysis/terminal_text.h"
+#include "harness/cli/checkpoint_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
 #include "harness/runner/child.h"
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
       // Before any work: where its outputs may go, and whether it may write
       // the store (path_flags.h).
       samebits::cli::EnforcePathRules(*spec.subcommand);
+      // Before any cell: every checkpoint it names can be run, as far as
+      // its files and its engine can tell (checkpoint_flags.h).
+      samebits::cli::EnforceCheckpointRules(*spec.subcommand);
       return spec.run();
     }
     std::fprintf(stderr, "samebits: error: no subcommand given (see samebits --help)\n");

@@ -8,6 +8,7 @@
 
 #include "harness/analysis/judge.h"
 #include "harness/cli/bisect_advice.h"
+#include "harness/cli/checkpoint_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
@@ -16,6 +17,19 @@
 #include "harness/runner/machine.h"
 
 namespace samebits::cli {
+
+namespace {
+
+// The engine the flags run (for `bisect`, the current build's, which each
+// revision's engine is expected to match in what it knows), asked with its
+// profile's probe; a program given by path declares none and is not asked.
+std::vector<runner::EngineToAsk> CheckpointEnginesOf(const MatrixFlags& flags) {
+  const runner::MatrixRunOptions options = RunOptionsFor(flags);
+  const runner::Selection& s = options.selection;
+  return {{options.engine, s.profile ? s.profile->probe : options.probe}};
+}
+
+}  // namespace
 
 void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
   Declare(sub->add_option("--engine", flags->engine,
@@ -34,14 +48,18 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
               ->check(CLI::ExistingFile),
           PathRole::kInput);
   AddBuildFlag(sub, &flags->build);
-  Declare(
-      sub->add_option("--checkpoint", flags->checkpoints,
-                      "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
-                      "file path) instead of the engine profile's matrix.checkpoints (for "
-                      "samebits-engine: engines/samebits.json).")
-          ->type_name("SPEC,...")
-          ->delimiter(','),
-      PathRole::kInput);
+  DeclareCheckpoints(
+      Declare(sub->add_option(
+                     "--checkpoint", flags->checkpoints,
+                     "Runs these checkpoints (comma-separated specs such as synthetic:tiny or a "
+                     "file path) instead of the engine profile's matrix.checkpoints (for "
+                     "samebits-engine: engines/samebits.json). A file that is not there, or a "
+                     "synthetic checkpoint the engine says it does not know, is refused before "
+                     "anything runs.")
+                  ->type_name("SPEC,...")
+                  ->delimiter(','),
+              PathRole::kInput),
+      [flags] { return CheckpointEnginesOf(*flags); });
   Declare(sub->add_option("--scenario", flags->scenarios,
                           "Runs these scenarios (names from the scenarios folder, or paths to JSON "
                           "files) instead of every scenario in the folder.")

@@ -126,4 +126,8 @@ harness::BenchSide ResolveBenchSide(const std::string& spec, const BenchSideOpti
   return side;
 }
 
+bool NamesConfigurationSide(const std::string& spec, const BenchSideOptions& options) {
+  return !IsExecutableFile(spec) && NamedConfiguration(spec, options).has_value();
+}
+
 }  // namespace samebits::runner

@@ -38,4 +38,9 @@ struct BenchSideOptions {
 // machine lacks.
 harness::BenchSide ResolveBenchSide(const std::string& spec, const BenchSideOptions& options);
 
+// Returns whether `spec` names a configuration of `options.engine` (as
+// ResolveBenchSide reads it: not an executable file), which can be asked
+// what it knows before the bench builds or runs anything.
+bool NamesConfigurationSide(const std::string& spec, const BenchSideOptions& options);
+
 }  // namespace samebits::runner

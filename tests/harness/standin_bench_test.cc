@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "harness/store/bench_records.h"
 #include "tests/harness/standin_helpers.h"
@@ -185,17 +186,26 @@ TEST_F(StandinBench, AHangingEngineIsKilledWithEverythingItStartedAtTheDeadline)
   }
 }
 
-// An engine that refuses the command line (here: a checkpoint that does
-// not exist) stops the bench with exit 2 before any round, and nothing is
-// stored; so does an engine that says it cannot run the configuration here.
+// An engine that refuses the command line (here: a checkpoint file it
+// cannot read as one) stops the bench with exit 2 before any round, and
+// nothing is stored; so does an engine that says it cannot run the
+// configuration here. A checkpoint file that does not exist is refused by
+// the harness before the engine is started (cli_checkpoints_test.cc).
 TEST_F(StandinBench, AnEngineThatRefusesTheRunStopsTheBenchBeforeAnyRound) {
-  for (const std::string& checkpoint :
-       {std::string("gguf:/no/such/model.gguf"), (tmp_.path() / "missing.gguf").string()}) {
+  const std::string garbage = (tmp_.path() / "garbage.gguf").string();
+  std::ofstream(garbage) << "not a checkpoint";
+  const std::string missing = (tmp_.path() / "missing.gguf").string();
+  for (const auto& [checkpoint, says] :
+       {std::pair{"gguf:" + garbage, std::string("refused to run")},
+        std::pair{garbage, std::string("refused to run")},
+        std::pair{std::string("gguf:/no/such/model.gguf"),
+                  std::string("no such file or folder /no/such")},
+        std::pair{missing, "no such file or folder " + missing}}) {
     const CommandResult r =
         RunCommand({BinDir() + "/samebits", "bench", "cpu-t1", "cpu-t2", "--checkpoint", checkpoint,
                     "--rounds", "3", "--force", "--db", db_});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("refused to run"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("round 0"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("stored as bench"), std::string::npos) << r.output;
   }

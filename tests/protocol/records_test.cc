@@ -102,6 +102,29 @@ TEST(RecordsTest, CapabilitiesServeIsOptional) {
                ProtocolError);
 }
 
+// `synthetic` (the synthetic checkpoints the engine knows): written only
+// when known, read back, absent read as unknown, and anything but two
+// arrays of non-empty strings refused.
+TEST(RecordsTest, CapabilitiesSyntheticCheckpointsAreOptional) {
+  Capabilities c;
+  c.synthetic = SyntheticCheckpoints{{"tiny", "small"}, {"f32", "q8_0"}};
+  EXPECT_NE(ToJsonLine(c).find(R"("synthetic":{"names":["tiny","small"],"types":["f32","q8_0"]})"),
+            std::string::npos)
+      << ToJsonLine(c);
+  EXPECT_EQ(ParseCapabilities(ToJsonLine(c)), c);
+  EXPECT_EQ(ToJsonLine(Capabilities{}).find("synthetic"), std::string::npos);
+  EXPECT_FALSE(ParseCapabilities(R"({"type":"capabilities","unavailable":[]})").synthetic);
+  for (const char* bad : {
+           R"({"type":"capabilities","unavailable":[],"synthetic":["tiny"]})",
+           R"({"type":"capabilities","unavailable":[],"synthetic":{"names":["tiny"]}})",
+           R"({"type":"capabilities","unavailable":[],"synthetic":{"names":"tiny","types":[]}})",
+           R"({"type":"capabilities","unavailable":[],"synthetic":{"names":[""],"types":[]}})",
+           R"({"type":"capabilities","unavailable":[],"synthetic":{"names":[1],"types":[]}})",
+       }) {
+    EXPECT_THROW(ParseCapabilities(bad), ProtocolError) << bad;
+  }
+}
+
 // The optional load time: written and read back when present, absent (an
 // older engine) reads as unknown, and a negative or non-number one is refused.
 TEST(RecordsTest, DoneLoadTimeIsOptional) {
