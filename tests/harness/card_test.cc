@@ -131,9 +131,13 @@ TEST_F(Card, ABrokenProfileIsRefusedBeforeAnyChildRuns) {
 
 TEST_F(Card, TheMinimalPythonAdapterIsGatedThroughItsOwnProfile) {
   if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  // A file that exists (the harness refuses a missing one before any cell)
+  // but that this adapter, which loads only toy:NAME, cannot run.
+  const std::string gguf = (dir_.path() / "other.gguf").string();
+  std::ofstream(gguf) << "GGUF";
   const CommandResult r = RunCommand({BinDir() + "/samebits", "card", "--engine-profile",
                                       Source("adapters/minimal-python/profile.json"),
-                                      "--checkpoint", "toy:small,gguf:no.gguf", "--scenario",
+                                      "--checkpoint", "toy:small,gguf:" + gguf, "--scenario",
                                       Source("adapters/minimal-python/tokens.json")});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Its own axes: the tiles never change a bit; the reversed sum differs,
@@ -144,7 +148,7 @@ TEST_F(Card, TheMinimalPythonAdapterIsGatedThroughItsOwnProfile) {
               HasSubstr("| sum_order | reverse | reverse | KNOWN: differs from step 0"));
   // A checkpoint it does not load: its `unsupported` record, not a failure.
   EXPECT_THAT(r.output, HasSubstr("the baseline forward is UNSUPPORTED: the engine cannot run "
-                                  "this here: checkpoint gguf:no.gguf"));
+                                  "this here: checkpoint gguf:" + gguf));
 }
 
 }  // namespace
