@@ -12,7 +12,9 @@
 #include "harness/cli/path_flags.h"
 #include "harness/runner/child.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int RunSamebits(int argc, char** argv) {
   using samebits::cli::CommandSpec;
   // Every byte printed from here on is escaped for the terminal in one
   // place (terminal_guard.h): no stored or quoted string can reach it raw.
@@ -73,4 +75,20 @@ int main(int argc, char** argv) {
                  samebits::harness::TerminalSafeLines(e.what()).c_str());
     return 2;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // What escapes RunSamebits was thrown before or after a command's own
+  // handlers (building the command line's parser, printing its help): still
+  // an error with a message and exit code 2, never std::terminate.
+  try {
+    return RunSamebits(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "samebits: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "samebits: error: an exception of an unknown type\n");
+  }
+  return 2;
 }

@@ -426,6 +426,25 @@ RunResult LoadRunRow(Connection& db, int64_t id) {
   return run;
 }
 
+// The columns ReadCell reads (kCellColumnCount of them, `c.id` first) and
+// the tables they come from: a cell, its scenario, build, math library and
+// checkpoint. A query may select more columns after these.
+constexpr const char* kCellColumns =
+    "c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, c.isa, "
+    "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, c.stderr_tail, "
+    "c.elapsed_ms, c.dump_path, "
+    "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
+    "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
+    "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
+    "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, c.baseline, "
+    "c.known_difference, c.quant_dot, c.device, c.repeats";
+constexpr int kCellColumnCount = 44;
+constexpr const char* kCellTables =
+    "cells c JOIN scenarios s ON s.id = c.scenario_id "
+    "LEFT JOIN builds b ON b.id = c.build_id "
+    "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
+    "LEFT JOIN checkpoints k ON k.id = c.checkpoint_id";
+
 // Reads the build (columns 16-22), math library (23-27) and checkpoint
 // (28-29) of a row of LoadCells' query into `cell`.
 void ReadCellIdentities(Statement& row, CellResult& cell) {
@@ -508,25 +527,8 @@ CellResult ReadCell(Statement& row) {
 // Appends run `run_id`'s cells to `cells` in the order they were saved.
 // Returns their ids, in the same order.
 std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellResult>& cells) {
-  Statement select_cells = db.Prepare(
-      "SELECT c.id, c.checkpoint, s.name, c.config_name, c.kernels, c.threads, "
-      "c.isa, "
-      "c.gemv_chunk_bytes, c.math, c.code, c.exit_code, c.signal, c.message, "
-      "c.stderr_tail, "
-      "c.elapsed_ms, c.dump_path, "
-      "b.id, b.engine, b.version, b.revision, b.dirty, b.compiler, b.flags, "
-      "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, "
-      "k.vocab_size, "
-      "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, "
-      "c.batch_schedule, "
-      "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, "
-      "c.baseline, "
-      "c.known_difference, c.quant_dot, c.device, c.repeats "
-      "FROM cells c JOIN scenarios s ON s.id = c.scenario_id "
-      "LEFT JOIN builds b ON b.id = c.build_id "
-      "LEFT JOIN math_libraries ml ON ml.id = c.math_library_id "
-      "LEFT JOIN checkpoints k ON k.id = c.checkpoint_id "
-      "WHERE c.run_id = ?1 ORDER BY c.id");
+  Statement select_cells = db.Prepare(std::string("SELECT ") + kCellColumns + " FROM " +
+                                      kCellTables + " WHERE c.run_id = ?1 ORDER BY c.id");
   select_cells.Bind(1, run_id);
   std::vector<int64_t> cell_ids;
   while (select_cells.Step()) {
@@ -534,6 +536,40 @@ std::vector<int64_t> LoadCells(Connection& db, int64_t run_id, std::vector<CellR
     cells.push_back(ReadCell(select_cells));
   }
   return cell_ids;
+}
+
+// The columns ReadStep reads, `s.cell_id` first.
+constexpr const char* kStepColumns =
+    "s.cell_id, s.idx, s.kind, s.position, s.input_token, s.token, s.fnv1a64, s.xxh3_64, "
+    "s.argmax, s.nan_count, s.inf_count, s.text, s.batch_sequences, s.batch_rows, s.batch_slot, "
+    "s.batch_row, s.dump_argmax, s.dump_max_abs, s.dump_nan, s.dump_inf";
+
+// Appends the step of a row of kStepColumns to `cell` (and its dump
+// statistics, when the store keeps the cell's).
+void ReadStep(Statement& s, CellResult& cell) {
+  harness::StepRecord st;
+  st.index = static_cast<int>(s.Int(1));
+  st.kind = s.Text(2);
+  st.position = static_cast<int>(s.Int(3));
+  st.input_token = static_cast<int>(s.Int(4));
+  st.token = static_cast<int>(s.Int(5));
+  st.fnv1a64 = HexOrZero(s.Text(6));
+  st.xxh3_64 = HexOrZero(s.Text(7));
+  st.argmax = static_cast<int>(s.Int(8));
+  st.nan_count = static_cast<int>(s.Int(9));
+  st.inf_count = static_cast<int>(s.Int(10));
+  // "" is stored for a step without text (the engine gave none).
+  if (std::string text = s.Text(11); !text.empty()) st.text = std::move(text);
+  if (!s.IsNull(12)) {
+    st.batch = harness::BatchPlace{static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13)),
+                                   static_cast<int>(s.Int(14)), static_cast<int>(s.Int(15))};
+  }
+  if (cell.dump) {
+    // A step stored without statistics (none should be) reads as zeros.
+    cell.dump->rows.push_back({static_cast<int>(s.Int(16)), static_cast<float>(s.Double(17)),
+                               static_cast<int>(s.Int(18)), static_cast<int>(s.Int(19))});
+  }
+  cell.steps.push_back(std::move(st));
 }
 
 // Reads a run's steps and traces into its cells: one query for all its
@@ -551,38 +587,10 @@ class CellReader {
   // keeps the cell's) to it, in step order.
   void LoadSteps(int64_t run_id) {
     Statement s = db_.Prepare(
-        "SELECT s.cell_id, s.idx, s.kind, s.position, s.input_token, s.token, s.fnv1a64, "
-        "s.xxh3_64, s.argmax, s.nan_count, s.inf_count, s.text, s.batch_sequences, "
-        "s.batch_rows, s.batch_slot, s.batch_row, s.dump_argmax, s.dump_max_abs, s.dump_nan, "
-        "s.dump_inf FROM cells c JOIN steps s ON s.cell_id = c.id WHERE c.run_id = ?1 "
-        "ORDER BY c.id, s.idx");
+        std::string("SELECT ") + kStepColumns +
+        " FROM cells c JOIN steps s ON s.cell_id = c.id WHERE c.run_id = ?1 ORDER BY c.id, s.idx");
     s.Bind(1, run_id);
-    while (s.Step()) {
-      CellResult& cell = CellOf(s.Int(0));
-      harness::StepRecord st;
-      st.index = static_cast<int>(s.Int(1));
-      st.kind = s.Text(2);
-      st.position = static_cast<int>(s.Int(3));
-      st.input_token = static_cast<int>(s.Int(4));
-      st.token = static_cast<int>(s.Int(5));
-      st.fnv1a64 = HexOrZero(s.Text(6));
-      st.xxh3_64 = HexOrZero(s.Text(7));
-      st.argmax = static_cast<int>(s.Int(8));
-      st.nan_count = static_cast<int>(s.Int(9));
-      st.inf_count = static_cast<int>(s.Int(10));
-      // "" is stored for a step without text (the engine gave none).
-      if (std::string text = s.Text(11); !text.empty()) st.text = std::move(text);
-      if (!s.IsNull(12)) {
-        st.batch = harness::BatchPlace{static_cast<int>(s.Int(12)), static_cast<int>(s.Int(13)),
-                                       static_cast<int>(s.Int(14)), static_cast<int>(s.Int(15))};
-      }
-      if (cell.dump) {
-        // A step stored without statistics (none should be) reads as zeros.
-        cell.dump->rows.push_back({static_cast<int>(s.Int(16)), static_cast<float>(s.Double(17)),
-                                   static_cast<int>(s.Int(18)), static_cast<int>(s.Int(19))});
-      }
-      cell.steps.push_back(std::move(st));
-    }
+    while (s.Step()) ReadStep(s, CellOf(s.Int(0)));
   }
 
   // Appends each cell's traces to it, in their order.
@@ -746,6 +754,39 @@ std::vector<RunSummary> Store::ListRuns(int limit, const std::string& machine) {
     counts.Bind(1, r.id);
     while (counts.Step()) r.counts[counts.Text(0)] = static_cast<int>(counts.Int(1));
     counts.Reset();
+  }
+  return out;
+}
+
+std::vector<harness::CellSighting> Store::CellHistory(const harness::CellKey& key, int limit,
+                                                      const std::string& machine) {
+  Connection& db = *db_;
+  Statement select = db.Prepare(
+      std::string("SELECT ") + kCellColumns + ", r.id, r.started_at, r.machine_name FROM " +
+      kCellTables + " JOIN runs r ON r.id = c.run_id " +
+      "WHERE c.checkpoint = ?1 AND s.name = ?2 AND c.config_name = ?3 " +
+      (machine.empty() ? "" : "AND r.machine_name = ?5 ") + "ORDER BY r.id DESC, c.id LIMIT ?4");
+  select.Bind(1, key.checkpoint).Bind(2, key.scenario).Bind(3, key.config);
+  select.Bind(4, static_cast<int64_t>(limit));
+  if (!machine.empty()) select.Bind(5, machine);
+  std::vector<harness::CellSighting> out;
+  std::vector<int64_t> cell_ids;
+  while (select.Step()) {
+    harness::CellSighting sighting;
+    sighting.cell = ReadCell(select);
+    sighting.run_id = select.Int(kCellColumnCount);
+    sighting.started_at = select.Text(kCellColumnCount + 1);
+    sighting.machine_name = select.Text(kCellColumnCount + 2);
+    cell_ids.push_back(select.Int(0));
+    out.push_back(std::move(sighting));
+  }
+  // One query per cell: a history reads few cells, each from another run.
+  Statement steps = db.Prepare(std::string("SELECT ") + kStepColumns +
+                               " FROM steps s WHERE s.cell_id = ?1 ORDER BY s.idx");
+  for (size_t i = 0; i < out.size(); ++i) {
+    steps.Bind(1, cell_ids[i]);
+    while (steps.Step()) ReadStep(steps, out[i].cell);
+    steps.Reset();
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/analysis/cell_history.h"
 #include "harness/analysis/results.h"
 #include "harness/store/connection.h"
 
@@ -76,6 +77,13 @@ class Store {
   // Returns the newest runs first, at most `limit`; only those of the
   // machine named `machine` unless it is empty.
   std::vector<RunSummary> ListRuns(int limit, const std::string& machine = "");
+
+  // Returns the stored results of one cell (its checkpoint key, scenario
+  // name and configuration name, as `show` prints them), with their steps
+  // but not their traces: the newest `limit` runs that hold it, newest
+  // first, only the machine named `machine`'s unless that is empty.
+  std::vector<harness::CellSighting> CellHistory(const harness::CellKey& key, int limit,
+                                                 const std::string& machine = "");
 
   // Returns the id of the newest run, or 0 when there is none.
   int64_t LatestRunId();

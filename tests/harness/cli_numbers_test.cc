@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/cli/commands.h"
+#include "tests/harness/program_commands.h"
 #include "tests/harness/standin_helpers.h"
 
 namespace samebits::cli {
@@ -35,7 +36,7 @@ void Collect(CLI::App* app, std::vector<std::string> words, std::vector<NumericO
   for (const CLI::Option* option : app->get_options()) {
     if (!option->get_required()) continue;
     if (!option->get_positional()) required.push_back(option->get_name());
-    required.push_back(option->get_type_name() == "FILE" ? "out.json" : "1");
+    required.push_back(option->get_type_name() == "FILE" ? "out.json" : RequiredValueFor(option));
   }
   for (const CLI::Option* option : app->get_options()) {
     const std::string type = option->get_type_name();

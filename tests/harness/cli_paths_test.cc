@@ -90,7 +90,7 @@ std::vector<std::string> CommandLine(const Command& command, const CLI::Option* 
   for (const CLI::Option* option : command.app->get_options()) {
     if (option == skip || !option->get_required()) continue;
     const std::optional<PathRole> role = DeclaredRole(option);
-    std::string value = "1";
+    std::string value = RequiredValueFor(option);
     if (role == PathRole::kInput) value = input_file;
     if (role == PathRole::kOutputFile || role == PathRole::kOutputFolder) value = required_output;
     const int count = std::max(1, option->get_items_expected_min());

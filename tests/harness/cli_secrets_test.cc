@@ -123,7 +123,7 @@ std::vector<std::string> WithStore(const Command& command, const std::string& lo
   for (const CLI::Option* option : command.app->get_options()) {
     if (!option->get_required()) continue;
     const std::optional<PathRole> role = DeclaredRole(option);
-    std::string value = "1";
+    std::string value = RequiredValueFor(option);
     if (role == PathRole::kInput) value = input;
     if (role == PathRole::kOutputFile || role == PathRole::kOutputFolder)
       value = (dir / "out").string();

@@ -48,6 +48,17 @@ inline void CollectCommands(CLI::App* app, const std::vector<std::string>& words
   }
 }
 
+// Returns the value the walks over every command give a required option
+// that names no file: "1" (a run id, a count, a group), except a cell
+// (`history --cell`), which is the cell the walks' stores hold: the
+// stand-in's scenario on synthetic:tiny in the reference configuration.
+inline std::string RequiredValueFor(const CLI::Option* option) {
+  if (option->get_type_name() == "CHECKPOINT/SCENARIO/CONFIG") {
+    return "synthetic:tiny/standin/reference";
+  }
+  return "1";
+}
+
 // The program's commands, built as main.cc builds them.
 class ProgramCommands {
  public:
