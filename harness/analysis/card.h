@@ -90,6 +90,8 @@ struct Card {
   // devices its cells computed on ("NVIDIA H200 (...): t1-cuda, t1-cuda-bf16"),
   // one line per device; empty when every cell ran on the CPU.
   std::optional<MachineInfo> machine;
+  // The engine's build, as the first child that said hello describes it.
+  std::optional<BuildInfo> build;
   std::vector<std::string> devices;
   std::vector<CardTable> tables;
   std::vector<std::string> notes;  // axes not varied, and why

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "harness/report/card_grid.h"
 #include "harness/report/card_report.h"
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
@@ -22,6 +23,10 @@ tr.IDENTICAL td.result { color: #17692e; } tr.KNOWN td.result { color: #8a6d00; 
 tr.DIFFERS td.result, tr.FIXED td.result, tr.BROKEN td.result { color: #a31515; font-weight: bold; }
 tr.UNSUPPORTED td.result { color: #666; }
 svg { background: #fafafa; border: 1px solid #ddd; }
+table.grid td.mark { text-align: center; font-family: ui-monospace, monospace; }
+td.mark.IDENTICAL { background: #e3f4e8; } td.mark.KNOWN { background: #fff4cc; }
+td.mark.DIFFERS, td.mark.FIXED, td.mark.BROKEN { background: #f8d7d7; font-weight: bold; }
+td.mark.UNSUPPORTED { background: #eee; color: #666; }
 )css";
 
 std::string E(const std::string& s) {
@@ -77,6 +82,30 @@ void WritePlot(const CardRow& r, std::ostream& out) {
   out << buf << "</svg>\n";
 }
 
+// The grid (card_grid.h): a row per varied value, a column per table, one
+// coloured mark each, its full result in the cell's title.
+void WriteGrid(const Card& card, std::ostream& out) {
+  const CardGrid grid = BuildCardGrid(card);
+  if (grid.rows.empty()) return;
+  out << "<h2>At a glance</h2>\n<table class=\"grid\">\n<tr><th>Axis = value "
+         "(configuration)</th>";
+  for (const std::string& column : grid.columns) out << "<th>" << E(column) << "</th>";
+  out << "</tr>\n";
+  for (const CardGrid::Row& row : grid.rows) {
+    out << "<tr><td>" << E(row.axis + " = " + row.value + " (" + row.config + ")") << "</td>";
+    for (const CardRow* cell : row.cells) {
+      if (cell == nullptr) {
+        out << "<td class=\"mark\"></td>";
+        continue;
+      }
+      out << "<td class=\"mark " << OutcomeInfo(cell->outcome).name << "\" title=\""
+          << E(CardRowSummary(*cell)) << "\">" << E(GridMark(cell)) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p>" << E(GridLegend()) << "</p>\n";
+}
+
 }  // namespace
 
 void WriteCardHtml(const Card& card, std::ostream& out) {
@@ -84,10 +113,16 @@ void WriteCardHtml(const Card& card, std::ostream& out) {
       << "Determinism card: " << E(card.engine) << "</title>\n<style>" << kStyle
       << "</style>\n</head>\n<body>\n<h1>Determinism card: " << E(card.engine) << "</h1>\n"
       << "<p>Profile " << E(card.profile_file) << "; each row varies one axis of the baseline <b>"
-      << E(card.baseline) << "</b> and compares every step's logits bit for bit.</p>\n";
+      << E(card.baseline) << "</b> and compares every step's logits bit for bit. Verdict: "
+      << (card.ExitCode() == 1 ? "<b>" + E(CardVerdictText(card)) + "</b>"
+                               : E(CardVerdictText(card)))
+      << ".</p>\n";
   if (const std::string machine = CardMachineLine(card); !machine.empty())
     out << "<p>" << E(machine) << "</p>\n";
+  if (const std::string build = CardBuildLine(card); !build.empty())
+    out << "<p>" << E(build) << "</p>\n";
   for (const std::string& device : card.devices) out << "<p>Device: " << E(device) << "</p>\n";
+  WriteGrid(card, out);
   for (const std::string& note : card.notes) out << "<p>Note: " << E(note) << "</p>\n";
   for (const CardTable& t : card.tables) {
     out << "<h2>" << E(t.checkpoint) << " / " << E(t.scenario) << "</h2>\n";

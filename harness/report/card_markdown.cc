@@ -2,6 +2,7 @@
 // and scenario, axis x result.
 #include <ostream>
 
+#include "harness/report/card_grid.h"
 #include "harness/report/card_report.h"
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
@@ -17,20 +18,43 @@ std::string Optional(const std::optional<double>& x) {
   return x ? FormatMetric(*x) : "-";
 }
 
+// The grid: a row per varied value, a column per table, one mark each; a
+// mark that fails the card is bold.
+void WriteGrid(const Card& card, std::ostream& out) {
+  const CardGrid grid = BuildCardGrid(card);
+  if (grid.rows.empty()) return;
+  out << "\n### At a glance\n\n| Axis = value (configuration) |";
+  for (const std::string& column : grid.columns) out << " " << M(column) << " |";
+  out << "\n|---|";
+  for (size_t i = 0; i < grid.columns.size(); ++i) out << ":-:|";
+  out << "\n";
+  for (const CardGrid::Row& row : grid.rows) {
+    out << "| " << M(row.axis + " = " + row.value + " (" + row.config + ")") << " |";
+    for (const CardRow* cell : row.cells) {
+      const std::string mark = M(GridMark(cell));
+      const bool fails = cell != nullptr && OutcomeInfo(cell->outcome).failure;
+      out << " " << (fails ? "**" + mark + "**" : mark) << " |";
+    }
+    out << "\n";
+  }
+  out << "\n" << M(GridLegend()) << "\n";
+}
+
 }  // namespace
 
 void WriteCardMarkdown(const Card& card, std::ostream& out) {
   const int code = card.ExitCode();
+  const std::string verdict = CardVerdictText(card);
   out << "## Determinism card: " << M(card.engine) << "\n\n"
       << "Profile " << M(card.profile_file) << "; each row varies one axis of the baseline **"
       << M(card.baseline) << "** and compares every step's logits bit for bit. Verdict: "
-      << (code == 0   ? "no unexpected difference"
-          : code == 1 ? "**unexpected results**"
-                      : "nothing ran")
-      << ".\n";
+      << (code == 1 ? "**" + verdict + "**" : verdict) << ".\n";
   if (const std::string machine = CardMachineLine(card); !machine.empty())
     out << "\n" << M(machine) << "\n";
+  if (const std::string build = CardBuildLine(card); !build.empty())
+    out << "\n" << M(build) << "\n";
   for (const std::string& device : card.devices) out << "\nDevice: " << M(device) << "\n";
+  WriteGrid(card, out);
   for (const std::string& note : card.notes) out << "\nNote: " << M(note) << "\n";
   for (const CardTable& t : card.tables) {
     out << "\n### " << M(t.checkpoint) << " / " << M(t.scenario) << "\n\n";

@@ -59,6 +59,22 @@ std::string CardMachineLine(const Card& card) {
   return "Machine: " + m.arch + ", " + m.cpu + ", " + m.os + " " + m.kernel + ", " + m.libc + ".";
 }
 
+std::string CardBuildLine(const Card& card) {
+  if (!card.build) return "";
+  const BuildInfo& b = *card.build;
+  std::string line = "Build: " + b.engine + (b.version.empty() ? "" : " " + b.version);
+  if (!b.revision.empty()) {
+    line += ", revision " + b.revision.substr(0, 12) + (b.dirty ? " (dirty)" : "");
+  }
+  if (!b.compiler.empty()) line += ", " + b.compiler;
+  return line + ".";
+}
+
+std::string CardVerdictText(const Card& card) {
+  const int code = card.ExitCode();
+  return code == 0 ? "no unexpected difference" : code == 1 ? "unexpected results" : "nothing ran";
+}
+
 namespace {
 
 std::string OutcomeSummary(const CardRow& row) {

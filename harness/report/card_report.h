@@ -30,6 +30,14 @@ std::string CardRowSummary(const CardRow& row);
 // Linux 6.1.0, glibc 2.36"), or "" when no child described it.
 std::string CardMachineLine(const Card& card);
 
+// Returns the engine's build in one line ("Build: llama.cpp 0.5.0, revision
+// 5e0558ab7794 (dirty), GNU 12.2.0."), or "" when no child described it.
+std::string CardBuildLine(const Card& card);
+
+// Returns the card's verdict for a person: "no unexpected difference",
+// "unexpected results" or "nothing ran".
+std::string CardVerdictText(const Card& card);
+
 // Returns what a table says of its baseline's conformance to samebits-
 // engine's reference pass ("" when the card did not measure it):
 // "CONFORMS over steps 0-8 of 9: NMSE max 3.2e-12 (limit 0.0001), KLD mean

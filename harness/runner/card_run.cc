@@ -190,6 +190,7 @@ class CardRunner {
     harness::CellResult cell =
         RunProfileCell(profile_, config, checkpoint, scenario_file, o, &platform);
     if (!machine_ && !platform.arch.empty()) machine_ = platform;
+    if (!build_ && cell.build) build_ = cell.build;
     if (cell.device) {
       std::vector<std::string>& configs = devices_[harness::DescribeDevice(*cell.device)];
       if (std::find(configs.begin(), configs.end(), config.name) == configs.end())
@@ -201,6 +202,8 @@ class CardRunner {
  public:
   // The machine the children described, if any said hello.
   const std::optional<harness::MachineInfo>& machine() const { return machine_; }
+  // The engine's build, as the first child that described it says.
+  const std::optional<harness::BuildInfo>& build() const { return build_; }
   // One line per device the cells ran on, with the configurations that did.
   std::vector<std::string> DeviceLines() const {
     std::vector<std::string> lines;
@@ -217,6 +220,7 @@ class CardRunner {
   const CardOptions& options_;
   int dumps_ = 0;
   std::optional<harness::MachineInfo> machine_;
+  std::optional<harness::BuildInfo> build_;
   std::map<std::string, std::vector<std::string>> devices_;
 };
 
@@ -238,6 +242,7 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
     }
   }
   card.machine = runner.machine();
+  card.build = runner.build();
   card.devices = runner.DeviceLines();
   return card;
 }
