@@ -188,7 +188,8 @@ StepConformance Measure(int step_index, std::span<const float> a, std::span<cons
       largest_diff_at = static_cast<int64_t>(i);
     }
   }
-  s.worst_token = first_mismatch >= 0 ? first_mismatch : largest_diff_at;
+  // Rows equal wherever both are finite have no worst element to name.
+  s.worst_token = first_mismatch >= 0 ? first_mismatch : s.max_abs_diff > 0 ? largest_diff_at : -1;
   if (s.worst_token >= 0) {
     s.worst_a = a[static_cast<size_t>(s.worst_token)];
     s.worst_b = b[static_cast<size_t>(s.worst_token)];

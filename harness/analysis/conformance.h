@@ -110,8 +110,8 @@ struct StepConformance {
   int64_t nonfinite_mismatches = 0;
   // The element a report names for this step (its index, a token id): the
   // first one non-finite on one side only, else the one with the largest
-  // |a - b| (ties to the lower index); -1 when no element is finite in both
-  // rows. `worst_a` and `worst_b` are its two values.
+  // |a - b| (ties to the lower index); -1 when there is neither (the rows
+  // equal wherever both are finite). `worst_a` and `worst_b` are its values.
   int64_t worst_token = -1;
   float worst_a = 0, worst_b = 0;
   bool deviates = false;
