@@ -32,6 +32,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Returns the logits ln w, in float.
 std::vector<float> Ln(const std::vector<double>& weights) {
   std::vector<float> row;
+  row.reserve(weights.size());
   for (const double w : weights) row.push_back(static_cast<float>(std::log(w)));
   return row;
 }
