@@ -93,7 +93,10 @@ std::string Scientific(double x) {
   return text;
 }
 
+// Returns a logit for a verdict line: "%.6g", and "nan" for every NaN
+// (printf writes "-nan" for one with its sign bit set, as x86 makes them).
 std::string Short(float x) {
+  if (std::isnan(x)) return "nan";
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", static_cast<double>(x));
   return text;
