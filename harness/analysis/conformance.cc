@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "harness/analysis/bench_statistics.h"
 #include "harness/analysis/ulp.h"
 
 namespace samebits::harness {
@@ -92,6 +93,26 @@ std::string Scientific(double x) {
   return text;
 }
 
+// Returns a logit for a verdict line: "%.6g", and "nan" for every NaN
+// (printf writes "-nan" for one with its sign bit set, as x86 makes them).
+std::string Short(float x) {
+  if (std::isnan(x)) return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", static_cast<double>(x));
+  return text;
+}
+
+// Returns where and why a deviating step deviates: "step 3, token 1234
+// (A 1.5, B 2.25): NMSE 2.10e-03 > 1.00e-04".
+std::string DescribeDeviation(const StepConformance& s) {
+  std::string where = "step " + std::to_string(s.step_index);
+  if (s.worst_token >= 0) {
+    where += ", token " + std::to_string(s.worst_token) + " (A " + Short(s.worst_a) + ", B " +
+             Short(s.worst_b) + ")";
+  }
+  return where + ": " + s.why;
+}
+
 }  // namespace
 
 double NearestRankPercentile(std::vector<double>& values, double percentile) {
@@ -103,6 +124,39 @@ uint64_t NearestRankPercentile(std::vector<uint64_t>& values, double percentile)
 }
 
 namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Sets the margin, the disagreement at A's two largest and the stability of
+// `s` (conformance.h), `top_a` being A's largest non-NaN indices in order.
+void MeasureStability(std::span<const float> a, std::span<const float> b,
+                      const std::vector<int>& top_a, StepConformance* s) {
+  // |a - b| in double; an infinity on both sides of the same sign is no
+  // disagreement (inf - inf would be NaN).
+  const auto disagreement = [&](int i) {
+    const auto k = static_cast<size_t>(i);
+    if (a[k] == b[k]) return 0.0;
+    return std::fabs(static_cast<double>(a[k]) - static_cast<double>(b[k]));
+  };
+  if (top_a.empty()) {  // A's row is all NaN: no margin, nothing to keep stable
+    s->margin = s->top_disagreement = kNaN;
+  } else if (top_a.size() == 1) {
+    s->margin = std::numeric_limits<double>::infinity();
+    s->top_disagreement = disagreement(top_a[0]);
+  } else {
+    s->top2_a = top_a[1];
+    const auto t1 = static_cast<size_t>(top_a[0]), t2 = static_cast<size_t>(top_a[1]);
+    s->margin = a[t1] == a[t2] ? 0.0 : static_cast<double>(a[t1]) - static_cast<double>(a[t2]);
+    s->top_disagreement = disagreement(top_a[0]) + disagreement(top_a[1]);
+  }
+  if (!s->top1_agrees) {
+    s->stability = Stability::kUnstable;
+  } else if (!(s->top_disagreement < s->margin)) {  // NaN cannot be shown stable
+    s->stability = Stability::kFragile;
+  } else {
+    s->stability = Stability::kStable;
+  }
+}
 
 // Measures everything but the ULP percentiles, and appends each element's
 // ULP distance to `ulps`.
@@ -120,19 +174,31 @@ StepConformance Measure(int step_index, std::span<const float> a, std::span<cons
   s.step_index = step_index;
   s.elements = static_cast<int64_t>(a.size());
   double squared_error = 0, squared_a = 0;
+  int64_t first_mismatch = -1, largest_diff_at = -1;
   for (size_t i = 0; i < a.size(); ++i) {
     const FloatClass ca = Classify(a[i]), cb = Classify(b[i]);
     ulps->push_back(harness::UlpDistance(a[i], b[i]));
-    if (ca != cb) ++s.nonfinite_mismatches;  // one side non-finite, or two different kinds
+    if (ca != cb) {  // one side non-finite, or two different kinds
+      ++s.nonfinite_mismatches;
+      if (first_mismatch < 0) first_mismatch = static_cast<int64_t>(i);
+    }
     if (ca != FloatClass::kFinite || cb != FloatClass::kFinite) continue;
     const double da = a[i], diff = da - static_cast<double>(b[i]);
     squared_error += diff * diff;
     squared_a += da * da;
-    s.max_abs_diff = std::max(s.max_abs_diff, std::fabs(diff));
+    if (largest_diff_at < 0 || std::fabs(diff) > s.max_abs_diff) {  // ties keep the lower
+      s.max_abs_diff = std::fabs(diff);
+      largest_diff_at = static_cast<int64_t>(i);
+    }
+  }
+  // Rows equal wherever both are finite have no worst element to name.
+  s.worst_token = first_mismatch >= 0 ? first_mismatch : s.max_abs_diff > 0 ? largest_diff_at : -1;
+  if (s.worst_token >= 0) {
+    s.worst_a = a[static_cast<size_t>(s.worst_token)];
+    s.worst_b = b[static_cast<size_t>(s.worst_token)];
   }
   int64_t finite_pairs = 0;
   for (size_t i = 0; i < a.size(); ++i) finite_pairs += std::isfinite(a[i]) && std::isfinite(b[i]);
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   if (finite_pairs == 0 || s.nonfinite_mismatches > 0) {
     // Over no finite pair, or beside values non-finite on one side only,
     // a sum over the finite pairs would read as agreement (an all-NaN pair
@@ -146,17 +212,21 @@ StepConformance Measure(int step_index, std::span<const float> a, std::span<cons
     s.nmse = squared_a > 0 ? squared_error / squared_a : std::numeric_limits<double>::infinity();
   }
   const std::optional<std::vector<double>> log_a = LogSoftmax(a), log_b = LogSoftmax(b);
-  s.kl_divergence =
-      (log_a && log_b) ? KlDivergence(*log_a, *log_b) : std::numeric_limits<double>::quiet_NaN();
+  s.kl_divergence = (log_a && log_b) ? KlDivergence(*log_a, *log_b) : kNaN;
   s.top1_a = harness::ArgMax(a);
   s.top1_b = harness::ArgMax(b);
   s.top1_agrees = s.top1_a == s.top1_b;
+  const auto t1 = static_cast<size_t>(s.top1_a);
+  s.p_a_top1 = log_a ? std::exp((*log_a)[t1]) : kNaN;
+  s.p_b_top1 = log_b ? std::exp((*log_b)[t1]) : kNaN;
+  s.delta_p = s.p_b_top1 - s.p_a_top1;  // NaN when either is
   const std::vector<int> top_a = TopIndices(a, kTopOverlapCount);
   const std::vector<int> top_b = TopIndices(b, kTopOverlapCount);
   s.top_count = static_cast<int>(top_a.size());
   for (const int i : top_a) {
     if (std::find(top_b.begin(), top_b.end(), i) != top_b.end()) ++s.top_overlap;
   }
+  MeasureStability(a, b, top_a, &s);
   if (s.nonfinite_mismatches > 0) {
     s.deviates = true;
     s.why = std::to_string(s.nonfinite_mismatches) + " of " + std::to_string(s.elements) +
@@ -205,8 +275,7 @@ ConformanceSummary ConformanceMeter::Summary() const {
   ConformanceSummary sum;
   sum.steps = static_cast<int>(steps_.size());
   if (steps_.empty()) return sum;
-  std::vector<double> klds;
-  double nmse_total = 0, overlap_total = 0;
+  std::vector<double> klds, delta_ps, nmses, overlaps;
   // A step whose NMSE or max |a - b| is not defined (NaN) leaves the
   // summary's undefined too, never hidden by std::max.
   const auto larger = [](double x, double y) {
@@ -215,24 +284,43 @@ ConformanceSummary ConformanceMeter::Summary() const {
   };
   for (const StepConformance& s : steps_) {
     sum.max_nmse = larger(sum.max_nmse, s.nmse);
-    nmse_total += s.nmse;
+    nmses.push_back(s.nmse);
     if (!std::isnan(s.kl_divergence)) klds.push_back(s.kl_divergence);
+    if (!std::isnan(s.delta_p)) delta_ps.push_back(s.delta_p);
     if (s.top1_agrees) ++sum.top1_agreements;
-    overlap_total += s.top_overlap;
+    overlaps.push_back(s.top_overlap);
     sum.max_abs_diff = larger(sum.max_abs_diff, s.max_abs_diff);
-    if (s.deviates && !sum.first_deviating_step) sum.first_deviating_step = s.step_index;
+    if (s.stability == Stability::kFragile) ++sum.fragile_steps;
+    if (s.stability == Stability::kUnstable) ++sum.unstable_steps;
+    sum.stability = std::max(sum.stability, s.stability);  // the enum is ordered by severity
+    if (s.deviates && !sum.first_deviating_step) {
+      sum.first_deviating_step = s.step_index;
+      if (s.worst_token >= 0) sum.first_deviating_token = s.worst_token;
+      sum.first_deviation = DescribeDeviation(s);
+    }
   }
-  sum.mean_nmse = nmse_total / sum.steps;
-  sum.top_overlap_mean = overlap_total / sum.steps;
+  const Estimate nmse = MeanWithError(nmses);
+  sum.mean_nmse = nmse.value;
+  sum.mean_nmse_se = nmse.se;
+  const Estimate overlap = MeanWithError(overlaps);
+  sum.top_overlap_mean = overlap.value;
+  sum.top_overlap_mean_se = overlap.se;
+  sum.top1_percent = PercentWithError(sum.top1_agreements, sum.steps);
+  sum.delta_p_steps = static_cast<int>(delta_ps.size());
+  sum.delta_p_mean = MeanWithError(delta_ps);  // NaN without a defined Δp
+  sum.delta_p_rms = RootMeanSquareWithError(delta_ps);
   sum.kld_steps = static_cast<int>(klds.size());
   if (klds.empty()) {
     // No step has a defined KL divergence: none is reported as 0.
-    sum.kld_mean = sum.kld_p99 = sum.kld_max = std::numeric_limits<double>::quiet_NaN();
+    sum.kld_mean = sum.kld_mean_se = sum.kld_median = sum.kld_p99 = sum.kld_p999 = sum.kld_max =
+        kNaN;
   } else {
-    double total = 0;
-    for (const double k : klds) total += k;
-    sum.kld_mean = total / static_cast<double>(klds.size());
+    const Estimate kld = MeanWithError(klds);
+    sum.kld_mean = kld.value;
+    sum.kld_mean_se = kld.se;
+    sum.kld_median = Median(klds);
     sum.kld_max = *std::max_element(klds.begin(), klds.end());
+    sum.kld_p999 = NearestRankPercentile(klds, 99.9);
     sum.kld_p99 = NearestRankPercentile(klds, 99);
   }
   std::vector<uint64_t> ulps = ulps_;
@@ -243,6 +331,34 @@ ConformanceSummary ConformanceMeter::Summary() const {
 const char* ConformanceVerdictName(const ConformanceSummary& summary) {
   if (summary.steps == 0) return "NOT COMPARED";
   return summary.Conforms() ? "CONFORMS" : "DEVIATES";
+}
+
+const char* StabilityName(Stability stability) {
+  switch (stability) {
+    case Stability::kStable:
+      return "stable";
+    case Stability::kFragile:
+      return "fragile";
+    case Stability::kUnstable:
+      return "unstable";
+  }
+  return "?";
+}
+
+std::string ConformanceVerdictLine(const ConformanceSummary& summary) {
+  if (summary.steps == 0) return "NOT COMPARED";
+  const std::string of = " of " + std::to_string(summary.steps) + " steps";
+  std::string stability = StabilityName(summary.stability);
+  if (summary.stability == Stability::kUnstable) {
+    stability += ": the argmax moved at " + std::to_string(summary.unstable_steps) + of;
+    if (summary.fragile_steps > 0) {
+      stability += ", " + std::to_string(summary.fragile_steps) + " more within their margin";
+    }
+  } else if (summary.stability == Stability::kFragile) {
+    stability += ": " + std::to_string(summary.fragile_steps) + of + " within their margin";
+  }
+  if (summary.Conforms()) return "CONFORMS (" + stability + ")";
+  return "DEVIATES at " + summary.first_deviation + " (" + stability + ")";
 }
 
 }  // namespace samebits::harness

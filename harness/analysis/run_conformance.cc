@@ -176,6 +176,11 @@ const char* PairVerdictName(const PairConformance& pair) {
   return ConformanceVerdictName(pair.summary);
 }
 
+std::string PairVerdictLine(const PairConformance& pair) {
+  if (!pair.compared) return "NOT COMPARED";
+  return ConformanceVerdictLine(pair.summary);
+}
+
 std::string DescribeCoverage(const PairConformance& pair) {
   if (!pair.compared) return "no step";
   const std::string range = pair.summary.steps == 1
@@ -278,6 +283,7 @@ std::string FormatConformance(const RunConformance& c) {
       continue;
     }
     const ConformanceSummary& s = p.summary;
+    out << "  " << PairVerdictLine(p) << "\n";
     out << "  " << DescribeCoverage(p) << "\n";
     out << "  NMSE max " << Short(s.max_nmse) << " mean " << Short(s.mean_nmse) << "; KLD mean "
         << Short(s.kld_mean) << " p99 " << Short(s.kld_p99) << " max " << Short(s.kld_max)
@@ -285,12 +291,13 @@ std::string FormatConformance(const RunConformance& c) {
         << Short(s.top_overlap_mean) << "; max |a - b| " << Short(s.max_abs_diff) << "; ulp p50 "
         << harness::FormatUlp(s.ulp.p50) << " p99 " << harness::FormatUlp(s.ulp.p99) << " max "
         << harness::FormatUlp(s.ulp.max) << "\n";
-    if (s.first_deviating_step) {
-      for (const StepConformance& st : p.steps) {
-        if (st.step_index == *s.first_deviating_step)
-          out << "  first deviating step " << st.step_index << ": " << st.why << "\n";
-      }
-    }
+    // llama-perplexity --kl-divergence's figures, each mean ± its standard error.
+    out << "  mean KLD " << Short(s.kld_mean) << " ± " << Short(s.kld_mean_se) << " (median "
+        << Short(s.kld_median) << ", p99.9 " << Short(s.kld_p999) << "); mean Δp "
+        << Short(100 * s.delta_p_mean.value) << " ± " << Short(100 * s.delta_p_mean.se)
+        << " %; RMS Δp " << Short(100 * s.delta_p_rms.value) << " ± "
+        << Short(100 * s.delta_p_rms.se) << " %; same top-1 " << Short(s.top1_percent.value)
+        << " ± " << Short(s.top1_percent.se) << " %\n";
     for (const std::string& note : p.notes) out << "  note: " << note << "\n";
   }
   return out.str();

@@ -83,6 +83,11 @@ RunConformance ConformRuns(const RunResult& a, const RunResult& b, const std::st
 // Returns the pair's verdict name: CONFORMS, DEVIATES or NOT COMPARED.
 const char* PairVerdictName(const PairConformance& pair);
 
+// Returns the pair's verdict with its stability and, for DEVIATES, where
+// and why (ConformanceVerdictLine): "CONFORMS (stable)", "DEVIATES at step
+// 3, token 1234 (A 1.5, B 2.25): NMSE 2.10e-03 > 1.00e-04 (stable)".
+std::string PairVerdictLine(const PairConformance& pair);
+
 // Returns which steps were measured, for a person: "steps 0-8 of 9", or
 // "steps 0-4 of 9 (the contexts diverge at step 5: ...)".
 std::string DescribeCoverage(const PairConformance& pair);

@@ -111,8 +111,10 @@ CommandSpec SetupConform(CLI::App& app) {
       "conform",
       "Measures how close run B's logits are to run A's (the reference), step by step, for "
       "each checkpoint and scenario both ran: NMSE, KL divergence of the softmax "
-      "distributions, top-1 agreement, top-5 overlap, max |a - b| and ULP percentiles, "
-      "judged against a threshold (CONFORMS or DEVIATES, with the first deviating step). "
+      "distributions, Δp of A's top-1 token, top-1 agreement, top-5 overlap, max |a - b|, ULP "
+      "percentiles and the top-1/top-2 margin (each step stable, fragile or unstable), every "
+      "mean over the steps with its standard error, judged against a threshold (CONFORMS or "
+      "DEVIATES with the first deviating step, token and metric). "
       "For engines that do not share samebits' order of operations, where bits are not "
       "expected to agree; within one engine use `samebits compare`.");
   AddRunOperands(sub, flags->a, flags->b, flags->db, /*engines=*/true);
@@ -155,9 +157,16 @@ CommandSpec SetupConform(CLI::App& app) {
   sub->footer(
       "Per step: NMSE = sum (a - b)^2 / sum a^2 (A's row is the denominator, as in\n"
       "llama.cpp's test-backend-ops); KL(P_A || P_B) of the softmax distributions in nats,\n"
-      "computed in double (mean, p99 and max over the steps, as llama-perplexity\n"
-      "--kl-divergence reports it); top-1 (ties to the lower id) and top-5 overlap. A step\n"
-      "deviates when its NMSE exceeds --max-nmse or a value is non-finite on one side only.\n\n"
+      "computed in double (mean, median, p99, p99.9 and max over the steps, as\n"
+      "llama-perplexity --kl-divergence reports it); Δp = p_B - p_A of A's top-1 token\n"
+      "(mean and RMS); top-1 (ties to the lower id) and top-5 overlap. Every mean over the\n"
+      "steps is given ± its standard error (sample standard deviation / sqrt(n); RMS Δp's\n"
+      "by the delta method, se(Δp^2) / (2 RMS); same top-1 ± sqrt(p (1 - p) / n)).\n"
+      "A step is fragile when |a - b| at A's two largest logits adds up to at least their\n"
+      "margin, unstable when the argmax moved; a pair is its worst step's, and the verdict\n"
+      "says which. A step deviates when its NMSE exceeds --max-nmse or a value is\n"
+      "non-finite on one side only; DEVIATES names the first such step, its token (the\n"
+      "largest |a - b|, or the non-finite one) and the metric.\n\n"
       "Logits of two different contexts are never compared: where the two greedy\n"
       "continuations diverge (a step fed a different token), B is rerun with A's tokens\n"
       "forced (each decode fed A's token as a single-token extend) when B is an engine\n"

@@ -1,6 +1,7 @@
 // The HTML conformance report: self-contained (no scripts, no external
-// files), the verdict, the summary table and, per measured pair, every
-// step's measurements with the deviating ones marked.
+// files), the verdict, the summary table with every statistic (each mean ±
+// its standard error) and, per measured pair, every step's measurements
+// with the deviating ones marked, and the fragile and unstable ones shaded.
 #include <ostream>
 
 #include "harness/analysis/ulp.h"
@@ -17,7 +18,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; font-size: 13px; }
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.deviates td { background: #f6d5d4; }
+tr.deviates td { background: #f6d5d4; } tr.near td { background: #fbf0cf; }
 .CONFORMS { color: #17692e; } .DEVIATES { color: #a31515; font-weight: bold; }
 )css";
 
@@ -30,31 +31,42 @@ std::string VerdictClass(const char* verdict) {
   return v == "NOT COMPARED" ? "none" : v;
 }
 
+// A table cell holding a number (or a number with its error).
+std::string Num(const std::string& text) {
+  return "<td class=\"num\">" + E(text) + "</td>";
+}
+
 void WriteSummary(const RunConformance& c, std::ostream& out) {
   out << "<table>\n<tr><th>Checkpoint</th><th>Scenario</th><th>A</th><th>B</th><th>Verdict</th>"
-         "<th>Steps</th><th>NMSE max</th><th>KLD mean</th><th>KLD p99</th><th>KLD max</th>"
-         "<th>Top-1</th><th>Top-5 overlap</th><th>max |a - b|</th><th>ulp p50</th>"
-         "<th>ulp p99</th><th>ulp max</th></tr>\n";
+         "<th>Stability</th><th>Steps</th><th>NMSE max</th><th>NMSE mean ± se</th>"
+         "<th>KLD mean ± se</th><th>KLD median</th><th>KLD p99</th><th>KLD p99.9</th>"
+         "<th>KLD max</th><th>Δp mean ± se</th><th>RMS Δp ± se</th><th>Same top-1 ± se</th>"
+         "<th>Top-5 overlap ± se</th><th>max |a - b|</th><th>ulp p50</th><th>ulp p99</th>"
+         "<th>ulp max</th></tr>\n";
   for (const PairConformance& p : c.pairs) {
     const char* verdict = PairVerdictName(p);
     out << "<tr><td>" << E(p.checkpoint) << "</td><td>" << E(p.scenario) << "</td><td>"
         << E(p.config_a) << "</td><td>" << E(p.config_b) << "</td><td class=\""
         << VerdictClass(verdict) << "\">" << verdict << "</td>";
     if (!p.compared) {
-      out << "<td colspan=\"11\">" << E(p.reason) << "</td></tr>\n";
+      out << "<td colspan=\"17\">" << E(p.reason) << "</td></tr>\n";
       continue;
     }
     const ConformanceSummary& s = p.summary;
-    out << "<td class=\"num\">" << s.steps << " of " << p.steps_a << "</td>";
-    for (const double x : {s.max_nmse, s.kld_mean, s.kld_p99, s.kld_max}) {
-      out << "<td class=\"num\">" << FormatMetric(x) << "</td>";
+    out << "<td>" << E(StabilityCell(s)) << "</td>"
+        << Num(std::to_string(s.steps) + " of " + std::to_string(p.steps_a))
+        << Num(FormatMetric(s.max_nmse)) << Num(FormatEstimate(s.mean_nmse, s.mean_nmse_se))
+        << Num(FormatEstimate(s.kld_mean, s.kld_mean_se));
+    for (const double x : {s.kld_median, s.kld_p99, s.kld_p999, s.kld_max}) {
+      out << Num(FormatMetric(x));
     }
-    out << "<td class=\"num\">" << s.top1_agreements << "/" << s.steps << "</td><td class=\"num\">"
-        << FormatMetric(s.top_overlap_mean) << "</td><td class=\"num\">"
-        << FormatMetric(s.max_abs_diff) << "</td>";
-    for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) {
-      out << "<td class=\"num\">" << E(FormatUlp(u)) << "</td>";
-    }
+    out << Num(FormatPercentOfProbability(s.delta_p_mean))
+        << Num(FormatPercentOfProbability(s.delta_p_rms))
+        << Num(FormatEstimate(s.top1_percent.value, s.top1_percent.se) + " % (" +
+               std::to_string(s.top1_agreements) + "/" + std::to_string(s.steps) + ")")
+        << Num(FormatEstimate(s.top_overlap_mean, s.top_overlap_mean_se))
+        << Num(FormatMetric(s.max_abs_diff));
+    for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) out << Num(FormatUlp(u));
     out << "</tr>\n";
   }
   out << "</table>\n";
@@ -63,7 +75,7 @@ void WriteSummary(const RunConformance& c, std::ostream& out) {
 void WritePair(const PairConformance& p, std::ostream& out) {
   const char* verdict = PairVerdictName(p);
   out << "<h2>" << E(p.checkpoint) << " / " << E(p.scenario) << ": <span class=\""
-      << VerdictClass(verdict) << "\">" << verdict << "</span></h2>\n";
+      << VerdictClass(verdict) << "\">" << E(PairVerdictLine(p)) << "</span></h2>\n";
   out << "<p>A: " << E(SideName(p.engine_a, p.config_a))
       << ". B: " << E(SideName(p.engine_b, p.config_b)) << ".</p>\n";
   if (!p.compared) {
@@ -72,20 +84,24 @@ void WritePair(const PairConformance& p, std::ostream& out) {
   }
   out << "<p>Measured " << E(DescribeCoverage(p)) << ".</p>\n";
   for (const std::string& note : p.notes) out << "<p>Note: " << E(note) << "</p>\n";
-  out << "<table>\n<tr><th>Step</th><th>NMSE</th><th>KLD</th><th>Top-1 A</th><th>Top-1 B</th>"
+  out << "<table>\n<tr><th>Step</th><th>NMSE</th><th>KLD</th><th>Δp %</th><th>Top-1 A</th>"
+         "<th>Top-1 B</th><th>Margin</th><th>|Δ| top-1 + top-2</th><th>Stability</th>"
          "<th>Top-5 overlap</th><th>max |a - b|</th><th>ulp p50</th><th>ulp p99</th>"
          "<th>ulp max</th><th></th></tr>\n";
   for (const StepConformance& s : p.steps) {
-    out << "<tr" << (s.deviates ? " class=\"deviates\"" : "") << "><td class=\"num\">"
-        << s.step_index << "</td><td class=\"num\">" << FormatMetric(s.nmse)
-        << "</td><td class=\"num\">" << FormatMetric(s.kl_divergence) << "</td><td class=\"num\">"
-        << s.top1_a << "</td><td class=\"num\">" << s.top1_b << "</td><td class=\"num\">"
-        << s.top_overlap << "/" << s.top_count << "</td><td class=\"num\">"
-        << FormatMetric(s.max_abs_diff) << "</td>";
-    for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) {
-      out << "<td class=\"num\">" << E(FormatUlp(u)) << "</td>";
-    }
-    out << "<td>" << (s.deviates ? "deviates: " + E(s.why) : "") << "</td></tr>\n";
+    const char* row_class = s.deviates                          ? " class=\"deviates\""
+                            : s.stability == Stability::kStable ? ""
+                                                                : " class=\"near\"";
+    out << "<tr" << row_class << ">" << Num(std::to_string(s.step_index))
+        << Num(FormatMetric(s.nmse)) << Num(FormatMetric(s.kl_divergence))
+        << Num(FormatMetric(100 * s.delta_p)) << Num(std::to_string(s.top1_a))
+        << Num(std::to_string(s.top1_b)) << Num(FormatMetric(s.margin))
+        << Num(FormatMetric(s.top_disagreement)) << "<td>" << StabilityName(s.stability) << "</td>"
+        << Num(std::to_string(s.top_overlap) + "/" + std::to_string(s.top_count))
+        << Num(FormatMetric(s.max_abs_diff));
+    for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) out << Num(FormatUlp(u));
+    out << "<td>" << (s.deviates ? "deviates: " + E(DescribeStepDeviation(s)) : "")
+        << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -101,7 +117,8 @@ class HtmlWriter final : public ConformanceExporter {
         << "<h1>samebits conform: <span class=\"" << cls << "\">" << E(c.headline)
         << "</span></h1>\n"
         << "<p>A (the reference): " << E(c.label_a) << "<br>B: " << E(c.label_b)
-        << "<br>Threshold: NMSE &lt;= " << FormatMetric(c.threshold.max_nmse) << " per step.</p>\n";
+        << "<br>Threshold: NMSE &lt;= " << FormatMetric(c.threshold.max_nmse) << " per step.</p>\n"
+        << "<p>" << E(kConformanceStatisticsNote) << "</p>\n";
     WriteSummary(c, out);
     for (const PairConformance& p : c.pairs) WritePair(p, out);
     out << "</body>\n</html>\n";

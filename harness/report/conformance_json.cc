@@ -1,5 +1,7 @@
 // The JSON conformance report, for tools: every pair and every measured
-// step. `schema_version` changes whenever a field is renamed or removed.
+// step. `schema_version` changes whenever a field is renamed or removed
+// (added fields keep it: the statistics with their standard errors, Δp,
+// margins and stability joined schema 1).
 // Non-finite measurements are the strings "inf", "-inf" and "nan" (JSON
 // numbers cannot hold them).
 #include <cmath>
@@ -44,6 +46,13 @@ Json StepJson(const StepConformance& s) {
          {"top1_a", s.top1_a},
          {"top1_b", s.top1_b},
          {"top1_agrees", s.top1_agrees},
+         {"p_a_top1", Number(s.p_a_top1)},
+         {"p_b_top1", Number(s.p_b_top1)},
+         {"delta_p", Number(s.delta_p)},
+         {"top2_a", s.top2_a},
+         {"margin", Number(s.margin)},
+         {"top_disagreement", Number(s.top_disagreement)},
+         {"stability", StabilityName(s.stability)},
          {"top_count", s.top_count},
          {"top_overlap", s.top_overlap},
          {"max_abs_diff", Number(s.max_abs_diff)},
@@ -51,6 +60,11 @@ Json StepJson(const StepConformance& s) {
          {"nonfinite_mismatches", s.nonfinite_mismatches},
          {"deviates", s.deviates}};
   if (s.deviates) j["why"] = Text(s.why);
+  if (s.worst_token >= 0) {
+    j["worst_token"] = s.worst_token;
+    j["worst_a"] = Number(s.worst_a);
+    j["worst_b"] = Number(s.worst_b);
+  }
   return j;
 }
 
@@ -58,7 +72,7 @@ Json PairJson(const PairConformance& p) {
   Json j{{"checkpoint", Text(p.checkpoint)}, {"scenario", Text(p.scenario)},
          {"config_a", Text(p.config_a)},     {"config_b", Text(p.config_b)},
          {"engine_a", Text(p.engine_a)},     {"engine_b", Text(p.engine_b)},
-         {"verdict", PairVerdictName(p)}};
+         {"verdict", PairVerdictName(p)},    {"verdict_line", Text(PairVerdictLine(p))}};
   if (!p.compared) {
     j["reason"] = Text(p.reason);
     return j;
@@ -68,6 +82,8 @@ Json PairJson(const PairConformance& p) {
   j["steps_b"] = p.steps_b;
   j["steps_measured"] = s.steps;
   if (s.first_deviating_step) j["first_deviating_step"] = *s.first_deviating_step;
+  if (s.first_deviating_token) j["first_deviating_token"] = *s.first_deviating_token;
+  j["stability"] = StabilityName(s.stability);
   if (p.forced) {
     j["b_rerun_with_a_tokens_from"] =
         Json{{"step", p.forced->step_index}, {"detail", Text(p.forced->detail)}};
@@ -76,6 +92,9 @@ Json PairJson(const PairConformance& p) {
     j["context_divergence"] =
         Json{{"step", p.divergence->step_index}, {"detail", Text(p.divergence->detail)}};
   }
+  // The keys of schema 1 first; then the statistics added to it, each
+  // `*_se` the standard error of the figure before it (conformance.h), Δp
+  // in units of probability and top-1 agreement in percent.
   j["summary"] = Json{{"nmse_max", Number(s.max_nmse)},
                       {"nmse_mean", Number(s.mean_nmse)},
                       {"kld_steps", s.kld_steps},
@@ -85,7 +104,22 @@ Json PairJson(const PairConformance& p) {
                       {"top1_agreements", s.top1_agreements},
                       {"top_overlap_mean", Number(s.top_overlap_mean)},
                       {"max_abs_diff", Number(s.max_abs_diff)},
-                      {"ulp", UlpJson(s.ulp)}};
+                      {"ulp", UlpJson(s.ulp)},
+                      {"nmse_mean_se", Number(s.mean_nmse_se)},
+                      {"kld_mean_se", Number(s.kld_mean_se)},
+                      {"kld_median", Number(s.kld_median)},
+                      {"kld_p99_9", Number(s.kld_p999)},
+                      {"delta_p_steps", s.delta_p_steps},
+                      {"delta_p_mean", Number(s.delta_p_mean.value)},
+                      {"delta_p_mean_se", Number(s.delta_p_mean.se)},
+                      {"delta_p_rms", Number(s.delta_p_rms.value)},
+                      {"delta_p_rms_se", Number(s.delta_p_rms.se)},
+                      {"top1_percent", Number(s.top1_percent.value)},
+                      {"top1_percent_se", Number(s.top1_percent.se)},
+                      {"top_overlap_mean_se", Number(s.top_overlap_mean_se)},
+                      {"fragile_steps", s.fragile_steps},
+                      {"unstable_steps", s.unstable_steps},
+                      {"stability", StabilityName(s.stability)}};
   Json notes = Json::array();
   for (const std::string& n : p.notes) notes.push_back(Text(n));
   j["notes"] = notes;

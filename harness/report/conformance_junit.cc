@@ -1,6 +1,8 @@
 // The JUnit XML conformance report: one <testcase> per checkpoint and
-// scenario. DEVIATES is a <failure> naming the first deviating step; a pair
-// not compared is <skipped> with the reason; CONFORMS passes.
+// scenario. DEVIATES is a <failure> whose message is the verdict line (the
+// first deviating step, its worst token and the metric that crossed); a pair
+// not compared is <skipped> with the reason; CONFORMS passes. A compared
+// pair's statistics are its <system-out>.
 #include <ostream>
 
 #include "harness/report/conformance_report.h"
@@ -11,13 +13,6 @@ namespace {
 
 std::string Attr(const std::string& s) {
   return XmlEscape(s, /*attribute=*/true);
-}
-
-std::string FailureMessage(const PairConformance& p) {
-  for (const StepConformance& s : p.steps) {
-    if (s.deviates) return "DEVIATES from step " + std::to_string(s.step_index) + ": " + s.why;
-  }
-  return "DEVIATES";
 }
 
 class JunitWriter final : public ConformanceExporter {
@@ -34,16 +29,19 @@ class JunitWriter final : public ConformanceExporter {
     for (const PairConformance& p : c.pairs) {
       out << "    <testcase classname=\"" << Attr("samebits.conform." + p.checkpoint)
           << "\" name=\"" << Attr(p.scenario) << "\"";
-      if (p.compared && p.summary.Conforms()) {
-        out << "/>\n";
-        continue;
-      }
       out << ">\n";
       if (!p.compared) {
         out << "      <skipped message=\"" << Attr("not compared: " + p.reason) << "\"/>\n";
-      } else {
-        out << "      <failure type=\"DEVIATES\" message=\"" << Attr(FailureMessage(p)) << "\">"
+      } else if (!p.summary.Conforms()) {
+        out << "      <failure type=\"DEVIATES\" message=\"" << Attr(PairVerdictLine(p)) << "\">"
             << XmlEscape(DescribeCoverage(p), /*attribute=*/false) << "</failure>\n";
+      }
+      if (p.compared) {
+        // The statistics, for a passing pair too: CI keeps them beside the test.
+        out << "      <system-out>"
+            << XmlEscape(PairVerdictLine(p) + "\n" + DescribeStatistics(p.summary),
+                         /*attribute=*/false)
+            << "</system-out>\n";
       }
       out << "    </testcase>\n";
     }

@@ -52,6 +52,50 @@ std::string FormatMetric(double value) {
   return text;
 }
 
+std::string FormatEstimate(double value, double se) {
+  return FormatMetric(value) + " ± " + FormatMetric(se);
+}
+
+std::string FormatPercentOfProbability(const Estimate& estimate) {
+  return FormatEstimate(100 * estimate.value, 100 * estimate.se) + " %";
+}
+
+std::string StabilityCell(const ConformanceSummary& summary) {
+  const std::string of = " of " + std::to_string(summary.steps) + " steps)";
+  switch (summary.stability) {
+    case Stability::kStable:
+      return "stable";
+    case Stability::kFragile:
+      return "fragile (" + std::to_string(summary.fragile_steps) + of;
+    case Stability::kUnstable:
+      return "unstable (" + std::to_string(summary.unstable_steps) + of;
+  }
+  return "";
+}
+
+std::string DescribeStatistics(const ConformanceSummary& s) {
+  return "NMSE mean ± se: " + FormatEstimate(s.mean_nmse, s.mean_nmse_se) +
+         "\nNMSE max: " + FormatMetric(s.max_nmse) +
+         "\nKLD mean ± se: " + FormatEstimate(s.kld_mean, s.kld_mean_se) +
+         "\nKLD median: " + FormatMetric(s.kld_median) +
+         "\nKLD p99 / p99.9 / max: " + FormatMetric(s.kld_p99) + " / " + FormatMetric(s.kld_p999) +
+         " / " + FormatMetric(s.kld_max) +
+         "\nΔp mean ± se: " + FormatPercentOfProbability(s.delta_p_mean) +
+         "\nRMS Δp ± se: " + FormatPercentOfProbability(s.delta_p_rms) +
+         "\nSame top-1 ± se: " + FormatEstimate(s.top1_percent.value, s.top1_percent.se) + " % (" +
+         std::to_string(s.top1_agreements) + " of " + std::to_string(s.steps) + " steps)" +
+         "\nTop-5 overlap mean ± se: " + FormatEstimate(s.top_overlap_mean, s.top_overlap_mean_se) +
+         "\nSteps fragile / unstable: " + std::to_string(s.fragile_steps) + " / " +
+         std::to_string(s.unstable_steps) + "\n";
+}
+
+std::string DescribeStepDeviation(const StepConformance& step) {
+  if (!step.deviates) return "";
+  if (step.worst_token < 0) return step.why;
+  return "token " + std::to_string(step.worst_token) + " (A " + FormatMetric(step.worst_a) +
+         ", B " + FormatMetric(step.worst_b) + "): " + step.why;
+}
+
 std::string SideName(const std::string& engine, const std::string& config) {
   if (config.empty()) return "no cell";
   return engine.empty() ? config : engine + ", " + config;
@@ -62,7 +106,7 @@ std::vector<const StepConformance*> ListedSteps(const PairConformance& pair, siz
   const bool all = pair.steps.size() <= limit;
   for (const StepConformance& s : pair.steps) {
     if (listed.size() == limit) break;
-    if (all || s.deviates) listed.push_back(&s);
+    if (all || s.deviates || s.stability != Stability::kStable) listed.push_back(&s);
   }
   return listed;
 }

@@ -38,6 +38,37 @@ void WriteConformanceReport(const RunConformance& c, std::string_view format, st
 // "inf", "-inf", "nan".
 std::string FormatMetric(double value);
 
+// Returns a mean with its standard error, "0.0123 ± 0.0045" (FormatMetric
+// for each).
+std::string FormatEstimate(double value, double se);
+
+// Returns a probability difference (Δp) or a fraction as percentage
+// points with its standard error, "-4.01611 ± 4.2491 %", as
+// llama-perplexity prints Δp; `estimate` is in units of probability.
+std::string FormatPercentOfProbability(const Estimate& estimate);
+
+// Returns how a report names a pair's stability in a table cell: "stable",
+// "fragile (2 of 40 steps)", "unstable (1 of 40 steps)".
+std::string StabilityCell(const ConformanceSummary& summary);
+
+// Returns a pair's statistics as plain text, one figure a line: "KLD mean ±
+// se: 0.0173197 ± 0.00628317\n...".
+std::string DescribeStatistics(const ConformanceSummary& summary);
+
+// Returns where and why a deviating step deviates, for its table row:
+// "token 1234 (A 1.5, B 2.25): NMSE 2.10e-03 > 1.00e-04"; "" for a step that
+// does not deviate.
+std::string DescribeStepDeviation(const StepConformance& step);
+
+// One sentence for the top of a report: how the statistics are estimated
+// and what fragile and unstable mean (conformance.h).
+inline constexpr const char* kConformanceStatisticsNote =
+    "Each mean is given ± its standard error (sample standard deviation / sqrt(n), over the "
+    "steps compared); Δp is p_B - p_A of A's top-1 token, in percentage points (RMS Δp's error "
+    "by the delta method); same top-1 ± its binomial error. A step is fragile when |a - b| at "
+    "A's two largest logits adds up to at least their margin (a token flip is within the "
+    "engines' disagreement), unstable when the argmax moved; a pair is its worst step's.";
+
 // Returns how a report names one side of a pair: "samebits-engine 0.1.0,
 // reference", "reference" without an engine, "no cell" without either.
 std::string SideName(const std::string& engine, const std::string& config);
@@ -47,8 +78,8 @@ std::string SideName(const std::string& engine, const std::string& config);
 inline constexpr size_t kMarkdownListedSteps = 64;
 
 // Returns the steps of `pair` a short report lists, in step order: every
-// step when there are at most `limit`, else the deviating ones, at most
-// `limit` of them.
+// step when there are at most `limit`, else the deviating, fragile and
+// unstable ones, at most `limit` of them.
 std::vector<const StepConformance*> ListedSteps(const PairConformance& pair, size_t limit);
 
 }  // namespace samebits::harness::report

@@ -45,6 +45,11 @@ TEST_F(ConformCli, ARunConformsToItselfAndAnotherBuildDeviates) {
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_THAT(same.output, HasSubstr("CONFORMS: 1 compared pair within NMSE <= 0.0001."));
   EXPECT_THAT(same.output, HasSubstr("NMSE max 0 mean 0"));
+  // Identical rows: nothing near a flip, every statistic 0 (one defined
+  // error, the binomial one, 0 too).
+  EXPECT_THAT(same.output, HasSubstr("CONFORMS (stable)"));
+  EXPECT_THAT(same.output, HasSubstr("mean KLD 0 ± 0"));
+  EXPECT_THAT(same.output, HasSubstr("same top-1 100 ± 0 %"));
 
   const std::string json = (dir_.path() / "conform.json").string();
   const std::string junit = (dir_.path() / "conform.xml").string();
@@ -63,7 +68,12 @@ TEST_F(ConformCli, ARunConformsToItselfAndAnotherBuildDeviates) {
   EXPECT_EQ(j["pairs"][0]["first_deviating_step"], 0);
   std::ifstream x(junit);
   const std::string xml((std::istreambuf_iterator<char>(x)), std::istreambuf_iterator<char>());
-  EXPECT_THAT(xml, HasSubstr("<failure type=\"DEVIATES\" message=\"DEVIATES from step 0: NMSE"));
+  // The verdict names the first step, its worst token and the metric.
+  EXPECT_THAT(other.output, HasSubstr("DEVIATES at step 0, token "));
+  EXPECT_EQ(j["pairs"][0]["verdict_line"].get<std::string>().rfind("DEVIATES at step 0, token ", 0),
+            0u);
+  EXPECT_THAT(xml, HasSubstr("<failure type=\"DEVIATES\" message=\"DEVIATES at step 0, token "));
+  EXPECT_THAT(xml, HasSubstr("KLD mean ± se: "));
 }
 
 TEST_F(ConformCli, WithoutDumpsNothingIsComparedAndBadValuesAreRefused) {

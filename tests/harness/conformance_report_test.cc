@@ -42,7 +42,8 @@ CellResult Cell(const std::string& checkpoint, const std::string& scenario,
 
 // The fixture: a pair that conforms, a pair that deviates from step 1 and
 // whose contexts diverge at step 3 (a hostile scenario name), one with a
-// NaN on one side only, and one not compared.
+// NaN on one side only, one not compared, and one that conforms but is
+// fragile (A's step 0 ties at its top, (0, 1, 2, 2), on both sides).
 RunConformance Fixture() {
   RunResult a, b;
   a.cells.push_back(Cell("synthetic:tiny", "classic", "reference", {0, 0, 0}));
@@ -57,6 +58,8 @@ RunConformance Fixture() {
   nan.dump->values[1] = std::numeric_limits<float>::quiet_NaN();
   b.cells.push_back(nan);
   a.cells.push_back(Cell("synthetic:medium", "classic", "reference", {0}));
+  a.cells.push_back(Cell("synthetic:tie", "classic", "reference", {-1, 0}));
+  b.cells.push_back(Cell("synthetic:tie", "classic", "theirs", {-1, 0}));
   for (CellResult& c : b.cells) c.build->engine = "their-engine";
   ConformOptions options;
   options.config_a = "reference";
@@ -98,7 +101,7 @@ TEST(ConformanceReport, JsonParsesAndCarriesNonFiniteValuesAsStrings) {
   WriteConformanceReport(Fixture(), "json", out);
   const nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["schema_version"], 1);
-  EXPECT_EQ(j["counts"]["conform"], 1);
+  EXPECT_EQ(j["counts"]["conform"], 2);
   EXPECT_EQ(j["counts"]["deviate"], 2);
   EXPECT_EQ(j["counts"]["not_compared"], 1);
   // The NaN pair: its KL divergence is undefined, its max ULP has no number.
@@ -106,6 +109,43 @@ TEST(ConformanceReport, JsonParsesAndCarriesNonFiniteValuesAsStrings) {
   EXPECT_EQ(nan_step["kl_divergence"], "nan");
   EXPECT_EQ(nan_step["ulp"]["max"], "NaN vs number");
   EXPECT_EQ(j["pairs"][1]["context_divergence"]["step"], 3);
+}
+
+TEST(ConformanceReport, JsonCarriesTheStatisticsAndKeepsTheOldKeys) {
+  std::ostringstream out;
+  WriteConformanceReport(Fixture(), "json", out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  const nlohmann::json& summary = j["pairs"][0]["summary"];
+  for (const char* key : {"nmse_max",        "nmse_mean",
+                          "kld_steps",       "kld_mean",
+                          "kld_p99",         "kld_max",
+                          "top1_agreements", "top_overlap_mean",
+                          "max_abs_diff",    "ulp",
+                          "nmse_mean_se",    "kld_mean_se",
+                          "kld_median",      "kld_p99_9",
+                          "delta_p_steps",   "delta_p_mean",
+                          "delta_p_mean_se", "delta_p_rms",
+                          "delta_p_rms_se",  "top1_percent",
+                          "top1_percent_se", "top_overlap_mean_se",
+                          "fragile_steps",   "unstable_steps",
+                          "stability"}) {
+    EXPECT_TRUE(summary.contains(key)) << key;
+  }
+  EXPECT_EQ(summary["top1_percent"], 100.0);
+  // The deviating pair names its first step and that step's worst token.
+  const nlohmann::json& deviating = j["pairs"][1];
+  EXPECT_EQ(deviating["verdict"], "DEVIATES");
+  EXPECT_EQ(deviating["first_deviating_step"], 1);
+  EXPECT_EQ(deviating["first_deviating_token"], 3);
+  EXPECT_EQ(deviating["verdict_line"],
+            "DEVIATES at step 1, token 3 (A 4.5, B 4): NMSE 7.30e-03 > 1.00e-04 (stable)");
+  // The tie: CONFORMS, and fragile at step 0 (margin 0).
+  const nlohmann::json& tie = j["pairs"][4];
+  EXPECT_EQ(tie["verdict"], "CONFORMS");
+  EXPECT_EQ(tie["stability"], "fragile");
+  EXPECT_EQ(tie["steps"][0]["stability"], "fragile");
+  EXPECT_EQ(tie["steps"][0]["margin"], 0.0);
+  EXPECT_EQ(tie["steps"][1]["stability"], "stable");
 }
 
 TEST(ConformanceReport, HostileNamesAreEscapedInEveryFormat) {
