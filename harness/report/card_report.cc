@@ -43,14 +43,14 @@ std::string ReferenceConformanceLine(const CardTable& table) {
   const PairConformance& p = *table.reference_conformance;
   if (!p.compared) return lead + "not compared: " + p.reason;
   const ConformanceSummary& s = p.summary;
-  return lead + PairVerdictName(p) + " over " + DescribeCoverage(p) + ": NMSE max " +
+  return lead + PairVerdictLine(p) + " over " + DescribeCoverage(p) + ": NMSE max " +
          FormatMetric(s.max_nmse) + ", mean " + FormatMetric(s.mean_nmse) + "; KLD mean " +
-         FormatMetric(s.kld_mean) + ", p99 " + FormatMetric(s.kld_p99) + ", max " +
-         FormatMetric(s.kld_max) + "; top-1 agrees on " + std::to_string(s.top1_agreements) +
-         " of " + std::to_string(s.steps) + " steps; max |a - b| " + FormatMetric(s.max_abs_diff) +
-         (s.first_deviating_step
-              ? "; first deviating step " + std::to_string(*s.first_deviating_step)
-              : std::string());
+         FormatEstimate(s.kld_mean, s.kld_mean_se) + ", median " + FormatMetric(s.kld_median) +
+         ", p99 " + FormatMetric(s.kld_p99) + ", max " + FormatMetric(s.kld_max) + "; Δp mean " +
+         FormatPercentOfProbability(s.delta_p_mean) + ", RMS Δp " +
+         FormatPercentOfProbability(s.delta_p_rms) + "; same top-1 on " +
+         std::to_string(s.top1_agreements) + " of " + std::to_string(s.steps) +
+         " steps; max |a - b| " + FormatMetric(s.max_abs_diff);
 }
 
 std::string CardMachineLine(const Card& card) {

@@ -40,8 +40,10 @@ std::string CardVerdictText(const Card& card);
 
 // Returns what a table says of its baseline's conformance to samebits-
 // engine's reference pass ("" when the card did not measure it):
-// "CONFORMS over steps 0-8 of 9: NMSE max 3.2e-12 (limit 0.0001), KLD mean
-// ..., top-1 9 of 9", or why it was not measured.
+// "CONFORMS (stable) over steps 0-8 of 9: NMSE max 3.2e-12, mean ...; KLD
+// mean 1.2e-13 ± 3e-14, median ..., p99 ..., max ...; Δp mean ... %, RMS Δp
+// ... %; same top-1 on 9 of 9 steps; max |a - b| ...", or why it was not
+// measured.
 std::string ReferenceConformanceLine(const CardTable& table);
 
 // Each format's writer (card_markdown.cc, card_html.cc).
