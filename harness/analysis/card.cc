@@ -25,7 +25,44 @@ int Card::ExitCode() const {
     }
   }
   if (!ran) return 2;
-  return failed ? 1 : 0;
+  const ProbePower power = MeasureProbePower(*this);
+  return failed || (power.measured && !power.seen) ? 1 : 0;
+}
+
+ProbePower MeasureProbePower(const Card& card) {
+  ProbePower power;
+  if (card.control.empty()) return power;
+  power.measured = true;
+  const std::string lead = "probe power: ";
+  int tables = 0, differed = 0, first_step = -1;
+  for (const CardTable& t : card.tables) {
+    for (const CardRow& r : t.rows) {
+      if (!r.control || !t.baseline_problem.empty()) continue;
+      ++tables;
+      if (r.outcome != CardOutcome::kKnown) {
+        power.line = lead + "NONE: the control " + card.control + " " +
+                     (r.outcome == CardOutcome::kFixed
+                          ? std::string("is identical to the baseline")
+                          : std::string("gave no output to compare (") +
+                                OutcomeInfo(r.outcome).name + ": " + r.detail + ")") +
+                     " on " + t.checkpoint + " / " + t.scenario +
+                     "; this card could not see a difference there, so its verdict is invalid";
+        return power;
+      }
+      ++differed;
+      first_step = first_step < 0 ? r.first_step : std::min(first_step, r.first_step);
+    }
+  }
+  if (tables == 0) {
+    power.line = lead + "NONE: the control " + card.control +
+                 " ran in no table whose baseline ran, so this card's verdict is invalid";
+    return power;
+  }
+  power.seen = true;
+  power.line = lead + "the control " + card.control + " differs from the baseline in " +
+               std::to_string(differed) + " of " + std::to_string(tables) + " tables, from step " +
+               std::to_string(first_step);
+  return power;
 }
 
 namespace {

@@ -65,7 +65,13 @@ struct CardRow {
   std::optional<double> first_nmse, first_kld, max_nmse;
   std::optional<bool> argmax_moved;                      // at the first differing step
   std::vector<std::pair<int, double>> nmse_by_position;  // every compared step
+  // The card's negative control (Card::control): its axis is
+  // kCardControlAxis, and it must differ (KNOWN) for the card to count.
+  bool control = false;
 };
+
+// The axis a card's negative-control row names.
+inline constexpr const char* kCardControlAxis = "control";
 
 // One checkpoint and scenario.
 struct CardTable {
@@ -95,12 +101,31 @@ struct Card {
   std::vector<std::string> devices;
   std::vector<CardTable> tables;
   std::vector<std::string> notes;  // axes not varied, and why
+  // The negative control the profile names (its `card.control`): a
+  // configuration run in every table that must differ from the baseline,
+  // so a card that sees no difference anywhere is known to be able to see
+  // one. Empty when the profile names none.
+  std::string control;
 
-  // 0 no row fails; 1 a row fails (DIFFERS, FIXED, BROKEN); 2 nothing ran.
+  // 0 no row fails; 1 a row fails (DIFFERS, FIXED, BROKEN) or the control
+  // was not seen to differ (ProbePower); 2 nothing ran.
   // (Conformance to samebits' reference pass is reported, not judged: other
   // engines are not held to samebits' bits, and their tolerance is theirs.)
   int ExitCode() const;
 };
+
+// Whether a card could see a difference: its negative control's rows.
+struct ProbePower {
+  bool measured = false;  // the card has a control
+  bool seen = false;      // it differed in every table whose baseline ran
+  // For the top of a report: "probe power: the control t1-kvf16 differs
+  // from the baseline in 12 of 12 tables, from step 0", or why the card is
+  // invalid: "probe power: NONE: the control ... is identical to the
+  // baseline on FILE / SCENARIO; this card could not see a difference, so
+  // its verdict is invalid". "" without a control.
+  std::string line;
+};
+ProbePower MeasureProbePower(const Card& card);
 
 // Returns the row of `variant` judged against `baseline` (both cells of one
 // checkpoint and scenario). `known_reason` is the profile's reason when it

@@ -112,6 +112,12 @@ int Card(const CardFlags& flags) {
     harness::report::WriteCardReport(card, "html", html);
     store::WriteOutputFile(flags.report_html, html.str());
   }
+  // A card blind to its own control is invalid whatever its rows say: said
+  // last, where a CI log's reader looks.
+  if (const harness::ProbePower power = harness::MeasureProbePower(card);
+      power.measured && !power.seen) {
+    std::fprintf(stderr, "samebits: card: %s\n", power.line.c_str());
+  }
   return card.ExitCode();
 }
 

@@ -62,6 +62,11 @@ std::string GridMark(const CardRow* row) {
   return "?";
 }
 
+std::string GridRowLabel(const CardGrid::Row& row) {
+  if (row.axis == kCardControlAxis) return "negative control (" + row.config + ")";
+  return row.axis + " = " + row.value + " (" + row.config + ")";
+}
+
 std::string GridLegend() {
   return "= identical to the baseline, every step's bits; Kn KNOWN (declared by the profile), "
          "first differing step n; Dn DIFFERS (undeclared: fails), first differing step n; F "

@@ -29,6 +29,10 @@ CardGrid BuildCardGrid(const Card& card);
 // DIFFERS from step 3, "F" FIXED, "-" UNSUPPORTED, "B" BROKEN; "" for no row.
 std::string GridMark(const CardRow* row);
 
+// Returns a grid row's label: "threads = 2 (cpu-t2)", or "negative control
+// (cpu-libm)" for the card's control.
+std::string GridRowLabel(const CardGrid::Row& row);
+
 // The legend of the marks, one line.
 std::string GridLegend();
 

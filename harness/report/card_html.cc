@@ -92,7 +92,7 @@ void WriteGrid(const Card& card, std::ostream& out) {
   for (const std::string& column : grid.columns) out << "<th>" << E(column) << "</th>";
   out << "</tr>\n";
   for (const CardGrid::Row& row : grid.rows) {
-    out << "<tr><td>" << E(row.axis + " = " + row.value + " (" + row.config + ")") << "</td>";
+    out << "<tr><td>" << E(GridRowLabel(row)) << "</td>";
     for (const CardRow* cell : row.cells) {
       if (cell == nullptr) {
         out << "<td class=\"mark\"></td>";
@@ -117,6 +117,8 @@ void WriteCardHtml(const Card& card, std::ostream& out) {
       << (card.ExitCode() == 1 ? "<b>" + E(CardVerdictText(card)) + "</b>"
                                : E(CardVerdictText(card)))
       << ".</p>\n";
+  if (const ProbePower power = MeasureProbePower(card); power.measured)
+    out << "<p>" << (power.seen ? E(power.line) : "<b>" + E(power.line) + "</b>") << "</p>\n";
   if (const std::string machine = CardMachineLine(card); !machine.empty())
     out << "<p>" << E(machine) << "</p>\n";
   if (const std::string build = CardBuildLine(card); !build.empty())

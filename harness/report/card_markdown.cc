@@ -29,7 +29,7 @@ void WriteGrid(const Card& card, std::ostream& out) {
   for (size_t i = 0; i < grid.columns.size(); ++i) out << ":-:|";
   out << "\n";
   for (const CardGrid::Row& row : grid.rows) {
-    out << "| " << M(row.axis + " = " + row.value + " (" + row.config + ")") << " |";
+    out << "| " << M(GridRowLabel(row)) << " |";
     for (const CardRow* cell : row.cells) {
       const std::string mark = M(GridMark(cell));
       const bool fails = cell != nullptr && OutcomeInfo(cell->outcome).failure;
@@ -49,6 +49,8 @@ void WriteCardMarkdown(const Card& card, std::ostream& out) {
       << "Profile " << M(card.profile_file) << "; each row varies one axis of the baseline **"
       << M(card.baseline) << "** and compares every step's logits bit for bit. Verdict: "
       << (code == 1 ? "**" + verdict + "**" : verdict) << ".\n";
+  if (const ProbePower power = MeasureProbePower(card); power.measured)
+    out << "\n" << (power.seen ? M(power.line) : "**" + M(power.line) + "**") << "\n";
   if (const std::string machine = CardMachineLine(card); !machine.empty())
     out << "\n" << M(machine) << "\n";
   if (const std::string build = CardBuildLine(card); !build.empty())

@@ -119,6 +119,17 @@ class CardRunner {
     } else if (!options_.reference_program.empty()) {
       MeasureReferenceConformance(profile_, options_, checkpoint, scenario_file, baseline, table);
     }
+    // Each configuration runs once a table: the control is often one of
+    // the variants too.
+    // Keyed by the axes' values: two names may spell one configuration.
+    std::map<std::map<std::string, std::string>, harness::CellResult> cells;
+    const auto cell_of = [&](const EngineConfiguration& config) -> const harness::CellResult& {
+      auto it = cells.find(config.values);
+      if (it == cells.end()) {
+        it = cells.emplace(config.values, Run(config, checkpoint, scenario_file)).first;
+      }
+      return it->second;
+    };
     for (const CardVariant& v : variants) {
       harness::CardRow row;
       if (!table.baseline_problem.empty()) {
@@ -127,11 +138,28 @@ class CardRunner {
       } else {
         const KnownDifference* known = FindKnownDifference(
             profile_, profile_.card_baseline, v.config, checkpoint, ScenarioName(scenario_file));
-        const harness::CellResult cell = Run(v.config, checkpoint, scenario_file);
-        row = harness::JudgeCardRow(baseline, cell, known != nullptr ? known->reason : "", "");
+        row = harness::JudgeCardRow(baseline, cell_of(v.config),
+                                    known != nullptr ? known->reason : "", "");
       }
       row.axis = v.axis;
       row.value = v.value;
+      table.rows.push_back(std::move(row));
+    }
+    if (profile_.card_control) {
+      const EngineConfiguration& control = *profile_.card_control;
+      harness::CardRow row;
+      if (!table.baseline_problem.empty()) {
+        row = NotRunRow(baseline);
+        row.config = control.name;
+      } else {
+        // Judged as a declared difference: KNOWN when it differs, FIXED
+        // (which fails the card) when it does not.
+        row = harness::JudgeCardRow(baseline, cell_of(control),
+                                    "negative control: " + profile_.card_control_reason, "");
+      }
+      row.axis = harness::kCardControlAxis;
+      row.value = control.name;
+      row.control = true;
       table.rows.push_back(std::move(row));
     }
     return table;
@@ -231,6 +259,7 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
   card.engine = profile.name;
   card.profile_file = profile.file;
   card.baseline = profile.card_baseline.name;
+  if (profile.card_control) card.control = profile.card_control->name;
   const std::vector<CardVariant> variants = CardVariants(profile, &card.notes);
   CardRunner runner(profile, options);
   for (const std::string& checkpoint : options.checkpoints) {

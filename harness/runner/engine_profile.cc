@@ -464,12 +464,32 @@ void ParseConformance(const Reader& r, const Json& j, EngineProfile& p) {
   }
 }
 
+// Reads `card.control`: the configuration every card runs as its negative
+// control, which must differ from the card's baseline.
+void ParseCardControl(const Reader& r, const Json& control, EngineProfile& p) {
+  r.OnlyKeys(control, "card.control", {"configuration", "reason"});
+  if (!control.contains("configuration") || !control.contains("reason")) {
+    r.Fail("card.control", "expected {\"configuration\": NAME, \"reason\": TEXT}");
+  }
+  const std::string name = r.String(control["configuration"], "card.control.configuration");
+  try {
+    p.card_control = ParseConfigurationName(p, name);
+  } catch (const ConfigurationNameError& e) {
+    r.Fail("card.control.configuration", std::string("expected a configuration name: ") + e.what());
+  }
+  if (p.card_control->name == p.card_baseline.name) {
+    r.Fail("card.control.configuration",
+           "expected a configuration other than the card's baseline (a control must differ)");
+  }
+  p.card_control_reason = r.String(control["reason"], "card.control.reason");
+}
+
 // Reads `card`: what `samebits card` varies, from which baseline.
 void ParseCard(const Reader& r, const Json& j, EngineProfile& p) {
   p.card_baseline = p.baseline;
   if (j.contains("card")) {
     const Json& card = j["card"];
-    r.OnlyKeys(card, "card", {"baseline", "values"});
+    r.OnlyKeys(card, "card", {"baseline", "values", "control"});
     if (card.contains("baseline")) {
       const std::string name = r.String(card["baseline"], "card.baseline");
       try {
@@ -494,6 +514,7 @@ void ParseCard(const Reader& r, const Json& j, EngineProfile& p) {
         p.card_values[axis_name] = std::move(tried);
       }
     }
+    if (card.contains("control")) ParseCardControl(r, card["control"], p);
   }
 }
 

@@ -55,11 +55,15 @@
 //                      `token`: the rows of `samebits card --feed`, for a
 //                      profile without an axis of that name)
 //   conformance        optional {"max_nmse": X}
-//   card               optional {"baseline": NAME, "values": {"AXIS": [...]}}:
+//   card               optional {"baseline": NAME, "values": {"AXIS": [...]},
+//                      "control": {"configuration": NAME, "reason": TEXT}}:
 //                      what `samebits card` varies one at a time, from its
 //                      baseline (default: `baseline`); an enumeration axis not
 //                      listed takes every other value, a range axis not
-//                      listed is not varied
+//                      listed is not varied. `control` is the negative
+//                      control: a configuration that must differ from the
+//                      baseline, run in every table; a card that does not
+//                      see it differ cannot see a difference, and fails
 //   matrix             optional {"checkpoints": [SPEC...], "scenarios":
 //                      [FILE...], "configurations": [NAME...]}: what `run`
 //                      and `gate --engine` select when the command line does
@@ -178,6 +182,9 @@ struct EngineProfile {
   // the axes the profile lists; canonical values).
   EngineConfiguration card_baseline;
   std::map<std::string, std::vector<std::string>> card_values;
+  // The card's negative control (`card.control`), and why it must differ.
+  std::optional<EngineConfiguration> card_control;
+  std::string card_control_reason;
   // What `run` and `gate` select by default (the profile's `matrix`).
   std::vector<std::string> matrix_checkpoints, matrix_scenarios;
   std::vector<EngineConfiguration> matrix_configurations;

@@ -119,6 +119,32 @@ TEST_F(Card, TheFeedTableComparesThePromptFedThreeWays) {
   EXPECT_EQ(Count(known.output, "KNOWN: differs from step 0"), 2) << known.output;
 }
 
+TEST_F(Card, ACardWhoseControlDoesNotDifferIsInvalid) {
+  std::ifstream in(Source("tests/standins/standin_profile.json"));
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["card"]["control"] = {{"configuration", "cpu-t3"}, {"reason", "three threads differ"}};
+  const std::string profile = (dir_.path() / "control.json").string();
+  std::ofstream(profile) << j.dump(2);
+
+  // The stand-in differs at three threads: the control is seen, and since
+  // the profile does not declare threads 3, the row of that axis fails.
+  const CommandResult seen = RunCard("wrong-hash-at-3-threads", profile);
+  EXPECT_EQ(seen.exit_code, 1) << seen.output;
+  EXPECT_THAT(seen.output, HasSubstr("probe power: the control cpu-t3 differs from the baseline "
+                                     "in 1 of 1 tables, from step 3"));
+  EXPECT_THAT(seen.output, HasSubstr("| negative control (cpu-t3) | K3 |"));
+  EXPECT_THAT(seen.output, HasSubstr("| threads = 3 (cpu-t3) | **D3** |"));
+
+  // A stand-in blind to the perturbation: every row identical, and yet the
+  // card fails, saying why.
+  const CommandResult blind = RunCard("ok", profile);
+  EXPECT_EQ(blind.exit_code, 1) << blind.output;
+  EXPECT_THAT(blind.output,
+              HasSubstr("samebits: card: probe power: NONE: the control cpu-t3 is identical to "
+                        "the baseline on synthetic:tiny / standin"));
+  EXPECT_THAT(blind.output, HasSubstr("| negative control (cpu-t3) | **F** |"));
+}
+
 TEST_F(Card, ABrokenProfileIsRefusedBeforeAnyChildRuns) {
   const std::string profile =
       ProfileWith(nlohmann::json::parse(R"([{"axis": "colour", "reason": "no such axis"}])"));
@@ -144,11 +170,11 @@ TEST_F(Card, TheMinimalPythonAdapterIsGatedThroughItsOwnProfile) {
   // as its profile declares.
   EXPECT_THAT(r.output, HasSubstr("| tile | 1 | forward-tile1 | identical |"));
   EXPECT_THAT(r.output, HasSubstr("| tile | 7 | forward-tile7 | identical |"));
-  EXPECT_THAT(r.output,
-              HasSubstr("| sum_order | reverse | reverse | KNOWN: differs from step 0"));
+  EXPECT_THAT(r.output, HasSubstr("| sum_order | reverse | reverse | KNOWN: differs from step 0"));
   // A checkpoint it does not load: its `unsupported` record, not a failure.
   EXPECT_THAT(r.output, HasSubstr("the baseline forward is UNSUPPORTED: the engine cannot run "
-                                  "this here: checkpoint gguf:" + gguf));
+                                  "this here: checkpoint gguf:" +
+                                  gguf));
 }
 
 }  // namespace

@@ -360,6 +360,26 @@ TEST(EngineProfile, FindsEnginesByName) {
   EXPECT_EQ(FindEngineProfile(engines, ".."), "");
 }
 
+TEST(EngineProfile, TheCardsNegativeControlIsAConfigurationOtherThanItsBaseline) {
+  nlohmann::json j = Minimal();
+  j["card"] = {{"control", {{"configuration", "flash"}, {"reason", "sums in another order"}}}};
+  const EngineProfile p = Parse(j);
+  ASSERT_TRUE(p.card_control.has_value());
+  EXPECT_EQ(p.card_control->name, "flash");
+  EXPECT_EQ(p.card_control->values.at("attention"), "flash");
+  EXPECT_EQ(p.card_control_reason, "sums in another order");
+  EXPECT_FALSE(Parse(Minimal()).card_control.has_value());
+
+  j["card"]["control"]["configuration"] = "plain";
+  ExpectRefused(j, "card.control.configuration", "other than the card's baseline");
+  j["card"]["control"]["configuration"] = "flash-ub9999";
+  ExpectRefused(j, "card.control.configuration", "expected a configuration name");
+  j["card"]["control"] = {{"configuration", "flash"}};
+  ExpectRefused(j, "card.control", "expected {\"configuration\": NAME, \"reason\": TEXT}");
+  j["card"]["control"] = {{"configuration", "flash"}, {"reason", "x"}, {"colour", "red"}};
+  ExpectRefused(j, "card.control.colour", "is not a key");
+}
+
 TEST(EngineProfileErrors, TheDocumentAndItsKeys) {
   ExpectRefused(nlohmann::json::array(), "", "expected an object");
   try {
