@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "harness/report/conformance_report.h"
+#include "harness/report/run_grid.h"
 
 namespace samebits::harness::report {
 namespace {
@@ -60,14 +61,7 @@ std::string CardMachineLine(const Card& card) {
 }
 
 std::string CardBuildLine(const Card& card) {
-  if (!card.build) return "";
-  const BuildInfo& b = *card.build;
-  std::string line = "Build: " + b.engine + (b.version.empty() ? "" : " " + b.version);
-  if (!b.revision.empty()) {
-    line += ", revision " + b.revision.substr(0, 12) + (b.dirty ? " (dirty)" : "");
-  }
-  if (!b.compiler.empty()) line += ", " + b.compiler;
-  return line + ".";
+  return card.build ? "Build: " + BuildText(*card.build) + "." : "";
 }
 
 std::string CardVerdictText(const Card& card) {

@@ -8,6 +8,7 @@
 
 #include "harness/report/escape.h"
 #include "harness/report/exporter.h"
+#include "harness/report/run_grid.h"
 
 namespace samebits::harness::report {
 namespace {
@@ -16,6 +17,8 @@ namespace {
 constexpr size_t kMaxMatrixColumns = 24;
 // At most this many configurations per matrix.
 constexpr size_t kMaxMatrixRows = 8;
+// At most this many configurations in the grid.
+constexpr size_t kMaxGridRows = 120;
 // At most this many failing cells in the table.
 constexpr size_t kMaxFailingRows = 50;
 
@@ -53,6 +56,34 @@ void WriteCounts(const ReportModel& m, std::ostream& out) {
     out << "| " << ResultCodeName(kAllResultCodes[i]) << " | " << m.counts[i] << " |\n";
   }
   out << "\n";
+}
+
+// The grid: a row per configuration, a column per checkpoint, the worst
+// mark of each pair (run_grid.h), with the machine and build above it.
+void WriteGrid(const ReportModel& m, std::ostream& out) {
+  const RunGrid grid = BuildRunGrid(*m.run);
+  if (grid.rows.empty()) return;
+  const MachineInfo& mi = m.run->machine;
+  out << "### At a glance\n\nMachine: " << MarkdownCell(mi.arch + ", " + mi.cpu) << ".";
+  if (const std::string build = RunBuildText(*m.run); !build.empty())
+    out << " Engine: " << MarkdownCell(build) << ".";
+  out << "\n\n| Configuration |";
+  for (const std::string& column : grid.columns) out << " " << MarkdownCell(column) << " |";
+  out << "\n|---|";
+  for (size_t i = 0; i < grid.columns.size(); ++i) out << ":-:|";
+  out << "\n";
+  for (size_t r = 0; r < grid.rows.size() && r < kMaxGridRows; ++r) {
+    out << "| " << MarkdownCell(grid.rows[r].config) << " |";
+    for (const std::optional<ResultCode>& code : grid.rows[r].worst) {
+      const std::string mark = MarkdownCell(RunGridMark(code));
+      out << " " << (code && IsFailure(*code) ? "**" + mark + "**" : mark) << " |";
+    }
+    out << "\n";
+  }
+  if (grid.rows.size() > kMaxGridRows) {
+    out << "\n… and " << grid.rows.size() - kMaxGridRows << " more configurations.\n";
+  }
+  out << "\n" << MarkdownCell(RunGridLegend()) << "\n\n";
 }
 
 void WriteFailingCells(const ReportModel& m, std::ostream& out) {
@@ -193,6 +224,7 @@ class MarkdownExporter final : public Exporter {
   void Write(const ReportModel& m, std::ostream& out) const override {
     WriteHeadline(m, out);
     WriteCounts(m, out);
+    WriteGrid(m, out);
     WriteFailingCells(m, out);
     WriteDumpStatistics(m, out);
     WriteMatrices(m, out);
