@@ -29,13 +29,13 @@ namespace {
 const char* const kConfigurationsKey = "matrix.configurations";
 
 // Returns the value of samebits-engine's axis `axis` in `config`, which the
-// profile's grammar read from the template at `key`. Throws ProfileError
-// when the profile has no such axis: the harness's fields need every one.
+// profile's grammar read. Throws ProfileError when the profile has no such
+// axis: the harness's fields need every one.
 const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfiguration& config,
-                                const std::string& axis, const std::string& key) {
+                                const std::string& axis) {
   const auto it = config.values.find(axis);
   if (it == config.values.end()) {
-    throw ProfileError(profile.file, key,
+    throw ProfileError(profile.file, "axes",
                        "expected an axis `" + axis + "` (samebits-engine's configurations " +
                            "set kernels, threads, isa, gemv_chunk_bytes, math, quant_dot, " +
                            "batch, batch_seed and batch_schedule), to read '" + config.name + "'");
@@ -47,16 +47,22 @@ const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfig
 // means to samebits-engine, read by its profile's grammar.
 harness::Configuration OwnConfiguration(const EngineProfile& profile, const std::string& name,
                                         const std::string& key) {
-  EngineConfiguration parsed;
   try {
-    parsed = ParseConfigurationName(profile, name);
+    return OwnEngineConfiguration(profile, name);
   } catch (const ConfigurationNameError& e) {
     throw ProfileError(
         profile.file, key,
         "expected a template of configuration names; it gave '" + name + "': " + e.what());
   }
+}
+
+}  // namespace
+
+harness::Configuration OwnEngineConfiguration(const EngineProfile& profile,
+                                              const std::string& name) {
+  const EngineConfiguration parsed = ParseConfigurationName(profile, name);
   auto value = [&](const char* axis) -> const std::string& {
-    return OwnAxisValue(profile, parsed, axis, key);
+    return OwnAxisValue(profile, parsed, axis);
   };
   // The grammar has checked every value against its axis's range, so each
   // number converts.
@@ -73,8 +79,6 @@ harness::Configuration OwnConfiguration(const EngineProfile& profile, const std:
   c.batch_schedule = value("batch_schedule");
   return c;
 }
-
-}  // namespace
 
 std::vector<harness::Configuration> DefaultConfigurations(
     const EngineProfile& profile, const std::vector<int>& threads,
@@ -303,57 +307,6 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
 
 const std::string& EngineCheckpoint(const Cell& cell) {
   return cell.engine_checkpoint.empty() ? cell.checkpoint : cell.engine_checkpoint;
-}
-
-std::vector<std::string> ConfigurationArguments(const harness::Configuration& c, bool trace) {
-  std::vector<std::string> args = {
-      "run",   "--kernels", c.kernels, "--threads", std::to_string(c.threads),
-      "--isa", c.isa,       "--math",  c.math};
-  // Only the int8 profile names its dot product, so an exact cell's command
-  // line is what it always was (and an engine older than --quant-dot, a
-  // bisect's good end, still runs it).
-  if (c.quant_dot != harness::kExactQuantDot) {
-    args.push_back("--quant-dot");
-    args.push_back(c.quant_dot);
-  }
-  if (c.gemv_chunk_bytes > 0) {
-    args.push_back("--gemv-chunk-bytes");
-    args.push_back(std::to_string(c.gemv_chunk_bytes));
-  }
-  // Only a batched configuration names a batch, so an unbatched command
-  // line is what it always was (and an engine without --batch still runs it).
-  if (c.batch > 1) {
-    args.insert(args.end(), {"--batch", std::to_string(c.batch), "--batch-seed",
-                             std::to_string(c.batch_seed), "--batch-schedule", c.batch_schedule});
-  }
-  if (trace) args.push_back("--trace");
-  return args;
-}
-
-std::vector<std::string> CellOwnArguments(const Cell& cell, const std::string& dump_file) {
-  std::vector<std::string> args = {"--checkpoint", EngineCheckpoint(cell), "--scenario",
-                                   cell.scenario_file};
-  if (!dump_file.empty()) {
-    args.push_back("--dump-logits");
-    args.push_back(dump_file);
-  }
-  return args;
-}
-
-std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
-                                         const std::string& dump_file) {
-  // "run", the cell's checkpoint and scenario, the configuration, then the
-  // dump: the order every child has been given.
-  const std::vector<std::string> config = ConfigurationArguments(cell.config, trace);
-  const std::vector<std::string> own = CellOwnArguments(cell);
-  std::vector<std::string> args = {config.front()};
-  args.insert(args.end(), own.begin(), own.end());
-  args.insert(args.end(), config.begin() + 1, config.end());
-  if (!dump_file.empty()) {
-    args.push_back("--dump-logits");
-    args.push_back(dump_file);
-  }
-  return args;
 }
 
 std::string DumpFileName(const Cell& cell) {

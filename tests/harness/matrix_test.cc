@@ -377,50 +377,6 @@ TEST(Matrix, StartOrderRunsTheLongestCellsFirstAndKeepsEveryCell) {
   EXPECT_EQ(cells[order.back()].config.name, "cpu-neon");  // runs no child at all
 }
 
-TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
-  Cell cell;
-  cell.checkpoint = "synthetic:tiny";
-  cell.scenario_file = "/s/classic.json";
-  cell.config.kernels = "cpu";
-  cell.config.threads = 3;
-  cell.config.isa = "avx2";
-  cell.config.gemv_chunk_bytes = 8192;
-  cell.config.math = "libm";
-  const std::vector<std::string> args = EngineArguments(cell, true);
-  EXPECT_EQ(args, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny", "--scenario",
-                                            "/s/classic.json", "--kernels", "cpu", "--threads", "3",
-                                            "--isa", "avx2", "--math", "libm", "--gemv-chunk-bytes",
-                                            "8192", "--trace"}));
-}
-
-// Only an int8 cell names its dot product: an exact cell's command line is
-// what it was before --quant-dot, so engines older than it still run it.
-TEST(Matrix, EngineArgumentsNameTheQuantDotProfileOnlyWhenNotExact) {
-  Cell cell;
-  cell.checkpoint = "synthetic:tiny-q4_0";
-  cell.scenario_file = "/s/classic.json";
-  const std::vector<std::string> exact = EngineArguments(cell, false);
-  EXPECT_EQ(std::find(exact.begin(), exact.end(), "--quant-dot"), exact.end());
-  cell.config.quant_dot = "int8";
-  const std::vector<std::string> int8 = EngineArguments(cell, false);
-  EXPECT_EQ(int8, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny-q4_0",
-                                            "--scenario", "/s/classic.json", "--kernels", "cpu",
-                                            "--threads", "1", "--isa", "auto", "--math", "portable",
-                                            "--quant-dot", "int8"}));
-}
-
-TEST(Matrix, EngineArgumentsAskForADumpOnlyWithAFile) {
-  Cell cell;
-  cell.checkpoint = "synthetic:tiny";
-  cell.scenario_file = "/s/classic.json";
-  const std::vector<std::string> plain = EngineArguments(cell, false);
-  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--dump-logits"), plain.end());
-  const std::vector<std::string> dumped = EngineArguments(cell, false, "/d/x.f32");
-  ASSERT_GE(dumped.size(), 2u);
-  EXPECT_EQ(dumped[dumped.size() - 2], "--dump-logits");
-  EXPECT_EQ(dumped.back(), "/d/x.f32");
-}
-
 Cell NamedCell(const std::string& checkpoint, const std::string& scenario,
                const std::string& config) {
   Cell cell;
