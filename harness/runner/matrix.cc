@@ -13,6 +13,7 @@
 #include "engine/numerics/hash.h"
 #include "harness/analysis/numeric_profile.h"
 #include "harness/runner/batched_name.h"
+#include "harness/runner/matrix_flag_names.h"
 #include "harness/runner/matrix_template.h"
 #include "harness/store/dump_paths.h"
 
@@ -90,7 +91,9 @@ std::vector<harness::Configuration> DefaultConfigurations(
                        "is missing: samebits-engine's default configurations are read from it");
   }
   // The command line's fault, not the profile's (ExpandMatrix says so first).
-  if (threads.empty()) throw std::invalid_argument("--threads: no thread count given");
+  if (threads.empty()) {
+    throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
+  }
   const TemplateInputs inputs{threads, AllIsas(), small_chunk_bytes};
   std::vector<harness::Configuration> out;
   for (const std::string& math_profile : math) {
@@ -158,13 +161,15 @@ void CheckAxes(const MatrixOptions& options) {
   }
   for (int n : options.threads) {
     if (n < 1 || n > 1024) {
-      throw std::invalid_argument("--threads: " + std::to_string(n) +
+      throw std::invalid_argument(std::string(kThreadsFlag) + ": " + std::to_string(n) +
                                   " is not a thread count (1 to 1024)");
     }
   }
-  if (options.threads.empty()) throw std::invalid_argument("--threads: no thread count given");
-  CheckProfiles("--math", options.math, harness::MathProfiles());
-  CheckProfiles("--quant-dot", options.quant_dot, harness::QuantDotProfiles());
+  if (options.threads.empty()) {
+    throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
+  }
+  CheckProfiles(kMathFlag, options.math, harness::MathProfiles());
+  CheckProfiles(kQuantDotFlag, options.quant_dot, harness::QuantDotProfiles());
 }
 
 // Returns the configuration `name` among `all`, or a batched form of one of
