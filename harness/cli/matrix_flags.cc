@@ -82,7 +82,9 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
   sub->add_option("--config", flags->configs,
                   "Runs only these configurations (comma-separated names such as reference, "
                   "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them), each "
-                  "with its twins under the other --math and --quant-dot profiles given. Any cpu "
+                  "with its twins under the other --math and --quant-dot profiles given; any "
+                  "name engines/samebits.json's grammar reads runs, whatever --threads says "
+                  "(cpu-t4, cpu-t2-chunk16k). Any cpu "
                   "configuration may be batched by adding -bN[-staggered][-seedS] before its "
                   "profile suffix: cpu-t2-b4 decodes the scenario beside 3 companion sequences, "
                   "cpu-t3-b8-staggered beside 7 that join and leave at different steps "

@@ -11,6 +11,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
+#include "harness/analysis/batch.h"
 #include "harness/analysis/numeric_profile.h"
 #include "harness/runner/batched_name.h"
 #include "harness/runner/matrix_flag_names.h"
@@ -172,24 +173,59 @@ void CheckAxes(const MatrixOptions& options) {
   CheckProfiles(kQuantDotFlag, options.quant_dot, harness::QuantDotProfiles());
 }
 
-// Returns the configuration `name` among `all`, or a batched form of one of
-// them; nothing when it is neither.
+// Returns the configuration `name` means to samebits-engine's profile's
+// grammar when it reads it and the configuration can run in this selection
+// (its numeric profile is among --math and --quant-dot, and only the cpu
+// kernels run batched); nothing otherwise, with `why` saying why when the
+// grammar refused it.
+std::optional<harness::Configuration> ReadConfiguration(const std::string& name,
+                                                        const MatrixOptions& options,
+                                                        std::string& why) {
+  harness::Configuration c;
+  try {
+    c = OwnEngineConfiguration(*options.profile, name);
+  } catch (const ConfigurationNameError& e) {
+    why = e.what();
+    return std::nullopt;
+  }
+  const auto selected = [](const std::vector<std::string>& list, const std::string& value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+  };
+  if (!selected(options.math, c.math) || !selected(options.quant_dot, c.quant_dot)) {
+    return std::nullopt;
+  }
+  if (harness::IsBatched(c) && c.kernels != "cpu") return std::nullopt;
+  return c;
+}
+
+// Returns the configuration `name` among `all` (in matrix order), or as
+// the profile's grammar reads it (any thread count, chunk size or batch:
+// `cpu-t4` whatever --threads says); nothing when it is neither. Throws
+// std::invalid_argument naming what is wrong with a batch part.
 std::optional<harness::Configuration> ResolveConfiguration(
-    const std::string& name, const std::vector<harness::Configuration>& all) {
+    const std::string& name, const MatrixOptions& options,
+    const std::vector<harness::Configuration>& all, std::string& why) {
   auto it = std::find_if(all.begin(), all.end(),
                          [&](const harness::Configuration& c) { return c.name == name; });
   if (it != all.end()) return *it;
+  if (std::optional<harness::Configuration> read = ReadConfiguration(name, options, why)) {
+    return read;
+  }
+  // Its messages say what is wrong with a batch part in the harness's words.
   return ParseBatchedName(name, all);
 }
 
-// Refuses an unknown configuration name, listing the ones there are.
-[[noreturn]] void RefuseUnknownConfiguration(const std::string& name,
+// Refuses an unknown configuration name (`why`: what the grammar said),
+// listing the ones there are.
+[[noreturn]] void RefuseUnknownConfiguration(const std::string& name, const std::string& why,
                                              const std::vector<harness::Configuration>& all) {
-  std::string message = "--config: unknown configuration '" + name +
-                        "'; with these --threads, --math and --quant-dot the configurations are: ";
+  std::string message = "--config: unknown configuration '" + name + "'" +
+                        (why.empty() ? "" : " (" + why + ")") +
+                        "; with these --threads, --math and --quant-dot the configurations are: ";
   for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
   message +=
-      "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>] "
+      "; and any other thread count or chunk size (cpu-t4, cpu-t2-chunk16k), and any cpu one "
+      "batched, as <base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>] "
       "(cpu-t2-b4, cpu-t3-b8-staggered)";
   throw std::invalid_argument(message);
 }
@@ -216,8 +252,9 @@ void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
   for (const std::string& math : options.math) {
     for (const std::string& quant_dot : options.quant_dot) {
       const std::string twin = base + harness::ProfileSuffix({math, quant_dot});
+      std::string why;
       const std::optional<harness::Configuration> resolved =
-          twin == name ? chosen : ResolveConfiguration(twin, all);
+          twin == name ? chosen : ResolveConfiguration(twin, options, all, why);
       if (!resolved) RefuseMissingTwin(name, {math, quant_dot}, twin);
       if (std::none_of(configs.begin(), configs.end(),
                        [&](const harness::Configuration& c) { return c.name == twin; })) {
@@ -235,8 +272,10 @@ std::vector<harness::Configuration> SelectConfigurations(const MatrixOptions& op
   if (options.configs.empty()) return all;
   std::vector<harness::Configuration> configs;
   for (const std::string& name : options.configs) {
-    const std::optional<harness::Configuration> chosen = ResolveConfiguration(name, all);
-    if (!chosen) RefuseUnknownConfiguration(name, all);
+    std::string why;
+    const std::optional<harness::Configuration> chosen =
+        ResolveConfiguration(name, options, all, why);
+    if (!chosen) RefuseUnknownConfiguration(name, why, all);
     AddWithTwins(name, *chosen, options, all, configs);
   }
   return configs;

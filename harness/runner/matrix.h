@@ -69,8 +69,11 @@ std::string ScenarioName(const std::string& path);
 
 // Returns the cells, checkpoint-major then scenario then configuration.
 // Cells whose ISA is not in `available_isas` are marked unsupported (not
-// dropped). Throws std::invalid_argument for a selection that names an
-// unknown configuration or leaves nothing to run, listing what is known,
+// dropped). A configuration named is one of the profile's matrix, or any
+// the profile's grammar reads (`cpu-t4` whatever `threads` holds) whose
+// numeric profile is selected. Throws std::invalid_argument for a selection
+// that names an unknown configuration or leaves nothing to run, listing
+// what is known,
 // and ProfileError for a profile whose matrix cannot be expanded.
 std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
                                const std::vector<std::string>& available_isas,

@@ -330,14 +330,42 @@ TEST(Matrix, SelectionNarrowsEveryAxis) {
 
 TEST(Matrix, UnknownConfigurationListsTheKnownOnes) {
   MatrixOptions o = TwoScenarios();
-  o.configs = {"cpu-t9"};
+  o.configs = {"cpu-t2-fast"};
   try {
     ExpandMatrix(o, {"scalar"}, "x86_64");
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("cpu-t9"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cpu-t2-fast"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("cpu-t3-chunk8k"), std::string::npos);
+    // What the profile's grammar said of it.
+    EXPECT_NE(std::string(e.what()).find("fast"), std::string::npos);
   }
+}
+
+// Names are parsed by the profile's grammar, not matched against the names
+// --threads makes: cpu-t9 is threads 9 whatever --threads says.
+TEST(Matrix, AnyNameTheProfileReadsIsSelected) {
+  MatrixOptions o = TwoScenarios();
+  o.checkpoints = {"synthetic:tiny"};
+  o.scenario_files = {"/s/classic.json"};
+  o.configs = {"cpu-t9", "cpu-t5-chunk16k-b4"};
+  ASSERT_EQ(o.threads, (std::vector<int>{1, 2, 3}));
+  const std::vector<Cell> cells = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].config.name, "cpu-t9");
+  EXPECT_EQ(cells[0].config.threads, 9);
+  EXPECT_EQ(cells[1].config.threads, 5);
+  EXPECT_EQ(cells[1].config.gemv_chunk_bytes, 16384);
+  EXPECT_EQ(cells[1].config.batch, 4);
+  // A name whose numeric profile is not selected is refused (its twins
+  // would run without it); selected, it runs beside its twins.
+  o.configs = {"cpu-t9-libm"};
+  EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
+  o.math = {"portable", "libm"};
+  const std::vector<Cell> twins = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(twins.size(), 2u);
+  EXPECT_EQ(twins[0].config.name, "cpu-t9");
+  EXPECT_EQ(twins[1].config.name, "cpu-t9-libm");
 }
 
 TEST(Matrix, BadSelectionsAreErrors) {
