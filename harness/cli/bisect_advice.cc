@@ -6,6 +6,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/runner/git.h"
+#include "harness/runner/matrix_flag_names.h"
 #include "harness/store/location.h"
 
 namespace samebits::cli {
@@ -53,9 +54,9 @@ std::string BisectCommandFor(const MatrixFlags& flags) {
   if (!flags.checkpoints.empty()) add("--checkpoint", Joined(flags.checkpoints));
   if (!flags.scenarios.empty()) add("--scenario", Joined(flags.scenarios));
   if (!flags.configs.empty()) add("--config", Joined(flags.configs));
-  if (flags.threads != defaults.threads) add("--threads", Joined(flags.threads));
-  if (flags.math != defaults.math) add("--math", Joined(flags.math));
-  if (flags.quant_dot != defaults.quant_dot) add("--quant-dot", Joined(flags.quant_dot));
+  if (flags.threads != defaults.threads) add(runner::kThreadsFlag, Joined(flags.threads));
+  if (flags.math != defaults.math) add(runner::kMathFlag, Joined(flags.math));
+  if (flags.quant_dot != defaults.quant_dot) add(runner::kQuantDotFlag, Joined(flags.quant_dot));
   if (flags.timeout_seconds != defaults.timeout_seconds) {
     std::ostringstream t;
     t << flags.timeout_seconds;

@@ -93,8 +93,10 @@ int Card(const CardFlags& flags) {
   // reference pass; samebits-engine's own card has that pass as a row.
   if (!IsOwnEngine(profile) && !flags.no_reference) {
     std::error_code exists;
-    if (fs::is_regular_file(GetPaths().engine, exists))
+    if (fs::is_regular_file(GetPaths().engine, exists)) {
       options.reference_program = GetPaths().engine;
+      options.reference_profile = OwnEngineProfile();
+    }
   }
   // The dumps measure how much a differing row differs; they are removed
   // with their folder at the end.

@@ -15,6 +15,7 @@
 #include "harness/cli/path_flags.h"
 #include "harness/runner/engine_profile.h"
 #include "harness/runner/machine.h"
+#include "harness/runner/matrix_flag_names.h"
 
 namespace samebits::cli {
 
@@ -81,25 +82,27 @@ void AddMatrixFlags(CLI::App* sub, MatrixFlags* flags) {
   sub->add_option("--config", flags->configs,
                   "Runs only these configurations (comma-separated names such as reference, "
                   "cpu-t2, cpu-t3-chunk8k, cpu-avx2; `samebits run --list` shows them), each "
-                  "with its twins under the other --math and --quant-dot profiles given. Any cpu "
+                  "with its twins under the other --math and --quant-dot profiles given; any "
+                  "name engines/samebits.json's grammar reads runs, whatever --threads says "
+                  "(cpu-t4, cpu-t2-chunk16k). Any cpu "
                   "configuration may be batched by adding -bN[-staggered][-seedS] before its "
                   "profile suffix: cpu-t2-b4 decodes the scenario beside 3 companion sequences, "
                   "cpu-t3-b8-staggered beside 7 that join and leave at different steps "
                   "(harness/README.md, Configurations).")
       ->type_name("NAME,...")
       ->delimiter(',');
-  sub->add_option("--threads", flags->threads,
+  sub->add_option(runner::kThreadsFlag, flags->threads,
                   "Makes one cpu-tN configuration per thread count given (default 1,2,3); the "
                   "small-chunk configuration uses the largest.")
       ->type_name("N,...")
       ->delimiter(',')
       ->check(WholeNumberInRange(1, kMaxCount));
-  sub->add_option("--math", flags->math,
+  sub->add_option(runner::kMathFlag, flags->math,
                   "Runs every configuration under each of these math profiles (portable, libm); "
                   "default portable. Profiles are compared only within themselves.")
       ->type_name("PROFILE,...")
       ->delimiter(',');
-  sub->add_option("--quant-dot", flags->quant_dot,
+  sub->add_option(runner::kQuantDotFlag, flags->quant_dot,
                   "Runs every configuration under each of these dot-product profiles for "
                   "quantized weights (exact, int8), under each math profile; default exact. int8 "
                   "rounds activations to int8 per block (names end in -int8: cpu-t2-int8, "

@@ -12,6 +12,7 @@
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/runner/machine.h"
+#include "harness/runner/matrix_flag_names.h"
 
 namespace samebits::cli {
 namespace {
@@ -138,11 +139,11 @@ CommandSpec Setup(CLI::App& app) {
       "  samebits reference generate --run 12");
   CLI::App* show = sub->add_subcommand(
       "show", "Prints this platform's reference groups for the numeric profiles given.");
-  show->add_option("--math", flags->matrix.math,
+  show->add_option(runner::kMathFlag, flags->matrix.math,
                    "Shows these math profiles' groups (default: portable,libm).")
       ->type_name("PROFILE,...")
       ->delimiter(',');
-  show->add_option("--quant-dot", flags->matrix.quant_dot,
+  show->add_option(runner::kQuantDotFlag, flags->matrix.quant_dot,
                    "Shows these quantized dot-product profiles' groups, under each math profile "
                    "(default: exact,int8).")
       ->type_name("PROFILE,...")

@@ -5,6 +5,7 @@
 
 #include "engine/platform/preflight.h"
 #include "engine/protocol/records.h"
+#include "harness/runner/cell_arguments.h"
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/child.h"
 #include "harness/runner/machine.h"
@@ -18,13 +19,14 @@ using harness::BenchSide;
 
 namespace {
 
-BenchSample RunOnce(const BenchSide& side, char name, int round, const BenchOptions& options) {
+BenchSample RunOnce(const EngineProfile& profile, const BenchSide& side, char name, int round,
+                    const BenchOptions& options) {
   BenchSample s;
   s.side = name;
   s.round = round;
   ChildSpec spec;
   spec.program = side.engine;
-  spec.args = EngineArguments(side.cell, /*trace=*/false, "");
+  spec.args = EngineArguments(profile, side.cell, /*trace=*/false, "");
   spec.env = ChildEnvironment(CellVariables(side.cell));
   spec.timeout_seconds = options.timeout_seconds;
   const ChildOutcome outcome = RunChild(spec);
@@ -96,19 +98,20 @@ AbBenchOutcome RunAbBench(const AbBenchOptions& options) {
     out.refused = true;
     return out;
   }
-  record.samples = RunBench(record.a, record.b, options.timing, [&](const BenchSample& s) {
-    if (!options.quiet) options.progress(SampleLine(s));
-  });
+  record.samples = RunBench(*options.sides.own_profile, record.a, record.b, options.timing,
+                            [&](const BenchSample& s) {
+                              if (!options.quiet) options.progress(SampleLine(s));
+                            });
   record.summary = harness::SummarizeBench(record.samples);
   return out;
 }
 
-std::vector<BenchSample> RunBench(const BenchSide& a, const BenchSide& b,
-                                  const BenchOptions& options,
+std::vector<BenchSample> RunBench(const EngineProfile& profile, const BenchSide& a,
+                                  const BenchSide& b, const BenchOptions& options,
                                   const std::function<void(const BenchSample&)>& progress) {
   std::vector<BenchSample> samples;
   auto run = [&](const BenchSide& side, char name, int round) {
-    samples.push_back(RunOnce(side, name, round, options));
+    samples.push_back(RunOnce(profile, side, name, round, options));
     if (progress) progress(samples.back());
   };
   for (int w = 0; w < options.warmup; ++w) {

@@ -22,10 +22,11 @@ struct BenchOptions {
   double timeout_seconds = 600;
 };
 
-// Runs the bench; `progress` (may be empty) hears of each run as it ends.
+// Runs the bench, each side's argv built from `profile` (samebits-engine's,
+// cell_arguments.h); `progress` (may be empty) hears of each run as it ends.
 std::vector<harness::BenchSample> RunBench(
-    const harness::BenchSide& a, const harness::BenchSide& b, const BenchOptions& options,
-    const std::function<void(const harness::BenchSample&)>& progress);
+    const EngineProfile& profile, const harness::BenchSide& a, const harness::BenchSide& b,
+    const BenchOptions& options, const std::function<void(const harness::BenchSample&)>& progress);
 
 // `samebits bench A B` from its options to its record: the sides resolved
 // (revisions built), the machine's preflight, the timed runs and their
@@ -48,7 +49,8 @@ struct AbBenchOutcome {
   harness::BenchRecord record;  // all of it unless refused; not yet stored
 };
 
-// Runs the bench. Throws RunError (exit 2) when a side cannot be resolved.
+// Runs the bench. Throws RunError (exit 2) when a side cannot be resolved
+// or there is no samebits-engine profile (options.sides.own_profile).
 AbBenchOutcome RunAbBench(const AbBenchOptions& options);
 
 }  // namespace samebits::runner

@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <thread>
 
-#include "harness/analysis/numeric_profile.h"
 #include "harness/runner/git.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/matrix.h"
@@ -21,22 +19,19 @@ namespace {
 namespace fs = std::filesystem;
 
 // Returns the configuration named `name` ("reference", "cpu-t2",
-// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", "cpu-t2-int8", ...) among
-// those of samebits-engine's matrix, or nullopt.
+// "cpu-t3-chunk8k", "cpu-avx2", "cpu-t1-libm", "cpu-t2-int8", ...) as
+// samebits-engine's profile's grammar reads it, or nullopt when it does not
+// (the name is then an engine program or a revision).
 std::optional<harness::Configuration> NamedConfiguration(const std::string& name,
                                                          const BenchSideOptions& options) {
-  static const std::regex kThreads("cpu-t([0-9]+)");
-  std::smatch m;
-  int threads = 1;
-  if (std::regex_search(name, m, kThreads)) threads = std::stoi(m[1]);
-  if (threads < 1 || threads > 1024) return std::nullopt;
   if (!options.own_profile) throw RunError("no samebits-engine profile to name configurations");
-  for (const harness::Configuration& c :
-       DefaultConfigurations(*options.own_profile, {threads}, harness::MathProfiles(), 8192,
-                             harness::QuantDotProfiles())) {
-    if (c.name == name) return c;
+  try {
+    return OwnEngineConfiguration(*options.own_profile, name);
+  } catch (const ConfigurationNameError&) {
+    return std::nullopt;
+  } catch (const ProfileError& e) {
+    throw RunError(std::string("engine profile refused: ") + e.what());
   }
-  return std::nullopt;
 }
 
 // Returns the scenario file `options.scenario` names (a path, or a name in

@@ -22,7 +22,8 @@ struct BenchSideOptions {
   // The configuration program and revision sides run; empty: cpu-t<cores>.
   std::string config;
   std::string engine;  // the engine configuration sides run
-  // samebits-engine's profile, whose matrix names the configurations.
+  // samebits-engine's profile: its grammar reads configuration names (any
+  // it reads: cpu-t5, cpu-t2-chunk16k-libm), and it builds each side's argv.
   std::shared_ptr<const EngineProfile> own_profile;
   // How revision sides are built; `repo` is any folder inside the
   // repository (empty: the current folder).

@@ -36,6 +36,7 @@ void MeasureReferenceConformance(const EngineProfile& profile, const CardOptions
   cell.config.kernels = "reference";
   RunnerOptions runner;
   runner.engine = options.reference_program;
+  runner.own_profile = options.reference_profile.get();
   runner.timeout_seconds = options.timeout_seconds;
   runner.dump_dir = options.dump_dir;
   runner.passthrough = options.passthrough;

@@ -4,6 +4,7 @@
 // configuration a child of its own (profile_cell.h).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct CardOptions {
   // pass on each checkpoint and scenario (needs the profile's dump_logits
   // and `dump_dir`); "" to leave it out.
   std::string reference_program;
+  // samebits-engine's profile (engines/samebits.json), which builds the
+  // reference pass's argv; required with `reference_program`.
+  std::shared_ptr<const EngineProfile> reference_profile;
   // The feed table (`card --feed`): three scenario files that feed the same
   // tokens at the same positions, the prompt whole, as a prefill and one
   // extend, and token by token (scenarios/chunk-prefill-12, chunk-extend-6,

@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 
 #include "engine/protocol/records.h"
 #include "harness/analysis/batch.h"
+#include "harness/runner/cell_arguments.h"
 #include "harness/runner/engine_claims.h"
 #include "harness/runner/profile_cell.h"
 
@@ -316,9 +318,31 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
     o.passthrough = options.passthrough;
     return RunProfileCell(*options.profile, cell, o, platform);
   }
-  const ChildOutcome outcome =
-      RunChild(CellChildSpec(cell, options, EngineArguments(cell, options.trace, dump_file)));
+  std::vector<std::string> args;
+  try {
+    args = OwnEngineArguments(cell, options, dump_file);
+  } catch (const std::invalid_argument& e) {
+    CellResult r = EmptyResult(cell);
+    r.code = ResultCode::kUnresolved;
+    r.message = e.what();
+    return r;
+  }
+  const ChildOutcome outcome = RunChild(CellChildSpec(cell, options, std::move(args)));
   return JudgeCellChild(cell, outcome, dump_file, platform);
+}
+
+std::vector<std::string> OwnEngineArguments(const Cell& cell, const RunnerOptions& options,
+                                            const std::string& dump_file) {
+  if (options.own_profile == nullptr) {
+    throw std::invalid_argument("no samebits-engine profile (engines/samebits.json) to build " +
+                                cell.config.name + "'s command line from");
+  }
+  try {
+    return EngineArguments(*options.own_profile, cell, options.trace, dump_file);
+  } catch (const ConfigurationNameError& e) {
+    throw std::invalid_argument("'" + cell.config.name + "' is not a configuration of " +
+                                options.own_profile->file + ": " + e.what());
+  }
 }
 
 }  // namespace samebits::runner

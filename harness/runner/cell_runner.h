@@ -33,6 +33,11 @@ struct RunnerOptions {
   // The engine's profile when it is not samebits-engine (engines/NAME.json):
   // the cells' arguments and hello are then the profile's (profile_cell.h).
   const EngineProfile* profile = nullptr;
+  // samebits-engine's profile (engines/samebits.json) when `profile` is
+  // null: the cells' arguments are built from it (cell_arguments.h), and
+  // their hello is checked against their configuration's fields. A cell
+  // run without either is UNRESOLVED.
+  const EngineProfile* own_profile = nullptr;
   // Up to this many cells of one configuration share a child, when the
   // engine serves several (`run --serve`, its `capabilities` record says
   // so; shared_child.h); 1: one child per cell.
@@ -69,6 +74,13 @@ harness::CellResult JudgeChildWith(const Cell& cell, const ChildOutcome& outcome
 // the machine lacks the cell's ISA).
 harness::CellResult RunCell(const Cell& cell, const RunnerOptions& options,
                             harness::MachineInfo* platform = nullptr);
+
+// Returns samebits-engine's argv for `cell` (options.own_profile's, with
+// options.trace and `dump_file`). Throws std::invalid_argument, saying why,
+// when there is no such profile or its grammar does not read the cell's
+// configuration name.
+std::vector<std::string> OwnEngineArguments(const Cell& cell, const RunnerOptions& options,
+                                            const std::string& dump_file);
 
 // Returns the file `cell` dumps its logits to under `options.dump_dir`, or
 // "" when the run keeps no dumps.

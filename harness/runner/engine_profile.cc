@@ -624,6 +624,30 @@ void ParseAxes(const Reader& r, const Json& j, EngineProfile& p) {
   }
 }
 
+// Reads `argv_order` (absent: axis order) into the order in which every
+// axis adds its argv: the axes it names, then the others in axis order.
+// An engine reads its flags in any order, but a command line the harness
+// has always written keeps its order, byte for byte, when a profile
+// writes it instead.
+void ParseArgvOrder(const Reader& r, const Json& j, EngineProfile& p) {
+  std::vector<std::string> named;
+  if (j.contains("argv_order")) {
+    named = r.Strings(j["argv_order"], "argv_order", /*non_empty=*/true);
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < named.size(); ++i) {
+    const std::string key = Reader::Index("argv_order", i);
+    if (p.Axis(named[i]) == nullptr)
+      r.Fail(key, "expected the name of an axis, not '" + named[i] + "'");
+    if (!seen.insert(named[i]).second)
+      r.Fail(key, "expected each axis once ('" + named[i] + "' again)");
+  }
+  p.argv_order = named;
+  for (const EngineAxis& axis : p.axes) {
+    if (seen.count(axis.name) == 0) p.argv_order.push_back(axis.name);
+  }
+}
+
 // Reads the argv templates around the axes: `arguments`, `dump_logits`, `trace`.
 void ParseArguments(const Reader& r, const Json& j, EngineProfile& p) {
   std::set<std::string> fixed;
@@ -664,14 +688,15 @@ EngineProfile ParseEngineProfile(const std::string& text, const std::string& fil
   }
   r.OnlyKeys(j, "",
              {"profile", "name", "description", "command", "build", "checkpoints", "arguments",
-              "dump_logits", "trace", "probe", "axes", "baseline", "hello", "known_differences",
-              "conformance", "card", "matrix"});
+              "dump_logits", "trace", "probe", "axes", "argv_order", "baseline", "hello",
+              "known_differences", "conformance", "card", "matrix"});
   EngineProfile p;
   p.file = file;
   p.folder = fs::path(file).parent_path().string();
   if (p.folder.empty()) p.folder = ".";
   ParseIdentity(r, j, p);
   ParseAxes(r, j, p);
+  ParseArgvOrder(r, j, p);
   ParseArguments(r, j, p);
   const std::string baseline = r.String(r.Member(j, "", "baseline"), "baseline");
   try {
@@ -831,28 +856,75 @@ std::string ResolveProgram(const EngineProfile& profile) {
                      "expected a program on PATH; no '" + program + "' was found there");
 }
 
+namespace {
+
+// Returns the argv the axes of `config` add, in the profile's argv order.
+std::vector<std::string> AxisArguments(const EngineProfile& profile,
+                                       const EngineConfiguration& config) {
+  std::vector<std::string> args;
+  for (const std::string& name : profile.argv_order) {
+    const EngineAxis& axis = *profile.Axis(name);
+    const std::string& value = config.values.at(axis.name);
+    if (!axis.argv_at_default && axis.default_value && value == *axis.default_value) continue;
+    std::map<std::string, std::string> with_value = config.values;
+    with_value["value"] = value;
+    for (const std::string& a : axis.argv) args.push_back(Substitute(a, with_value));
+  }
+  return args;
+}
+
+// Returns the argv of the profile's `dump_logits` for `dump_file`; none
+// when it is "".
+std::vector<std::string> DumpArguments(const EngineProfile& profile, const std::string& dump_file) {
+  std::vector<std::string> args;
+  if (dump_file.empty()) return args;
+  for (const std::string& a : profile.dump_logits) {
+    args.push_back(Substitute(a, {{"file", dump_file}}));
+  }
+  return args;
+}
+
+void Append(std::vector<std::string>& to, const std::vector<std::string>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+}  // namespace
+
+std::vector<std::string> BuildConfigurationArguments(const EngineProfile& profile,
+                                                     const EngineConfiguration& config,
+                                                     bool trace) {
+  std::vector<std::string> args(profile.command.begin() + 1, profile.command.end());
+  Append(args, AxisArguments(profile, config));
+  if (trace) Append(args, profile.trace);
+  return args;
+}
+
+std::vector<std::string> BuildCellArguments(const EngineProfile& profile,
+                                            const EngineConfiguration& config,
+                                            const std::string& checkpoint,
+                                            const std::string& scenario_file,
+                                            const std::string& dump_file) {
+  std::map<std::string, std::string> values = config.values;
+  values["checkpoint"] = checkpoint;
+  values["scenario"] = scenario_file;
+  std::vector<std::string> args;
+  for (const std::string& a : profile.arguments) args.push_back(Substitute(a, values));
+  Append(args, DumpArguments(profile, dump_file));
+  return args;
+}
+
 std::vector<std::string> BuildArguments(const EngineProfile& profile,
                                         const EngineConfiguration& config,
                                         const std::string& checkpoint,
                                         const std::string& scenario_file, bool trace,
                                         const std::string& dump_file) {
-  std::map<std::string, std::string> values = config.values;
-  values["checkpoint"] = checkpoint;
-  values["scenario"] = scenario_file;
+  // The command's own arguments, the cell's checkpoint and scenario, the
+  // configuration, then the dump: the order every child has been given.
   std::vector<std::string> args(profile.command.begin() + 1, profile.command.end());
-  for (const std::string& a : profile.arguments) args.push_back(Substitute(a, values));
-  for (const EngineAxis& axis : profile.axes) {
-    const std::string& value = config.values.at(axis.name);
-    if (!axis.argv_at_default && axis.default_value && value == *axis.default_value) continue;
-    std::map<std::string, std::string> with_value = values;
-    with_value["value"] = value;
-    for (const std::string& a : axis.argv) args.push_back(Substitute(a, with_value));
-  }
-  if (trace) args.insert(args.end(), profile.trace.begin(), profile.trace.end());
-  if (!dump_file.empty()) {
-    for (const std::string& a : profile.dump_logits)
-      args.push_back(Substitute(a, {{"file", dump_file}}));
-  }
+  Append(args, BuildCellArguments(profile, config, checkpoint, scenario_file, ""));
+  Append(args, AxisArguments(profile, config));
+  if (trace) Append(args, profile.trace);
+  Append(args, DumpArguments(profile, dump_file));
   return args;
 }
 

@@ -42,6 +42,11 @@
 //     argv             argv templates the axis adds ({value}, other axes'
 //                      {NAME}); [] when another axis's argv carries it
 //     argv_at_default  optional bool (default true): add argv at the default
+//   argv_order         optional [AXIS...], each axis at most once: the order
+//                      in which the axes add their argv (those not named
+//                      follow in axis order; absent: axis order), so a
+//                      command line written by hand before can be written
+//                      by the profile byte for byte
 //   baseline           a configuration name: what every other is held to
 //   hello              [{"key": "config.threads", "value": "{threads}",
 //                        "unless": {"AXIS": "VALUE"}}...]: what the engine's
@@ -174,6 +179,9 @@ struct EngineProfile {
   std::vector<std::string> arguments, dump_logits, trace;
   std::vector<std::string> probe;  // empty: the engine declares no probe
   std::vector<EngineAxis> axes;
+  // Every axis's name once, in the order their argv is added (`argv_order`
+  // first, then the other axes in axis order).
+  std::vector<std::string> argv_order;
   EngineConfiguration baseline;
   std::vector<HelloEcho> hello;
   std::vector<KnownDifference> known_differences;
@@ -225,12 +233,27 @@ std::string FormatConfigurationName(const EngineProfile& profile,
 std::string ResolveProgram(const EngineProfile& profile);
 
 // Returns the child's argv after the program: command[1...], `arguments`,
-// each axis's argv, then `trace` and `dump_logits` when asked.
+// each axis's argv (in `argv_order`), then `trace` and `dump_logits` when
+// asked.
 std::vector<std::string> BuildArguments(const EngineProfile& profile,
                                         const EngineConfiguration& config,
                                         const std::string& checkpoint,
                                         const std::string& scenario_file, bool trace,
                                         const std::string& dump_file);
+
+// The same argv in two parts, for a child that serves several cells of one
+// configuration (shared_child.h): what they all share (command[1...], each
+// axis's argv in `argv_order`, `trace` when asked) ...
+std::vector<std::string> BuildConfigurationArguments(const EngineProfile& profile,
+                                                     const EngineConfiguration& config, bool trace);
+
+// ... and what is each cell's own (`arguments`, then `dump_logits` when
+// `dump_file` is not "").
+std::vector<std::string> BuildCellArguments(const EngineProfile& profile,
+                                            const EngineConfiguration& config,
+                                            const std::string& checkpoint,
+                                            const std::string& scenario_file,
+                                            const std::string& dump_file);
 
 // Returns why the engine's `hello` (the whole record as JSON) does not echo
 // what the profile promises for `config`, or "" when it does: "config.threads

@@ -11,8 +11,10 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
+#include "harness/analysis/batch.h"
 #include "harness/analysis/numeric_profile.h"
 #include "harness/runner/batched_name.h"
+#include "harness/runner/matrix_flag_names.h"
 #include "harness/runner/matrix_template.h"
 #include "harness/store/dump_paths.h"
 
@@ -29,13 +31,13 @@ namespace {
 const char* const kConfigurationsKey = "matrix.configurations";
 
 // Returns the value of samebits-engine's axis `axis` in `config`, which the
-// profile's grammar read from the template at `key`. Throws ProfileError
-// when the profile has no such axis: the harness's fields need every one.
+// profile's grammar read. Throws ProfileError when the profile has no such
+// axis: the harness's fields need every one.
 const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfiguration& config,
-                                const std::string& axis, const std::string& key) {
+                                const std::string& axis) {
   const auto it = config.values.find(axis);
   if (it == config.values.end()) {
-    throw ProfileError(profile.file, key,
+    throw ProfileError(profile.file, "axes",
                        "expected an axis `" + axis + "` (samebits-engine's configurations " +
                            "set kernels, threads, isa, gemv_chunk_bytes, math, quant_dot, " +
                            "batch, batch_seed and batch_schedule), to read '" + config.name + "'");
@@ -47,16 +49,22 @@ const std::string& OwnAxisValue(const EngineProfile& profile, const EngineConfig
 // means to samebits-engine, read by its profile's grammar.
 harness::Configuration OwnConfiguration(const EngineProfile& profile, const std::string& name,
                                         const std::string& key) {
-  EngineConfiguration parsed;
   try {
-    parsed = ParseConfigurationName(profile, name);
+    return OwnEngineConfiguration(profile, name);
   } catch (const ConfigurationNameError& e) {
     throw ProfileError(
         profile.file, key,
         "expected a template of configuration names; it gave '" + name + "': " + e.what());
   }
+}
+
+}  // namespace
+
+harness::Configuration OwnEngineConfiguration(const EngineProfile& profile,
+                                              const std::string& name) {
+  const EngineConfiguration parsed = ParseConfigurationName(profile, name);
   auto value = [&](const char* axis) -> const std::string& {
-    return OwnAxisValue(profile, parsed, axis, key);
+    return OwnAxisValue(profile, parsed, axis);
   };
   // The grammar has checked every value against its axis's range, so each
   // number converts.
@@ -74,8 +82,6 @@ harness::Configuration OwnConfiguration(const EngineProfile& profile, const std:
   return c;
 }
 
-}  // namespace
-
 std::vector<harness::Configuration> DefaultConfigurations(
     const EngineProfile& profile, const std::vector<int>& threads,
     const std::vector<std::string>& math, int64_t small_chunk_bytes,
@@ -86,7 +92,9 @@ std::vector<harness::Configuration> DefaultConfigurations(
                        "is missing: samebits-engine's default configurations are read from it");
   }
   // The command line's fault, not the profile's (ExpandMatrix says so first).
-  if (threads.empty()) throw std::invalid_argument("--threads: no thread count given");
+  if (threads.empty()) {
+    throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
+  }
   const TemplateInputs inputs{threads, AllIsas(), small_chunk_bytes};
   std::vector<harness::Configuration> out;
   for (const std::string& math_profile : math) {
@@ -154,33 +162,70 @@ void CheckAxes(const MatrixOptions& options) {
   }
   for (int n : options.threads) {
     if (n < 1 || n > 1024) {
-      throw std::invalid_argument("--threads: " + std::to_string(n) +
+      throw std::invalid_argument(std::string(kThreadsFlag) + ": " + std::to_string(n) +
                                   " is not a thread count (1 to 1024)");
     }
   }
-  if (options.threads.empty()) throw std::invalid_argument("--threads: no thread count given");
-  CheckProfiles("--math", options.math, harness::MathProfiles());
-  CheckProfiles("--quant-dot", options.quant_dot, harness::QuantDotProfiles());
+  if (options.threads.empty()) {
+    throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
+  }
+  CheckProfiles(kMathFlag, options.math, harness::MathProfiles());
+  CheckProfiles(kQuantDotFlag, options.quant_dot, harness::QuantDotProfiles());
 }
 
-// Returns the configuration `name` among `all`, or a batched form of one of
-// them; nothing when it is neither.
+// Returns the configuration `name` means to samebits-engine's profile's
+// grammar when it reads it and the configuration can run in this selection
+// (its numeric profile is among --math and --quant-dot, and only the cpu
+// kernels run batched); nothing otherwise, with `why` saying why when the
+// grammar refused it.
+std::optional<harness::Configuration> ReadConfiguration(const std::string& name,
+                                                        const MatrixOptions& options,
+                                                        std::string& why) {
+  harness::Configuration c;
+  try {
+    c = OwnEngineConfiguration(*options.profile, name);
+  } catch (const ConfigurationNameError& e) {
+    why = e.what();
+    return std::nullopt;
+  }
+  const auto selected = [](const std::vector<std::string>& list, const std::string& value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+  };
+  if (!selected(options.math, c.math) || !selected(options.quant_dot, c.quant_dot)) {
+    return std::nullopt;
+  }
+  if (harness::IsBatched(c) && c.kernels != "cpu") return std::nullopt;
+  return c;
+}
+
+// Returns the configuration `name` among `all` (in matrix order), or as
+// the profile's grammar reads it (any thread count, chunk size or batch:
+// `cpu-t4` whatever --threads says); nothing when it is neither. Throws
+// std::invalid_argument naming what is wrong with a batch part.
 std::optional<harness::Configuration> ResolveConfiguration(
-    const std::string& name, const std::vector<harness::Configuration>& all) {
+    const std::string& name, const MatrixOptions& options,
+    const std::vector<harness::Configuration>& all, std::string& why) {
   auto it = std::find_if(all.begin(), all.end(),
                          [&](const harness::Configuration& c) { return c.name == name; });
   if (it != all.end()) return *it;
+  if (std::optional<harness::Configuration> read = ReadConfiguration(name, options, why)) {
+    return read;
+  }
+  // Its messages say what is wrong with a batch part in the harness's words.
   return ParseBatchedName(name, all);
 }
 
-// Refuses an unknown configuration name, listing the ones there are.
-[[noreturn]] void RefuseUnknownConfiguration(const std::string& name,
+// Refuses an unknown configuration name (`why`: what the grammar said),
+// listing the ones there are.
+[[noreturn]] void RefuseUnknownConfiguration(const std::string& name, const std::string& why,
                                              const std::vector<harness::Configuration>& all) {
-  std::string message = "--config: unknown configuration '" + name +
-                        "'; with these --threads, --math and --quant-dot the configurations are: ";
+  std::string message = "--config: unknown configuration '" + name + "'" +
+                        (why.empty() ? "" : " (" + why + ")") +
+                        "; with these --threads, --math and --quant-dot the configurations are: ";
   for (size_t i = 0; i < all.size(); ++i) message += (i > 0 ? ", " : "") + all[i].name;
   message +=
-      "; and any cpu one batched, as <base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>] "
+      "; and any other thread count or chunk size (cpu-t4, cpu-t2-chunk16k), and any cpu one "
+      "batched, as <base>-b<N>[-staggered][-seed<S>][-<math>][-<quant-dot>] "
       "(cpu-t2-b4, cpu-t3-b8-staggered)";
   throw std::invalid_argument(message);
 }
@@ -207,8 +252,9 @@ void AddWithTwins(const std::string& name, const harness::Configuration& chosen,
   for (const std::string& math : options.math) {
     for (const std::string& quant_dot : options.quant_dot) {
       const std::string twin = base + harness::ProfileSuffix({math, quant_dot});
+      std::string why;
       const std::optional<harness::Configuration> resolved =
-          twin == name ? chosen : ResolveConfiguration(twin, all);
+          twin == name ? chosen : ResolveConfiguration(twin, options, all, why);
       if (!resolved) RefuseMissingTwin(name, {math, quant_dot}, twin);
       if (std::none_of(configs.begin(), configs.end(),
                        [&](const harness::Configuration& c) { return c.name == twin; })) {
@@ -226,8 +272,10 @@ std::vector<harness::Configuration> SelectConfigurations(const MatrixOptions& op
   if (options.configs.empty()) return all;
   std::vector<harness::Configuration> configs;
   for (const std::string& name : options.configs) {
-    const std::optional<harness::Configuration> chosen = ResolveConfiguration(name, all);
-    if (!chosen) RefuseUnknownConfiguration(name, all);
+    std::string why;
+    const std::optional<harness::Configuration> chosen =
+        ResolveConfiguration(name, options, all, why);
+    if (!chosen) RefuseUnknownConfiguration(name, why, all);
     AddWithTwins(name, *chosen, options, all, configs);
   }
   return configs;
@@ -303,57 +351,6 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells) {
 
 const std::string& EngineCheckpoint(const Cell& cell) {
   return cell.engine_checkpoint.empty() ? cell.checkpoint : cell.engine_checkpoint;
-}
-
-std::vector<std::string> ConfigurationArguments(const harness::Configuration& c, bool trace) {
-  std::vector<std::string> args = {
-      "run",   "--kernels", c.kernels, "--threads", std::to_string(c.threads),
-      "--isa", c.isa,       "--math",  c.math};
-  // Only the int8 profile names its dot product, so an exact cell's command
-  // line is what it always was (and an engine older than --quant-dot, a
-  // bisect's good end, still runs it).
-  if (c.quant_dot != harness::kExactQuantDot) {
-    args.push_back("--quant-dot");
-    args.push_back(c.quant_dot);
-  }
-  if (c.gemv_chunk_bytes > 0) {
-    args.push_back("--gemv-chunk-bytes");
-    args.push_back(std::to_string(c.gemv_chunk_bytes));
-  }
-  // Only a batched configuration names a batch, so an unbatched command
-  // line is what it always was (and an engine without --batch still runs it).
-  if (c.batch > 1) {
-    args.insert(args.end(), {"--batch", std::to_string(c.batch), "--batch-seed",
-                             std::to_string(c.batch_seed), "--batch-schedule", c.batch_schedule});
-  }
-  if (trace) args.push_back("--trace");
-  return args;
-}
-
-std::vector<std::string> CellOwnArguments(const Cell& cell, const std::string& dump_file) {
-  std::vector<std::string> args = {"--checkpoint", EngineCheckpoint(cell), "--scenario",
-                                   cell.scenario_file};
-  if (!dump_file.empty()) {
-    args.push_back("--dump-logits");
-    args.push_back(dump_file);
-  }
-  return args;
-}
-
-std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
-                                         const std::string& dump_file) {
-  // "run", the cell's checkpoint and scenario, the configuration, then the
-  // dump: the order every child has been given.
-  const std::vector<std::string> config = ConfigurationArguments(cell.config, trace);
-  const std::vector<std::string> own = CellOwnArguments(cell);
-  std::vector<std::string> args = {config.front()};
-  args.insert(args.end(), own.begin(), own.end());
-  args.insert(args.end(), config.begin() + 1, config.end());
-  if (!dump_file.empty()) {
-    args.push_back("--dump-logits");
-    args.push_back(dump_file);
-  }
-  return args;
 }
 
 std::string DumpFileName(const Cell& cell) {

@@ -55,14 +55,25 @@ std::vector<harness::Configuration> DefaultConfigurations(
     const std::vector<std::string>& math, int64_t small_chunk_bytes,
     const std::vector<std::string>& quant_dot = {"exact"});
 
+// Returns the configuration `name` means to samebits-engine: read by its
+// profile's grammar (any name it reads: `cpu-t4` whatever --threads says)
+// into samebits-engine's fields (kernels, threads, isa, ...). Throws
+// ConfigurationNameError when the grammar does not read it, ProfileError
+// when the profile lacks one of samebits-engine's axes.
+harness::Configuration OwnEngineConfiguration(const EngineProfile& profile,
+                                              const std::string& name);
+
 // Returns the scenario name of a scenario file: its stem ("classic" for
 // scenarios/classic.json).
 std::string ScenarioName(const std::string& path);
 
 // Returns the cells, checkpoint-major then scenario then configuration.
 // Cells whose ISA is not in `available_isas` are marked unsupported (not
-// dropped). Throws std::invalid_argument for a selection that names an
-// unknown configuration or leaves nothing to run, listing what is known,
+// dropped). A configuration named is one of the profile's matrix, or any
+// the profile's grammar reads (`cpu-t4` whatever `threads` holds) whose
+// numeric profile is selected. Throws std::invalid_argument for a selection
+// that names an unknown configuration or leaves nothing to run, listing
+// what is known,
 // and ProfileError for a profile whose matrix cannot be expanded.
 std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
                                const std::vector<std::string>& available_isas,
@@ -77,18 +88,6 @@ std::vector<size_t> StartOrder(const std::vector<Cell>& cells);
 
 // Returns the spec the engine is given for a cell's checkpoint.
 const std::string& EngineCheckpoint(const Cell& cell);
-
-// Returns the engine's argv (without the program) for a cell; with
-// `dump_file`, the engine also writes its raw logits there (--dump-logits).
-std::vector<std::string> EngineArguments(const Cell& cell, bool trace,
-                                         const std::string& dump_file = "");
-
-// The same argv in its two parts: what every cell of the configuration
-// shares (`run` and the configuration's flags, --trace), and what is the
-// cell's own (--checkpoint, --scenario, --dump-logits), which a shared
-// child is sent per cell (shared_child.h).
-std::vector<std::string> ConfigurationArguments(const harness::Configuration& config, bool trace);
-std::vector<std::string> CellOwnArguments(const Cell& cell, const std::string& dump_file = "");
 
 // Returns the file name of a cell's raw logit dump (store::DumpFileName of
 // its checkpoint, scenario and configuration name).

@@ -128,6 +128,7 @@ harness::RunResult RunMatrix(const MatrixRunOptions& options, const std::vector<
   RunnerOptions runner;
   runner.engine = EnginePath(options);
   runner.profile = options.selection.profile.get();
+  runner.own_profile = options.selection.own_profile.get();
   if (runner.profile == nullptr && options.cells_per_child > 1 &&
       EngineServes(options, runner.engine)) {
     runner.cells_per_child = options.cells_per_child;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/runner/matrix_flag_names.h"
+
 namespace samebits::runner {
 namespace {
 
@@ -71,7 +73,8 @@ std::string SingleValue(const std::string& name, const TemplateInputs& inputs) {
     const int64_t bytes = inputs.small_chunk_bytes;
     return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + "k" : std::to_string(bytes);
   }
-  if (inputs.threads.empty()) throw std::invalid_argument("--threads: no thread count given");
+  if (inputs.threads.empty())
+    throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
   if (name == "max:threads") {
     return std::to_string(*std::max_element(inputs.threads.begin(), inputs.threads.end()));
   }

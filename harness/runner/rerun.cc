@@ -125,6 +125,7 @@ RerunOutcome RerunDivergences(harness::RunResult& run, const MatrixRunOptions& r
   RunnerOptions options;
   options.engine = EnginePath(run_options);
   options.profile = run_options.selection.profile.get();
+  options.own_profile = run_options.selection.own_profile.get();
   options.timeout_seconds = run_options.timeout_seconds * (trace ? 4 : 1);  // traces are slower
   options.trace = trace;
   const auto start = std::chrono::steady_clock::now();

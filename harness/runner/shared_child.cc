@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
 #include "engine/protocol/records.h"
+#include "harness/runner/cell_arguments.h"
 #include "harness/runner/child.h"
 
 namespace samebits::runner {
@@ -53,17 +55,28 @@ bool EndedCleanly(const ChildOutcome& end) {
 
 }  // namespace
 
-std::string ServeRequest(const Cell& cell, const std::string& dump_file) {
-  return nlohmann::json(CellOwnArguments(cell, dump_file)).dump();
+std::string ServeRequest(const EngineProfile& profile, const Cell& cell,
+                         const std::string& dump_file) {
+  return nlohmann::json(CellOwnArguments(profile, cell, dump_file)).dump();
 }
 
 void RunCellsShared(const std::vector<Cell>& cells, const std::vector<size_t>& group,
                     const RunnerOptions& options, harness::MachineInfo* platform,
                     const GroupProgress& progress) {
   if (group.empty()) return;
-  std::vector<std::string> args =
-      ConfigurationArguments(cells[group.front()].config, options.trace);
-  args.push_back("--serve");
+  std::vector<std::string> args;
+  try {
+    if (options.own_profile == nullptr) throw std::invalid_argument("no profile");
+    args = ConfigurationArguments(*options.own_profile, cells[group.front()].config, options.trace);
+  } catch (const std::invalid_argument&) {
+    // No command line to serve them with: each cell alone says why.
+    for (size_t index : group) {
+      progress.started(index);
+      progress.finished(index, RunCell(cells[index], options, platform));
+    }
+    return;
+  }
+  args.push_back(kServeFlag);
   const size_t per_child = static_cast<size_t>(std::max(1, options.cells_per_child));
   size_t next = 0;  // in `group`
   while (next < group.size()) {
@@ -77,7 +90,8 @@ void RunCellsShared(const std::vector<Cell>& cells, const std::vector<size_t>& g
       progress.started(index);
       const std::string dump_file = CellDumpFile(cells[index], options);
       ServedCellReader reader;
-      ChildOutcome outcome = session.Serve(ServeRequest(cells[index], dump_file), std::ref(reader));
+      ChildOutcome outcome = session.Serve(
+          ServeRequest(*options.own_profile, cells[index], dump_file), std::ref(reader));
       if (!session.alive() && !reader.answered() && !outcome.timed_out && !served.empty()) {
         // It ended or broke before answering: perhaps of the previous cell.
         alone.push_back(served.back().index);

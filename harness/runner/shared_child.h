@@ -37,7 +37,8 @@ namespace samebits::runner {
 
 // Runs the cells of `group` (indices into `cells`, all of one
 // configuration and supported here) in their order through shared children
-// of samebits-engine (options.profile is null), up to
+// of samebits-engine (options.profile is null; options.own_profile builds
+// their arguments), up to
 // `options.cells_per_child` cells a child, telling `progress` as each cell
 // starts and as its result is final (the results of one child are final
 // when it ended); `platform` receives the machine a hello described.
@@ -45,8 +46,15 @@ void RunCellsShared(const std::vector<Cell>& cells, const std::vector<size_t>& g
                     const RunnerOptions& options, harness::MachineInfo* platform,
                     const GroupProgress& progress);
 
+// The flag after a configuration's arguments that makes samebits-engine
+// serve cells, one request line each, instead of running one.
+inline constexpr const char* kServeFlag = "--serve";
+
 // Returns the request line of a cell for a shared child: a JSON array of
-// its own arguments (CellOwnArguments).
-std::string ServeRequest(const Cell& cell, const std::string& dump_file);
+// its own arguments (CellOwnArguments of `profile`, samebits-engine's).
+// Throws ConfigurationNameError when the profile does not read its
+// configuration's name.
+std::string ServeRequest(const EngineProfile& profile, const Cell& cell,
+                         const std::string& dump_file);
 
 }  // namespace samebits::runner

@@ -115,7 +115,7 @@ TEST(Cli, HelpListsEverySubcommand) {
 
 TEST(Cli, BadArgumentsExitTwo) {
   Sandbox box;
-  EXPECT_EQ(Exit(box.Run("run", {"--config", "cpu-t99"})), 2);
+  EXPECT_EQ(Exit(box.Run("run", {"--config", "cpu-t2-fast"})), 2);
   EXPECT_EQ(Exit(box.Run("run", {"--scenario", "nonexistent"})), 2);
   EXPECT_EQ(Exit(box.Run("gate", {"--no-such-flag"})), 2);
   EXPECT_EQ(Exit(box.Run("gate", {"--engine", "/nonexistent/engine"})), 2);

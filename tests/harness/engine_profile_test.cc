@@ -94,40 +94,6 @@ TEST(EngineProfile, SamebitsProfileNamesEveryDefaultConfigurationAsTheMatrixDoes
   }
 }
 
-// The arguments a profile builds are the ones the harness gives the engine
-// today, as option/value pairs (their order may differ; the engine reads
-// them in any order).
-std::multimap<std::string, std::string> Options(const std::vector<std::string>& args,
-                                                size_t first) {
-  std::multimap<std::string, std::string> out;
-  for (size_t i = first; i < args.size(); ++i) {
-    const bool has_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
-    out.emplace(args[i], has_value ? args[i + 1] : "");
-    if (has_value) ++i;
-  }
-  return out;
-}
-
-TEST(EngineProfile, SamebitsProfileBuildsTheEngineArgumentsOfEveryDefaultCell) {
-  const EngineProfile& p = Samebits();
-  for (const harness::Configuration& c :
-       DefaultConfigurations(p, {1, 2, 3}, {"portable", "libm"}, 8192, {"exact", "int8"})) {
-    Cell cell;
-    cell.checkpoint = "synthetic:tiny";
-    cell.scenario_file = "/s/classic.json";
-    cell.config = c;
-    for (const bool trace : {false, true}) {
-      const std::vector<std::string> want = EngineArguments(cell, trace, "/d/x.f32");
-      const std::vector<std::string> got =
-          BuildArguments(p, ParseConfigurationName(p, c.name), cell.checkpoint, cell.scenario_file,
-                         trace, "/d/x.f32");
-      ASSERT_FALSE(got.empty());
-      EXPECT_EQ(got[0], "run");
-      EXPECT_EQ(Options(got, 1), Options(want, 1)) << c.name;
-    }
-  }
-}
-
 // samebits-engine's hello must echo the dot-product profile a cell asked
 // for: an engine that ran the exact profile (one older than --quant-dot,
 // which ignores it) fails an int8 cell loudly.
@@ -268,6 +234,37 @@ TEST(EngineProfile, ArgumentsAreAListAndValuesStayOneArgument) {
   EXPECT_EQ(args, (std::vector<std::string>{"go", "--model", "gguf:/m/a b; rm -rf x.gguf",
                                             "--scenario=/s/c.json", "--attention", "flash",
                                             "--ubatch=64", "--logits", "/d/out.f32"}));
+}
+
+// `argv_order` orders the axes' argv (the rest follow in axis order), and
+// the two parts a shared child is given make the whole command line.
+TEST(EngineProfile, ArgvOrderOrdersTheAxesArgvAndThePartsMakeTheWhole) {
+  nlohmann::json j = Minimal();
+  j["argv_order"] = {"ubatch"};
+  const EngineProfile p = Parse(j);
+  EXPECT_EQ(p.argv_order, (std::vector<std::string>{"ubatch", "attention"}));
+  const EngineConfiguration c = ParseConfigurationName(p, "flash-ub64");
+  EXPECT_EQ(
+      BuildArguments(p, c, "gguf:/m/a.gguf", "/s/c.json", false, "/d/out.f32"),
+      (std::vector<std::string>{"go", "--model", "gguf:/m/a.gguf", "--scenario=/s/c.json",
+                                "--ubatch=64", "--attention", "flash", "--logits", "/d/out.f32"}));
+  EXPECT_EQ(BuildConfigurationArguments(p, c, false),
+            (std::vector<std::string>{"go", "--ubatch=64", "--attention", "flash"}));
+  EXPECT_EQ(BuildCellArguments(p, c, "gguf:/m/a.gguf", "/s/c.json", "/d/out.f32"),
+            (std::vector<std::string>{"--model", "gguf:/m/a.gguf", "--scenario=/s/c.json",
+                                      "--logits", "/d/out.f32"}));
+  // Without it: axis order.
+  EXPECT_EQ(Parse(Minimal()).argv_order, (std::vector<std::string>{"attention", "ubatch"}));
+}
+
+TEST(EngineProfile, ArgvOrderNamesEachAxisAtMostOnce) {
+  nlohmann::json j = Minimal();
+  j["argv_order"] = {"ubatch", "threads"};
+  ExpectRefused(j, "argv_order[1]", "expected the name of an axis, not 'threads'");
+  j["argv_order"] = {"ubatch", "ubatch"};
+  ExpectRefused(j, "argv_order[1]", "expected each axis once");
+  j["argv_order"] = nlohmann::json::array();
+  ExpectRefused(j, "argv_order", "expected at least one string");
 }
 
 // A declaration explains a difference along its own axis only: judged

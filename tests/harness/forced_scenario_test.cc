@@ -13,6 +13,7 @@
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/matrix.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -59,6 +60,7 @@ harness::CellResult RunEngine(const std::string& scenario_file, const std::strin
   cell.config.kernels = config == "reference" ? "reference" : "cpu";
   cell.config.threads = config == "cpu-t2" ? 2 : 1;
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = harness::testing::BinDir() + "/samebits-engine";
   return RunCell(cell, options);
 }

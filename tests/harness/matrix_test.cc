@@ -330,14 +330,42 @@ TEST(Matrix, SelectionNarrowsEveryAxis) {
 
 TEST(Matrix, UnknownConfigurationListsTheKnownOnes) {
   MatrixOptions o = TwoScenarios();
-  o.configs = {"cpu-t9"};
+  o.configs = {"cpu-t2-fast"};
   try {
     ExpandMatrix(o, {"scalar"}, "x86_64");
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("cpu-t9"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cpu-t2-fast"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("cpu-t3-chunk8k"), std::string::npos);
+    // What the profile's grammar said of it.
+    EXPECT_NE(std::string(e.what()).find("fast"), std::string::npos);
   }
+}
+
+// Names are parsed by the profile's grammar, not matched against the names
+// --threads makes: cpu-t9 is threads 9 whatever --threads says.
+TEST(Matrix, AnyNameTheProfileReadsIsSelected) {
+  MatrixOptions o = TwoScenarios();
+  o.checkpoints = {"synthetic:tiny"};
+  o.scenario_files = {"/s/classic.json"};
+  o.configs = {"cpu-t9", "cpu-t5-chunk16k-b4"};
+  ASSERT_EQ(o.threads, (std::vector<int>{1, 2, 3}));
+  const std::vector<Cell> cells = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].config.name, "cpu-t9");
+  EXPECT_EQ(cells[0].config.threads, 9);
+  EXPECT_EQ(cells[1].config.threads, 5);
+  EXPECT_EQ(cells[1].config.gemv_chunk_bytes, 16384);
+  EXPECT_EQ(cells[1].config.batch, 4);
+  // A name whose numeric profile is not selected is refused (its twins
+  // would run without it); selected, it runs beside its twins.
+  o.configs = {"cpu-t9-libm"};
+  EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
+  o.math = {"portable", "libm"};
+  const std::vector<Cell> twins = ExpandMatrix(o, {"scalar"}, "x86_64");
+  ASSERT_EQ(twins.size(), 2u);
+  EXPECT_EQ(twins[0].config.name, "cpu-t9");
+  EXPECT_EQ(twins[1].config.name, "cpu-t9-libm");
 }
 
 TEST(Matrix, BadSelectionsAreErrors) {
@@ -375,50 +403,6 @@ TEST(Matrix, StartOrderRunsTheLongestCellsFirstAndKeepsEveryCell) {
   EXPECT_EQ(cells[order.front()].checkpoint, "synthetic:wide");
   EXPECT_EQ(cells[order.front()].config.name, "reference");
   EXPECT_EQ(cells[order.back()].config.name, "cpu-neon");  // runs no child at all
-}
-
-TEST(Matrix, EngineArgumentsCarryTheWholeConfiguration) {
-  Cell cell;
-  cell.checkpoint = "synthetic:tiny";
-  cell.scenario_file = "/s/classic.json";
-  cell.config.kernels = "cpu";
-  cell.config.threads = 3;
-  cell.config.isa = "avx2";
-  cell.config.gemv_chunk_bytes = 8192;
-  cell.config.math = "libm";
-  const std::vector<std::string> args = EngineArguments(cell, true);
-  EXPECT_EQ(args, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny", "--scenario",
-                                            "/s/classic.json", "--kernels", "cpu", "--threads", "3",
-                                            "--isa", "avx2", "--math", "libm", "--gemv-chunk-bytes",
-                                            "8192", "--trace"}));
-}
-
-// Only an int8 cell names its dot product: an exact cell's command line is
-// what it was before --quant-dot, so engines older than it still run it.
-TEST(Matrix, EngineArgumentsNameTheQuantDotProfileOnlyWhenNotExact) {
-  Cell cell;
-  cell.checkpoint = "synthetic:tiny-q4_0";
-  cell.scenario_file = "/s/classic.json";
-  const std::vector<std::string> exact = EngineArguments(cell, false);
-  EXPECT_EQ(std::find(exact.begin(), exact.end(), "--quant-dot"), exact.end());
-  cell.config.quant_dot = "int8";
-  const std::vector<std::string> int8 = EngineArguments(cell, false);
-  EXPECT_EQ(int8, (std::vector<std::string>{"run", "--checkpoint", "synthetic:tiny-q4_0",
-                                            "--scenario", "/s/classic.json", "--kernels", "cpu",
-                                            "--threads", "1", "--isa", "auto", "--math", "portable",
-                                            "--quant-dot", "int8"}));
-}
-
-TEST(Matrix, EngineArgumentsAskForADumpOnlyWithAFile) {
-  Cell cell;
-  cell.checkpoint = "synthetic:tiny";
-  cell.scenario_file = "/s/classic.json";
-  const std::vector<std::string> plain = EngineArguments(cell, false);
-  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--dump-logits"), plain.end());
-  const std::vector<std::string> dumped = EngineArguments(cell, false, "/d/x.f32");
-  ASSERT_GE(dumped.size(), 2u);
-  EXPECT_EQ(dumped[dumped.size() - 2], "--dump-logits");
-  EXPECT_EQ(dumped.back(), "/d/x.f32");
 }
 
 Cell NamedCell(const std::string& checkpoint, const std::string& scenario,

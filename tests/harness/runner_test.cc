@@ -15,6 +15,7 @@
 #include "harness/runner/child.h"
 #include "harness/runner/scheduler.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -35,6 +36,7 @@ Cell FakeCell(const std::string& mode, int threads = 2) {
 
 CellResult RunFake(const std::string& mode, double timeout = 20) {
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = FakeEngine();
   options.timeout_seconds = timeout;
   return RunCell(FakeCell(mode), options);
@@ -142,6 +144,7 @@ TEST(Runner, AChattyChildDoesNotDeadlockAndKeepsOnlyTheTail) {
 
 TEST(Runner, AProgramThatCannotStartIsUnresolved) {
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = "/nonexistent/engine";
   const CellResult r = RunCell(FakeCell("ok"), options);
   EXPECT_EQ(r.code, ResultCode::kUnresolved);
@@ -153,6 +156,7 @@ TEST(Runner, AnUnsupportedCellRunsNoChild) {
   cell.supported = false;
   cell.unsupported_reason = "this machine lacks neon";
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = "/nonexistent/engine";  // would be UNRESOLVED if started
   const CellResult r = RunCell(cell, options);
   EXPECT_EQ(r.code, ResultCode::kUnsupported);

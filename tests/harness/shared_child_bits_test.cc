@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "harness/runner/cell_arguments.h"
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/child.h"
 #include "harness/runner/matrix.h"
 #include "harness/runner/shared_child.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 #include "tests/support/data_folder.h"
 
 namespace samebits::runner {
@@ -39,16 +41,8 @@ std::vector<std::string> HelloAndSteps(const std::string& stdout_text) {
   return lines;
 }
 
-harness::Configuration Config(const std::string& kernels, int threads, const std::string& math,
-                              int batch, const std::string& schedule) {
-  harness::Configuration c;
-  c.name = "test";
-  c.kernels = kernels;
-  c.threads = threads;
-  c.math = math;
-  c.batch = batch;
-  c.batch_schedule = schedule;
-  return c;
+const runner::EngineProfile& Own() {
+  return *harness::testing::OwnProfile();
 }
 
 TEST(SharedChildBits, AServedCellGivesTheBitsItGivesAlone) {
@@ -61,16 +55,18 @@ TEST(SharedChildBits, AServedCellGivesTheBitsItGivesAlone) {
                                                 "synthetic:tiny",        "synthetic:medium-q4_k"};
   const std::vector<std::string> scenarios = {"classic", "window"};
   const std::vector<harness::Configuration> configs = {
-      Config("reference", 1, "portable", 1, "together"), Config("cpu", 2, "libm", 1, "together"),
-      Config("cpu", 2, "portable", 4, "together"), Config("cpu", 3, "portable", 8, "staggered")};
+      OwnEngineConfiguration(Own(), "reference"), OwnEngineConfiguration(Own(), "cpu-t2-libm"),
+      OwnEngineConfiguration(Own(), "cpu-t2-b4"),
+      OwnEngineConfiguration(Own(), "cpu-t3-b8-staggered")};
   TempDir dumps;
   RunnerOptions options;
   options.engine = BinDir() + "/samebits-engine";
   options.timeout_seconds = 120;
+  options.own_profile = &Own();
   int compared = 0;
   for (const harness::Configuration& config : configs) {
-    std::vector<std::string> serve_args = ConfigurationArguments(config, /*trace=*/false);
-    serve_args.push_back("--serve");
+    std::vector<std::string> serve_args = ConfigurationArguments(Own(), config, /*trace=*/false);
+    serve_args.push_back(kServeFlag);
     Cell first;
     first.config = config;
     ChildSession session(CellChildSpec(first, options, serve_args));
@@ -94,14 +90,14 @@ TEST(SharedChildBits, AServedCellGivesTheBitsItGivesAlone) {
         ++n;
         protocol::TranscriptReader reader;
         const ChildOutcome served =
-            session.Serve(ServeRequest(cell, served_dump), [&](std::string_view line) {
+            session.Serve(ServeRequest(Own(), cell, served_dump), [&](std::string_view line) {
               reader.FeedLine(line);
               if (reader.failed()) return ChildLine::kBreaksRequest;
               return reader.so_far().done ? ChildLine::kEndsRequest : ChildLine::kMore;
             });
         ASSERT_TRUE(session.alive()) << served.stdout_text << served.stderr_tail;
         const ChildOutcome alone =
-            RunChild(CellChildSpec(cell, options, EngineArguments(cell, false, alone_dump)));
+            RunChild(CellChildSpec(cell, options, EngineArguments(Own(), cell, false, alone_dump)));
         ASSERT_EQ(alone.exit_code, 0) << alone.stderr_tail;
         const std::vector<std::string> served_lines = HelloAndSteps(served.stdout_text);
         ASSERT_GT(served_lines.size(), 1u);

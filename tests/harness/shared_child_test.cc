@@ -14,6 +14,7 @@
 #include "harness/runner/cell_runner.h"
 #include "harness/runner/matrix_run.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -34,6 +35,7 @@ Cell FakeCell(const std::string& mode, const std::string& scenario = "classic") 
 
 RunnerOptions FakeOptions(int cells_per_child, double timeout = 20) {
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = FakeEngine();
   options.timeout_seconds = timeout;
   options.cells_per_child = cells_per_child;

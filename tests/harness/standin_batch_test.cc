@@ -15,6 +15,7 @@
 #include "harness/runner/batched_name.h"
 #include "harness/runner/cell_runner.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 #include "tests/harness/standin_helpers.h"
 #include "tests/harness/standin_matrix.h"
 
@@ -252,6 +253,7 @@ TEST(StandinBatchRunner, OnlyABatchedCellNamesTheBatch) {
   cell.config.name = "cpu-t2";
   cell.config.threads = 2;
   runner::RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = FaultyEngine(dir.path(), "ok");
   const CellResult alone = runner::RunCell(cell, options);
   EXPECT_EQ(alone.code, ResultCode::kPass) << alone.message;

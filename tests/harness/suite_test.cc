@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "harness/runner/cell_arguments.h"
 #include "tests/harness/harness_test_util.h"
 #include "tests/harness/own_profile.h"
 
@@ -45,7 +46,8 @@ TEST_F(SuiteTest, CellsAreKeyedRelativeToTheRootAndRunTheFileNextToTheSuite) {
   EXPECT_EQ(cells[0].scenario, "a");
   EXPECT_EQ(cells[0].config.name, "reference");
   EXPECT_EQ(cells[0].engine_checkpoint, "gguf:" + dir_.File("suite/weights.gguf"));
-  EXPECT_EQ(EngineArguments(cells[0], false)[2], cells[0].engine_checkpoint);
+  EXPECT_EQ(EngineArguments(*harness::testing::OwnProfile(), cells[0], false)[2],
+            cells[0].engine_checkpoint);
   EXPECT_TRUE(cells[0].supported);
   EXPECT_EQ(cells[2].scenario, "b");
 }

@@ -14,6 +14,7 @@
 #include "harness/report/exporter.h"
 #include "harness/runner/cell_runner.h"
 #include "tests/harness/harness_test_util.h"
+#include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
 namespace {
@@ -85,6 +86,7 @@ TEST(TimeSplit, TheChildsPartsComeFromItsLinesAndItsLoadTime) {
 
 TEST(TimeSplit, ARealEnginesCellSplitsIntoPartsThatAddUpToItsWallTime) {
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = BinDir() + "/samebits-engine";
   const CellResult r = RunCell(TinyCell(), options);
   ASSERT_EQ(r.code, harness::ResultCode::kPass) << r.message;
@@ -100,6 +102,7 @@ TEST(TimeSplit, ARealEnginesCellSplitsIntoPartsThatAddUpToItsWallTime) {
 
 TEST(TimeSplit, AnEngineWithoutALoadTimeStillSplitsItsWallTime) {
   RunnerOptions options;
+  options.own_profile = samebits::harness::testing::OwnProfile().get();
   options.engine = FakeEngine();
   Cell cell = TinyCell();
   cell.checkpoint = "fake:ok";
