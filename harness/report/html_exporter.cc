@@ -9,6 +9,7 @@
 
 #include "harness/report/escape.h"
 #include "harness/report/exporter.h"
+#include "harness/report/run_grid.h"
 
 namespace samebits::harness::report {
 namespace {
@@ -28,6 +29,11 @@ table.matrix th.config { text-align: left; }
 .code-FAIL, .code-UNRESOLVED, .code-TIMEOUT { color: #a31515; font-weight: bold; }
 pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; }
+table.grid td.mark { text-align: center; font-family: ui-monospace, monospace; }
+td.mark.code-PASS { background: #e3f4e8; } td.mark.code-KNOWN { background: #fff4cc; }
+td.mark.code-FAIL, td.mark.code-UNRESOLVED, td.mark.code-TIMEOUT, td.mark.code-FIXED {
+  background: #f8d7d7; }
+td.mark.code-UNSUPPORTED { background: #eee; }
 )css";
 
 std::string E(const std::string& s) {
@@ -80,6 +86,36 @@ void WriteCounts(const ReportModel& m, std::ostream& out) {
         << "</td></tr>\n";
   }
   out << "</table>\n";
+}
+
+// The grid (run_grid.h): a row per configuration, a column per checkpoint,
+// the worst result of each pair, coloured, with the machine and build
+// above it.
+void WriteGrid(const ReportModel& m, std::ostream& out) {
+  const RunGrid grid = BuildRunGrid(*m.run);
+  if (grid.rows.empty()) return;
+  const MachineInfo& mi = m.run->machine;
+  out << "<h2>At a glance</h2>\n<p>Machine: " << E(mi.arch + ", " + mi.cpu) << ".";
+  if (const std::string build = RunBuildText(*m.run); !build.empty())
+    out << " Engine: " << E(build) << ".";
+  out << "</p>\n<table class=\"grid\">\n<tr><th>Configuration</th>";
+  for (const std::string& column : grid.columns) out << "<th>" << E(column) << "</th>";
+  out << "</tr>\n";
+  for (const RunGrid::Row& row : grid.rows) {
+    out << "<tr><td>" << E(row.config) << "</td>";
+    for (size_t c = 0; c < row.worst.size(); ++c) {
+      if (!row.worst[c]) {
+        out << "<td class=\"mark\"></td>";
+        continue;
+      }
+      const char* name = ResultCodeName(*row.worst[c]);
+      out << "<td class=\"mark code-" << name << "\" title=\"" << name;
+      if (row.cells[c] > 1) out << " (the worst of " << row.cells[c] << " cells)";
+      out << "\">" << E(RunGridMark(row.worst[c])) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p>" << E(RunGridLegend()) << "</p>\n";
 }
 
 void WriteCells(const ReportModel& m, std::ostream& out) {
@@ -282,6 +318,7 @@ class HtmlExporter final : public Exporter {
     if (!run.command.empty()) out << "<p>Command: <code>" << E(run.command) << "</code></p>\n";
     WriteDiagnosis(m, out);
     WriteCounts(m, out);
+    WriteGrid(m, out);
     out << "<h2>Agreement matrices</h2>\n";
     for (const CellGroup& g : m.groups) WriteMatrix(g, out);
     WriteDumpStatistics(m, out);
