@@ -33,9 +33,7 @@ TEST(ReportTokenText, MatricesShowTheBaseTokensTextEscaped) {
   const int token = run.cells.front().steps.front().token;
   const std::string md = Export(run, "md");
   EXPECT_NE(md.find("| Token ("), std::string::npos) << md;
-  EXPECT_NE(md.find(std::to_string(token) + " \"\\<b\\>x\\|y\\`\\\\n\""),
-            std::string::npos)
-      << md;
+  EXPECT_NE(md.find(std::to_string(token) + " \"\\<b\\>x\\|y\\`\\\\n\""), std::string::npos) << md;
   EXPECT_EQ(md.find("<b>"), std::string::npos);
   const std::string html = Export(run, "html");
   EXPECT_NE(html.find("<td class=\"token\""), std::string::npos);

@@ -141,7 +141,8 @@ TEST_F(StandinGateDumps, TracedGateReportOfTheStoredRunNamesTheLayerToo) {
                                    "wrong-hash-at-3-threads");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const std::string text = Slurp(md);
-  EXPECT_NE(text.find("layer 1, op ffn_down"), std::string::npos) << text;  // intraword: not escaped
+  EXPECT_NE(text.find("layer 1, op ffn_down"), std::string::npos)
+      << text;  // intraword: not escaped
   EXPECT_NE(text.find("| reference vs cpu-t3 | 3 | 1 of 32 | 1 | "), std::string::npos) << text;
   const harness::RunResult run = Latest();
   ASSERT_FALSE(run.diagnosis.divergences.empty());
