@@ -76,6 +76,9 @@ inline constexpr const char* kCardControlAxis = "control";
 // One checkpoint and scenario.
 struct CardTable {
   std::string checkpoint, scenario;
+  // The feed table (`card --feed`): the prompt fed three ways, not a
+  // scenario of the card's.
+  bool feed = false;
   std::string baseline;  // the baseline configuration's name
   // Why the baseline gave nothing to compare with (it did not pass); then
   // every row is BROKEN or UNSUPPORTED with this reason.

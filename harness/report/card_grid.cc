@@ -18,15 +18,26 @@ std::string ShortCheckpointName(const std::string& checkpoint) {
 
 CardGrid BuildCardGrid(const Card& card) {
   CardGrid grid;
-  // A scenario is named in the column only where the card has several.
+  // A scenario is named in a column only where the card has several; a
+  // feed table's rows (their own axis) join its checkpoint's column then.
   bool several_scenarios = false;
+  const CardTable* first = nullptr;
   for (const CardTable& t : card.tables) {
-    several_scenarios |= t.scenario != card.tables.front().scenario;
+    if (t.feed) continue;
+    if (first == nullptr) first = &t;
+    several_scenarios |= t.scenario != first->scenario;
   }
-  for (size_t c = 0; c < card.tables.size(); ++c) {
-    const CardTable& table = card.tables[c];
-    grid.columns.push_back(ShortCheckpointName(table.checkpoint) +
-                           (several_scenarios ? " / " + table.scenario : ""));
+  for (const CardTable& table : card.tables) {
+    const std::string column =
+        ShortCheckpointName(table.checkpoint) + (!several_scenarios ? ""
+                                                 : table.feed       ? " / feed"
+                                                                    : " / " + table.scenario);
+    auto at = std::find(grid.columns.begin(), grid.columns.end(), column);
+    if (at == grid.columns.end()) {
+      grid.columns.push_back(column);
+      at = grid.columns.end() - 1;
+    }
+    const size_t c = static_cast<size_t>(at - grid.columns.begin());
     for (const CardRow& row : table.rows) {
       auto it = std::find_if(grid.rows.begin(), grid.rows.end(), [&](const CardGrid::Row& r) {
         return r.axis == row.axis && r.value == row.value && r.config == row.config;
@@ -35,11 +46,11 @@ CardGrid BuildCardGrid(const Card& card) {
         grid.rows.push_back({row.axis, row.value, row.config, {}});
         it = grid.rows.end() - 1;
       }
-      it->cells.resize(card.tables.size(), nullptr);
+      if (it->cells.size() <= c) it->cells.resize(c + 1, nullptr);
       it->cells[c] = &row;
     }
   }
-  for (CardGrid::Row& row : grid.rows) row.cells.resize(card.tables.size(), nullptr);
+  for (CardGrid::Row& row : grid.rows) row.cells.resize(grid.columns.size(), nullptr);
   return grid;
 }
 

@@ -12,8 +12,10 @@
 namespace samebits::harness::report {
 
 struct CardGrid {
-  // A column per table: the checkpoint's short name (a file's name without
-  // its folder and extension), with the scenario.
+  // A column per checkpoint: its short name (a file's name without its
+  // folder and extension), and the scenario where the card has several (a
+  // feed table's rows then go to a column "NAME / feed" of their own;
+  // otherwise they join their checkpoint's).
   std::vector<std::string> columns;
   struct Row {
     std::string axis, value, config;

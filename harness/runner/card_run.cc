@@ -173,6 +173,7 @@ class CardRunner {
                                const std::vector<std::string>& files) {
     harness::CardTable table;
     table.checkpoint = checkpoint;
+    table.feed = true;
     table.scenario = "feed: " + ScenarioName(files[0]) + " (whole) vs " + ScenarioName(files[1]) +
                      " (" + kFeedExtend + "), " + ScenarioName(files[2]) + " (" + kFeedToken + ")";
     table.baseline = profile_.card_baseline.name;

@@ -66,6 +66,27 @@ TEST(CardGrid, AScenarioIsNamedInTheColumnOnlyWhereThereAreSeveral) {
               ElementsAre("tiny_dense_llama_f32 / classic", "tiny_dense_llama_f32 / long"));
 }
 
+TEST(CardGrid, AFeedTablesRowsJoinTheirCheckpointsColumn) {
+  Card card = TwoFileCard();
+  CardTable feed;
+  feed.checkpoint = card.tables[0].checkpoint;
+  feed.scenario = "feed: chunk-prefill-12 (whole) vs ...";
+  feed.feed = true;
+  feed.rows = {Row("feed", "token", "t1 on chunk-extend-1x6", CardOutcome::kIdentical)};
+  card.tables.push_back(feed);
+  const CardGrid grid = BuildCardGrid(card);
+  EXPECT_THAT(grid.columns, ElementsAre("tiny_dense_llama_f32", "qwen3_q4_k_m"));
+  ASSERT_EQ(grid.rows.size(), 4u);
+  EXPECT_EQ(GridMark(grid.rows[3].cells[0]), "=");
+  EXPECT_EQ(GridMark(grid.rows[3].cells[1]), "");
+
+  card.tables[1].checkpoint = card.tables[0].checkpoint;
+  card.tables[1].scenario = "long";
+  EXPECT_THAT(BuildCardGrid(card).columns,
+              ElementsAre("tiny_dense_llama_f32 / classic", "tiny_dense_llama_f32 / long",
+                          "tiny_dense_llama_f32 / feed"));
+}
+
 TEST(CardGrid, ShortNamesDropTheFolderAndTheExtensionOfFilesOnly) {
   EXPECT_EQ(ShortCheckpointName("synthetic:tiny"), "synthetic:tiny");
   EXPECT_EQ(ShortCheckpointName("toy:small"), "toy:small");
