@@ -98,7 +98,7 @@ BenchSettings ResolveSettings(const BenchOptions& options) {
     if (all != 1) settings.thread_counts.push_back(all);
   } else {
     settings.thread_counts =
-        ParseCountList(options.threads_list, "--threads-list", "thread count", 1024);
+        ParseCountList(options.threads_list, "--threads-list", "thread count", threads::kMaxThreads);
   }
   if (!options.batch_list.empty()) {
     settings.batches =

@@ -143,7 +143,7 @@ void AddComputeFlags(CLI::App* sub, RunFlags& options) {
                   "Threads for the cpu path, the calling thread included (default: "
                   "SAMEBITS_THREADS, else one per core).")
       ->option_text("N")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, threads::kMaxThreads));
   AddIsaOption(sub, &options.isa,
                "The instruction set of the kernel table both paths compute with (the "
                "reference uses its dot products); an ISA this machine lacks is refused "

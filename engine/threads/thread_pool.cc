@@ -221,11 +221,11 @@ int DefaultThreadCount() {
   if (const char* env = std::getenv("SAMEBITS_THREADS"); env != nullptr && *env != '\0') {
     char* end = nullptr;
     const long value = std::strtol(env, &end, 10);
-    if (*end == '\0' && value >= 1 && value <= 4096) return static_cast<int>(value);
+    if (*end == '\0' && value >= 1 && value <= kMaxThreads) return static_cast<int>(value);
     std::fprintf(stderr,
-                 "samebits: ignoring SAMEBITS_THREADS=\"%s\" (expected an integer from 1 to 4096); "
+                 "samebits: ignoring SAMEBITS_THREADS=\"%s\" (expected an integer from 1 to %d); "
                  "using one thread per core\n",
-                 env);
+                 env, kMaxThreads);
   }
   const unsigned cores = std::thread::hardware_concurrency();
   return cores == 0 ? 1 : static_cast<int>(cores);

@@ -37,8 +37,14 @@ class ThreadPool {
   std::unique_ptr<Impl> impl_;
 };
 
+// The most threads the engine runs with, whichever way they are asked for
+// (--threads, --threads-list, SAMEBITS_THREADS): far above any machine this
+// runs on, small enough that a typo is caught. engines/samebits.json's
+// threads axis has the same range (a test holds them equal).
+inline constexpr int kMaxThreads = 1024;
+
 // Returns the default thread count: SAMEBITS_THREADS when set to an integer
-// from 1 to 4096, else one per online core (at least 1). Any other non-empty
+// from 1 to kMaxThreads, else one per online core (at least 1). Any other non-empty
 // value is ignored with a warning on stderr that names it.
 int DefaultThreadCount();
 

@@ -160,10 +160,17 @@ void CheckAxes(const MatrixOptions& options) {
     throw std::invalid_argument(
         "no samebits-engine profile (engines/samebits.json) to read the matrix from");
   }
+  // The thread counts the profile's threads axis takes (its range, which a
+  // test holds equal to the engine's own limit), so no second list of them.
+  const EngineAxis* axis = options.profile->Axis("threads");
+  if (axis == nullptr || !axis->is_range) {
+    throw std::invalid_argument("samebits-engine's profile has no threads range");
+  }
   for (int n : options.threads) {
-    if (n < 1 || n > 1024) {
+    if (n < axis->min || n > axis->max) {
       throw std::invalid_argument(std::string(kThreadsFlag) + ": " + std::to_string(n) +
-                                  " is not a thread count (1 to 1024)");
+                                  " is not a thread count (" + std::to_string(axis->min) +
+                                  " to " + std::to_string(axis->max) + ")");
     }
   }
   if (options.threads.empty()) {

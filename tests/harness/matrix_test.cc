@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/threads/thread_pool.h"
 #include "tests/harness/own_profile.h"
 
 namespace samebits::runner {
@@ -389,6 +390,32 @@ TEST(Matrix, BadSelectionsAreErrors) {
   } catch (const std::invalid_argument& e) {
     // Both files are named, so the user knows which two collide.
     EXPECT_NE(std::string(e.what()).find("/a/classic.json and /b/classic.json"), std::string::npos)
+        << e.what();
+  }
+}
+
+// One thread limit: the engine's (--threads, --threads-list and
+// SAMEBITS_THREADS all hold to it) is its profile's threads range, and the
+// matrix refuses by that range, naming it.
+TEST(Matrix, TheThreadLimitIsTheEnginesAndTheProfileSaysIt) {
+  const runner::EngineAxis* axis = OwnProfile()->Axis("threads");
+  ASSERT_NE(axis, nullptr);
+  ASSERT_TRUE(axis->is_range);
+  EXPECT_EQ(axis->min, 1);
+  EXPECT_EQ(axis->max, threads::kMaxThreads);
+  MatrixOptions at_limit = TwoScenarios();
+  at_limit.threads = {threads::kMaxThreads};
+  EXPECT_NO_THROW(ExpandMatrix(at_limit, {"scalar"}, "x86_64"));
+  MatrixOptions over = TwoScenarios();
+  over.threads = {threads::kMaxThreads + 1};
+  try {
+    ExpandMatrix(over, {"scalar"}, "x86_64");
+    ADD_FAILURE() << "a thread count over the limit was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(threads::kMaxThreads + 1) +
+                                         " is not a thread count (1 to " +
+                                         std::to_string(threads::kMaxThreads) + ")"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -170,7 +170,11 @@ TEST(ThreadPool, DefaultThreadCountReadsTheEnvironment) {
   unsetenv("SAMEBITS_THREADS");
   const int cores = DefaultThreadCount();
   EXPECT_GE(cores, 1);
-  for (const char* bad : {"0", "-2", "abc", "3x", ""}) {
+  // The limit is the one --threads holds to (kMaxThreads), not a second one.
+  setenv("SAMEBITS_THREADS", std::to_string(kMaxThreads).c_str(), 1);
+  EXPECT_EQ(DefaultThreadCount(), kMaxThreads);
+  const std::string over = std::to_string(kMaxThreads + 1);
+  for (const char* bad : {"0", "-2", "abc", "3x", "", over.c_str()}) {
     setenv("SAMEBITS_THREADS", bad, 1);
     EXPECT_EQ(DefaultThreadCount(), cores) << "\"" << bad << "\"";
   }
