@@ -1,10 +1,12 @@
 // The HTML conformance report: self-contained (no scripts, no external
 // files), the verdict, the summary table with every statistic (each mean ±
-// its standard error) and, per measured pair, every step's measurements
-// with the deviating ones marked, and the fragile and unstable ones shaded.
+// its standard error) and, per measured pair, a chart of NMSE and KLD per
+// step (conformance_chart.h) and every step's measurements with the
+// deviating ones marked, and the fragile and unstable ones shaded.
 #include <ostream>
 
 #include "harness/analysis/ulp.h"
+#include "harness/report/conformance_chart.h"
 #include "harness/report/conformance_report.h"
 #include "harness/report/escape.h"
 
@@ -72,7 +74,7 @@ void WriteSummary(const RunConformance& c, std::ostream& out) {
   out << "</table>\n";
 }
 
-void WritePair(const PairConformance& p, std::ostream& out) {
+void WritePair(const PairConformance& p, double max_nmse, std::ostream& out) {
   const char* verdict = PairVerdictName(p);
   out << "<h2>" << E(p.checkpoint) << " / " << E(p.scenario) << ": <span class=\""
       << VerdictClass(verdict) << "\">" << E(PairVerdictLine(p)) << "</span></h2>\n";
@@ -84,6 +86,7 @@ void WritePair(const PairConformance& p, std::ostream& out) {
   }
   out << "<p>Measured " << E(DescribeCoverage(p)) << ".</p>\n";
   for (const std::string& note : p.notes) out << "<p>Note: " << E(note) << "</p>\n";
+  out << StepMetricsSvg(p, max_nmse) << "\n";
   out << "<table>\n<tr><th>Step</th><th>NMSE</th><th>KLD</th><th>Δp %</th><th>Top-1 A</th>"
          "<th>Top-1 B</th><th>Margin</th><th>|Δ| top-1 + top-2</th><th>Stability</th>"
          "<th>Top-5 overlap</th><th>max |a - b|</th><th>ulp p50</th><th>ulp p99</th>"
@@ -120,7 +123,7 @@ class HtmlWriter final : public ConformanceExporter {
         << "<br>Threshold: NMSE &lt;= " << FormatMetric(c.threshold.max_nmse) << " per step.</p>\n"
         << "<p>" << E(kConformanceStatisticsNote) << "</p>\n";
     WriteSummary(c, out);
-    for (const PairConformance& p : c.pairs) WritePair(p, out);
+    for (const PairConformance& p : c.pairs) WritePair(p, c.threshold.max_nmse, out);
     out << "</body>\n</html>\n";
   }
 };
