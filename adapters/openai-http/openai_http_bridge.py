@@ -6,7 +6,7 @@ requests to the server and its answers into protocol records.
 
     openai_http_bridge.py run --checkpoint served:MODEL --scenario FILE
         (--url http://HOST:PORT | --start-standin [--standin-arg=ARG ...])
-        [--api llama|openai] [--top-k K] [--timeout S] [--request JSON]
+        [--api llama|openai] [--top-k K] [--timeout S] [--request-field KEY=JSON]...
         [--repeats N] [--load F] [--load-seed S]
         [--logit-bias off|on] [--bias-token ID] [--bias-value V]
         [--vocab-size N]
@@ -26,8 +26,8 @@ or `{"kind":"tokens"}` with --top-k 0, which hashes the chosen ids alone).
 first repeat's). --load F keeps F filler requests in flight, from a seed,
 while the scenario runs (the needle among fillers). --logit-bias on adds
 --bias-value to --bias-token's logit in every request: a planted
-difference, the card's negative control. --request adds the profile's
-per-server fields to every request body (`{"cache_prompt": false}`).
+difference, the card's negative control. --request-field adds one of the
+profile's per-server fields to every request body (`cache_prompt=false`).
 
 --start-standin starts adapters/openai-http/standin_server.py (a toy
 server, for tests) on a free local port and stops it before exiting,
@@ -203,28 +203,29 @@ class Fillers:
     """--load F: F threads, each sending seeded filler requests (other
     prompts and lengths) one after another until stop(), at most
     MAX_FILLER_REQUESTS each, so that F requests are in flight while the
-    scenario runs. A filler that fails is reported by stop()."""
+    scenario runs. Their prompts draw from `pool`, ids the server takes (its
+    vocabulary when it says, else the scenario's own ids). A filler that
+    fails is reported by stop()."""
 
-    def __init__(self, server, dialect, model, count, seed, vocab, extra):
+    def __init__(self, server, dialect, model, count, seed, pool, extra):
         self.done = threading.Event()
         self.failures = []
         self.started = [threading.Event() for _ in range(count)]
         self.threads = [threading.Thread(target=self.run, daemon=True,
-                                         args=(i, server, dialect, model, seed, vocab, extra))
+                                         args=(i, server, dialect, model, seed, pool, extra))
                         for i in range(count)]
         for thread in self.threads:
             thread.start()
         for event in self.started:
             event.wait(timeout=server.timeout)
 
-    def run(self, i, server, dialect, model, seed, vocab, extra):
+    def run(self, i, server, dialect, model, seed, pool, extra):
         rng = random.Random(seed * 1000003 + i)
         try:
             for _ in range(MAX_FILLER_REQUESTS):
-                prompt = [rng.randrange(3, vocab) for _ in range(rng.randint(4, 48))]
+                prompt = [rng.choice(pool) for _ in range(rng.randint(4, 48))]
                 body = dialect.request(model, prompt, rng.randint(4, 32), 0, {}, extra)
-                self.started[i].set()
-                server.call("POST", dialect.path, body)
+                server.call("POST", dialect.path, body, sent=self.started[i].set)
                 if self.done.is_set():
                     return
         except served_api.ServedError as e:
@@ -286,25 +287,26 @@ class Run:
         try:
             read = self.dialect.read_step(answer, self.args.top_k)
         except ValueError as e:
-            raise error("step %d: %s's answer: %s; asked: %s"
-                        % (index, self.server.url, e, asked)) from None
+            raise error("step %d: the answer of %s%s: %s; asked: %s"
+                        % (index, self.server.url, self.dialect.path, e, asked)) from None
         return self.record(read, index, asked)
 
     def record(self, read, index, asked):
         values = [v for _, v in read.top] + ([read.logprob] if read.logprob is not None else [])
         nans = sum(1 for v in values if v.value is not None and v.value != v.value)
+        target = self.server.url + self.dialect.path
         if nans:
-            raise error("step %d: %s returned NaN among its log-probabilities (%s); asked: %s"
-                        % (index, self.server.url,
-                           json.dumps([[t, v.canonical()] for t, v in read.top]), asked))
+            shown = [[t, v.canonical()] for t, v in read.top if v.canonical() == "nan"][:5]
+            raise error("step %d: %s returned NaN as %d of its log-probabilities (token, value: %s);"
+                        " asked: %s" % (index, target, nans, json.dumps(shown), asked))
         ids = [t for t, _ in read.top]
         if len(set(ids)) != len(ids):
-            raise error("step %d: %s returned token ids twice among its top log-probabilities;"
-                        " asked: %s" % (index, self.server.url, asked))
+            raise error("step %d: %s returned a token id twice among its top log-probabilities;"
+                        " asked: %s" % (index, target, asked))
         wanted = min(self.args.top_k, self.vocab) if self.vocab else self.args.top_k
         if len(read.top) < wanted:
             raise error("step %d: %s returned %d log-probabilities, asked for the top %d; asked: %s"
-                        % (index, self.server.url, len(read.top), wanted, asked))
+                        % (index, target, len(read.top), wanted, asked))
         # The read-back, canonically: the chosen id and its log-prob, then
         # every returned pair sorted by id, each as the server's digits.
         text = "chosen %d %s\n" % (read.token, read.logprob.canonical() if read.logprob is not None else "-")
@@ -369,7 +371,8 @@ def parse_arguments(argv):
     run.add_argument("--api", choices=["llama", "openai"], default="llama")
     run.add_argument("--top-k", type=int, default=20)
     run.add_argument("--timeout", type=float, default=60.0, help="per request, seconds")
-    run.add_argument("--request", default="{}", help="JSON object added to every request body")
+    run.add_argument("--request-field", action="append", default=[], metavar="KEY=JSON",
+                     help="a field added to every request body (repeatable)")
     run.add_argument("--repeats", type=int, default=1)
     run.add_argument("--load", type=int, default=0)
     run.add_argument("--load-seed", type=int, default=1)
@@ -386,12 +389,15 @@ def parse_arguments(argv):
         raise error("--repeats %d is outside [1, 1000]" % args.repeats, 2)
     if not 0 <= args.load <= 64:
         raise error("--load %d is outside [0, 64]" % args.load, 2)
-    try:
-        args.request = json.loads(args.request)
-    except ValueError as e:
-        raise error("--request: not JSON: %s" % e, 2)
-    if not isinstance(args.request, dict):
-        raise error("--request: expected a JSON object of request fields", 2)
+    args.request = {}
+    for field in args.request_field:
+        key, equals, value = field.partition("=")
+        if not key or not equals:
+            raise error("--request-field %s: expected KEY=JSON (cache_prompt=false)" % field, 2)
+        try:
+            args.request[key] = json.loads(value)
+        except ValueError as e:
+            raise error("--request-field %s: the value is not JSON: %s" % (field, e), 2)
     if args.standin_arg and not args.start_standin:
         raise error("--standin-arg needs --start-standin", 2)
     if not args.checkpoint.startswith("served:") or len(args.checkpoint) == 7:
@@ -437,8 +443,9 @@ def main(argv):
               "readback": readback,
               "server": {"url": server.url, "model": entry}})
         if args.load:
-            fillers = Fillers(server, dialect, model, args.load, args.load_seed, vocab or 32000,
-                              args.request)
+            pool = list(range(3, vocab)) if vocab and vocab > 3 else sorted(
+                set(prompt).union(*(what for kind, what in plan if kind == "extend")))
+            fillers = Fillers(server, dialect, model, args.load, args.load_seed, pool, args.request)
         start = time.monotonic()
         outputs = [run.scenario(prompt, plan, write=True)]
         elapsed_ms = (time.monotonic() - start) * 1000.0

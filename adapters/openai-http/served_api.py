@@ -222,9 +222,10 @@ class Server:
         kind = http.client.HTTPSConnection if self.parts.scheme == "https" else http.client.HTTPConnection
         return kind(self.parts.hostname, self.parts.port, timeout=self.timeout)
 
-    def call(self, method, path, body=None):
+    def call(self, method, path, body=None, sent=None):
         """Sends one request; returns the parsed JSON answer, or raises
-        ServedError naming the URL, what was asked and what went wrong."""
+        ServedError naming the URL, what was asked and what went wrong.
+        `sent`, when given, is called once the request has been written."""
         target = self.url + path
         asked = "%s %s" % (method, target) + (" " + summary(body) if body is not None else "")
         data = json.dumps(body).encode("utf-8") if body is not None else None
@@ -232,6 +233,8 @@ class Server:
         try:
             headers = {"Content-Type": "application/json"} if data is not None else {}
             connection.request(method, self.parts.path.rstrip("/") + path, body=data, headers=headers)
+            if sent:
+                sent()
             response = connection.getresponse()
             raw = response.read()
             status = response.status
