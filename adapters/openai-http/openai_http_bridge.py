@@ -297,8 +297,9 @@ class Run:
         target = self.server.url + self.dialect.path
         if nans:
             shown = [[t, v.canonical()] for t, v in read.top if v.canonical() == "nan"][:5]
-            raise error("step %d: %s returned NaN as %d of its log-probabilities (token, value: %s);"
-                        " asked: %s" % (index, target, nans, json.dumps(shown), asked))
+            raise error("step %d: %s returned NaN as %d of its log-probabilities"
+                        " (token, value: %s); asked: %s"
+                        % (index, target, nans, json.dumps(shown), asked))
         ids = [t for t, _ in read.top]
         if len(set(ids)) != len(ids):
             raise error("step %d: %s returned a token id twice among its top log-probabilities;"
@@ -309,10 +310,13 @@ class Run:
                         % (index, target, len(read.top), wanted, asked))
         # The read-back, canonically: the chosen id and its log-prob, then
         # every returned pair sorted by id, each as the server's digits.
-        text = "chosen %d %s\n" % (read.token, read.logprob.canonical() if read.logprob is not None else "-")
-        text += "".join("%d %s\n" % (t, v.canonical()) for t, v in sorted(read.top, key=lambda p: p[0]))
+        chosen = read.logprob.canonical() if read.logprob is not None else "-"
+        text = "chosen %d %s\n" % (read.token, chosen)
+        text += "".join("%d %s\n" % (t, v.canonical())
+                        for t, v in sorted(read.top, key=lambda p: p[0]))
         data = text.encode("ascii")
-        finite = [(t, v.value) for t, v in read.top if v.value is not None and abs(v.value) != float("inf")]
+        finite = [(t, v.value) for t, v in read.top
+                  if v.value is not None and abs(v.value) != float("inf")]
         argmax = min(finite, key=lambda p: (-p[1], p[0]))[0] if finite else read.token
         infs = sum(1 for v in values if v.value is None or abs(v.value) == float("inf"))
         return ({"token": read.token, "fnv1a64": "%016x" % fnv1a64(data),
@@ -424,6 +428,7 @@ def main(argv):
         run = Run(args, server, dialect, model, xxh3)
         run.vocab = vocab
         readback = {"kind": "topk", "k": args.top_k} if args.top_k > 0 else {"kind": "tokens"}
+        model_xxh3 = "%016x" % xxh3(json.dumps(entry, sort_keys=True).encode())
         line({"type": "hello", "protocol": 1,
               "engine": {"name": "openai-http", "version": "1"},
               "build": {"revision": "unknown", "dirty": False,
@@ -438,7 +443,7 @@ def main(argv):
               # What the server named as its model (GET /v1/models), not its
               # weights: the bridge cannot read them.
               "checkpoint": {"spec": args.checkpoint,
-                             "weights_xxh3": "%016x" % xxh3(json.dumps(entry, sort_keys=True).encode()),
+                             "weights_xxh3": model_xxh3,
                              "vocab_size": vocab or max(args.top_k, 1)},
               "readback": readback,
               "server": {"url": server.url, "model": entry}})
@@ -471,7 +476,8 @@ if __name__ == "__main__":
     try:
         main(sys.argv[1:])
     except Stop as stop:
-        line({"type": stop.kind, ("reason" if stop.kind == "unsupported" else "message"): str(stop)})
+        field = "reason" if stop.kind == "unsupported" else "message"
+        line({"type": stop.kind, field: str(stop)})
         print("openai_http_bridge: %s: %s" % (stop.kind, stop), file=sys.stderr)
         sys.exit(stop.code)
     except served_api.ServedError as e:

@@ -151,7 +151,8 @@ class Dialect:
             return Step(_id(tokens[0], "tokens[0]"), None, [])
         probabilities = answer.get("completion_probabilities")
         if not isinstance(probabilities, list) or not probabilities:
-            raise ValueError("'completion_probabilities' is missing or empty (asked n_probs %d)" % k)
+            raise ValueError("'completion_probabilities' is missing or empty (asked n_probs %d)"
+                             % k)
         first = probabilities[0]
         if not isinstance(first, dict):
             raise ValueError("completion_probabilities[0] is not an object")
@@ -219,7 +220,8 @@ class Server:
         self.timeout = timeout
 
     def _connection(self):
-        kind = http.client.HTTPSConnection if self.parts.scheme == "https" else http.client.HTTPConnection
+        https = self.parts.scheme == "https"
+        kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
         return kind(self.parts.hostname, self.parts.port, timeout=self.timeout)
 
     def call(self, method, path, body=None, sent=None):
@@ -232,7 +234,8 @@ class Server:
         connection = self._connection()
         try:
             headers = {"Content-Type": "application/json"} if data is not None else {}
-            connection.request(method, self.parts.path.rstrip("/") + path, body=data, headers=headers)
+            connection.request(method, self.parts.path.rstrip("/") + path, body=data,
+                               headers=headers)
             if sent:
                 sent()
             response = connection.getresponse()

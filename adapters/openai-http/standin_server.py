@@ -115,14 +115,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_error_json(404, "no such endpoint: GET " + self.path)
 
     def do_POST(self):
+        # A request counts as in flight while its answer is computed, not
+        # while it is sent: a client that has read one answer and sent the
+        # next request must not find the first still counted.
         state = self.server.state
         with state.lock:
             state.active += 1
         try:
-            self.answer()
+            reply = self.answer()
         finally:
             with state.lock:
                 state.active -= 1
+        reply()
 
     def read_body(self):
         length = int(self.headers.get("Content-Length", "0"))
@@ -133,8 +137,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             body = self.read_body()
         except ValueError as e:
-            self.send_error_json(400, "request body is not JSON: %s" % e)
-            return
+            message = "request body is not JSON: %s" % e
+            return lambda: self.send_error_json(400, message)
         if self.path == "/completion":
             api = "llama"
             count = body.get("n_predict", 16)
@@ -143,44 +147,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/v1/completions":
             api = "openai"
             if body.get("model") != options.model:
-                self.send_error_json(404, "the model '%s' does not exist" % body.get("model"))
-                return
+                message = "the model '%s' does not exist" % body.get("model")
+                return lambda: self.send_error_json(404, message)
             count = body.get("max_tokens", 16)
             k = body.get("logprobs") or 0
             bias = {int(t): float(v) for t, v in body.get("logit_bias", {}).items()}
         else:
-            self.send_error_json(404, "no such endpoint: POST " + self.path)
-            return
+            return lambda: self.send_error_json(404, "no such endpoint: POST " + self.path)
         prompt = body.get("prompt")
         if (not isinstance(prompt, list) or not prompt or
                 not all(isinstance(t, int) and 0 <= t < options.vocab for t in prompt)):
-            self.send_error_json(400, "prompt: expected a non-empty list of ids below %d" % options.vocab)
-            return
+            message = "prompt: expected a non-empty list of ids below %d" % options.vocab
+            return lambda: self.send_error_json(400, message)
         if body.get("temperature", 1.0) != 0:
-            self.send_error_json(400, "this stand-in decodes greedily only (temperature 0)")
-            return
+            return lambda: self.send_error_json(
+                400, "this stand-in decodes greedily only (temperature 0)")
         if not isinstance(count, int) or count < 1 or not isinstance(k, int) or k < 0:
-            self.send_error_json(400, "n_predict/max_tokens must be >= 1 and n_probs/logprobs >= 0")
-            return
+            return lambda: self.send_error_json(
+                400, "n_predict/max_tokens must be >= 1 and n_probs/logprobs >= 0")
 
         fault = options.fault
         if fault == "sleep":
             time.sleep(options.sleep_s)
         if fault == "http500":
-            self.send_error_json(500, "the stand-in was told to fail (--fault http500)")
-            return
+            return lambda: self.send_error_json(
+                500, "the stand-in was told to fail (--fault http500)")
         if fault == "drop":
-            self.close_connection = True
-            self.connection.shutdown(2)
-            return
+            return self.drop
         if fault == "malformed":
-            data = b'{"completion_probabilities": [{"id": 3, "logprob": -0.'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
+            return self.send_malformed
 
         drift = 0.0
         with self.server.state.lock:
@@ -237,7 +232,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       "system_fingerprint": "samebits-standin-1", "choices": [choice]}
         # Python's json writes NaN and -Infinity as those bare words, which
         # is what a server that does not check its floats sends.
-        self.send_json(200, json.dumps(answer))
+        return lambda: self.send_json(200, json.dumps(answer))
+
+    def drop(self):
+        self.close_connection = True
+        self.connection.shutdown(2)
+
+    def send_malformed(self):
+        data = b'{"completion_probabilities": [{"id": 3, "logprob": -0.'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 def main():

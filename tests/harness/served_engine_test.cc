@@ -74,8 +74,7 @@ class ServedEngine : public ::testing::Test {
     j["command"].push_back("--standin-arg=--pid-dir=" + pids_.string());
     for (const std::string& a : standin_args) j["command"].push_back("--standin-arg=" + a);
     for (const std::string& a : bridge_args) j["command"].push_back(a);
-    const std::string path =
-        (dir_.path() / ("profile" + std::to_string(++profiles_) + ".json")).string();
+    std::string path = (dir_.path() / ("profile" + std::to_string(++profiles_) + ".json")).string();
     std::ofstream(path) << j.dump(2);
     return path;
   }
