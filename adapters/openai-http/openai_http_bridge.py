@@ -264,6 +264,17 @@ def server_identity(server, model):
     return (vocab if isinstance(vocab, int) and vocab > 0 else None), entry
 
 
+def server_build(server):
+    """The server's build as it names it (llama-server's GET /props
+    `build_info`), or "unknown" where it does not say (vLLM, SGLang)."""
+    try:
+        props = served_api.plain(server.call("GET", "/props"))
+    except served_api.ServedError:
+        return "unknown"
+    build = props.get("build_info") if isinstance(props, dict) else None
+    return build if isinstance(build, str) and build else "unknown"
+
+
 class Run:
     """One pass over the scenario: a request per output row."""
 
@@ -431,7 +442,7 @@ def main(argv):
         model_xxh3 = "%016x" % xxh3(json.dumps(entry, sort_keys=True).encode())
         line({"type": "hello", "protocol": 1,
               "engine": {"name": "openai-http", "version": "1"},
-              "build": {"revision": "unknown", "dirty": False,
+              "build": {"revision": server_build(server), "dirty": False,
                         "compiler": "python " + sys.version.split()[0], "flags": ""},
               "platform": {"arch": os.uname().machine, "isa_features": [], "os": os.uname().sysname,
                            "kernel": os.uname().release, "libc": "n/a", "cpu": "unknown"},
@@ -484,6 +495,10 @@ if __name__ == "__main__":
         line({"type": "error", "message": str(e)})
         print("openai_http_bridge: error: %s" % e, file=sys.stderr)
         sys.exit(1)
+    except BrokenPipeError:
+        # The reader of stdout is gone: no record can reach it.
+        print("openai_http_bridge: error: stdout was closed", file=sys.stderr)
+        os._exit(1)
     except KeyboardInterrupt:
         line({"type": "error", "message": "interrupted"})
         sys.exit(1)

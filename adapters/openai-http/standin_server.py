@@ -109,6 +109,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_json(200, json.dumps({"object": "list", "data": [
                 {"id": options.model, "object": "model", "owned_by": "samebits-standin",
                  "meta": {"n_vocab": options.vocab}}]}))
+        elif self.path == "/props":
+            self.send_json(200, json.dumps({"build_info": "b1-standin",
+                                            "model_path": options.model}))
         elif self.path == "/health":
             self.send_json(200, json.dumps({"status": "ok"}))
         else:

@@ -294,6 +294,8 @@ TEST_F(ServedEngine, TheCardNamesEachServedAxisAndItsProbePower) {
   EXPECT_THAT(r.output, HasSubstr("8 repeats in one process: 1 distinct output"));
   EXPECT_THAT(r.output, HasSubstr("probe power: the control llama-biason differs from the "
                                   "baseline in 1 of 1 tables"));
+  // The server's build (GET /props), not the bridge's.
+  EXPECT_THAT(r.output, HasSubstr("Build: openai-http 1, revision b1-standin"));
   EXPECT_EQ(StandinsStartedAndLeft().second, 0);
 }
 
