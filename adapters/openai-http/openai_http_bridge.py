@@ -14,9 +14,9 @@ requests to the server and its answers into protocol records.
 Each output row of the scenario is one request: greedy (temperature 0),
 one token, the whole context so far as token ids, asking for the top K
 log-probabilities. Its `step` record carries the token the server chose
-and two hashes of what the server returned: the chosen (id, log-prob) and
-the top-K (id, log-prob) pairs, sorted by id, each log-prob as the
-server's own digits (served_api.Number). So two cells with the same hashes
+and the FNV-1a 64 and XXH3-64 of what the server returned: the chosen (id,
+log-prob) and the top-K (id, log-prob) pairs, sorted by id, each log-prob
+as the server's own digits (served_api.Number). So two cells with the same hashes
 returned the same top K, bit for bit as sent, and nothing is claimed of the
 rest of the row: the hello's `readback` says so (`{"kind":"topk","k":K}`,
 or `{"kind":"tokens"}` with --top-k 0, which hashes the chosen ids alone).
@@ -303,6 +303,8 @@ class Run:
         return self.record(read, index, asked)
 
     def record(self, read, index, asked):
+        if self.args.top_k == 0:
+            read.logprob = None  # a read-back of tokens alone: no log-prob is judged or hashed
         values = [v for _, v in read.top] + ([read.logprob] if read.logprob is not None else [])
         nans = sum(1 for v in values if v.value is not None and v.value != v.value)
         target = self.server.url + self.dialect.path

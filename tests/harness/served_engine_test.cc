@@ -9,8 +9,9 @@
 // a dropped connection, malformed JSON, HTTP 500, NaN, fewer log-probs than
 // asked, none at all, no server) is an error naming the URL and the
 // request, never a traceback; a server slower than the cell's deadline is
-// killed with the bridge; -inf is counted, not an error. No stand-in
-// server outlives its cell.
+// killed with the bridge; -inf is counted, not an error; a read-back of
+// tokens alone still sees the planted difference. No stand-in server
+// outlives its cell.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -296,6 +297,19 @@ TEST_F(ServedEngine, TheCardNamesEachServedAxisAndItsProbePower) {
                                   "baseline in 1 of 1 tables"));
   // The server's build (GET /props), not the bridge's.
   EXPECT_THAT(r.output, HasSubstr("Build: openai-http 1, revision b1-standin"));
+  EXPECT_EQ(StandinsStartedAndLeft().second, 0);
+}
+
+// --top-k 0 reads back the chosen tokens alone: the two front doors still
+// agree, and the planted bias, which changes the chosen token, still shows.
+TEST_F(ServedEngine, ATokensOnlyReadBackStillSeesThePlantedDifference) {
+  std::vector<std::string> argv = {
+      BinDir() + "/samebits", "card", "--engine-profile", Profile({}), "--baseline", "llama-k0"};
+  for (const std::string& a : Selection()) argv.push_back(a);
+  const CommandResult r = RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("| api | openai | openai-k0 | identical |"));
+  EXPECT_THAT(r.output, HasSubstr("| bias | on | llama-k0-biason | KNOWN: differs from step 0"));
   EXPECT_EQ(StandinsStartedAndLeft().second, 0);
 }
 
