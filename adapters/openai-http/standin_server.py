@@ -19,6 +19,8 @@ misbehaviour can be tested:
   malformed         answers 200 with a truncated JSON body
   nan               one log-probability is NaN
   ninf              one log-probability is -Infinity (a token of probability 0)
+  null              one log-probability is null (what llama-server's JSON
+                    library writes for -inf)
   few               fewer log-probabilities than asked
   http500           answers 500 with an error body
   missing           answers without any log-probabilities
@@ -42,7 +44,7 @@ import threading
 import time
 
 FAULTS = ["none", "drift-on-repeat", "drift-under-load", "sleep", "drop", "malformed", "nan",
-          "ninf", "few", "http500", "missing"]
+          "ninf", "null", "few", "http500", "missing"]
 
 
 def weight(token, position, i):
@@ -204,6 +206,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 values[ranked[k - 1]] = float("nan")
             if fault == "ninf" and values:
                 values[ranked[k - 1]] = float("-inf")
+            if fault == "null" and values:
+                values[ranked[k - 1]] = None
             top = ranked[:k // 2] if fault == "few" else ranked[:k]
             generated.append((chosen, row[chosen] + drift, [(i, values[i]) for i in top]))
             context.append(chosen)

@@ -238,15 +238,20 @@ TEST_F(ServedEngine, ACellPastTheHarnessTimeoutIsKilledWithItsServer) {
   EXPECT_EQ(left, 0);
 }
 
-TEST_F(ServedEngine, AMinusInfinityLogProbIsCountedNotAnError) {
-  const CommandResult r = Gate(Profile({"--fault=ninf"}), "llama,openai");
-  EXPECT_EQ(StoredCode(db_, "llama"), "PASS") << r.output;
-  EXPECT_EQ(StoredCode(db_, "openai"), "PASS") << r.output;
-  const harness::RunResult run = LatestRun(db_);
-  const harness::CellResult* cell = Cell(run, "llama");
-  ASSERT_NE(cell, nullptr);
-  ASSERT_FALSE(cell->steps.empty());
-  for (const harness::StepRecord& s : cell->steps) EXPECT_EQ(s.inf_count, 1);
+// -inf, and null (what llama-server's JSON library writes for -inf and
+// NaN alike), is a log-probability the bridge hashes and counts in `inf`.
+TEST_F(ServedEngine, AMinusInfinityOrNullLogProbIsCountedNotAnError) {
+  for (const std::string fault : {"ninf", "null"}) {
+    SCOPED_TRACE(fault);
+    const CommandResult r = Gate(Profile({"--fault=" + fault}), "llama,openai");
+    EXPECT_EQ(StoredCode(db_, "llama"), "PASS") << r.output;
+    EXPECT_EQ(StoredCode(db_, "openai"), "PASS") << r.output;
+    const harness::RunResult run = LatestRun(db_);
+    const harness::CellResult* cell = Cell(run, "llama");
+    ASSERT_NE(cell, nullptr);
+    ASSERT_FALSE(cell->steps.empty());
+    for (const harness::StepRecord& s : cell->steps) EXPECT_EQ(s.inf_count, 1);
+  }
 }
 
 TEST_F(ServedEngine, AServerThatIsNotUpOrLacksTheModelIsAClearError) {
