@@ -400,6 +400,8 @@ def parse_arguments(argv):
     args = parser.parse_args(argv)
     if not 0 <= args.top_k <= 1000:
         raise error("--top-k %d is outside [0, 1000]" % args.top_k, 2)
+    if not 0 <= args.vocab_size <= 10000000:
+        raise error("--vocab-size %d is outside [0, 10000000]" % args.vocab_size, 2)
     if not 0 < args.timeout <= 3600:
         raise error("--timeout %g is outside (0, 3600] seconds" % args.timeout, 2)
     if not 1 <= args.repeats <= 1000:
@@ -448,7 +450,8 @@ def main(argv):
                         "compiler": "python " + sys.version.split()[0], "flags": ""},
               "platform": {"arch": os.uname().machine, "isa_features": [], "os": os.uname().sysname,
                            "kernel": os.uname().release, "libc": "n/a", "cpu": "unknown"},
-              "math": {"profile": "portable", "library": "served", "version": "1",
+              # The server's math is its own and unknown here: named as such.
+              "math": {"profile": "served", "library": "unknown", "version": "unknown",
                        "fingerprint": "0000000000000000"},
               "config": {"checkpoint": args.checkpoint, "scenario": name, "api": args.api,
                          "top_k": args.top_k, "repeats": args.repeats, "load": args.load,
