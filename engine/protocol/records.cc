@@ -100,6 +100,20 @@ DeviceInfo ParseDevice(const json& j) {
   return d;
 }
 
+// The optional `readback` object of a hello: a kind the harness knows (it
+// must never take a partial read-back for whole rows), with `k` for "topk".
+Readback ParseReadback(const json& j) {
+  const std::string where = "hello.readback";
+  Readback r;
+  r.kind = GetString(j, "kind", where);
+  if (r.kind == "topk") {
+    r.k = GetInt32(j, "k", where, 1);
+  } else if (r.kind != "full" && r.kind != "tokens") {
+    Fail(where, "field 'kind' must be \"full\", \"topk\" or \"tokens\", not '" + r.kind + "'");
+  }
+  return r;
+}
+
 // The optional `repeats` object of a done record: its counts must be
 // consistent (at least one repeat, no more distinct outputs than repeats,
 // and a first differing repeat and step exactly when there were several).
@@ -189,6 +203,7 @@ Hello ParseHello(const json& j) {
   h.checkpoint.weights_xxh3 = GetString(checkpoint, "weights_xxh3", "hello.checkpoint");
   h.checkpoint.vocab_size = GetInt32(checkpoint, "vocab_size", "hello.checkpoint", 1);
   if (j.contains("device")) h.device = ParseDevice(GetObject(j, "device", "hello"));
+  if (j.contains("readback")) h.readback = ParseReadback(GetObject(j, "readback", "hello"));
   return h;
 }
 
@@ -317,6 +332,15 @@ json ParseObjectText(std::string_view text, const std::string& what) {
 
 }  // namespace
 
+std::string DescribeReadback(const Readback& r) {
+  if (r.kind == "topk") {
+    return "the chosen token and the top " + std::to_string(r.k) +
+           " (token, log-probability) pairs of each step, as returned";
+  }
+  if (r.kind == "tokens") return "the chosen token of each step";
+  return "every step's whole logit row";
+}
+
 std::string ToJsonText(const DeviceInfo& device) {
   return Dump(DeviceObject(device));
 }
@@ -374,6 +398,10 @@ std::string ToJsonLine(const Hello& h) {
                      {"weights_xxh3", h.checkpoint.weights_xxh3},
                      {"vocab_size", h.checkpoint.vocab_size}};
   if (h.device) j["device"] = DeviceObject(*h.device);
+  if (h.readback) {
+    j["readback"] = {{"kind", h.readback->kind}};
+    if (h.readback->kind == "topk") j["readback"]["k"] = h.readback->k;
+  }
   return Dump(j);
 }
 

@@ -88,6 +88,20 @@ struct DeviceInfo {
   bool operator==(const DeviceInfo&) const = default;
 };
 
+// What an engine's `step` hashes cover (optional in `hello`; PROTOCOL.md):
+// whole logit rows, or only what a served engine returned of each row.
+struct Readback {
+  std::string kind = "full";  // "full", "topk" or "tokens"
+  int k = 0;                  // "topk": how many (token, log-probability) pairs
+  bool operator==(const Readback&) const = default;
+};
+
+// Returns what identical hashes under `r` prove, for a person: "every
+// step's whole logit row", "the chosen token and the top 20
+// (token, log-probability) pairs of each step, as returned", "the chosen
+// token of each step".
+std::string DescribeReadback(const Readback& r);
+
 struct CheckpointInfo {
   std::string spec;
   std::string weights_xxh3;  // 16 lower-case hex digits
@@ -104,6 +118,7 @@ struct Hello {
   RunConfig config;
   CheckpointInfo checkpoint;
   std::optional<DeviceInfo> device;  // unset: the run used the platform's CPU
+  std::optional<Readback> readback;  // unset: whole rows ("full")
   bool operator==(const Hello&) const = default;
 };
 

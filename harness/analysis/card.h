@@ -101,6 +101,10 @@ struct Card {
   std::optional<MachineInfo> machine;
   // The engine's build, as the first child that said hello describes it.
   std::optional<BuildInfo> build;
+  // The narrowest read-back any cell's hello reported (PROTOCOL.md
+  // `readback`); unset: every cell hashed whole logit rows. A card never
+  // claims more than this proves.
+  std::optional<protocol::Readback> readback;
   std::vector<std::string> devices;
   std::vector<CardTable> tables;
   std::vector<std::string> notes;  // axes not varied, and why

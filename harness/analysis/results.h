@@ -228,6 +228,9 @@ struct CellResult {
   int vocab_size = 0;
   std::string isa_used;              // the ISA the engine resolved `isa` to ("avx512", ...)
   std::optional<DeviceInfo> device;  // from the child's `hello`: unset on the CPU
+  // From the child's `hello`: what its hashes cover, unset for whole rows.
+  // Not kept by the store or bundles yet: a stored cell reads as unset.
+  std::optional<protocol::Readback> readback;
   // From the child's `done`: unset when the engine ran the cell once. More
   // than one distinct output fails the cell (judge.h).
   std::optional<RepeatInfo> repeats;

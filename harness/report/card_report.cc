@@ -64,6 +64,12 @@ std::string CardBuildLine(const Card& card) {
   return card.build ? "Build: " + BuildText(*card.build) + "." : "";
 }
 
+std::string CardComparedText(const Card& card) {
+  if (!card.readback || card.readback->kind == "full") return "every step's logits";
+  return protocol::DescribeReadback(*card.readback) + " (not whole logit rows: all the engine " +
+         "returned)";
+}
+
 std::string CardVerdictText(const Card& card) {
   const int code = card.ExitCode();
   return code == 0 ? "no unexpected difference" : code == 1 ? "unexpected results" : "nothing ran";

@@ -34,6 +34,11 @@ std::string CardMachineLine(const Card& card);
 // 5e0558ab7794 (dirty), GNU 12.2.0."), or "" when no child described it.
 std::string CardBuildLine(const Card& card);
 
+// Returns what the card's rows compare bit for bit: "every step's logits",
+// or what a partial read-back covers (a served engine's top K), so the card
+// never claims whole rows it did not see.
+std::string CardComparedText(const Card& card);
+
 // Returns the card's verdict for a person: "no unexpected difference",
 // "unexpected results" or "nothing ran".
 std::string CardVerdictText(const Card& card);

@@ -2,6 +2,7 @@
 #include "harness/runner/card_run.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -18,6 +19,19 @@ std::vector<CardVariant> CardVariants(const EngineProfile& profile,
 }
 
 namespace {
+
+// Returns the narrower of two read-backs, the one whose identical hashes
+// prove less: the chosen tokens alone, then the top K (the smaller K), then
+// whole rows. `so_far` unset means whole rows.
+protocol::Readback NarrowerReadback(const std::optional<protocol::Readback>& so_far,
+                                    const protocol::Readback& next) {
+  const auto rank = [](const protocol::Readback& r) -> long long {
+    if (r.kind == "tokens") return 0;
+    if (r.kind == "topk") return 1 + r.k;
+    return std::numeric_limits<long long>::max();
+  };
+  return so_far && rank(*so_far) <= rank(next) ? *so_far : next;
+}
 
 // Measures the baseline cell `baseline` of `profile` against samebits-engine's
 // reference pass on the same checkpoint and scenario, into `table`.
@@ -221,6 +235,7 @@ class CardRunner {
         RunProfileCell(profile_, config, checkpoint, scenario_file, o, &platform);
     if (!machine_ && !platform.arch.empty()) machine_ = platform;
     if (!build_ && cell.build) build_ = cell.build;
+    if (cell.readback) readback_ = NarrowerReadback(readback_, *cell.readback);
     if (cell.device) {
       std::vector<std::string>& configs = devices_[harness::DescribeDevice(*cell.device)];
       if (std::find(configs.begin(), configs.end(), config.name) == configs.end())
@@ -234,6 +249,7 @@ class CardRunner {
   const std::optional<harness::MachineInfo>& machine() const { return machine_; }
   // The engine's build, as the first child that described it says.
   const std::optional<harness::BuildInfo>& build() const { return build_; }
+  const std::optional<protocol::Readback>& readback() const { return readback_; }
   // One line per device the cells ran on, with the configurations that did.
   std::vector<std::string> DeviceLines() const {
     std::vector<std::string> lines;
@@ -251,6 +267,7 @@ class CardRunner {
   int dumps_ = 0;
   std::optional<harness::MachineInfo> machine_;
   std::optional<harness::BuildInfo> build_;
+  std::optional<protocol::Readback> readback_;
   std::map<std::string, std::vector<std::string>> devices_;
 };
 
@@ -274,6 +291,7 @@ harness::Card RunCard(const EngineProfile& profile, const CardOptions& options) 
   }
   card.machine = runner.machine();
   card.build = runner.build();
+  card.readback = runner.readback();
   card.devices = runner.DeviceLines();
   return card;
 }

@@ -130,6 +130,7 @@ void KeepHello(const protocol::Hello& h, CellResult& r, harness::MachineInfo* pl
   r.vocab_size = h.checkpoint.vocab_size;
   r.isa_used = h.config.isa;
   r.device = h.device;
+  r.readback = h.readback;
   if (platform != nullptr) *platform = h.platform;
 }
 

@@ -302,6 +302,11 @@ TEST_F(ServedEngine, TheCardNamesEachServedAxisAndItsProbePower) {
                                   "baseline in 1 of 1 tables"));
   // The server's build (GET /props), not the bridge's.
   EXPECT_THAT(r.output, HasSubstr("Build: openai-http 1, revision b1-standin"));
+  // It claims no more than the bridge read back: the top 20, not whole rows.
+  EXPECT_THAT(r.output, HasSubstr("compares the chosen token and the top 20 (token, "
+                                  "log-probability) pairs of each step, as returned (not whole "
+                                  "logit rows"));
+  EXPECT_THAT(r.output, Not(HasSubstr("compares every step's logits")));
   EXPECT_EQ(StandinsStartedAndLeft().second, 0);
 }
 
@@ -315,6 +320,7 @@ TEST_F(ServedEngine, ATokensOnlyReadBackStillSeesThePlantedDifference) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("| api | openai | openai-k0 | identical |"));
   EXPECT_THAT(r.output, HasSubstr("| bias | on | llama-k0-biason | KNOWN: differs from step 0"));
+  EXPECT_THAT(r.output, HasSubstr("compares the chosen token of each step (not whole"));
   EXPECT_EQ(StandinsStartedAndLeft().second, 0);
 }
 

@@ -390,6 +390,32 @@ TEST(RecordsTest, HelloDeviceIsOptionalAndNeedsAKind) {
   EXPECT_THROW(ParseDeviceText("{\"kind\":\"cuda\",\"multiprocessors\":-1}"), ProtocolError);
 }
 
+// The optional `readback` of a hello: absent for whole rows (the line is as
+// before), each kind read back whole, and a kind the harness does not know
+// refused: it must never take a partial read-back for whole rows.
+TEST(RecordsTest, HelloReadbackIsOptionalAndKnown) {
+  Hello h = SampleHello();
+  EXPECT_EQ(ToJsonLine(h).find("readback"), std::string::npos);
+  for (const Readback& r : {Readback{"topk", 20}, Readback{"tokens", 0}, Readback{"full", 0}}) {
+    h.readback = r;
+    EXPECT_EQ(RoundTrip(h), h) << r.kind;
+  }
+  const std::string base = ToJsonLine(SampleHello());
+  const auto with = [&](const std::string& readback) {
+    std::string line = base;
+    return line.insert(line.size() - 1, ",\"readback\":" + readback);
+  };
+  ExpectRejected(with("{\"kind\":\"topn\"}"), "must be \"full\", \"topk\" or \"tokens\"");
+  ExpectRejected(with("{\"kind\":\"topk\"}"), "'k'");
+  ExpectRejected(with("{\"kind\":\"topk\",\"k\":0}"), "'k'");
+  ExpectRejected(with("\"top20\""), "field 'readback' must be an object");
+  EXPECT_EQ(DescribeReadback({"topk", 20}),
+            "the chosen token and the top 20 (token, log-probability) pairs of each step, as "
+            "returned");
+  EXPECT_EQ(DescribeReadback({"tokens", 0}), "the chosen token of each step");
+  EXPECT_EQ(DescribeReadback({}), "every step's whole logit row");
+}
+
 // The optional `repeats` of a done record: absent when the cell ran once,
 // its first differing repeat and step present exactly when the repeats gave
 // more than one output, and its counts consistent.
