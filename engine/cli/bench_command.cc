@@ -97,8 +97,8 @@ BenchSettings ResolveSettings(const BenchOptions& options) {
     const int all = threads::DefaultThreadCount();
     if (all != 1) settings.thread_counts.push_back(all);
   } else {
-    settings.thread_counts =
-        ParseCountList(options.threads_list, "--threads-list", "thread count", threads::kMaxThreads);
+    settings.thread_counts = ParseCountList(options.threads_list, "--threads-list", "thread count",
+                                            threads::kMaxThreads);
   }
   if (!options.batch_list.empty()) {
     settings.batches =

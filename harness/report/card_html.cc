@@ -113,7 +113,8 @@ void WriteCardHtml(const Card& card, std::ostream& out) {
       << "Determinism card: " << E(card.engine) << "</title>\n<style>" << kStyle
       << "</style>\n</head>\n<body>\n<h1>Determinism card: " << E(card.engine) << "</h1>\n"
       << "<p>Profile " << E(card.profile_file) << "; each row varies one axis of the baseline <b>"
-      << E(card.baseline) << "</b> and compares " << E(CardComparedText(card)) << " bit for bit. Verdict: "
+      << E(card.baseline) << "</b> and compares " << E(CardComparedText(card))
+      << " bit for bit. Verdict: "
       << (card.ExitCode() == 1 ? "<b>" + E(CardVerdictText(card)) + "</b>"
                                : E(CardVerdictText(card)))
       << ".</p>\n";

@@ -47,8 +47,8 @@ void WriteCardMarkdown(const Card& card, std::ostream& out) {
   const std::string verdict = CardVerdictText(card);
   out << "## Determinism card: " << M(card.engine) << "\n\n"
       << "Profile " << M(card.profile_file) << "; each row varies one axis of the baseline **"
-      << M(card.baseline) << "** and compares " << M(CardComparedText(card)) << " bit for bit. Verdict: "
-      << (code == 1 ? "**" + verdict + "**" : verdict) << ".\n";
+      << M(card.baseline) << "** and compares " << M(CardComparedText(card))
+      << " bit for bit. Verdict: " << (code == 1 ? "**" + verdict + "**" : verdict) << ".\n";
   if (const ProbePower power = MeasureProbePower(card); power.measured)
     out << "\n" << (power.seen ? M(power.line) : "**" + M(power.line) + "**") << "\n";
   if (const std::string machine = CardMachineLine(card); !machine.empty())

@@ -76,15 +76,15 @@ double Panel(std::ostringstream& svg, double top, const char* name,
   const int every = std::max(1, (d.high - d.low + 7) / 8);
   for (int e = d.low; e <= d.high; e += every) {
     const std::string y = Coordinate(y_of(std::pow(10.0, e)));
-    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\"" << y
-        << "\" y2=\"" << y << "\" stroke=\"#eee\"/>\n"
+    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\"" << y << "\" y2=\""
+        << y << "\" stroke=\"#eee\"/>\n"
         << "<text x=\"" << kLeft - 4 << "\" y=\"" << y << "\" dy=\"4\" text-anchor=\"end\">1e" << e
         << "</text>\n";
   }
   if (std::isfinite(threshold) && threshold > 0) {
     const std::string y = Coordinate(y_of(threshold));
-    svg << "<line class=\"threshold\" x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight
-        << "\" y1=\"" << y << "\" y2=\"" << y
+    svg << "<line class=\"threshold\" x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\""
+        << y << "\" y2=\"" << y
         << "\" stroke=\"#a31515\" stroke-dasharray=\"4 3\"><title>threshold "
         << FormatMetric(threshold) << "</title></line>\n";
   }
@@ -107,10 +107,9 @@ double Panel(std::ostringstream& svg, double top, const char* name,
     const StepConformance& s = steps[i];
     const char* color = s.deviates ? kDeviatesColor : kPointColor;
     svg << "<circle cx=\"" << Coordinate(x_of(s.step_index)) << "\" cy=\""
-        << Coordinate(y_of(values[i])) << "\" r=\"3\" fill=\""
-        << (values[i] > 0 ? color : "white") << "\" stroke=\"" << color << "\"><title>step "
-        << s.step_index << ": " << name << " " << FormatMetric(values[i])
-        << (s.deviates ? " (deviates)" : "") << "</title></circle>\n";
+        << Coordinate(y_of(values[i])) << "\" r=\"3\" fill=\"" << (values[i] > 0 ? color : "white")
+        << "\" stroke=\"" << color << "\"><title>step " << s.step_index << ": " << name << " "
+        << FormatMetric(values[i]) << (s.deviates ? " (deviates)" : "") << "</title></circle>\n";
   }
   svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\""
       << Coordinate(plot_bottom) << "\" y2=\"" << Coordinate(plot_bottom)

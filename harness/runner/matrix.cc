@@ -169,8 +169,8 @@ void CheckAxes(const MatrixOptions& options) {
   for (int n : options.threads) {
     if (n < axis->min || n > axis->max) {
       throw std::invalid_argument(std::string(kThreadsFlag) + ": " + std::to_string(n) +
-                                  " is not a thread count (" + std::to_string(axis->min) +
-                                  " to " + std::to_string(axis->max) + ")");
+                                  " is not a thread count (" + std::to_string(axis->min) + " to " +
+                                  std::to_string(axis->max) + ")");
     }
   }
   if (options.threads.empty()) {

@@ -35,9 +35,8 @@ PairConformance Pair(std::vector<StepConformance> steps) {
 }
 
 TEST(ConformanceChart, EveryStepIsAPointTitledWithItsValue) {
-  const std::string svg =
-      StepMetricsSvg(Pair({Step(0, 1e-9, 2e-7), Step(1, 3e-8, 5e-6), Step(2, 1e-3, 0.25, true)}),
-                     1e-4);
+  const std::string svg = StepMetricsSvg(
+      Pair({Step(0, 1e-9, 2e-7), Step(1, 3e-8, 5e-6), Step(2, 1e-3, 0.25, true)}), 1e-4);
   ASSERT_EQ(svg.rfind("<svg", 0), 0u) << svg;
   EXPECT_EQ(svg.substr(svg.size() - 6), "</svg>");
   EXPECT_EQ(Count(svg, "<circle"), 6u);  // 3 steps x 2 metrics
