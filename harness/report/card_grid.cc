@@ -78,8 +78,10 @@ std::string GridRowLabel(const CardGrid::Row& row) {
   return row.axis + " = " + row.value + " (" + row.config + ")";
 }
 
-std::string GridLegend() {
-  return "= identical to the baseline, every step's bits; Kn KNOWN (declared by the profile), "
+std::string GridLegend(bool whole_rows) {
+  return std::string(whole_rows ? "= identical to the baseline, every step's bits"
+                                : "= identical to the baseline in all the engine read back") +
+         "; Kn KNOWN (declared by the profile), "
          "first differing step n; Dn DIFFERS (undeclared: fails), first differing step n; F "
          "FIXED: identical though declared to differ (fails); - UNSUPPORTED here; B BROKEN: the "
          "engine failed (fails); blank: not a row of that table.";

@@ -36,7 +36,7 @@ std::string GridMark(const CardRow* row);
 std::string GridRowLabel(const CardGrid::Row& row);
 
 // The legend of the marks, one line.
-std::string GridLegend();
+std::string GridLegend(bool whole_rows);
 
 // Returns a checkpoint's short name: "gguf:../x/tiny_f32.gguf" -> "tiny_f32",
 // "synthetic:tiny" as it is.

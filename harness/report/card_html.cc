@@ -103,7 +103,7 @@ void WriteGrid(const Card& card, std::ostream& out) {
     }
     out << "</tr>\n";
   }
-  out << "</table>\n<p>" << E(GridLegend()) << "</p>\n";
+  out << "</table>\n<p>" << E(GridLegend(CardComparesWholeRows(card))) << "</p>\n";
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ void WriteGrid(const Card& card, std::ostream& out) {
     }
     out << "\n";
   }
-  out << "\n" << M(GridLegend()) << "\n";
+  out << "\n" << M(GridLegend(CardComparesWholeRows(card))) << "\n";
 }
 
 }  // namespace

@@ -64,8 +64,12 @@ std::string CardBuildLine(const Card& card) {
   return card.build ? "Build: " + BuildText(*card.build) + "." : "";
 }
 
+bool CardComparesWholeRows(const Card& card) {
+  return !card.readback || card.readback->kind == "full";
+}
+
 std::string CardComparedText(const Card& card) {
-  if (!card.readback || card.readback->kind == "full") return "every step's logits";
+  if (CardComparesWholeRows(card)) return "every step's logits";
   return protocol::DescribeReadback(*card.readback) + " (not whole logit rows: all the engine " +
          "returned)";
 }

@@ -39,6 +39,9 @@ std::string CardBuildLine(const Card& card);
 // never claims whole rows it did not see.
 std::string CardComparedText(const Card& card);
 
+// Returns whether every cell of the card hashed whole logit rows.
+bool CardComparesWholeRows(const Card& card);
+
 // Returns the card's verdict for a person: "no unexpected difference",
 // "unexpected results" or "nothing ran".
 std::string CardVerdictText(const Card& card);

@@ -307,6 +307,8 @@ TEST_F(ServedEngine, TheCardNamesEachServedAxisAndItsProbePower) {
                                   "log-probability) pairs of each step, as returned (not whole "
                                   "logit rows"));
   EXPECT_THAT(r.output, Not(HasSubstr("compares every step's logits")));
+  EXPECT_THAT(r.output, HasSubstr("= identical to the baseline in all the engine read back;"));
+  EXPECT_THAT(r.output, Not(HasSubstr("every step's bits")));
   EXPECT_EQ(StandinsStartedAndLeft().second, 0);
 }
 
