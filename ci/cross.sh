@@ -156,9 +156,15 @@ if ((${#missing[@]} + ${#unknown_archs[@]})); then
     skip "apt-get update failed, so the packages cannot be had"
   if ((${#missing[@]})); then
     echo "ci/cross.sh: installing ${missing[*]}" >&2
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 \
-      install -y -qq --no-install-recommends "${missing[@]}" ||
+    # dpkg's lines go to a file, shown only on failure (a CI log keeps its tail).
+    apt_log=$(mktemp)
+    if ! DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 \
+      install -y -qq --no-install-recommends "${missing[@]}" >"$apt_log" 2>&1; then
+      cat "$apt_log" >&2
+      rm -f "$apt_log"
       skip "apt-get could not install ${missing[*]}"
+    fi
+    rm -f "$apt_log"
   fi
 fi
 # Unpacks the target's libraries for platform $1 into $2 (once).
@@ -184,6 +190,9 @@ launcher=()
 # The base folder makes cached objects reusable from a clone in another folder.
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  # Precompiled headers (cmake/precompiled_headers.cmake) are cached only
+  # with these (ccache's manual, "Precompiled headers").
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null

@@ -77,7 +77,9 @@ TEST(ThisMachine, MatchesTheBuildsArchitecture) {
   EXPECT_EQ(m.arch, "x86_64");
   EXPECT_FALSE(Has(m.isa_features, "neon"));
   // XCR0's wide-register state is only reported with the instructions.
-  if (Has(m.isa_features, "os-zmm")) EXPECT_TRUE(Has(m.isa_features, "os-ymm"));
+  if (Has(m.isa_features, "os-zmm")) {
+    EXPECT_TRUE(Has(m.isa_features, "os-ymm"));
+  }
 #elif defined(__aarch64__)
   EXPECT_EQ(m.arch, "aarch64");
   EXPECT_TRUE(Has(m.isa_features, "neon"));

@@ -23,7 +23,9 @@ TEST(WeightMemory, IsAlignedToHugePagesAndUsable) {
     ASSERT_NE(memory, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(memory.get()) % kHugePage, 0u) << bytes;
     std::memset(memory.get(), 0xab, bytes);
-    if (bytes > 0) EXPECT_EQ(static_cast<unsigned char*>(memory.get())[bytes - 1], 0xab);
+    if (bytes > 0) {
+      EXPECT_EQ(static_cast<unsigned char*>(memory.get())[bytes - 1], 0xab);
+    }
   }
 }
 
