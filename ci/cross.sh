@@ -190,9 +190,6 @@ launcher=()
 # The base folder makes cached objects reusable from a clone in another folder.
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
-  # Precompiled headers (cmake/precompiled_headers.cmake) are cached only
-  # with these (ccache's manual, "Precompiled headers").
-  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
