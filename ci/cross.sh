@@ -156,15 +156,9 @@ if ((${#missing[@]} + ${#unknown_archs[@]})); then
     skip "apt-get update failed, so the packages cannot be had"
   if ((${#missing[@]})); then
     echo "ci/cross.sh: installing ${missing[*]}" >&2
-    # dpkg's lines go to a file, shown only on failure (a CI log keeps its tail).
-    apt_log=$(mktemp)
-    if ! DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=600 \
-      install -y -qq --no-install-recommends "${missing[@]}" >"$apt_log" 2>&1; then
-      cat "$apt_log" >&2
-      rm -f "$apt_log"
+    DEBIAN_FRONTEND=noninteractive bash ci/quietly.sh "${sudo_cmd[@]}" \
+      apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" ||
       skip "apt-get could not install ${missing[*]}"
-    fi
-    rm -f "$apt_log"
   fi
 fi
 # Unpacks the target's libraries for platform $1 into $2 (once).

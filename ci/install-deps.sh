@@ -24,15 +24,11 @@ if ((${#missing[@]})); then
   echo "ci/install-deps.sh: installing ${missing[*]}" >&2
   sudo_cmd=()
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
-  # dpkg's hundreds of lines go to a file, shown only when the install
-  # fails: a CI log keeps only its tail.
-  apt_log=$(mktemp)
-  trap 'rm -f "$apt_log"' EXIT
   start=$SECONDS
-  if ! { "${sudo_cmd[@]}" apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
-      --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1; then
-    cat "$apt_log" >&2
+  quietly=$(dirname "$0")/quietly.sh
+  if ! { bash "$quietly" "${sudo_cmd[@]}" apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive bash "$quietly" "${sudo_cmd[@]}" apt-get install -y -qq \
+      --no-install-recommends "${missing[@]}"; }; then
     echo "ci/install-deps.sh: apt-get could not install ${missing[*]}" >&2
     exit 1
   fi
