@@ -124,9 +124,16 @@ class Connection {
   // Rolls back, ignoring errors; readies a broken connection for a retry.
   virtual void RollbackQuietly() = 0;
 
-  // Returns whether the store has a table `name`, and how many tables it has.
-  virtual bool HasTable(const std::string& name) = 0;
-  virtual int64_t TableCount() = 0;
+  // How many tables the store has, and whether `name` is one of them.
+  struct TableCensus {
+    int64_t tables = 0;
+    bool has_named = false;
+  };
+  // Both are read by one statement, so both come from one snapshot: read by
+  // two, a writer creating the schema between them could commit, and the
+  // reader would see tables but no schema_version (another program's
+  // database, by the rule of SchemaVersion).
+  virtual TableCensus CountTables(const std::string& name) = 0;
 
   // Returns a migration (written with SQLite's types: INTEGER PRIMARY KEY,
   // INTEGER, REAL, TEXT) in this backend's types.

@@ -239,17 +239,13 @@ class PgConnection : public Connection {
     if (PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
   }
 
-  bool HasTable(const std::string& name) override {
-    Statement has = Prepare(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
-        "AND table_name = ?1");
-    has.Bind(1, name);
-    return has.Step() && has.Int(0) > 0;
-  }
-  int64_t TableCount() override {
-    Statement any = Prepare(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()");
-    return any.Step() ? any.Int(0) : 0;
+  TableCensus CountTables(const std::string& name) override {
+    Statement census = Prepare(
+        "SELECT count(*), count(*) FILTER (WHERE table_name = ?1) FROM information_schema.tables "
+        "WHERE table_schema = current_schema()");
+    census.Bind(1, name);
+    if (!census.Step()) return {};
+    return {census.Int(0), census.Int(1) > 0};
   }
 
   std::string AdaptSchema(std::string_view sql) const override { return PostgresSchema(sql); }
@@ -287,7 +283,8 @@ class PgConnection : public Connection {
     PQsetNoticeProcessor(
         conn_, [](void*, const char*) {}, nullptr);
     prepared_.clear();
-    if (read_only_) Exec("SET default_transaction_read_only = on");
+    // Named, not dispatched: this runs from the constructor too.
+    if (read_only_) PgConnection::Exec("SET default_transaction_read_only = on");
   }
 
   // Connects again after the server dropped the connection (a restart).

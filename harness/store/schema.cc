@@ -258,6 +258,17 @@ ALTER TABLE cells ADD COLUMN quant_dot TEXT NOT NULL DEFAULT 'exact';
 ALTER TABLE cells ADD COLUMN device TEXT NOT NULL DEFAULT '';
 ALTER TABLE cells ADD COLUMN repeats TEXT NOT NULL DEFAULT '';
 )sql",
+      // Version 18: what a served engine's hashes cover (its hello's
+      // `readback`), its identity (its hello's `server`) and what its
+      // sampling at a temperature above 0 showed (its done's `sampling`),
+      // each as JSON object text; '' for whole rows, for an engine that is
+      // no server and for a cell that did not sample, as every cell stored
+      // before.
+      R"sql(
+ALTER TABLE cells ADD COLUMN readback TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN server TEXT NOT NULL DEFAULT '';
+ALTER TABLE cells ADD COLUMN sampling TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }
@@ -267,8 +278,9 @@ int CurrentSchemaVersion() {
 }
 
 int SchemaVersion(Connection& db) {
-  if (!db.HasTable("schema_version")) {
-    if (db.TableCount() != 0) {
+  const Connection::TableCensus census = db.CountTables("schema_version");
+  if (!census.has_named) {
+    if (census.tables != 0) {
       throw StoreError(
           "database " + db.path() +
           (db.backend() == Backend::kSqlite ? ": an SQLite database" : ": a PostgreSQL database") +

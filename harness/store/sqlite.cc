@@ -165,7 +165,7 @@ SqliteConnection::SqliteConnection(const std::string& path, OpenMode mode) : Con
       open("?immutable=1");
       SqliteStatement(db_, "SELECT count(*) FROM sqlite_master", path).Step();
     }
-    Exec("PRAGMA foreign_keys=ON");
+    SqliteConnection::Exec("PRAGMA foreign_keys=ON");  // named: a constructor dispatches nothing
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -231,15 +231,13 @@ void SqliteConnection::RollbackQuietly() {
   if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
-bool SqliteConnection::HasTable(const std::string& name) {
-  Statement has = Prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
-  has.Bind(1, name);
-  return has.Step() && has.Int(0) > 0;
-}
-
-int64_t SqliteConnection::TableCount() {
-  Statement any = Prepare("SELECT count(*) FROM sqlite_master");
-  return any.Step() ? any.Int(0) : 0;
+Connection::TableCensus SqliteConnection::CountTables(const std::string& name) {
+  // Counts every schema object, as an empty database has none.
+  Statement census =
+      Prepare("SELECT count(*), coalesce(sum(type = 'table' AND name = ?1), 0) FROM sqlite_master");
+  census.Bind(1, name);
+  if (!census.Step()) return {};
+  return {census.Int(0), census.Int(1) > 0};
 }
 
 }  // namespace samebits::store

@@ -53,8 +53,7 @@ class SqliteConnection : public Connection {
   void BeginWrite() override;
   void Commit() override;
   void RollbackQuietly() override;
-  bool HasTable(const std::string& name) override;
-  int64_t TableCount() override;
+  TableCensus CountTables(const std::string& name) override;
 
   sqlite3* raw() { return db_; }
 

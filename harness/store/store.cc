@@ -287,11 +287,13 @@ class CellWriter {
                                 "engine_checkpoint, batch, batch_seed, batch_schedule, "
                                 "scenario_xxh3, "
                                 "dump_row_length, engine, config_params, baseline, "
-                                "known_difference, quant_dot, device, repeats) VALUES (?1, ?2, "
+                                "known_difference, quant_dot, device, repeats, readback, server, "
+                                "sampling) "
+                                "VALUES (?1, ?2, "
                                 "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
                                 "?17, ?18, ?19, ?20, "
                                 "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, "
-                                "?33) "
+                                "?33, ?34, ?35, ?36) "
                                 "RETURNING id")),
         steps_(db, "steps", {"cell_id",         "idx",          "kind",       "position",
                              "input_token",     "token",        "fnv1a64",    "xxh3_64",
@@ -330,6 +332,9 @@ class CellWriter {
     s.Bind(31, c.quant_dot);
     s.Bind(32, cell.device ? protocol::ToJsonText(*cell.device) : std::string());
     s.Bind(33, cell.repeats ? protocol::ToJsonText(*cell.repeats) : std::string());
+    s.Bind(34, cell.readback ? protocol::ToJsonText(*cell.readback) : std::string());
+    s.Bind(35, cell.server);
+    s.Bind(36, cell.sampling ? protocol::ToJsonText(*cell.sampling) : std::string());
     return s.RunReturningId();
   }
 
@@ -437,8 +442,8 @@ constexpr const char* kCellColumns =
     "ml.id, ml.profile, ml.name, ml.version, ml.fingerprint, k.weights_xxh3, k.vocab_size, "
     "c.isa_used, c.engine_checkpoint, c.batch, c.batch_seed, c.batch_schedule, "
     "c.scenario_xxh3, c.dump_row_length, c.engine, c.config_params, c.baseline, "
-    "c.known_difference, c.quant_dot, c.device, c.repeats";
-constexpr int kCellColumnCount = 44;
+    "c.known_difference, c.quant_dot, c.device, c.repeats, c.readback, c.server, c.sampling";
+constexpr int kCellColumnCount = 47;
 constexpr const char* kCellTables =
     "cells c JOIN scenarios s ON s.id = c.scenario_id "
     "LEFT JOIN builds b ON b.id = c.build_id "
@@ -472,17 +477,24 @@ void ReadCellIdentities(Statement& row, CellResult& cell) {
   }
 }
 
-// Reads the device (column 42) and repeats (43) of a row of LoadCells'
-// query into `cell`: the protocol's JSON objects, '' for none. Throws
-// StoreError for text that is not one.
+// Reads the device (column 42), repeats (43), read-back (44), server (45)
+// and sampling (46) of a row of LoadCells' query into `cell`: the protocol's JSON
+// objects, '' for none. Throws StoreError for text that is not one.
 void ReadCellProtocolObjects(Statement& row, CellResult& cell) {
-  const std::string device = row.Text(42), repeats = row.Text(43);
+  const std::string device = row.Text(42), repeats = row.Text(43), readback = row.Text(44),
+                    server = row.Text(45), sampling = row.Text(46);
   try {
     if (!device.empty()) cell.device = protocol::ParseDeviceText(device);
     if (!repeats.empty()) cell.repeats = protocol::ParseRepeatsText(repeats);
+    if (!readback.empty()) cell.readback = protocol::ParseReadbackText(readback);
+    if (!server.empty()) cell.server = protocol::CompactObjectText(server, "server");
+    if (!sampling.empty()) cell.sampling = protocol::ParseSamplingText(sampling);
   } catch (const protocol::ProtocolError& e) {
-    throw StoreError(std::string("a cell's device or repeats is not what the protocol says: ") +
-                     e.what());
+    throw StoreError(
+        std::string("a cell's device, repeats, read-back, server or sampling is not what the "
+                    "protocol "
+                    "says: ") +
+        e.what());
   }
 }
 
