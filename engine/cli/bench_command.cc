@@ -19,46 +19,15 @@
 
 #include "engine/cli/bench_run.h"
 #include "engine/cli/commands.h"
+#include "engine/cli/count_list.h"
 #include "engine/cli/isa_option.h"
-#include "engine/cli/quant_dot_option.h"
+#include "engine/cli/numeric_profile_options.h"
 #include "engine/numerics/math.h"
 #include "engine/run/batch_companions.h"
 #include "engine/threads/thread_pool.h"
 
 namespace samebits::cli {
 namespace {
-
-// Returns the distinct counts of `text` ("1,2,4"), each in [1, max]; a bad
-// one is a usage error naming `flag` and `what` a count is.
-std::vector<int> ParseCountList(const std::string& text, const std::string& flag,
-                                const std::string& what, int max) {
-  std::vector<int> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    int n = 0;
-    try {
-      size_t used = 0;
-      n = std::stoi(item, &used);
-      if (used != item.size()) n = 0;
-    } catch (const std::exception&) {
-      n = 0;
-    }
-    if (n < 1 || n > max) {
-      std::string message = flag;
-      message += ": '";
-      message += item;
-      message += "' is not a ";
-      message += what;
-      message += " in 1..";
-      message += std::to_string(max);
-      throw UsageError(message);
-    }
-    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-  }
-  if (out.empty()) throw UsageError(flag + ": give at least one " + what + ", e.g. 1,2");
-  return out;
-}
 
 struct BenchOptions {
   std::string checkpoint = "synthetic:bench";
@@ -73,7 +42,7 @@ struct BenchOptions {
   int reference_repeats = 1;
   bool no_reference = false;
   std::string isa = "auto";
-  int64_t gemv_chunk_bytes = 0;
+  std::shared_ptr<TuningFlags> tuning = std::make_shared<TuningFlags>();
   std::string math = "portable";
   std::string quant_dot = "exact";
   int bandwidth_mib = 256;
@@ -85,21 +54,10 @@ struct BenchOptions {
 BenchSettings ResolveSettings(const BenchOptions& options) {
   BenchSettings settings;
   settings.checkpoint = options.checkpoint;
-  if (!numerics::ParseMathProfile(options.math, &settings.math)) {
-    throw UsageError("unknown math profile '" + options.math + "' (use portable or libm)");
-  }
-  if (!numerics::ParseQuantDot(options.quant_dot, &settings.quant_dot)) {
-    throw UsageError("unknown --quant-dot profile '" + options.quant_dot + "' (use exact or int8)");
-  }
+  settings.math = ResolveMathOption(options.math);
+  settings.quant_dot = ResolveQuantDotOption(options.quant_dot);
   settings.isa = ResolveIsaOption(options.isa);
-  if (options.threads_list.empty()) {
-    settings.thread_counts = {1};
-    const int all = threads::DefaultThreadCount();
-    if (all != 1) settings.thread_counts.push_back(all);
-  } else {
-    settings.thread_counts = ParseCountList(options.threads_list, "--threads-list", "thread count",
-                                            threads::kMaxThreads);
-  }
+  settings.thread_counts = ParseThreadsList(options.threads_list);
   if (!options.batch_list.empty()) {
     settings.batches =
         ParseCountList(options.batch_list, "--batch-list", "batch size", run::kMaxBatch);
@@ -113,7 +71,7 @@ BenchSettings ResolveSettings(const BenchOptions& options) {
   settings.prompt = options.prompt;
   settings.repeats = options.repeats;
   settings.reference_decode_steps = options.reference_decode_steps;
-  settings.gemv_chunk_bytes = options.gemv_chunk_bytes;
+  settings.tuning = *options.tuning;
   settings.bandwidth_mib = options.bandwidth_mib;
   return settings;
 }
@@ -196,13 +154,8 @@ CommandSpec SetupBench(CLI::App& app) {
                 "Time the cpu pass only (no reference runs, no reference identity check).");
   AddIsaOption(sub, &options->isa,
                "The cpu kernels' instruction set (default: auto, the fastest available).");
-  sub->add_option("--gemv-chunk-bytes", options->gemv_chunk_bytes,
-                  "Bytes of weights per GEMV work unit on the cpu path (default: 262144).")
-      ->option_text("N")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  sub->add_option("--math", options->math, "The math profile (default: portable).")
-      ->option_text("portable|libm")
-      ->check(CLI::IsMember({"portable", "libm"}));
+  AddTuningFlags(sub, options->tuning);
+  AddMathOption(sub, &options->math);
   AddQuantDotOption(sub, &options->quant_dot);
   sub->add_option("--bandwidth-mib", options->bandwidth_mib,
                   "Size of the memory read-bandwidth probe's buffer; 0 skips the probe "

@@ -15,6 +15,7 @@
 #include "engine/cli/bench_output.h"
 #include "engine/cli/bench_schedule.h"
 #include "engine/cli/bench_statistics.h"
+#include "engine/cli/bench_timing.h"
 #include "engine/kernels/bandwidth.h"
 #include "engine/model/forward.h"
 #include "engine/model/profile.h"
@@ -29,24 +30,6 @@
 
 namespace samebits::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-uint64_t HashLogits(const std::vector<float>& logits) {
-  return numerics::HashFloatsFnv1a(std::span<const float>(logits.data(), logits.size()));
-}
-
-// One configuration under test: its forward pass and what its runs recorded.
-struct Config {
-  int threads = 1;
-  std::unique_ptr<threads::ThreadPool> pool;
-  std::unique_ptr<model::Forward> forward;
-  BenchRecord record;
-};
 
 void PrintBandwidth(int mib, const std::vector<int>& thread_counts) {
   std::printf("memory read bandwidth (probe, %d MiB buffer, median of 5):", mib);
@@ -72,104 +55,55 @@ void PrintHugePageShare() {
       static_cast<long long>(share->resident_kib / 1024));
 }
 
+// Prints the knobs a configuration runs with and the wisdom that chose
+// them, so that a figure says what it measured.
+void PrintTuning(const std::string& label, const ResolvedTuning& tuning) {
+  std::string source = "defaults and flags, no wisdom file";
+  if (!tuning.wisdom.file.empty()) {
+    source = "wisdom " + tuning.wisdom.file +
+             (tuning.wisdom.entry ? std::string(" (its entry for this machine and work)")
+                                  : std::string(" (no entry for this machine and work)"));
+  }
+  std::printf("tuning, %s: %s; from %s\n", label.c_str(), model::KnobsText(tuning.knobs).c_str(),
+              source.c_str());
+}
+
 // Builds the configurations once: the reference pass (when it runs), then
-// the cpu pass at each thread count.
-std::vector<Config> MakeConfigs(const model::ModelWeights& weights,
-                                const numerics::MathLibrary& math, const BenchSettings& plan,
-                                const model::CpuOptions& options) {
-  std::vector<Config> configs;
+// the cpu pass at each thread count, each with the knobs its flags and
+// wisdom give it.
+std::vector<BenchConfig> MakeConfigs(const model::ModelWeights& weights,
+                                     const numerics::MathLibrary& math, const BenchSettings& plan,
+                                     const model::CpuOptions& base) {
+  std::vector<BenchConfig> configs;
   if (plan.reference_repeats > 0) {
-    Config c;
+    BenchConfig c;
     c.record.label = "reference";
     c.record.reference = true;
     c.forward = model::MakeReferenceForward(weights, math, plan.isa, plan.quant_dot);
     configs.push_back(std::move(c));
   }
   for (int n : plan.thread_counts) {
-    Config c;
+    BenchConfig c;
     c.record.label = "cpu " + std::to_string(n) + (n == 1 ? " thread" : " threads");
     c.threads = n;
     c.pool = std::make_unique<threads::ThreadPool>(n);
+    model::CpuOptions options = base;
+    const ResolvedTuning tuning =
+        ResolveTuning(plan.tuning, ThisWisdomKey(weights, plan.isa, plan.quant_dot, n));
+    model::ApplyKnobs(tuning.knobs, options);
+    PrintTuning(c.record.label, tuning);
+    c.options = options;
     c.forward = model::MakeCpuForward(weights, math, *c.pool, options, *plan.cpu_table);
     configs.push_back(std::move(c));
   }
   return configs;
 }
 
-// The decode context, built once: every configuration decodes from a copy
-// of its KV cache, which holds the same bits whichever configuration built
-// it (the contract).
-struct DecodeContext {
-  std::vector<int32_t> tokens;  // max(context, prompt) random tokens
-  model::InferenceState state;  // after the first `context` tokens
-  int32_t first_token = 0;      // the argmax after them
-};
-
-DecodeContext MakeDecodeContext(const model::ModelConfig& mc, const BenchSettings& options,
-                                model::Forward& forward) {
-  run::RandomTokenSpec spec;
-  spec.length = std::max(options.context, options.prompt);
-  spec.seed = 0xbe9c4;
-  spec.first_token = std::min(3, mc.vocab_size - 1);
-  DecodeContext context{run::RandomTokens(spec, mc.vocab_size), model::MakeState(mc), 0};
-  std::vector<float> logits;
-  forward.Run(context.state, std::span<const int32_t>(context.tokens.data(), options.context),
-              false, logits, nullptr);
-  context.first_token = model::Argmax(logits);
-  return context;
-}
-
-// Runs `steps` greedy decode steps of `forward` from a copy of the
-// context; after each, calls after_step(ms, logits) with the time of that
-// step's forward call alone and its logits.
-template <class AfterStep>
-void DecodeGreedily(model::Forward& forward, const DecodeContext& context, int steps,
-                    AfterStep after_step) {
-  model::InferenceState state = context.state;
-  std::vector<float> logits;
-  int32_t token = context.first_token;
-  for (int s = 0; s < steps; ++s) {
-    const auto start = Clock::now();
-    forward.Run(state, std::span<const int32_t>(&token, 1), false, logits, nullptr);
-    after_step(MsSince(start), logits);
-    token = model::Argmax(logits);
-  }
-}
-
-// Runs `steps` decode steps from the context and discards them.
-void DecodeUntimed(model::Forward& forward, const DecodeContext& context, int steps) {
-  DecodeGreedily(forward, context, steps, [](double, const std::vector<float>&) {});
-}
-
-// Times `steps` greedy decode steps from the context; records the mean time
-// per token and every step's hash.
-void TimeDecode(Config& c, const DecodeContext& context, int steps) {
-  std::vector<uint64_t> hashes;
-  double ms = 0;
-  DecodeGreedily(*c.forward, context, steps, [&](double step_ms, const std::vector<float>& logits) {
-    ms += step_ms;
-    hashes.push_back(HashLogits(logits));
-  });
-  c.record.decode_ms.push_back(ms / steps);
-  c.record.decode_hashes.push_back(hashes);
-}
-
-// Times one prefill of the first `prompt` tokens; records its time and hash.
-void TimePrefill(Config& c, const model::ModelConfig& mc, const DecodeContext& context,
-                 int prompt) {
-  model::InferenceState state = model::MakeState(mc);
-  std::vector<float> logits;
-  const auto start = Clock::now();
-  c.forward->Run(state, std::span<const int32_t>(context.tokens.data(), prompt), false, logits,
-                 nullptr);
-  c.record.prefill_ms.push_back(MsSince(start));
-  c.record.prefill_hashes.push_back(HashLogits(logits));
-}
-
 // Runs the cpu pass once more with the op profiler and prints its table.
 void PrintProfile(const model::ModelWeights& weights, const numerics::MathLibrary& math,
-                  const Config& fastest, model::CpuOptions options, const DecodeContext& context,
+                  const BenchConfig& fastest, const DecodeContext& context,
                   const BenchSettings& bench) {
+  model::CpuOptions options = fastest.options;
   options.profile = true;
   auto forward = model::MakeCpuForward(weights, math, *fastest.pool, options, *bench.cpu_table);
   DecodeUntimed(*forward, context, bench.decode_steps);
@@ -224,11 +158,11 @@ int RunBatched(const BenchSettings& settings, const model::ModelWeights& weights
 
 // Times every configuration, interleaved: the warm-up, then decode, then
 // prefill.
-void TimeInterleaved(std::vector<Config>& configs, const DecodeContext& context,
+void TimeInterleaved(std::vector<BenchConfig>& configs, const DecodeContext& context,
                      const BenchSettings& settings, const model::ModelConfig& mc) {
   std::vector<bool> is_reference;
   is_reference.reserve(configs.size());
-  for (const Config& c : configs) is_reference.push_back(c.record.reference);
+  for (const BenchConfig& c : configs) is_reference.push_back(c.record.reference);
   const std::vector<size_t> order =
       InterleavedOrder(is_reference, settings.repeats, settings.reference_repeats);
   // Warm-up, as llama-bench's before it times: a configuration's first
@@ -239,7 +173,7 @@ void TimeInterleaved(std::vector<Config>& configs, const DecodeContext& context,
   // warm-up step, 203-234 with one (BENCHMARKS.md run 10). The slow
   // reference pass is not warmed: its figure is a baseline, and one step of
   // it costs as much as many of the cpu pass.
-  for (Config& c : configs) {
+  for (BenchConfig& c : configs) {
     if (!c.record.reference) DecodeUntimed(*c.forward, context, settings.warmup_steps);
   }
   for (size_t i : order) {
@@ -252,11 +186,11 @@ void TimeInterleaved(std::vector<Config>& configs, const DecodeContext& context,
 
 // Prints the timing tables and the identity lines; returns whether every
 // configuration produced the same logits.
-bool ReportResults(const std::vector<Config>& configs, const BenchSettings& settings,
+bool ReportResults(const std::vector<BenchConfig>& configs, const BenchSettings& settings,
                    const model::ModelWeights& weights) {
   std::vector<BenchRecord> records;
   records.reserve(configs.size());
-  for (const Config& c : configs) records.push_back(c.record);
+  for (const BenchConfig& c : configs) records.push_back(c.record);
   BenchShape shape;
   shape.context = settings.context;
   shape.decode_steps = settings.decode_steps;
@@ -282,16 +216,24 @@ int RunBench(const BenchSettings& settings, const model::ModelWeights& weights) 
   model::CpuOptions cpu_options;
   cpu_options.isa = settings.isa;
   cpu_options.quant_dot = settings.quant_dot;
-  if (settings.gemv_chunk_bytes > 0) cpu_options.gemv_chunk_bytes = settings.gemv_chunk_bytes;
-  if (!settings.batches.empty()) return RunBatched(settings, weights, math, cpu_options);
+  if (!settings.batches.empty()) {
+    const int most =
+        *std::max_element(settings.thread_counts.begin(), settings.thread_counts.end());
+    const ResolvedTuning tuning = ResolveTuning(
+        settings.tuning, ThisWisdomKey(weights, settings.isa, settings.quant_dot, most));
+    model::ApplyKnobs(tuning.knobs, cpu_options);
+    PrintTuning("batched", tuning);
+    return RunBatched(settings, weights, math, cpu_options);
+  }
 
-  std::vector<Config> configs = MakeConfigs(weights, math, settings, cpu_options);
-  const Config& fastest = configs.back();
-  const DecodeContext context = MakeDecodeContext(weights.config, settings, *fastest.forward);
+  std::vector<BenchConfig> configs = MakeConfigs(weights, math, settings, cpu_options);
+  const BenchConfig& fastest = configs.back();
+  const DecodeContext context =
+      MakeDecodeContext(weights.config, settings.context, settings.prompt, *fastest.forward);
   TimeInterleaved(configs, context, settings, weights.config);
   const bool identical = ReportResults(configs, settings, weights);
   PrintHugePageShare();
-  if (settings.profile) PrintProfile(weights, math, fastest, cpu_options, context, settings);
+  if (settings.profile) PrintProfile(weights, math, fastest, context, settings);
   std::fflush(stdout);
   if (!identical) {
     std::fprintf(stderr, "samebits-engine bench: configurations produced different logits\n");

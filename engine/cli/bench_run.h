@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cli/tuning_options.h"
 #include "engine/kernels/kernels.h"
 #include "engine/model/weights.h"
 #include "engine/numerics/math.h"
@@ -33,10 +34,10 @@ struct BenchSettings {
   int prompt = 128;
   int repeats = 5;
   int reference_decode_steps = 2;
-  int reference_repeats = 0;     // runs the reference makes (0: no reference)
-  int64_t gemv_chunk_bytes = 0;  // 0: CpuOptions' default
-  int bandwidth_mib = 256;       // 0: no bandwidth probe
-  bool profile = false;          // one extra profiled run of the fastest configuration
+  int reference_repeats = 0;  // runs the reference makes (0: no reference)
+  TuningFlags tuning;         // the knobs' flags and --wisdom, resolved per thread count
+  int bandwidth_mib = 256;    // 0: no bandwidth probe
+  bool profile = false;       // one extra profiled run of the fastest configuration
 };
 
 // Runs the benchmark on stdout. Returns 0, or 1 when the configurations'

@@ -5,13 +5,15 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "engine/cli/commands.h"
 #include "engine/cli/isa_option.h"
-#include "engine/cli/quant_dot_option.h"
+#include "engine/cli/numeric_profile_options.h"
+#include "engine/cli/tuning_options.h"
 #include "engine/model/forward.h"
 #include "engine/numerics/math.h"
 #include "engine/run/driver.h"
@@ -30,7 +32,7 @@ struct RunFlags {
   std::string kernels = "cpu";
   std::optional<int> threads;
   std::string isa = "auto";
-  std::optional<int64_t> gemv_chunk_bytes;
+  std::shared_ptr<TuningFlags> tuning = std::make_shared<TuningFlags>();
   std::string math = "portable";
   std::string quant_dot = "exact";
   std::string dump_path;
@@ -49,12 +51,8 @@ run::RunOptions ResolveOptions(const RunFlags& flags) {
   options.checkpoint = flags.checkpoint;
   options.profile = flags.profile || ProfileRequestedByEnvironment();
   options.trace = flags.trace;
-  if (!numerics::ParseMathProfile(flags.math, &options.math)) {
-    throw UsageError("unknown math profile '" + flags.math + "' (use portable or libm)");
-  }
-  if (!numerics::ParseQuantDot(flags.quant_dot, &options.quant_dot)) {
-    throw UsageError("unknown --quant-dot profile '" + flags.quant_dot + "' (use exact or int8)");
-  }
+  options.math = ResolveMathOption(flags.math);
+  options.quant_dot = ResolveQuantDotOption(flags.quant_dot);
   if (!model::ParseKernelPath(flags.kernels, &options.path)) {
     throw UsageError("unknown kernel path '" + flags.kernels + "' (use reference or cpu)");
   }
@@ -70,7 +68,6 @@ run::RunOptions ResolveOptions(const RunFlags& flags) {
                      "' (use together or staggered)");
   }
   options.threads = flags.threads.value_or(threads::DefaultThreadCount());
-  options.gemv_chunk_bytes = flags.gemv_chunk_bytes;
   const unsigned cores = std::thread::hardware_concurrency();
   if (options.path == model::KernelPath::kCpu && cores > 0 &&
       static_cast<unsigned>(options.threads) > cores) {
@@ -119,6 +116,10 @@ int RunScenarioCommand(const RunFlags& flags) {
   const model::ModelWeights weights = LoadCheckpointForCommand(flags.checkpoint);
   const run::PreparedScenario prepared = PrepareForCommand(scenario, weights);
   if (options.path == model::KernelPath::kCpu) {
+    const ResolvedTuning tuning = ResolveTuning(
+        *flags.tuning, ThisWisdomKey(weights, options.isa, options.quant_dot, options.threads));
+    options.knobs = tuning.knobs;
+    options.tuning_record = run::TuningRecord(tuning.knobs, tuning.wisdom).dump();
     options.cpu_table = &CpuPassKernelTable(options.isa, options.quant_dot);
     options.cpu_multi_sequence_table =
         &CpuPassMultiSequenceKernelTable(options.isa, *options.cpu_table);
@@ -148,16 +149,8 @@ void AddComputeFlags(CLI::App* sub, RunFlags& options) {
                "The instruction set of the kernel table both paths compute with (the "
                "reference uses its dot products); an ISA this machine lacks is refused "
                "(default: auto, the fastest available).");
-  sub->add_option("--gemv-chunk-bytes", options.gemv_chunk_bytes,
-                  "Bytes of weights per GEMV work unit on the cpu path; any value gives the same "
-                  "bits (default: 262144).")
-      ->option_text("N")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  sub->add_option("--math", options.math,
-                  "Where transcendentals come from: the engine's portable implementations or the "
-                  "platform's libm (default: portable).")
-      ->option_text("portable|libm")
-      ->check(CLI::IsMember({"portable", "libm"}));
+  AddTuningFlags(sub, options.tuning);
+  AddMathOption(sub, &options.math);
   AddQuantDotOption(sub, &options.quant_dot);
 }
 

@@ -78,10 +78,12 @@ struct CpuOptions {
   // Bytes of weights per GEMV work unit (decode); rounded to whole rows.
   int64_t gemv_chunk_bytes = int64_t{256} * 1024;
   // GEMM output tile (prefill/extend): rows of x by rows of W.
-  int gemm_tile_m = 64;
-  int gemm_tile_n = 64;
+  int64_t gemm_tile_m = 64;
+  int64_t gemm_tile_n = 64;
   // Query rows per attention work unit (prefill/extend).
-  int attention_row_block = 16;
+  int64_t attention_row_block = 16;
+  // (Every one of these four is a tuning knob, model/tuning.h: any value
+  // gives the same bits.)
   // Per-op timing, printed by the caller at the end (reads clocks only).
   bool profile = false;
 };

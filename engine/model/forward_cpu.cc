@@ -93,9 +93,12 @@ class CpuForward final : public Forward {
                                   " layers but the config has " + std::to_string(c_.n_layers()));
     }
     cut_.gemv_chunk_bytes = std::max<int64_t>(1, options.gemv_chunk_bytes);
-    cut_.gemm_tile_m = std::max(1, options.gemm_tile_m);
-    cut_.gemm_tile_n = std::max(1, options.gemm_tile_n);
-    row_block_ = std::max(1, options.attention_row_block);
+    // Bounded as the knobs' ranges are (model/tuning.h), for callers that
+    // set the options directly.
+    constexpr int64_t kMostRows = int64_t{1} << 20;
+    cut_.gemm_tile_m = static_cast<int>(std::clamp<int64_t>(options.gemm_tile_m, 1, kMostRows));
+    cut_.gemm_tile_n = static_cast<int>(std::clamp<int64_t>(options.gemm_tile_n, 1, kMostRows));
+    row_block_ = static_cast<int>(std::clamp<int64_t>(options.attention_row_block, 1, kMostRows));
     if (options.profile) profiler_ = std::make_unique<Profiler>();
 
     d_ = c_.d_model;

@@ -134,6 +134,27 @@ Repeats ParseRepeats(const json& j) {
   return r;
 }
 
+// The optional `sampling` object of a done record: at least two seeds (one
+// cannot show that seeds differ), a finite temperature above 0, and counts
+// that fit the seeds.
+Sampling ParseSampling(const json& j) {
+  const std::string where = "done.sampling";
+  Sampling s;
+  s.seeds = GetInt32(j, "seeds", where, 2);
+  const json& temperature = Field(j, "temperature", where);
+  if (!temperature.is_number() || !std::isfinite(temperature.get<double>()) ||
+      !(temperature.get<double>() > 0.0)) {
+    Fail(where, "field 'temperature' must be a finite number above 0");
+  }
+  s.temperature = temperature.get<double>();
+  s.tokens = GetInt32(j, "tokens", where, 1);
+  s.distinct = GetInt32(j, "distinct", where, 1);
+  if (s.distinct > s.seeds) Fail(where, "'distinct' must not exceed 'seeds'");
+  s.unstable_seed = GetInt32(j, "unstable_seed", where, 0);
+  if (s.unstable_seed > s.seeds) Fail(where, "'unstable_seed' must not exceed 'seeds'");
+  return s;
+}
+
 Hello ParseHello(const json& j) {
   Hello h;
   const int64_t version = GetInt(j, "protocol", "hello", 0, std::numeric_limits<int32_t>::max());
@@ -204,6 +225,8 @@ Hello ParseHello(const json& j) {
   h.checkpoint.vocab_size = GetInt32(checkpoint, "vocab_size", "hello.checkpoint", 1);
   if (j.contains("device")) h.device = ParseDevice(GetObject(j, "device", "hello"));
   if (j.contains("readback")) h.readback = ParseReadback(GetObject(j, "readback", "hello"));
+  if (j.contains("server")) h.server = GetObject(j, "server", "hello").dump();
+  if (j.contains("tuning")) h.tuning = GetObject(j, "tuning", "hello").dump();
   return h;
 }
 
@@ -266,6 +289,7 @@ Done ParseDone(const json& j) {
     d.load_ms = load.get<double>();
   }
   if (j.contains("repeats")) d.repeats = ParseRepeats(GetObject(j, "repeats", "done"));
+  if (j.contains("sampling")) d.sampling = ParseSampling(GetObject(j, "sampling", "done"));
   // The phase split is optional, but all four fields or none.
   const char* phase_fields[] = {"prefill_ms", "prefill_tokens", "decode_ms", "decode_tokens"};
   int present = 0;
@@ -323,6 +347,22 @@ ojson RepeatsObject(const Repeats& r) {
   return j;
 }
 
+ojson SamplingObject(const Sampling& s) {
+  ojson j = ojson::object();
+  j["seeds"] = s.seeds;
+  j["temperature"] = s.temperature;
+  j["tokens"] = s.tokens;
+  j["distinct"] = s.distinct;
+  j["unstable_seed"] = s.unstable_seed;
+  return j;
+}
+
+ojson ReadbackObject(const Readback& r) {
+  ojson j = {{"kind", r.kind}};
+  if (r.kind == "topk") j["k"] = r.k;
+  return j;
+}
+
 // Parses `text` as one JSON object for `what`. Throws ProtocolError.
 json ParseObjectText(std::string_view text, const std::string& what) {
   json j = json::parse(text, nullptr, false);
@@ -341,6 +381,15 @@ std::string DescribeReadback(const Readback& r) {
   return "every step's whole logit row";
 }
 
+Readback NarrowerReadback(const std::optional<Readback>& so_far, const Readback& next) {
+  const auto rank = [](const Readback& r) -> long long {
+    if (r.kind == "tokens") return 0;
+    if (r.kind == "topk") return 1 + r.k;
+    return std::numeric_limits<long long>::max();
+  };
+  return so_far && rank(*so_far) <= rank(next) ? *so_far : next;
+}
+
 std::string ToJsonText(const DeviceInfo& device) {
   return Dump(DeviceObject(device));
 }
@@ -355,6 +404,26 @@ std::string ToJsonText(const Repeats& repeats) {
 
 Repeats ParseRepeatsText(std::string_view text) {
   return ParseRepeats(ParseObjectText(text, "repeats"));
+}
+
+std::string ToJsonText(const Sampling& sampling) {
+  return Dump(SamplingObject(sampling));
+}
+
+Sampling ParseSamplingText(std::string_view text) {
+  return ParseSampling(ParseObjectText(text, "sampling"));
+}
+
+std::string ToJsonText(const Readback& readback) {
+  return Dump(ReadbackObject(readback));
+}
+
+Readback ParseReadbackText(std::string_view text) {
+  return ParseReadback(ParseObjectText(text, "readback"));
+}
+
+std::string CompactObjectText(std::string_view text, const std::string& where) {
+  return ParseObjectText(text, where).dump();
 }
 
 std::string HashToHex(uint64_t value) {
@@ -398,10 +467,9 @@ std::string ToJsonLine(const Hello& h) {
                      {"weights_xxh3", h.checkpoint.weights_xxh3},
                      {"vocab_size", h.checkpoint.vocab_size}};
   if (h.device) j["device"] = DeviceObject(*h.device);
-  if (h.readback) {
-    j["readback"] = {{"kind", h.readback->kind}};
-    if (h.readback->kind == "topk") j["readback"]["k"] = h.readback->k;
-  }
+  if (h.readback) j["readback"] = ReadbackObject(*h.readback);
+  if (!h.server.empty()) j["server"] = ojson::parse(h.server);
+  if (!h.tuning.empty()) j["tuning"] = ojson::parse(h.tuning);
   return Dump(j);
 }
 
@@ -451,6 +519,7 @@ std::string ToJsonLine(const Done& d) {
   }
   if (d.load_ms) j["load_ms"] = *d.load_ms;
   if (d.repeats) j["repeats"] = RepeatsObject(*d.repeats);
+  if (d.sampling) j["sampling"] = SamplingObject(*d.sampling);
   return Dump(j);
 }
 

@@ -102,6 +102,11 @@ struct Readback {
 // token of each step".
 std::string DescribeReadback(const Readback& r);
 
+// Returns the narrower of two read-backs, the one whose identical hashes
+// prove less: the chosen tokens alone, then the top K (the smaller K), then
+// whole rows. `so_far` unset means whole rows.
+Readback NarrowerReadback(const std::optional<Readback>& so_far, const Readback& next);
+
 struct CheckpointInfo {
   std::string spec;
   std::string weights_xxh3;  // 16 lower-case hex digits
@@ -119,6 +124,15 @@ struct Hello {
   CheckpointInfo checkpoint;
   std::optional<DeviceInfo> device;  // unset: the run used the platform's CPU
   std::optional<Readback> readback;  // unset: whole rows ("full")
+  // A served engine's identity as its bridge read it (the hello's `server`
+  // object: URL, the model entry of GET /v1/models, ...), as compact JSON
+  // text; empty when the hello has none. Kept, shown, never judged.
+  std::string server;
+  // samebits-engine's tuning knobs in use and the wisdom file that chose
+  // them (the hello's `tuning` object, PROTOCOL.md), as compact JSON text;
+  // empty when the hello has none. No knob changes a bit: kept, shown, and
+  // checked only by a profile's echo.
+  std::string tuning;
   bool operator==(const Hello&) const = default;
 };
 
@@ -188,6 +202,19 @@ struct Repeats {
   bool operator==(const Repeats&) const = default;
 };
 
+// An engine that also sampled the cell's prompt at a temperature above 0
+// (PROTOCOL.md "Sampling"): each of `seeds` seeds twice. Different seeds
+// must give different samples (sampling is not frozen) and one seed the
+// same sample twice (a seed makes it reproducible).
+struct Sampling {
+  int seeds = 2;             // how many seeds, each sampled twice
+  double temperature = 1.0;  // > 0
+  int tokens = 1;            // tokens per sample
+  int distinct = 1;          // distinct samples among the seeds' first ones
+  int unstable_seed = 0;     // 1-based: the first seed whose two samples differed; 0 none
+  bool operator==(const Sampling&) const = default;
+};
+
 struct Done {
   int64_t steps = 0;
   double elapsed_ms = 0;
@@ -196,7 +223,8 @@ struct Done {
   // scenario, loading or synthesising the checkpoint, building the pass),
   // so a harness can tell a child's start from its load.
   std::optional<double> load_ms;
-  std::optional<Repeats> repeats;  // unset: the cell ran once
+  std::optional<Repeats> repeats;    // unset: the cell ran once
+  std::optional<Sampling> sampling;  // unset: the cell did not sample
   bool operator==(const Done&) const = default;
 };
 
@@ -260,6 +288,13 @@ std::string ToJsonText(const DeviceInfo& device);
 DeviceInfo ParseDeviceText(std::string_view text);
 std::string ToJsonText(const Repeats& repeats);
 Repeats ParseRepeatsText(std::string_view text);
+std::string ToJsonText(const Sampling& sampling);
+Sampling ParseSamplingText(std::string_view text);
+std::string ToJsonText(const Readback& readback);
+Readback ParseReadbackText(std::string_view text);
+// Checks that `text` is one JSON object (a hello's `server`) and returns it
+// compact; throws ProtocolError naming `where` otherwise.
+std::string CompactObjectText(std::string_view text, const std::string& where);
 
 std::string ToJsonLine(const Hello& record);
 std::string ToJsonLine(const Step& record);

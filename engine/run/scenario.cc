@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "engine/numerics/splitmix.h"
 #include "engine/run/input_file.h"
+#include "engine/run/strict_json.h"
 
 namespace samebits::run {
 namespace {
@@ -51,7 +51,11 @@ void CheckKeys(const json& object, const Context& ctx, std::initializer_list<con
     for (const char* a : allowed) known = known || key == a;
     if (!known) {
       std::string list;
-      for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + a + "'";
+      for (const char* a : allowed) {
+        list += list.empty() ? "'" : ", '";
+        list += a;
+        list += "'";
+      }
       ctx.Fail("unknown key '" + key + "' (expected " + list + ")");
     }
   }
@@ -241,25 +245,11 @@ const char* StepKindName(ScenarioStep::Kind kind) {
 Scenario ParseScenario(std::string_view json_text, const std::string& file) {
   const Context ctx("scenario " + file);
   json root;
-  // The format is strict: a key given twice (of which JSON keeps one
-  // silently) is an error, found while parsing.
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  const json::parser_callback_t no_duplicates = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
-        !open_objects.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
   try {
-    root = json::parse(json_text, no_duplicates);
-  } catch (const json::parse_error& e) {
-    ctx.Fail(std::string("not valid JSON: ") + e.what());
+    root = ParseStrictJson(json_text);
+  } catch (const StrictJsonError& e) {
+    ctx.Fail(e.what());
   }
-  if (!duplicate.empty()) ctx.Fail("the key '" + duplicate + "' is given twice in one object");
   if (!root.is_object())
     ctx.Fail("the top level must be an object, not " + std::string(TypeName(root)));
   CheckKeys(root, ctx, {"name", "description", "prompt", "sampler", "steps"});

@@ -50,7 +50,7 @@ Pass MakePass(const RunOptions& options, const model::ModelWeights& weights,
   model::CpuOptions cpu_options;
   cpu_options.isa = options.isa;
   cpu_options.quant_dot = options.quant_dot;
-  if (options.gemv_chunk_bytes) cpu_options.gemv_chunk_bytes = *options.gemv_chunk_bytes;
+  model::ApplyKnobs(options.knobs, cpu_options);
   cpu_options.profile = options.profile;
   config.threads = options.threads;
   config.gemv_chunk_bytes = cpu_options.gemv_chunk_bytes;
@@ -73,6 +73,8 @@ protocol::Hello MakeHello(const RunOptions& options, const RunInputs& inputs,
   hello.checkpoint.weights_xxh3 =
       inputs.weights_xxh3.empty() ? model::HashWeights(weights) : inputs.weights_xxh3;
   hello.checkpoint.vocab_size = weights.config.vocab_size;
+  // The knobs cut only the cpu pass's work; the reference has none.
+  if (options.path == model::KernelPath::kCpu) hello.tuning = options.tuning_record;
   return hello;
 }
 

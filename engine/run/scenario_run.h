@@ -13,6 +13,7 @@
 
 #include "engine/kernels/kernels.h"
 #include "engine/model/forward.h"
+#include "engine/model/tuning.h"
 #include "engine/model/weights.h"
 #include "engine/numerics/math.h"
 #include "engine/run/batch_companions.h"
@@ -28,8 +29,12 @@ struct RunOptions {
   numerics::MathProfile math = numerics::MathProfile::kPortable;
   numerics::QuantDot quant_dot = numerics::QuantDot::kExact;  // both passes'
   kernels::Isa isa = kernels::Isa::kScalar;                   // both passes' kernel table
-  int threads = 1;                          // the cpu pass's; the reference runs on one
-  std::optional<int64_t> gemv_chunk_bytes;  // unset: CpuOptions' default
+  int threads = 1;  // the cpu pass's; the reference runs on one
+  // The cpu pass's tuning knobs (model/tuning.h; those not named keep
+  // CpuOptions' defaults), and `hello`'s `tuning` record of them as JSON
+  // text (wisdom.h's TuningRecord; empty: none).
+  model::KnobValues knobs;
+  std::string tuning_record;
   // The cpu pass's tables for calls of one sequence and of several
   // (GetKernelTable(isa) both, unless a test-only control swaps one:
   // engine/cli/commands.h). Unused by the reference.

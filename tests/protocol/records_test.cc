@@ -443,6 +443,34 @@ TEST(RecordsTest, DoneRepeatsAreOptionalAndConsistent) {
   ExpectRejected(head + "[4]}", "field 'repeats' must be an object");
 }
 
+// The optional `sampling` of a done record: at least two seeds, a finite
+// temperature above 0, and counts that fit the seeds.
+TEST(RecordsTest, DoneSamplingIsOptionalAndConsistent) {
+  Done d{9, 12.5};
+  EXPECT_EQ(ToJsonLine(d).find("sampling"), std::string::npos);
+  d.sampling = Sampling{4, 0.7, 16, 3, 2};
+  EXPECT_EQ(RoundTrip(d), d);
+  EXPECT_EQ(ParseSamplingText(ToJsonText(*d.sampling)), *d.sampling);
+  EXPECT_NE(ToJsonLine(d).find("\"sampling\":{\"seeds\":4,\"temperature\":0.7,\"tokens\":16,"
+                               "\"distinct\":3,\"unstable_seed\":2}"),
+            std::string::npos)
+      << ToJsonLine(d);
+  const std::string head = "{\"type\":\"done\",\"steps\":9,\"elapsed_ms\":1,\"sampling\":";
+  const auto with = [&](const std::string& seeds, const std::string& temperature,
+                        const std::string& distinct, const std::string& unstable) {
+    return head + "{\"seeds\":" + seeds + ",\"temperature\":" + temperature +
+           ",\"tokens\":4,\"distinct\":" + distinct + ",\"unstable_seed\":" + unstable + "}}";
+  };
+  ExpectRejected(with("1", "1", "1", "0"), "'seeds' is out of range");
+  ExpectRejected(with("4", "0", "1", "0"), "'temperature' must be a finite number above 0");
+  ExpectRejected(with("4", "-1", "1", "0"), "'temperature' must be a finite number above 0");
+  ExpectRejected(with("4", "\"1\"", "1", "0"), "'temperature' must be a finite number above 0");
+  ExpectRejected(with("4", "1", "5", "0"), "'distinct' must not exceed 'seeds'");
+  ExpectRejected(with("4", "1", "0", "0"), "'distinct' is out of range");
+  ExpectRejected(with("4", "1", "2", "5"), "'unstable_seed' must not exceed 'seeds'");
+  ExpectRejected(head + "[4]}", "field 'sampling' must be an object");
+}
+
 // A key twice in one object is refused, in every record and at any depth:
 // a reader would take the last while a person reading the transcript may
 // take the first (issue 43).

@@ -388,8 +388,8 @@ int main(int argc, char** argv) {
        "\"}," + "\"config\":{\"checkpoint\":" + Quote(o.checkpoint) +
        ",\"scenario\":" + Quote(BaseName(o.scenario)) + ",\"kernels\":" + Quote(o.kernels) +
        ",\"threads\":" + std::to_string(o.threads) + ",\"isa\":" + Quote(isa) +
-       ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + batch_config + "}," +
-       "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
+       ",\"gemv_chunk_bytes\":" + std::to_string(o.gemv_chunk_bytes) + ",\"math\":" +
+       Quote(o.math) + batch_config + "}," + "\"checkpoint\":{\"spec\":" + Quote(o.checkpoint) +
        ",\"weights_xxh3\":\"00000000000000aa\",\"vocab_size\":" +
        std::to_string(fault == "hello-vocab" ? 2 * kVocab : kVocab) + "}" + device + "}");
   if (fault == "terminal-escapes") {
