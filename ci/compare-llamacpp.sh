@@ -8,11 +8,16 @@
 #   ci/compare-llamacpp.sh [--types bf16,q8_0,q4_k] [--threads 1,2]
 #                          [--repeats 5] [--checkpoint synthetic:bench]
 #                          [--batch-list 1,4,8] [--quant-dot exact|int8]
-#                          [--out reports/llamacpp.md] [--force]
+#                          [--wisdom FILE|none] [--out reports/llamacpp.md] [--force]
 #
 # --quant-dot picks samebits-engine's profile for quantized weights
 # (engine/numerics/README.md, C12; default exact); llama.cpp always
 # quantizes its activations, as the int8 profile does.
+#
+# --wisdom is handed to samebits-engine (`samebits-engine tune` writes one;
+# default: what the engine reads by itself, $SAMEBITS_WISDOM or
+# ~/.cache/samebits/wisdom.json when there); the report says which knobs
+# each thread count ran with and where they came from.
 #
 # With --batch-list, it times batched decoding instead: samebits-engine
 # `bench --batch-list` against llama.cpp's `llama-batched-bench` (-npl, one
@@ -34,8 +39,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out='' force=0
-prompt=128 context=128 decode_steps=16 batch_list= quant_dot=exact
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+prompt=128 context=128 decode_steps=16 batch_list= quant_dot=exact wisdom=
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --types) types=$2; shift 2 ;;
@@ -44,6 +49,7 @@ while (($#)); do
     --checkpoint) checkpoint=$2; shift 2 ;;
     --batch-list) batch_list=$2; shift 2 ;;
     --quant-dot) quant_dot=$2; shift 2 ;;
+    --wisdom) wisdom=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --force) force=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -80,10 +86,14 @@ refuse_busy_machine "$force"
 
 # --- one measurement each -----------------------------------------------------
 # Prints "PREFILL_TPS DECODE_TPS" for samebits-engine's cpu pass.
+# Its `tuning, ...` line (the knobs and the wisdom they came from) goes to
+# $tuning_log for the report.
 samebits_once() {  # file threads
   "$engine" bench --checkpoint "gguf:$1" --quant-dot "$quant_dot" --no-reference --repeats 1 --threads-list "$2" \
-    --context "$context" --prompt "$prompt" --decode-steps "$decode_steps" --bandwidth-mib 0 2>/dev/null |
-    awk '/^decode at context/ { s = "d"; next } /^prefill of/ { s = "p"; next } /^(ratios|identity)/ { s = "" }
+    --context "$context" --prompt "$prompt" --decode-steps "$decode_steps" --bandwidth-mib 0 \
+    ${wisdom:+--wisdom "$wisdom"} 2>/dev/null |
+    awk -v tlog="$tuning_log" '/^tuning, / { print >> tlog }
+         /^decode at context/ { s = "d"; next } /^prefill of/ { s = "p"; next } /^(ratios|identity)/ { s = "" }
          s != "" && /^  cpu [0-9]+ threads? +[0-9]/ { if (s == "d") d = $7; else p = $7 }
          END { print p, d }'
 }
@@ -100,7 +110,7 @@ llama_once() {  # file threads
 samebits_batched_once() {  # file threads
   "$engine" bench --checkpoint "gguf:$1" --quant-dot "$quant_dot" --no-reference --repeats 1 --threads-list "$2" \
     --batch-list "$batch_list" --context "$context" --decode-steps "$decode_steps" \
-    --bandwidth-mib 0 2>/dev/null |
+    --bandwidth-mib 0 ${wisdom:+--wisdom "$wisdom"} 2>/dev/null |
     awk '/^batched decode/ { s = 1; next } s && /^ +[0-9]+ +[0-9.]+ +[0-9.]+ / { print $1, $3 }'
 }
 # The same for llama-batched-bench: pl sequences, each with its own prompt
@@ -116,6 +126,7 @@ llama_batched_once() {  # file threads
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+tuning_log=$work/tuning.txt
 if [[ -n $batch_list ]]; then
   table="| type | threads | batch | samebits decode tok/s | vs its batch 1 | llama.cpp decode tok/s | vs its batch 1 | ratio |
 |---|---|---|---|---|---|---|---|"
@@ -188,6 +199,7 @@ report="## samebits ($quant_dot) vs llama.cpp ($llama_rev), $checkpoint, medians
 $what
 $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $cores cores, load $load at start;
 samebits $(git -C "$root" rev-parse --short HEAD).
+$(sort -u "$tuning_log" 2>/dev/null | sed 's/^/samebits /')
 
 $table"
 echo "$report"

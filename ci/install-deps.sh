@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages samebits builds and tests with, when they
 # are missing. Safe to run again: it installs nothing when all are present.
+#
+#   ci/install-deps.sh [--browser]
+#     --browser  also Debian's chromium, for ci/browser-check.sh (headless
+#                Chromium opens the HTML reports; about 30 s and 300 MB,
+#                which the README's two commands do not need)
 set -euo pipefail
 packages=(
   build-essential cmake git pkg-config ccache
@@ -16,6 +21,15 @@ packages=(
   python3  # the minimal adapter (adapters/minimal-python), gated by a ctest
   python3-torch python3-numpy  # the PyTorch adapter (adapters/pytorch), gated by a ctest
 )
+for argument in "$@"; do
+  case $argument in
+    --browser) packages+=(chromium) ;;
+    *)
+      echo "usage: ci/install-deps.sh [--browser]" >&2
+      exit 2
+      ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

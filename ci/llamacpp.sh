@@ -7,7 +7,10 @@
 # adapter's ctests (configured with -DSAMEBITS_LLAMACPP_TESTS=ON), and a short
 # determinism card (ci/card-llamacpp.sh --short: the F32 llama file and the
 # Q4_K_M qwen3 file, every axis of engines/llama.cpp.json) into
-# BUILD_DIR/reports/. Needs npm (the first time) and a built tree.
+# BUILD_DIR/reports/; then llama-server, built from the same source
+# (adapters/llama.cpp/build.sh --llama-server: about 7 minutes once, cached)
+# and its short card (ci/card-llama-server.sh --short: the server started
+# per cell, the same two files). Needs npm (the first time) and a built tree.
 #
 #   ci/llamacpp.sh [BUILD_DIR]     (default: build)
 #
@@ -39,3 +42,5 @@ cmake --build "$build" -j "$(nproc)" --target samebits_llamacpp_tests
 ctest --test-dir "$build" -R '^LlamacppAdapter\.' --output-on-failure --no-tests=error
 bash ci/check-data-skips.sh "$build"
 ci/card-llamacpp.sh "$build" --short
+adapters/llama.cpp/build.sh --llama-server
+ci/card-llama-server.sh "$build" --short

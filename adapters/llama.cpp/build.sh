@@ -15,15 +15,24 @@
 # where adapters/llama.cpp/samebits-llamacpp (the profile's command) finds
 # it. Compiler output goes to build.log in each build folder, shown when a
 # step fails. The adapter's path is printed last (alone with --print-path).
+#
+# --llama-server builds llama.cpp's own server instead (tools/server, the
+# served engine of engines/llama-server.json) from the same source and
+# options, plus llama-common and no web UI (LLAMA_BUILD_UI and
+# LLAMA_USE_PREBUILT_UI off: nothing is downloaded), into
+# $cache/llama-server-build (about 7 minutes on 2 cores once libllama's
+# objects are in ccache), and prints its path.
 # Jobs: SAMEBITS_JOBS, default 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 script=adapters/llama.cpp/build.sh
 print_path=0
+server=0
 while (($#)); do
   case $1 in
     --print-path) print_path=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --llama-server) server=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$script: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -45,6 +54,28 @@ quiet() {
     exit 1
   }
 }
+
+# llama-server: a build folder of its own, stamped like libllama's. The
+# later -D options win over llamacpp_cmake_options' LLAMA_BUILD_SERVER=OFF.
+if ((server)); then
+  server_build=$cache/llama-server-build
+  stamp="$(git -C "$llama_src" rev-parse HEAD) ${llamacpp_cmake_options[*]} server"
+  if [[ ! -f $server_build/stamp || $(cat "$server_build/stamp") != "$stamp" ||
+        ! -x $server_build/bin/llama-server ]]; then
+    log "building llama-server $llama_rev (once; cached in $server_build)"
+    start=$(date +%s)
+    rm -f "$server_build/build.log" "$server_build/stamp"
+    quiet "$server_build" cmake -S "$llama_src" -B "$server_build" "${llamacpp_cmake_options[@]}" \
+      "${launcher[@]}" -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF \
+      -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_EXAMPLES=OFF \
+      -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+    quiet "$server_build" cmake --build "$server_build" -j "$jobs" --target llama-server
+    printf '%s\n' "$stamp" >"$server_build/stamp"
+    log "llama-server built in $(($(date +%s) - start)) s"
+  fi
+  echo "$server_build/bin/llama-server"
+  exit 0
+fi
 
 lib_build=$cache/llama.cpp-lib
 prefix=$cache/llama.cpp-prefix

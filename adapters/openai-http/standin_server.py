@@ -24,27 +24,48 @@ misbehaviour can be tested:
   few               fewer log-probabilities than asked
   http500           answers 500 with an error body
   missing           answers without any log-probabilities
+  withhold          like llama-server for a byte token: where the chosen id
+                    is even, no probabilities and U+FFFD as the content
+  never-ready       GET /health answers 503 (a server that never finishes loading)
+  frozen-sampling   samples greedily whatever the temperature and seed (a
+                    deterministic mode that freezes sampling)
+  seed-ignored      samples from fresh randomness whatever the seed (a seed
+                    that does not make a sample reproducible)
+  stream-cut        a streamed answer (`stream: true`) ends before its last
+                    event ([DONE], or llama-server's event with stop: true)
+
+With `stream: true` it answers as server-sent events (text/event-stream),
+one event per generated token, as llama-server and vLLM do.
+
+At a temperature above 0 it samples from the toy model's softmax at that
+temperature with Python's random.Random(seed) (the request's `seed`; fresh
+randomness without one).
 
     standin_server.py [--fault NAME] [--vocab N] [--token-ms MS]
-                      [--sleep-s S] [--model NAME] [--pid-dir DIR]
+                      [--sleep-s S] [--model NAME] [--pid-dir DIR] [--unix PATH]
 
 It listens on 127.0.0.1 on a free port and prints one line,
 `listening http://127.0.0.1:PORT`, on stdout. It stops when its stdin
 closes (so a parent that dies, however it dies, takes it down), on
-SIGTERM, or on SIGINT. Standard library only.
+SIGTERM, or on SIGINT. With --unix PATH it listens on that Unix socket
+instead, as a server the bridge launches (--launch): its stdin is not
+watched then, and it stops on SIGTERM or SIGINT. Standard library only.
 """
 import argparse
 import http.server
 import json
 import math
 import os
+import random
 import signal
+import socketserver
 import sys
 import threading
 import time
 
 FAULTS = ["none", "drift-on-repeat", "drift-under-load", "sleep", "drop", "malformed", "nan",
-          "ninf", "null", "few", "http500", "missing"]
+          "ninf", "null", "few", "http500", "missing", "withhold", "never-ready",
+          "frozen-sampling", "seed-ignored", "stream-cut"]
 
 
 def weight(token, position, i):
@@ -70,6 +91,48 @@ def log_probs(context, vocab, bias):
     return [x - total for x in logits]
 
 
+def draw(row, temperature, sampler):
+    """A token drawn from softmax(log-probabilities / temperature)."""
+    scaled = [x / temperature for x in row]
+    top = max(scaled)
+    weights = [math.exp(x - top) for x in scaled]
+    return sampler.choices(range(len(row)), weights=weights)[0]
+
+
+def stream_events(api, answer):
+    """A whole answer as the data of its server-sent events, one per
+    generated token: llama-server's end with an event whose stop is true,
+    the OpenAI API's with [DONE]."""
+    events = []
+    if api == "llama":
+        probabilities = answer.get("completion_probabilities")
+        withheld = probabilities is None and answer["content"] == "\ufffd"
+        # llama-server streams nothing of a withheld token, not even its id.
+        for i, token in enumerate([] if withheld else answer["tokens"]):
+            event = {"content": "<%d>" % token, "tokens": [token], "stop": False}
+            if probabilities is not None:
+                event["completion_probabilities"] = [probabilities[i]]
+            events.append(json.dumps(event))
+        events.append(json.dumps({"content": "", "tokens": [], "stop": True,
+                                  "model": answer["model"], "stop_type": "limit"}))
+        return events
+    choice = answer["choices"][0]
+    logprobs = choice.get("logprobs")
+    for i, token in enumerate(logprobs["tokens"] if logprobs else []):
+        part = {"index": 0, "text": "<%s>" % token[9:], "finish_reason": None}
+        part["logprobs"] = {key: [logprobs[key][i]]
+                            for key in ("tokens", "token_logprobs", "top_logprobs")}
+        events.append(json.dumps({"id": answer["id"], "object": "text_completion",
+                                  "model": answer["model"],
+                                  "system_fingerprint": answer["system_fingerprint"],
+                                  "choices": [part]}))
+    events.append(json.dumps({"id": answer["id"], "object": "text_completion",
+                              "model": answer["model"], "choices": [
+                                  {"index": 0, "text": "", "finish_reason": "length"}]}))
+    events.append("[DONE]")
+    return events
+
+
 class State:
     """What the fault modes need to remember across requests."""
 
@@ -84,6 +147,19 @@ class Server(http.server.ThreadingHTTPServer):
 
     def handle_error(self, request, client_address):
         pass  # a connection dropped on purpose (--fault drop) is not news
+
+
+class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass
+
+    def get_request(self):
+        # http.server's handler reads client_address[0]; a Unix socket's
+        # peer has no address.
+        request, _ = super().get_request()
+        return request, ("unix", 0)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -113,7 +189,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "meta": {"n_vocab": options.vocab}}]}))
         elif self.path == "/props":
             self.send_json(200, json.dumps({"build_info": "b1-standin",
-                                            "model_path": options.model}))
+                                            "model_path": options.model,
+                                            "default_generation_settings": {"n_ctx": 256},
+                                            "total_slots": 1}))
+        elif self.path == "/health" and options.fault == "never-ready":
+            self.send_error_json(503, "Loading model")
         elif self.path == "/health":
             self.send_json(200, json.dumps({"status": "ok"}))
         else:
@@ -164,9 +244,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 not all(isinstance(t, int) and 0 <= t < options.vocab for t in prompt)):
             message = "prompt: expected a non-empty list of ids below %d" % options.vocab
             return lambda: self.send_error_json(400, message)
-        if body.get("temperature", 1.0) != 0:
+        temperature = body.get("temperature", 1.0)
+        seed = body.get("seed")
+        if (not isinstance(temperature, (int, float)) or temperature < 0 or
+                (seed is not None and not isinstance(seed, int))):
             return lambda: self.send_error_json(
-                400, "this stand-in decodes greedily only (temperature 0)")
+                400, "temperature must be a number >= 0 and seed an integer")
+        sampler = None
+        if temperature > 0 and options.fault != "frozen-sampling":
+            fresh = seed is None or options.fault == "seed-ignored"
+            sampler = random.Random() if fresh else random.Random(seed)
         if not isinstance(count, int) or count < 1 or not isinstance(k, int) or k < 0:
             return lambda: self.send_error_json(
                 400, "n_predict/max_tokens must be >= 1 and n_probs/logprobs >= 0")
@@ -198,7 +285,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for _ in range(count):
             row = log_probs(context, options.vocab, bias)
             ranked = sorted(range(options.vocab), key=lambda i: (-row[i], i))
-            chosen = ranked[0]
+            chosen = ranked[0] if sampler is None else draw(row, temperature, sampler)
             values = {i: row[i] for i in ranked[:k]}
             if values:
                 values[ranked[0]] += drift
@@ -218,7 +305,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             answer = {"content": "".join("<%d>" % c for c, _, _ in generated),
                       "tokens": [c for c, _, _ in generated], "model": options.model,
                       "stop": True, "stop_type": "limit"}
-            if k > 0 and fault != "missing":
+            if fault == "withhold" and generated[0][0] % 2 == 0:
+                answer["content"] = "\ufffd"
+            elif k > 0 and fault != "missing":
                 answer["completion_probabilities"] = [
                     {"id": c, "token": "<%d>" % c, "bytes": [], "logprob": lp,
                      "top_logprobs": [{"id": i, "token": "<%d>" % i, "bytes": [], "logprob": v}
@@ -239,7 +328,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       "system_fingerprint": "samebits-standin-1", "choices": [choice]}
         # Python's json writes NaN and -Infinity as those bare words, which
         # is what a server that does not check its floats sends.
+        if body.get("stream") is True:
+            events = stream_events(api, answer)
+            if fault == "stream-cut":
+                events = events[:-1]
+            return lambda: self.send_events(events)
         return lambda: self.send_json(200, json.dumps(answer))
+
+    def send_events(self, events):
+        data = "".join("data: %s\n\n" % e for e in events).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def drop(self):
         self.close_connection = True
@@ -263,11 +366,12 @@ def main():
                         help="sleep per generated token (keeps requests in flight)")
     parser.add_argument("--sleep-s", type=float, default=30.0, help="--fault sleep's delay")
     parser.add_argument("--pid-dir", help="writes standin-PID.pid there (tests check it is gone)")
+    parser.add_argument("--unix", metavar="PATH", help="listen on this Unix socket")
     options = parser.parse_args()
     if not 2 <= options.vocab <= 4096:
         parser.error("--vocab must be in [2, 4096]")
 
-    server = Server(("127.0.0.1", 0), Handler)
+    server = UnixServer(options.unix, Handler) if options.unix else Server(("127.0.0.1", 0), Handler)
     server.options = options
     server.state = State()
     if options.pid_dir:
@@ -289,8 +393,11 @@ def main():
             pass
         stop()
 
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    print("listening http://127.0.0.1:%d" % server.server_address[1], flush=True)
+    if options.unix:
+        print("listening unix:%s" % options.unix, flush=True)
+    else:
+        threading.Thread(target=watch_stdin, daemon=True).start()
+        print("listening http://127.0.0.1:%d" % server.server_address[1], flush=True)
     server.serve_forever(poll_interval=0.1)
     server.server_close()
 

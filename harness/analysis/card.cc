@@ -121,6 +121,15 @@ CardRow JudgeCardRow(const CellResult& baseline, const CellResult& variant,
                   " repeats in one process: " + std::to_string(distinct) + " distinct output" +
                   (distinct == 1 ? "" : "s");
   }
+  row.sampling = SamplingText(variant);
+  // A seed that does not reproduce its sample, or seeds that do not change
+  // it, break the row whatever its greedy steps match: no profile declares
+  // that away.
+  if (const std::string sampling_defect = SamplingDefectText(variant); !sampling_defect.empty()) {
+    row.outcome = CardOutcome::kBroken;
+    row.detail = sampling_defect;
+    return row;
+  }
   // Repeats in one process that disagree among themselves: the row differs
   // from its first differing step, whatever its first repeat matched.
   if (const std::string repeat_variance = RepeatVarianceText(variant); !repeat_variance.empty()) {

@@ -59,6 +59,9 @@ struct CardRow {
   // What the engine's repeats in one process gave ("8 repeats in one
   // process: 1 distinct output"), when it ran the cell more than once.
   std::string repeats;
+  // What the engine's sampling at a temperature above 0 showed ("4 seeds at
+  // temperature 1, 16 tokens: 4 distinct samples, ..."), when it sampled.
+  std::string sampling;
   int first_step = -1;  // the first differing step
   int first_position = 0;
   // From both sides' dumps, when there are any.

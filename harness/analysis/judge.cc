@@ -385,14 +385,15 @@ Diagnosis ChildFailures(const RunResult& run) {
   return children;
 }
 
-// Cells whose engine ran them several times in one process and got more
-// than one output: each is FAIL, whatever its (first repeat's) steps
-// matched, since the same request gave different bits.
-Diagnosis RepeatVariance(RunResult& run) {
+// Fails every finished cell for which `defect` says something, whatever
+// its steps matched, and returns the diagnosis: `headline(count)` over one
+// detail line per cell.
+template <typename Defect, typename Headline>
+Diagnosis FailCellsWithDefects(RunResult& run, Defect defect, Headline headline) {
   Diagnosis d = OfKind(Diagnosis::Kind::kIdentityBroken);
   int count = 0;
   for (CellResult& c : run.cells) {
-    const std::string why = RepeatVarianceText(c);
+    const std::string why = defect(c);
     const bool finished = Ran(c) || c.code == ResultCode::kKnown || c.code == ResultCode::kFixed;
     if (why.empty() || !finished) continue;
     ++count;
@@ -400,12 +401,28 @@ Diagnosis RepeatVariance(RunResult& run) {
     c.message = why + (c.message.empty() ? "" : "; " + c.message);
     d.details.push_back(c.checkpoint + " / " + c.scenario + " / " + c.config.name + ": " + why);
   }
-  if (count > 0) {
-    d.headline = std::to_string(count) +
-                 " cells gave different outputs when their engine ran them again in the same "
-                 "process (repeats): the same request is not deterministic.";
-  }
+  if (count > 0) d.headline = headline(count);
   return d;
+}
+
+// Cells whose engine ran them several times in one process and got more
+// than one output: the same request gave different bits.
+Diagnosis RepeatVariance(RunResult& run) {
+  return FailCellsWithDefects(run, RepeatVarianceText, [](int count) {
+    return std::to_string(count) +
+           " cells gave different outputs when their engine ran them again in the same process "
+           "(repeats): the same request is not deterministic.";
+  });
+}
+
+// Cells whose engine sampled at a temperature above 0 and found a seed
+// that did not reproduce its sample, or seeds that all drew one sample.
+Diagnosis SamplingDefects(RunResult& run) {
+  return FailCellsWithDefects(run, SamplingDefectText, [](int count) {
+    return std::to_string(count) +
+           " cells sampled at a temperature above 0 and found a seed that does not reproduce "
+           "its sample or seeds that do not change it.";
+  });
 }
 
 // Returns how many cells differ as their engine's profile declares.
@@ -469,6 +486,7 @@ void Judge(RunResult& run, const JudgeOptions& options) {
   found.push_back(std::move(within.identity));
   found.push_back(std::move(within.batch));
   found.push_back(RepeatVariance(run));
+  found.push_back(SamplingDefects(run));
   found.push_back(std::move(references.math_differs));
   found.push_back(std::move(references.code_changed));
   found.push_back(MissingReferences(references.missing, options));

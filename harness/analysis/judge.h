@@ -9,7 +9,11 @@
 //     `samebits bisect` command) when the portable profile differs or the
 //     libm profile differs with the same library; else a different math
 //     library (both named). A code change leads when both show;
-//   - no reference for this platform and profile: how to make one.
+//   - no reference for this platform and profile: how to make one;
+//   - a cell whose engine's repeats in one process gave more than one
+//     output (its done's `repeats`), or whose sampling at a temperature
+//     above 0 found a seed that does not reproduce its sample or seeds that
+//     all draw one (its done's `sampling`): FAIL, whatever its steps match.
 #pragma once
 
 #include <map>

@@ -1,5 +1,8 @@
-// Lookups in the tables of result codes and diagnosis kinds (results.h).
+// Lookups in the tables of result codes and diagnosis kinds, and what a
+// cell's repeats and sampling say, for a person (results.h).
 #include "harness/analysis/results.h"
+
+#include <sstream>
 
 namespace samebits::harness {
 
@@ -64,6 +67,43 @@ std::string RepeatVarianceText(const CellResult& cell) {
   return std::to_string(r.count) + " repeats in one process gave " + std::to_string(r.distinct) +
          " distinct outputs: repeat " + std::to_string(r.first_repeat) +
          " first differs from repeat 1 at step " + std::to_string(r.first_step);
+}
+
+namespace {
+
+// A temperature as a person writes it: "1", "0.7".
+std::string TemperatureText(double t) {
+  std::ostringstream out;
+  out << t;
+  return out.str();
+}
+
+}  // namespace
+
+std::string SamplingDefectText(const CellResult& cell) {
+  if (!cell.sampling) return "";
+  const SamplingInfo& s = *cell.sampling;
+  const std::string at = " at temperature " + TemperatureText(s.temperature);
+  if (s.unstable_seed > 0) {
+    return "seed " + std::to_string(s.unstable_seed) + " of " + std::to_string(s.seeds) +
+           " gave two different samples" + at + ": the same seed must give the same sample";
+  }
+  if (s.distinct <= 1) {
+    return std::to_string(s.seeds) + " seeds gave one sample" + at + " (" +
+           std::to_string(s.tokens) +
+           " tokens each): sampling is frozen, different seeds must give different samples";
+  }
+  return "";
+}
+
+std::string SamplingText(const CellResult& cell) {
+  if (!cell.sampling) return "";
+  const SamplingInfo& s = *cell.sampling;
+  return std::to_string(s.seeds) + " seeds at temperature " + TemperatureText(s.temperature) +
+         ", " + std::to_string(s.tokens) + " tokens: " + std::to_string(s.distinct) +
+         " distinct sample" + (s.distinct == 1 ? "" : "s") +
+         (s.unstable_seed > 0 ? ", a seed that did not reproduce its sample"
+                              : ", each seed's the same twice");
 }
 
 std::string ScenarioContentMismatch(const CellResult& a, const CellResult& b) {

@@ -166,6 +166,10 @@ std::string DescribeDevice(const DeviceInfo& device);
 // A cell its engine ran several times in one process (PROTOCOL.md
 // "Repeats"): how many distinct outputs came of it.
 using RepeatInfo = protocol::Repeats;
+// What an engine's sampling at a temperature above 0 showed (PROTOCOL.md
+// "Sampling"): how many seeds drew how many distinct samples, and whether
+// each seed drew the same sample twice.
+using SamplingInfo = protocol::Sampling;
 
 struct BuildInfo {
   std::string engine, version, revision, compiler, flags;
@@ -229,11 +233,17 @@ struct CellResult {
   std::string isa_used;              // the ISA the engine resolved `isa` to ("avx512", ...)
   std::optional<DeviceInfo> device;  // from the child's `hello`: unset on the CPU
   // From the child's `hello`: what its hashes cover, unset for whole rows.
-  // Not kept by the store or bundles yet: a stored cell reads as unset.
   std::optional<protocol::Readback> readback;
+  // From the child's `hello`: a served engine's identity (its `server`
+  // object as compact JSON text), empty for any other engine.
+  std::string server;
   // From the child's `done`: unset when the engine ran the cell once. More
   // than one distinct output fails the cell (judge.h).
   std::optional<RepeatInfo> repeats;
+  // From the child's `done`: unset when the engine did not sample. A seed
+  // that did not reproduce its sample, or seeds that all drew one, fail the
+  // cell (judge.h).
+  std::optional<SamplingInfo> sampling;
   // The architecture of the machine that ran the cell where it is not the
   // run's: a fleet verdict's union of shards from several machines
   // (UnionOfShards); empty otherwise. Not stored.
@@ -245,6 +255,17 @@ struct CellResult {
 // repeats in one process gave 3 distinct outputs: repeat 2 first differs
 // from repeat 1 at step 5"), or "" when they did or the cell ran once.
 std::string RepeatVarianceText(const CellResult& cell);
+
+// Returns what a cell's sampling found wrong ("seed 2 gave two different
+// samples at temperature 1: the same seed must give the same sample", "4
+// seeds gave one sample at temperature 1: sampling is frozen"), or "" when
+// nothing was or the cell did not sample.
+std::string SamplingDefectText(const CellResult& cell);
+
+// Returns what a cell's sampling showed, for a card or summary ("4 seeds at
+// temperature 1, 16 tokens: 4 distinct samples, each seed's twice the
+// same"), or "" when it did not sample.
+std::string SamplingText(const CellResult& cell);
 
 // Where two step sequences first differ.
 struct Divergence {

@@ -110,6 +110,7 @@ std::string FormatRunDetails(const RunResult& run, bool with_steps) {
       out << "  repeats: " << c.repeats->count << " in one process, " << c.repeats->distinct
           << " distinct output" << (c.repeats->distinct == 1 ? "" : "s") << "\n";
     }
+    if (c.sampling) out << "  sampling: " << SamplingText(c) << "\n";
     if (with_steps) {
       for (const StepRecord& s : c.steps) {
         char line[160];

@@ -129,6 +129,9 @@ json CellJson(const CellResult& c) {
   // once has the bundle (and content id) it had before.
   if (c.device) cell["device"] = ProtocolObject(protocol::ToJsonText(*c.device));
   if (c.repeats) cell["repeats"] = ProtocolObject(protocol::ToJsonText(*c.repeats));
+  if (c.sampling) cell["sampling"] = ProtocolObject(protocol::ToJsonText(*c.sampling));
+  if (c.readback) cell["readback"] = ProtocolObject(protocol::ToJsonText(*c.readback));
+  if (!c.server.empty()) cell["server"] = ProtocolObject(c.server);
   return cell;
 }
 
@@ -407,20 +410,28 @@ class Reader {
     ProtocolObjects(j, where, c);
   }
 
-  // The cell's device and repeats (PROTOCOL.md's `hello.device` and
-  // `done.repeats`), each absent when there is none, and checked as a
-  // child's records are.
+  // The cell's device, repeats, sampling, read-back and server
+  // (PROTOCOL.md's `hello.device`, `done.repeats`, `done.sampling`,
+  // `hello.readback`, `hello.server`), each
+  // absent when there is none, and checked as a child's records are.
   void ProtocolObjects(const json& j, const std::string& where, CellResult& c) const {
-    for (const char* key : {"device", "repeats"}) {
+    for (const char* key : {"device", "repeats", "sampling", "readback", "server"}) {
       if (!j.contains(key)) continue;
       const json& object = j[key];
       if (!object.is_object()) Fail(Join(where, key), "expected an object");
       try {
         const std::string text = object.dump();
-        if (std::string_view(key) == "device") {
+        const std::string_view name = key;
+        if (name == "device") {
           c.device = protocol::ParseDeviceText(text);
-        } else {
+        } else if (name == "repeats") {
           c.repeats = protocol::ParseRepeatsText(text);
+        } else if (name == "sampling") {
+          c.sampling = protocol::ParseSamplingText(text);
+        } else if (name == "readback") {
+          c.readback = protocol::ParseReadbackText(text);
+        } else {
+          c.server = protocol::CompactObjectText(text, "server");
         }
       } catch (const protocol::ProtocolError& e) {
         Fail(Join(where, key), e.what());

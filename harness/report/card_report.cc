@@ -105,7 +105,11 @@ std::string OutcomeSummary(const CardRow& row) {
 
 std::string CardRowSummary(const CardRow& row) {
   const std::string outcome = OutcomeSummary(row);
-  return row.repeats.empty() ? outcome : outcome + "; " + row.repeats;
+  std::string summary = outcome;
+  for (const std::string* extra : {&row.repeats, &row.sampling}) {
+    if (!extra->empty()) summary += "; " + *extra;
+  }
+  return summary;
 }
 
 }  // namespace samebits::harness::report

@@ -98,6 +98,9 @@ void WriteGrid(const ReportModel& m, std::ostream& out) {
   out << "<h2>At a glance</h2>\n<p>Machine: " << E(mi.arch + ", " + mi.cpu) << ".";
   if (const std::string build = RunBuildText(*m.run); !build.empty())
     out << " Engine: " << E(build) << ".";
+  for (const std::string& line : {RunServerText(*m.run), RunReadbackText(*m.run)}) {
+    if (!line.empty()) out << " " << E(line);
+  }
   out << "</p>\n<table class=\"grid\">\n<tr><th>Configuration</th>";
   for (const std::string& column : grid.columns) out << "<th>" << E(column) << "</th>";
   out << "</tr>\n";
@@ -213,12 +216,14 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
                                     ? DescribeStep(g.columns[c])
                                     : "steps " + std::to_string(g.columns[c].index) + " to " +
                                           std::to_string(g.columns[end - 1].index);
+      std::string title = cell.config.name;
+      title += ", " + steps + ": ";
+      title += AgreementWord(r.agreement[c]);
+      title += " " + base;
       out << "<td";
       if (end - c > 1) out << " colspan=\"" << (end - c) << "\"";
       out << " class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
-          << "\" title=\""
-          << E(cell.config.name + ", " + steps + ": " + AgreementWord(r.agreement[c]) + " " + base)
-          << "\"></td>";
+          << "\" title=\"" << E(title) << "\"></td>";
       c = end;
     }
     out << "</tr>\n";

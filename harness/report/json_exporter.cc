@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "harness/analysis/bounded_json.h"
 #include "harness/analysis/numeric_profile.h"
 #include "harness/analysis/time_split.h"
 #include "harness/report/escape.h"
@@ -108,7 +109,7 @@ Json ToJson(const CellTiming& t) {
   return j;
 }
 
-// The device and repeats with the protocol's keys (PROTOCOL.md).
+// The device, repeats and read-back with the protocol's keys (PROTOCOL.md).
 Json ToJson(const DeviceInfo& d) {
   return Json{{"kind", Text(d.kind)},
               {"name", Text(d.name)},
@@ -127,6 +128,20 @@ Json ToJson(const RepeatInfo& r) {
   return j;
 }
 
+Json ToJson(const SamplingInfo& s) {
+  return Json{{"seeds", s.seeds},
+              {"temperature", s.temperature},
+              {"tokens", s.tokens},
+              {"distinct", s.distinct},
+              {"unstable_seed", s.unstable_seed}};
+}
+
+Json ToJson(const protocol::Readback& r) {
+  Json j{{"kind", Text(r.kind)}};
+  if (r.kind == "topk") j["k"] = r.k;
+  return j;
+}
+
 Json ToJson(const CellResult& c) {
   Json j{{"checkpoint", Text(c.checkpoint)}, {"scenario", Text(c.scenario)},
          {"config", ToJson(c.config)},       {"code", ResultCodeName(c.code)},
@@ -142,6 +157,12 @@ Json ToJson(const CellResult& c) {
   // The protocol's objects as the engine wrote them (PROTOCOL.md), or null.
   j["device"] = c.device ? ToJson(*c.device) : Json(nullptr);
   j["repeats"] = c.repeats ? ToJson(*c.repeats) : Json(nullptr);
+  // What the hashes cover (null: whole logit rows) and a served engine's
+  // identity (null: no server), as its hello said them.
+  j["readback"] = c.readback ? ToJson(*c.readback) : Json(nullptr);
+  // (The protocol's own text, read back through the harness's one reader.)
+  j["sampling"] = c.sampling ? ToJson(*c.sampling) : Json(nullptr);
+  j["server"] = c.server.empty() ? Json(nullptr) : Json(ParseBoundedJson(c.server, JsonLimits{}));
   // Where the cell's time went, when this process ran it (a stored run has
   // no split).
   if (Json timing = ToJson(c.timing); !timing.empty()) j["timing"] = std::move(timing);

@@ -67,6 +67,9 @@ void WriteGrid(const ReportModel& m, std::ostream& out) {
   out << "### At a glance\n\nMachine: " << MarkdownCell(mi.arch + ", " + mi.cpu) << ".";
   if (const std::string build = RunBuildText(*m.run); !build.empty())
     out << " Engine: " << MarkdownCell(build) << ".";
+  for (const std::string& line : {RunServerText(*m.run), RunReadbackText(*m.run)}) {
+    if (!line.empty()) out << " " << MarkdownCell(line);
+  }
   out << "\n\n| Configuration |";
   for (const std::string& column : grid.columns) out << " " << MarkdownCell(column) << " |";
   out << "\n|---|";

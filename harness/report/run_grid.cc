@@ -2,7 +2,12 @@
 #include "harness/report/run_grid.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
 
+#include "harness/analysis/bounded_json.h"
 #include "harness/report/card_grid.h"
 
 namespace samebits::harness::report {
@@ -90,6 +95,70 @@ std::string BuildText(const BuildInfo& b) {
   }
   if (!b.compiler.empty()) text += ", " + b.compiler;
   return text;
+}
+
+std::string RunReadbackText(const RunResult& run) {
+  std::optional<protocol::Readback> narrowest;
+  size_t partial = 0;
+  for (const CellResult& cell : run.cells) {
+    if (!cell.readback || cell.readback->kind == "full") continue;
+    ++partial;
+    narrowest = protocol::NarrowerReadback(narrowest, *cell.readback);
+  }
+  if (!narrowest) return "";
+  return "Read back: " + std::to_string(partial) + " of " + std::to_string(run.cells.size()) +
+         " cells compare only " + protocol::DescribeReadback(*narrowest) +
+         " (not whole logit rows: all their engine returned).";
+}
+
+namespace {
+
+// The string at `key` of `object`, or "".
+std::string StringAt(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// "Server: WHERE, model M, system_fingerprint F." for one hello's `server`
+// object (PROTOCOL.md), or "" when it names neither where nor which model.
+std::string ServerLine(const nlohmann::json& server) {
+  std::string model;
+  if (const auto it = server.find("model"); it != server.end() && it->is_object())
+    model = StringAt(*it, "id");
+  std::string where = StringAt(server, "url");
+  if (const auto launched = server.find("launched"); launched != server.end() &&
+                                                     launched->is_array() && !launched->empty() &&
+                                                     launched->front().is_string()) {
+    const std::string program = launched->front().get<std::string>();
+    where = "started per cell (" + std::filesystem::path(program).filename().string() + ")";
+  }
+  std::string fingerprints;
+  if (const auto fp = server.find("system_fingerprint"); fp != server.end() && fp->is_array()) {
+    for (const nlohmann::json& value : *fp) {
+      if (value.is_string())
+        fingerprints += (fingerprints.empty() ? "" : ", ") + value.get<std::string>();
+    }
+  }
+  if (where.empty() && model.empty()) return "";
+  return "Server: " + (where.empty() ? std::string("unnamed") : where) +
+         (model.empty() ? "" : ", model " + model) +
+         (fingerprints.empty() ? "" : ", system_fingerprint " + fingerprints) + ".";
+}
+
+}  // namespace
+
+std::string RunServerText(const RunResult& run) {
+  for (const CellResult& cell : run.cells) {
+    if (cell.server.empty()) continue;
+    try {
+      const nlohmann::json server = ParseBoundedJson(cell.server, JsonLimits{});
+      if (!server.is_object()) continue;
+      if (std::string line = ServerLine(server); !line.empty()) return line;
+    } catch (const std::runtime_error&) {
+      // The store and bundles keep only objects: nothing here to name.
+    }
+  }
+  return "";
 }
 
 std::string RunBuildText(const RunResult& run) {

@@ -43,4 +43,17 @@ std::string BuildText(const BuildInfo& build);
 // when none does.
 std::string RunBuildText(const RunResult& run);
 
+// Returns what a run's served cells compare, when some hashed less than
+// whole logit rows (PROTOCOL.md's `hello.readback`): "Read back: 5 of 7
+// cells compare only the chosen token of each step (not whole logit rows:
+// all their engine returned)." by the narrowest of them; "" when every cell
+// hashed whole rows.
+std::string RunReadbackText(const RunResult& run);
+
+// Returns the served engine a run's first cell with a `server` names:
+// "Server: http://127.0.0.1:8080, model M." or, for one its bridge started,
+// "Server: started per cell (llama-server), model M.", with the
+// system_fingerprint its answers carried where they carried one; "" for none.
+std::string RunServerText(const RunResult& run);
+
 }  // namespace samebits::harness::report

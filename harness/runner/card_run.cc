@@ -20,19 +20,6 @@ std::vector<CardVariant> CardVariants(const EngineProfile& profile,
 
 namespace {
 
-// Returns the narrower of two read-backs, the one whose identical hashes
-// prove less: the chosen tokens alone, then the top K (the smaller K), then
-// whole rows. `so_far` unset means whole rows.
-protocol::Readback NarrowerReadback(const std::optional<protocol::Readback>& so_far,
-                                    const protocol::Readback& next) {
-  const auto rank = [](const protocol::Readback& r) -> long long {
-    if (r.kind == "tokens") return 0;
-    if (r.kind == "topk") return 1 + r.k;
-    return std::numeric_limits<long long>::max();
-  };
-  return so_far && rank(*so_far) <= rank(next) ? *so_far : next;
-}
-
 // Measures the baseline cell `baseline` of `profile` against samebits-engine's
 // reference pass on the same checkpoint and scenario, into `table`.
 void MeasureReferenceConformance(const EngineProfile& profile, const CardOptions& options,
@@ -235,7 +222,7 @@ class CardRunner {
         RunProfileCell(profile_, config, checkpoint, scenario_file, o, &platform);
     if (!machine_ && !platform.arch.empty()) machine_ = platform;
     if (!build_ && cell.build) build_ = cell.build;
-    if (cell.readback) readback_ = NarrowerReadback(readback_, *cell.readback);
+    if (cell.readback) readback_ = protocol::NarrowerReadback(readback_, *cell.readback);
     if (cell.device) {
       std::vector<std::string>& configs = devices_[harness::DescribeDevice(*cell.device)];
       if (std::find(configs.begin(), configs.end(), config.name) == configs.end())

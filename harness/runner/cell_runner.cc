@@ -131,6 +131,7 @@ void KeepHello(const protocol::Hello& h, CellResult& r, harness::MachineInfo* pl
   r.isa_used = h.config.isa;
   r.device = h.device;
   r.readback = h.readback;
+  r.server = h.server;
   if (platform != nullptr) *platform = h.platform;
 }
 
@@ -229,7 +230,10 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloC
   r.steps = t.steps;
   r.traces = t.traces;
   if (t.hello) KeepHello(*t.hello, r, platform);
-  if (t.done) r.repeats = t.done->repeats;
+  if (t.done) {
+    r.repeats = t.done->repeats;
+    r.sampling = t.done->sampling;
+  }
   ClassifyExit(cell, outcome, t, hello_check, r);
   r.timing = ChildTimeSplit(outcome, t);
   return r;
@@ -238,12 +242,17 @@ CellResult JudgeExit(const Cell& cell, const ChildOutcome& outcome, const HelloC
 }  // namespace
 
 CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome, harness::MachineInfo* platform,
-                      const std::string& dump_file) {
-  // samebits-engine's configuration: the fields of `Configuration`.
-  const HelloCheck fields = [&cell](const protocol::Transcript& t, const std::string&) {
+                      const std::string& dump_file, const EngineProfile* own_profile) {
+  // samebits-engine's configuration: the fields of `Configuration`, then
+  // whatever else its profile's echo promises (an axis the fields lack).
+  const HelloCheck fields = [&cell, own_profile](const protocol::Transcript& t,
+                                                 const std::string& stdout_text) {
     if (const std::string mismatch = ConfigMismatch(cell, *t.hello); !mismatch.empty())
       return "the engine ran another configuration than asked: " + mismatch;
-    return BatchMismatch(cell, *t.hello);
+    if (std::string batch = BatchMismatch(cell, *t.hello); !batch.empty()) return batch;
+    if (own_profile == nullptr) return std::string();
+    return ProfileEchoMismatch(*own_profile, ProfileConfiguration(*own_profile, cell.config),
+                               stdout_text);
   };
   return JudgeChildWith(cell, outcome, fields, platform, dump_file);
 }
@@ -294,9 +303,10 @@ ChildSpec CellChildSpec(const Cell& cell, const RunnerOptions& options,
 }
 
 CellResult JudgeCellChild(const Cell& cell, const ChildOutcome& outcome,
-                          const std::string& dump_file, harness::MachineInfo* platform) {
+                          const std::string& dump_file, const EngineProfile* own_profile,
+                          harness::MachineInfo* platform) {
   const auto judging = std::chrono::steady_clock::now();
-  CellResult result = JudgeChild(cell, outcome, platform, dump_file);
+  CellResult result = JudgeChild(cell, outcome, platform, dump_file, own_profile);
   result.timing.judge_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - judging).count();
   return result;
@@ -329,7 +339,7 @@ CellResult RunCell(const Cell& cell, const RunnerOptions& options, harness::Mach
     return r;
   }
   const ChildOutcome outcome = RunChild(CellChildSpec(cell, options, std::move(args)));
-  return JudgeCellChild(cell, outcome, dump_file, platform);
+  return JudgeCellChild(cell, outcome, dump_file, options.own_profile, platform);
 }
 
 std::vector<std::string> OwnEngineArguments(const Cell& cell, const RunnerOptions& options,

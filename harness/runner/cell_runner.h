@@ -52,9 +52,12 @@ struct RunnerOptions {
 // steps and hello); the result keeps the dump only when they all hold.
 // When `platform` is given and the child said hello, it receives the
 // machine the child described.
+// With `own_profile` (engines/samebits.json), the hello must also echo
+// what that profile promises for the cell's configuration.
 harness::CellResult JudgeChild(const Cell& cell, const ChildOutcome& outcome,
                                harness::MachineInfo* platform = nullptr,
-                               const std::string& dump_file = "");
+                               const std::string& dump_file = "",
+                               const EngineProfile* own_profile = nullptr);
 
 // Returns why a finished child's `hello` does not echo what its cell asked
 // for, or "" when it does; given the transcript (its hello present) and
@@ -92,9 +95,10 @@ ChildSpec CellChildSpec(const Cell& cell, const RunnerOptions& options,
                         std::vector<std::string> args);
 
 // Returns the result of `cell` from its finished child as RunCell judges
-// it (JudgeChild with its dump, and the time judging took).
+// it (JudgeChild with its dump and its profile's echo, and the time judging
+// took).
 harness::CellResult JudgeCellChild(const Cell& cell, const ChildOutcome& outcome,
-                                   const std::string& dump_file,
+                                   const std::string& dump_file, const EngineProfile* own_profile,
                                    harness::MachineInfo* platform = nullptr);
 
 // Returns the variables set explicitly for a cell's child: those that would

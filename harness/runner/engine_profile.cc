@@ -346,6 +346,25 @@ std::optional<std::string> MatchToken(const EngineAxis& axis, const std::string&
   return AxisValue(axis, token.substr(prefix.size(), token.size() - prefix.size() - suffix.size()));
 }
 
+// Returns the value `token` spells for `axis` when it has the axis's shape
+// (its token's prefix and suffix around a plain number) but a value the
+// axis does not take ('b65' for a batch of 1 to 64); nothing otherwise.
+std::optional<std::string> OutOfRangeValue(const EngineAxis& axis, const std::string& token) {
+  if (!axis.is_range) return std::nullopt;
+  const size_t at = axis.token.find("{value}");
+  const std::string prefix = axis.token.substr(0, at), suffix = axis.token.substr(at + 7);
+  if (token.size() <= prefix.size() + suffix.size()) return std::nullopt;
+  if (token.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  if (token.compare(token.size() - suffix.size(), suffix.size(), suffix) != 0) return std::nullopt;
+  const std::string digits =
+      token.substr(prefix.size(), token.size() - prefix.size() - suffix.size());
+  const bool plain =
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      (digits.size() == 1 || digits[0] != '0');
+  if (!plain || AxisValue(axis, digits)) return std::nullopt;
+  return digits;
+}
+
 std::vector<std::string> Split(const std::string& name) {
   std::vector<std::string> tokens;
   std::stringstream in(name);
@@ -777,6 +796,14 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
       matched = true;
     }
     if (!matched) {
+      for (size_t a = next_axis; a < profile.axes.size(); ++a) {
+        const EngineAxis& axis = profile.axes[a];
+        if (const std::optional<std::string> value = OutOfRangeValue(axis, token)) {
+          throw ConfigurationNameError("configuration '" + name + "': '" + token + "' asks for " +
+                                       axis.name + " " + *value + ", which is not " +
+                                       DescribeValues(axis));
+        }
+      }
       std::string expected;
       for (size_t a = next_axis; a < profile.axes.size(); ++a) {
         const EngineAxis& axis = profile.axes[a];

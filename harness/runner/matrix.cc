@@ -13,7 +13,6 @@
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
 #include "harness/analysis/numeric_profile.h"
-#include "harness/runner/batched_name.h"
 #include "harness/runner/matrix_flag_names.h"
 #include "harness/runner/matrix_template.h"
 #include "harness/store/dump_paths.h"
@@ -183,8 +182,7 @@ void CheckAxes(const MatrixOptions& options) {
 // Returns the configuration `name` means to samebits-engine's profile's
 // grammar when it reads it and the configuration can run in this selection
 // (its numeric profile is among --math and --quant-dot, and only the cpu
-// kernels run batched); nothing otherwise, with `why` saying why when the
-// grammar refused it.
+// kernels run batched); nothing otherwise, with `why` saying why.
 std::optional<harness::Configuration> ReadConfiguration(const std::string& name,
                                                         const MatrixOptions& options,
                                                         std::string& why) {
@@ -199,27 +197,28 @@ std::optional<harness::Configuration> ReadConfiguration(const std::string& name,
     return std::find(list.begin(), list.end(), value) != list.end();
   };
   if (!selected(options.math, c.math) || !selected(options.quant_dot, c.quant_dot)) {
+    why = "its numeric profile, --math " + c.math + " and --quant-dot " + c.quant_dot +
+          ", is not among those given";
     return std::nullopt;
   }
-  if (harness::IsBatched(c) && c.kernels != "cpu") return std::nullopt;
+  if (harness::IsBatched(c) && c.kernels != "cpu") {
+    why = "only the cpu kernels run batched (the " + c.kernels + " kernels run one sequence)";
+    return std::nullopt;
+  }
   return c;
 }
 
 // Returns the configuration `name` among `all` (in matrix order), or as
-// the profile's grammar reads it (any thread count, chunk size or batch:
-// `cpu-t4` whatever --threads says); nothing when it is neither. Throws
-// std::invalid_argument naming what is wrong with a batch part.
+// the profile's one grammar reads it (any thread count, chunk size or
+// batch: `cpu-t4` whatever --threads says); nothing when it is neither,
+// with `why`.
 std::optional<harness::Configuration> ResolveConfiguration(
     const std::string& name, const MatrixOptions& options,
     const std::vector<harness::Configuration>& all, std::string& why) {
   auto it = std::find_if(all.begin(), all.end(),
                          [&](const harness::Configuration& c) { return c.name == name; });
   if (it != all.end()) return *it;
-  if (std::optional<harness::Configuration> read = ReadConfiguration(name, options, why)) {
-    return read;
-  }
-  // Its messages say what is wrong with a batch part in the harness's words.
-  return ParseBatchedName(name, all);
+  return ReadConfiguration(name, options, why);
 }
 
 // Refuses an unknown configuration name (`why`: what the grammar said),

@@ -39,15 +39,20 @@ harness::CellResult RunConfiguration(const EngineProfile& profile,
       return "the engine ran another checkpoint than asked: " + t.hello->config.checkpoint +
              " (asked " + checkpoint + ")";
     }
-    const std::string mismatch = HelloMismatch(profile, config, FirstLine(stdout_text));
-    return mismatch.empty() ? mismatch
-                            : "the engine's hello does not echo its configuration (" +
-                                  profile.file + "): " + mismatch;
+    return ProfileEchoMismatch(profile, config, stdout_text);
   };
   return JudgeChildWith(cell, RunChild(spec), echo, platform, options.dump_file);
 }
 
 }  // namespace
+
+std::string ProfileEchoMismatch(const EngineProfile& profile, const EngineConfiguration& config,
+                                const std::string& stdout_text) {
+  const std::string mismatch = HelloMismatch(profile, config, FirstLine(stdout_text));
+  return mismatch.empty() ? mismatch
+                          : "the engine's hello does not echo its configuration (" + profile.file +
+                                "): " + mismatch;
+}
 
 harness::CellResult RunProfileCell(const EngineProfile& profile, const EngineConfiguration& config,
                                    const std::string& checkpoint, const std::string& scenario_file,

@@ -46,4 +46,12 @@ harness::CellResult RunProfileCell(const EngineProfile& profile, const harness::
                                    const ProfileCellOptions& options,
                                    harness::MachineInfo* platform = nullptr);
 
+// Returns why the hello that begins `stdout_text` (a child's whole stdout)
+// does not echo what `profile` promises for `config`, or "" when it does.
+// Both kinds of engine check it: any profile's cells, and samebits-engine's
+// on top of the fields of its Configuration, so an axis added to
+// engines/samebits.json is checked with nothing added to the harness.
+std::string ProfileEchoMismatch(const EngineProfile& profile, const EngineConfiguration& config,
+                                const std::string& stdout_text);
+
 }  // namespace samebits::runner

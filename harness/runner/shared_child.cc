@@ -115,7 +115,8 @@ void RunCellsShared(const std::vector<Cell>& cells, const std::vector<size_t>& g
       }
     }
     for (Served& s : served) {
-      progress.finished(s.index, JudgeCellChild(cells[s.index], s.outcome, s.dump_file, platform));
+      progress.finished(s.index, JudgeCellChild(cells[s.index], s.outcome, s.dump_file,
+                                                options.own_profile, platform));
     }
     for (size_t index : alone) progress.finished(index, RunCell(cells[index], options, platform));
   }

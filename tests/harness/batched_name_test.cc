@@ -1,8 +1,8 @@
-// Batched configuration names (harness/runner/batched_name.h): the name
-// grammar and its one spelling per configuration (what the engine is told
-// for them: own_engine_argv_test.cc).
-#include "harness/runner/batched_name.h"
-
+// Batched configuration names, read by the one grammar every name goes
+// through (engines/samebits.json's axes batch, batch_schedule and
+// batch_seed; runner/engine_profile.h's ParseConfigurationName): each
+// configuration has one spelling, and --config refuses the others saying
+// why (what the engine is told for them: own_engine_argv_test.cc).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -75,28 +75,25 @@ TEST(BatchedName, NamesABatchOnAnyCpuConfiguration) {
   EXPECT_EQ(harness::DescribeBatch(seeded), "batch 4 together, seed 7");
 }
 
-TEST(BatchedName, BatchedWritesTheOneName) {
-  harness::Configuration base;
-  base.name = "cpu-t2-libm";
-  base.threads = 2;
-  base.math = "libm";
-  EXPECT_EQ(Batched(base, 8, 1, "staggered").name, "cpu-t2-b8-staggered-libm");
-  EXPECT_EQ(Batched(base, 4, 3, "together").name, "cpu-t2-b4-seed3-libm");
-  // Every name Batched writes reads back as the same configuration.
-  const std::vector<harness::Configuration> all =
-      DefaultConfigurations(*harness::testing::OwnProfile(), {2}, {"libm"}, 8192);
-  for (const harness::Configuration& c :
-       {Batched(base, 8, 1, "staggered"), Batched(base, 4, 3, "together")}) {
-    const auto parsed = ParseBatchedName(c.name, all);
-    ASSERT_TRUE(parsed) << c.name;
-    EXPECT_EQ(parsed->batch, c.batch);
-    EXPECT_EQ(parsed->batch_seed, c.batch_seed);
-    EXPECT_EQ(parsed->batch_schedule, c.batch_schedule);
+// A batched name reads back as itself: the grammar's values, and the name
+// it was read from, kept as given.
+TEST(BatchedName, EveryBatchedNameReadsBackAsItself) {
+  const EngineProfile& p = *harness::testing::OwnProfile();
+  for (const char* name : {"cpu-t2-b8-staggered-libm", "cpu-t2-b4-seed3-libm",
+                           "cpu-t2-b4-libm-int8", "cpu-avx2-b2-staggered-seed7"}) {
+    const harness::Configuration c = OwnEngineConfiguration(p, name);
+    EXPECT_EQ(c.name, name);
+    EXPECT_TRUE(harness::IsBatched(c)) << name;
   }
+  const harness::Configuration c = OwnEngineConfiguration(p, "cpu-t2-b4-seed3-libm");
+  EXPECT_EQ(c.batch, 4);
+  EXPECT_EQ(c.batch_seed, 3u);
+  EXPECT_EQ(c.batch_schedule, "together");
+  EXPECT_EQ(c.math, "libm");
 }
 
 // Under --quant-dot int8 a batch goes before the whole profile suffix
-// (-int8, -libm-int8), and every name Batched writes reads back.
+// (-int8, -libm-int8).
 TEST(BatchedName, Int8NamesTakeTheirBatchBeforeTheProfileSuffix) {
   MatrixOptions o =
       OneScenario({"cpu-t2-b4-int8", "cpu-t3-b8-staggered-seed5-libm-int8"}, {"libm", "portable"});
@@ -119,29 +116,30 @@ TEST(BatchedName, Int8NamesTakeTheirBatchBeforeTheProfileSuffix) {
   // The profile suffix is written once, after the batch.
   o.configs = {"cpu-t2-int8-b4"};
   EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
-  harness::Configuration base;
-  base.name = "cpu-t2-libm-int8";
-  base.threads = 2;
-  base.math = "libm";
-  base.quant_dot = "int8";
-  EXPECT_EQ(Batched(base, 4, 1, "together").name, "cpu-t2-b4-libm-int8");
 }
 
+// Each refusal names the part that is wrong and what to write instead.
 TEST(BatchedName, RefusesWhatIsNotOneBatchedConfiguration) {
-  EXPECT_NE(Refusal("cpu-t2-b1").find("write cpu-t2"), std::string::npos) << Refusal("cpu-t2-b1");
-  EXPECT_NE(Refusal("cpu-t2-b65").find("a batch is 2 to 64"), std::string::npos);
-  EXPECT_NE(Refusal("cpu-t2-b99999999999").find("a batch is 2 to 64"), std::string::npos);
-  EXPECT_NE(Refusal("cpu-t2-b4-together").find("as cpu-t2-b4"), std::string::npos)
-      << Refusal("cpu-t2-b4-together");
-  EXPECT_NE(Refusal("cpu-t2-b4-seed1").find("as cpu-t2-b4"), std::string::npos);
-  EXPECT_NE(Refusal("cpu-t2-b04").find("as cpu-t2-b4"), std::string::npos);
-  EXPECT_NE(Refusal("reference-b4").find("only the cpu kernels run batched"), std::string::npos);
-  // A base outside the default matrix is one the profile's grammar reads.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"cpu-t2-b1", "'b1' names batch's default (1); leave it out"},
+      {"cpu-t2-b65", "'b65' asks for batch 65, which is not a whole number from 1 to 64"},
+      {"cpu-t2-b99999999999", "asks for batch 99999999999, which is not a whole number from 1"},
+      {"cpu-t2-b4-together", "'together' names batch_schedule's default (together); leave it out"},
+      {"cpu-t2-b4-seed1", "'seed1' names batch_seed's default (1); leave it out"},
+      {"cpu-t2-b04", "'b04' is not a part"},
+      {"reference-b4", "only the cpu kernels run batched (the reference kernels run one sequence)"},
+      {"cpu-t2-b4-sometimes", "'sometimes' is not a part"},
+      {"cpu-t2-b4-libm", "--math libm and --quant-dot exact, is not among those given"},
+      {"cpu-t2-staggered-b4", "'b4' is not a part"},
+  };
+  for (const auto& [name, expected] : cases) {
+    const std::string refusal = Refusal(name);
+    EXPECT_NE(refusal.find("--config: unknown configuration '" + name + "'"), std::string::npos)
+        << refusal;
+    EXPECT_NE(refusal.find(expected), std::string::npos) << name << ": " << refusal;
+  }
+  // A base outside the default matrix is one the grammar reads.
   EXPECT_EQ(Refusal("cpu-t9-b4"), "");
-  EXPECT_NE(Refusal("cpu-t2-b4-sometimes").find("batches cpu-t2-sometimes"), std::string::npos)
-      << Refusal("cpu-t2-b4-sometimes");
-  EXPECT_NE(Refusal("cpu-t2-b4-libm").find("batches cpu-t2-libm"), std::string::npos)
-      << "no libm profile was selected";
   // An unknown name without a batch part is still unknown, and the message
   // says how to name a batch.
   EXPECT_NE(Refusal("cpu-t2-fast").find("-b<N>"), std::string::npos) << Refusal("cpu-t2-fast");

@@ -34,6 +34,11 @@ RunResult SampleRun() {
   run.cells.back().traces = {{10, -1, "embed", 0xfedcba9876543210ull}, {10, 0, "attn_norm", 1}};
   run.cells.back().isa_used = "avx2";
   run.cells.back().scenario_xxh3 = "0123456789abcdef";
+  // A served cell's protocol objects travel with it.
+  run.cells.back().device = harness::DeviceInfo{"cuda", "NVIDIA H200", "9.0", 132, "580", ""};
+  run.cells.back().readback = protocol::Readback{"tokens", 0};
+  run.cells.back().server = R"({"model":{"id":"m"},"url":"http://127.0.0.1:8080"})";
+  run.cells.back().repeats = harness::RepeatInfo{4, 1, 0, -1};
   harness::CellResult unsupported = MakeCell("synthetic:tiny", "classic", "cpu-avx512", 7);
   unsupported.code = harness::ResultCode::kUnsupported;
   unsupported.steps.clear();
@@ -123,7 +128,13 @@ TEST_F(BundleTest, RoundTripKeepsEveryHashAndImportIsIdempotent) {
     }
     EXPECT_EQ(x.isa_used, y.isa_used);
     EXPECT_EQ(x.scenario_xxh3, y.scenario_xxh3);
+    EXPECT_EQ(x.device, y.device);
+    EXPECT_EQ(x.readback, y.readback);
+    EXPECT_EQ(x.server, y.server);
+    EXPECT_EQ(x.repeats, y.repeats);
   }
+  EXPECT_TRUE(back.cells[1].readback.has_value());
+  EXPECT_FALSE(back.cells[1].server.empty());
   EXPECT_EQ(back.machine.arch, "x86_64");
   EXPECT_EQ(back.diagnosis.divergences.size(), 1u);
   EXPECT_EQ(ContentId(back), ContentId(original_));

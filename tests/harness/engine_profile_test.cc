@@ -198,7 +198,11 @@ TEST(EngineProfile, BadNamesSayWhatIsWrong) {
   EXPECT_THAT(message("cpu-b1"), HasSubstr("names batch's default (1); leave it out"));
   EXPECT_THAT(message("cpu-t2-b4-together"), HasSubstr("batch_schedule's default"));
   EXPECT_THAT(message("cpu-t2-b4-seed1"), HasSubstr("batch_seed's default"));
-  EXPECT_THAT(message("cpu-t2000"), HasSubstr("'t2000' is not a part this engine's names take"));
+  // A part of an axis's shape whose value the axis does not take says so.
+  EXPECT_THAT(
+      message("cpu-t2000"),
+      HasSubstr("'t2000' asks for threads 2000, which is not a whole number from 1 to 1024"));
+  EXPECT_THAT(message("cpu-t02"), HasSubstr("'t02' is not a part this engine's names take"));
   EXPECT_THAT(message("cpu-libm-t2"), HasSubstr("expected, in this order: quant_dot as {value}"));
   EXPECT_THAT(message("cpu-libm-int8-t2"), HasSubstr("nothing may follow the last axis"));
   EXPECT_THAT(message("cpu-int8-libm"), HasSubstr("nothing may follow the last axis"));

@@ -149,6 +149,15 @@ int RunCell(const Args& args) {
       other_libm ? "1111111111111111"
                  : (math == "portable" ? "00000000000000aa" : "00000000000000bb");
   const int reported_threads = mode == "lie" ? 1 : threads;
+  // The tuning knobs the cpu path used, as samebits-engine's hello says them
+  // (PROTOCOL.md, `tuning`): its profile's axes echo them.
+  const std::string tuning = kernels != "cpu"
+                                 ? ""
+                                 : R"("tuning":{"knobs":{"gemv_chunk_bytes":)" + chunk +
+                                       R"(,"gemm_tile_m":)" + Arg(args, "--gemm-tile-m", "64") +
+                                       R"(,"gemm_tile_n":)" + Arg(args, "--gemm-tile-n", "64") +
+                                       R"(,"attention_row_block":)" +
+                                       Arg(args, "--attention-row-block", "16") + "}},";
   const std::string flags = g_served < 0 ? "-O0" : "-O0 served " + std::to_string(g_served);
   char hello[2048];
   std::snprintf(
@@ -158,10 +167,10 @@ int RunCell(const Args& args) {
       R"("platform":{"arch":"x86_64","isa_features":["avx2"],"os":"Linux","kernel":"6.1.0","libc":"glibc 2.36","cpu":"Fake CPU"},)"
       R"("math":{"profile":"%s","library":"%s","version":"%s","fingerprint":"%s"},)"
       R"("config":{"checkpoint":"%s","scenario":"%s","kernels":"%s","threads":%d,"isa":"%s","gemv_chunk_bytes":%s,"math":"%s"%s%s},)"
-      R"("checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
+      R"(%s"checkpoint":{"spec":"%s","weights_xxh3":"00000000deadbeef","vocab_size":256}})",
       flags.c_str(), math.c_str(), library.c_str(), version.c_str(), fingerprint.c_str(),
       checkpoint.c_str(), scenario.c_str(), kernels.c_str(), reported_threads, isa.c_str(),
-      chunk.c_str(), math.c_str(), batch_config.c_str(), quant_dot_config.c_str(),
+      chunk.c_str(), math.c_str(), batch_config.c_str(), quant_dot_config.c_str(), tuning.c_str(),
       checkpoint.c_str());
   Line(hello);
   if (mode == "hang") {

@@ -63,6 +63,30 @@ TEST(Judge, EverythingAgreesPasses) {
   for (const CellResult& c : run.cells) EXPECT_EQ(c.code, ResultCode::kPass);
 }
 
+// Sampling at a temperature above 0 that is frozen, or whose seed does not
+// reproduce its sample, fails its cell though every step agrees; seeds that
+// drew fewer distinct samples than there were seeds, each reproduced, pass.
+TEST(Judge, ASamplingDefectFailsItsCellWhateverItsStepsMatch) {
+  RunResult run = AgreeingRun();
+  run.cells[0].sampling = SamplingInfo{4, 1.0, 16, 1, 0};  // frozen
+  run.cells[1].sampling = SamplingInfo{4, 0.5, 16, 4, 3};  // seed 3 unstable
+  run.cells[2].sampling = SamplingInfo{4, 1.0, 16, 3, 0};  // two seeds alike: fine
+  Judge(run, WithReferences(MatchingReferences(run)));
+  EXPECT_FALSE(GatePasses(run));
+  EXPECT_EQ(run.cells[0].code, ResultCode::kFail);
+  EXPECT_EQ(run.cells[0].message,
+            "4 seeds gave one sample at temperature 1 (16 tokens each): sampling is frozen, "
+            "different seeds must give different samples");
+  EXPECT_EQ(run.cells[1].code, ResultCode::kFail);
+  EXPECT_EQ(run.cells[1].message,
+            "seed 3 of 4 gave two different samples at temperature 0.5: the same seed must give "
+            "the same sample");
+  EXPECT_EQ(run.cells[2].code, ResultCode::kPass) << run.cells[2].message;
+  EXPECT_NE(AllText(run.diagnosis).find("2 cells sampled at a temperature above 0"),
+            std::string::npos)
+      << AllText(run.diagnosis);
+}
+
 TEST(Judge, DisagreeingConfigurationsBreakIdentityAndNameTheFirstDivergence) {
   RunResult run = AgreeingRun();
   const ReferenceGroup refs = MatchingReferences(run);

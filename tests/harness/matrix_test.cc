@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/kernels/kernels.h"
+#include "engine/model/tuning.h"
+#include "engine/run/batch_companions.h"
 #include "engine/threads/thread_pool.h"
 #include "tests/harness/own_profile.h"
 
@@ -39,7 +42,9 @@ std::vector<std::string> Described(const std::vector<harness::Configuration>& co
 // The default configurations as the code wrote them before they moved to
 // engines/samebits.json, under --math portable, for the thread counts and
 // small chunk of each case: name, kernels, threads, isa, GEMV chunk, math,
-// batch, batch seed, batch schedule.
+// batch, batch seed, batch schedule. Since then the profile alone added
+// cpu-tMAX-tm3-tn5-rows2 (the tuning knobs' odd work units, issue 44),
+// whose knobs are no field of Configuration: its name carries them.
 struct OracleCase {
   std::vector<int> threads;
   int64_t small_chunk_bytes;
@@ -54,6 +59,7 @@ const std::vector<OracleCase>& Oracle() {
         "cpu-t1 cpu 1 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
         "cpu-t3 cpu 3 auto 0 portable 1 1 together",
         "cpu-t3-chunk8k cpu 3 auto 8192 portable 1 1 together",
+        "cpu-t3-tm3-tn5-rows2 cpu 3 auto 0 portable 1 1 together",
         "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
         "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
         "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
@@ -66,6 +72,7 @@ const std::vector<OracleCase>& Oracle() {
         "cpu-t1 cpu 1 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
         "cpu-t3 cpu 3 auto 0 portable 1 1 together",
         "cpu-t3-chunk1000 cpu 3 auto 1000 portable 1 1 together",
+        "cpu-t3-tm3-tn5-rows2 cpu 3 auto 0 portable 1 1 together",
         "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
         "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
         "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
@@ -77,6 +84,7 @@ const std::vector<OracleCase>& Oracle() {
        {"reference reference 1 auto 0 portable 1 1 together",
         "cpu-t4 cpu 4 auto 0 portable 1 1 together",
         "cpu-t4-chunk8k cpu 4 auto 8192 portable 1 1 together",
+        "cpu-t4-tm3-tn5-rows2 cpu 4 auto 0 portable 1 1 together",
         "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
         "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
         "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
@@ -88,6 +96,7 @@ const std::vector<OracleCase>& Oracle() {
        {"reference reference 1 auto 0 portable 1 1 together",
         "cpu-t4 cpu 4 auto 0 portable 1 1 together",
         "cpu-t4-chunk1000 cpu 4 auto 1000 portable 1 1 together",
+        "cpu-t4-tm3-tn5-rows2 cpu 4 auto 0 portable 1 1 together",
         "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
         "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
         "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
@@ -102,6 +111,7 @@ const std::vector<OracleCase>& Oracle() {
         "cpu-t2 cpu 2 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
         "cpu-t1 cpu 1 auto 0 portable 1 1 together",
         "cpu-t2-chunk8k cpu 2 auto 8192 portable 1 1 together",
+        "cpu-t2-tm3-tn5-rows2 cpu 2 auto 0 portable 1 1 together",
         "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
         "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
         "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
@@ -114,6 +124,7 @@ const std::vector<OracleCase>& Oracle() {
         "cpu-t2 cpu 2 auto 0 portable 1 1 together", "cpu-t2 cpu 2 auto 0 portable 1 1 together",
         "cpu-t1 cpu 1 auto 0 portable 1 1 together",
         "cpu-t2-chunk1000 cpu 2 auto 1000 portable 1 1 together",
+        "cpu-t2-tm3-tn5-rows2 cpu 2 auto 0 portable 1 1 together",
         "cpu-scalar cpu 1 scalar 0 portable 1 1 together",
         "cpu-avx2 cpu 1 avx2 0 portable 1 1 together",
         "cpu-avx512 cpu 1 avx512 0 portable 1 1 together",
@@ -166,6 +177,7 @@ TEST(Matrix, LibmTwinsAreSpelledOut) {
             (std::vector<std::string>{"reference-libm reference 1 auto 0 libm 1 1 together",
                                       "cpu-t4-libm cpu 4 auto 0 libm 1 1 together",
                                       "cpu-t4-chunk1000-libm cpu 4 auto 1000 libm 1 1 together",
+                                      "cpu-t4-tm3-tn5-rows2-libm cpu 4 auto 0 libm 1 1 together",
                                       "cpu-scalar-libm cpu 1 scalar 0 libm 1 1 together",
                                       "cpu-avx2-libm cpu 1 avx2 0 libm 1 1 together",
                                       "cpu-avx512-libm cpu 1 avx512 0 libm 1 1 together",
@@ -291,14 +303,14 @@ TEST(Matrix, TheDefaultCheckpointsAreTheProfiles) {
 
 TEST(Matrix, ExpandsCheckpointsTimesScenariosTimesConfigurations) {
   const auto cells = ExpandMatrix(TwoScenarios(), {"scalar", "avx2", "avx512"}, "x86_64");
-  ASSERT_EQ(cells.size(), OwnProfile()->matrix_checkpoints.size() * 2u * 11u);
+  ASSERT_EQ(cells.size(), OwnProfile()->matrix_checkpoints.size() * 2u * 12u);
   ASSERT_EQ(OwnProfile()->matrix_checkpoints.size(),
             12u);  // tiny, gemma, medium, wide, 8 quantized variants
   EXPECT_EQ(cells[0].checkpoint, "synthetic:tiny");
   EXPECT_EQ(cells[0].scenario, "classic");
   EXPECT_EQ(cells[0].scenario_file, "/s/classic.json");
   EXPECT_EQ(cells[0].config.name, "reference");
-  EXPECT_EQ(cells[11].scenario, "long");
+  EXPECT_EQ(cells[12].scenario, "long");
   EXPECT_EQ(cells.back().checkpoint, "synthetic:medium-q6_k");
 }
 
@@ -392,6 +404,55 @@ TEST(Matrix, BadSelectionsAreErrors) {
     EXPECT_NE(std::string(e.what()).find("/a/classic.json and /b/classic.json"), std::string::npos)
         << e.what();
   }
+}
+
+// Every tuning knob of the engine (engine/model/tuning.h) is an axis of its
+// profile, so the gate can vary it: its flag with the value, 0 (the
+// engine's choice, no flag) as default and the knob's maximum as the top of
+// the range, and an echo of the value the run used (gemv_chunk_bytes, older
+// than hello's tuning object, is echoed from hello's config).
+TEST(Matrix, EveryTuningKnobIsAnAxisOfTheOwnProfile) {
+  const EngineProfile& p = *OwnProfile();
+  for (const model::TuningKnob& knob : model::TuningKnobs()) {
+    const std::string name(knob.name);
+    const runner::EngineAxis* axis = p.Axis(name);
+    ASSERT_NE(axis, nullptr) << name << " is no axis of engines/samebits.json";
+    EXPECT_TRUE(axis->is_range) << name;
+    EXPECT_EQ(axis->min, 0) << name;
+    EXPECT_EQ(axis->max, knob.max) << name;
+    EXPECT_EQ(axis->default_value, std::optional<std::string>("0")) << name;
+    EXPECT_FALSE(axis->argv_at_default) << name;
+    EXPECT_EQ(axis->argv, (std::vector<std::string>{std::string(knob.flag), "{value}"})) << name;
+    const std::string key =
+        name == "gemv_chunk_bytes" ? "config.gemv_chunk_bytes" : "tuning.knobs." + name;
+    EXPECT_TRUE(std::any_of(
+        p.hello.begin(), p.hello.end(),
+        [&](const runner::HelloEcho& e) { return e.key == key && e.value == "{" + name + "}"; }))
+        << name << " has no echo " << key;
+  }
+}
+
+// One list of ISAs: the profile's isa axis is `auto` and the kernels'
+// table (engine/kernels/dispatch.cc's kIsas, which the CPU probe's
+// choice, --isa's help and the matrix's cpu-<isa> cells also read), in its
+// order, so a new ISA cannot reach the engine without its axis value.
+TEST(Matrix, TheProfilesIsaValuesAreTheKernelTablesIsas) {
+  const runner::EngineAxis* axis = OwnProfile()->Axis("isa");
+  ASSERT_NE(axis, nullptr);
+  std::vector<std::string> want = {"auto"};
+  for (const std::string& isa : kernels::IsaNames()) want.push_back(isa);
+  EXPECT_EQ(axis->values, want);
+  EXPECT_EQ(AllIsas(), kernels::IsaNames());
+}
+
+// One batch limit: the engine's (--batch, bench's --batch-list) is its
+// profile's batch range, which reads every batched name.
+TEST(Matrix, TheBatchLimitIsTheEnginesAndTheProfileSaysIt) {
+  const runner::EngineAxis* axis = OwnProfile()->Axis("batch");
+  ASSERT_NE(axis, nullptr);
+  ASSERT_TRUE(axis->is_range);
+  EXPECT_EQ(axis->min, 1);
+  EXPECT_EQ(axis->max, run::kMaxBatch);
 }
 
 // One thread limit: the engine's (--threads, --threads-list and

@@ -109,7 +109,8 @@ TEST_F(ProfileCheck, EveryProfileInEnginesIsValidAndItsProgramExists) {
 TEST_F(ProfileCheck, TheOwnProfileListsTheDefaultGateConfigurations) {
   const CommandResult r = Check(Source("engines/samebits.json"));
   EXPECT_THAT(r.output, HasSubstr("by default (--threads 1,2,3, --math portable): reference, "
-                                  "cpu-t1, cpu-t2, cpu-t3, cpu-t3-chunk8k, cpu-scalar"));
+                                  "cpu-t1, cpu-t2, cpu-t3, cpu-t3-chunk8k, cpu-t3-tm3-tn5-rows2, "
+                                  "cpu-scalar"));
   EXPECT_THAT(r.output, HasSubstr("cpu-t2-b4, cpu-t3-b8-staggered\n"));
 }
 

@@ -69,6 +69,29 @@ TEST(Runner, AWellBehavedChildPasses) {
   EXPECT_EQ(r.exit_code, 0);
 }
 
+// samebits-engine's cells are held to its profile's echo as well as to
+// the fields of their Configuration: a promise the fields know nothing of
+// (here one no engine keeps) makes the cell UNRESOLVED, so an axis added to
+// engines/samebits.json is checked without a line of the harness.
+TEST(Runner, AnOwnEngineCellIsHeldToItsProfilesEcho) {
+  std::string text = harness::testing::ReadFile(harness::testing::OwnProfilePath());
+  const std::string echo = "\"hello\": [";
+  const size_t at = text.find(echo);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + echo.size(), R"({"key": "config.promised", "value": "{threads}"},)");
+  const EngineProfile promising = ParseEngineProfile(text, harness::testing::OwnProfilePath());
+  RunnerOptions options;
+  options.own_profile = &promising;
+  options.engine = FakeEngine();
+  const CellResult r = RunCell(FakeCell("ok"), options);
+  EXPECT_EQ(r.code, ResultCode::kUnresolved);
+  EXPECT_NE(r.message.find("does not echo its configuration"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("config.promised is missing, expected 2"), std::string::npos)
+      << r.message;
+  // The profile as it is: the same child passes (AWellBehavedChildPasses).
+  EXPECT_EQ(RunFake("ok").code, ResultCode::kPass);
+}
+
 TEST(Runner, ACrashIsUnresolvedWithTheSignal) {
   const CellResult r = RunFake("crash");
   EXPECT_EQ(r.code, ResultCode::kUnresolved);
@@ -87,7 +110,8 @@ TEST(Runner, AHangIsATimeoutAndItsProcessGroupDies) {
   // open, so the runner could only return because the group was killed.
   const size_t at = r.stderr_tail.find("grandchild ");
   ASSERT_NE(at, std::string::npos) << r.stderr_tail;
-  const pid_t grandchild = std::atoi(r.stderr_tail.c_str() + at + 11);
+  const pid_t grandchild =
+      static_cast<pid_t>(std::strtol(r.stderr_tail.c_str() + at + 11, nullptr, 10));
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(ProcessGone(grandchild));
 }

@@ -95,25 +95,12 @@ class ServedEngine : public ::testing::Test {
   }
 
   const harness::CellResult* Cell(const harness::RunResult& run, const std::string& config) {
-    for (const harness::CellResult& c : run.cells) {
-      if (c.config.name == config) return &c;
-    }
-    return nullptr;
+    return FindCell(run, config);
   }
 
   // How many stand-in servers wrote a pid file, and how many of those are
   // still running (a process whose command line still names the server).
-  std::pair<int, int> StandinsStartedAndLeft() const {
-    int started = 0;
-    int left = 0;
-    for (const fs::directory_entry& e : fs::directory_iterator(pids_)) {
-      ++started;
-      const std::string pid = ReadText(e.path()).substr(0, ReadText(e.path()).find('\n'));
-      if (ReadText("/proc/" + pid + "/cmdline").find("standin_server.py") != std::string::npos)
-        ++left;
-    }
-    return {started, left};
-  }
+  std::pair<int, int> StandinsStartedAndLeft() const { return StandinServersStartedAndLeft(pids_); }
 
   TempDir dir_{"served-engine"};
   fs::path pids_ = dir_.path() / "pids";
@@ -143,6 +130,9 @@ TEST_F(ServedEngine, TheWellBehavedServerPassesEveryCellAndItsControlIsKnown) {
   EXPECT_EQ(StoredCode(db_, "openai"), "PASS") << r.output;
   EXPECT_EQ(StoredCode(db_, "llama-r8"), "PASS") << r.output;
   EXPECT_EQ(StoredCode(db_, "llama-load4"), "PASS") << r.output;
+  EXPECT_EQ(StoredCode(db_, "llama-samplingon"), "PASS") << r.output;
+  // Answers read as server-sent events give the bits of whole answers.
+  EXPECT_EQ(StoredCode(db_, "llama-streamon"), "PASS") << r.output;
   // The planted logit bias differs, as declared: the probe can see.
   EXPECT_EQ(StoredCode(db_, "llama-biason"), "KNOWN") << r.output;
   const harness::RunResult run = LatestRun(db_);
@@ -154,8 +144,28 @@ TEST_F(ServedEngine, TheWellBehavedServerPassesEveryCellAndItsControlIsKnown) {
   const harness::CellResult* baseline = Cell(run, "llama");
   ASSERT_NE(baseline, nullptr);
   EXPECT_EQ(baseline->steps.size(), 7u);
+  // What the hashes cover and which server computed them come back from
+  // the store as the bridge's hello said them ...
+  ASSERT_TRUE(baseline->readback.has_value());
+  EXPECT_EQ(baseline->readback->kind, "topk");
+  EXPECT_EQ(baseline->readback->k, 20);
+  const Json server = Json::parse(baseline->server);
+  EXPECT_EQ(server["model"]["id"], "toy") << baseline->server;
+  EXPECT_EQ(server["props"]["build_info"], "b1-standin") << baseline->server;
+  EXPECT_EQ(server["props"]["n_ctx"], 256) << baseline->server;
+  // (only the OpenAI dialect's answers carry a system_fingerprint)
+  EXPECT_EQ(Json::parse(Cell(run, "openai")->server)["system_fingerprint"],
+            Json::array({"samebits-standin-1"}));
+  // ... and the gate's report says them above its grid.
+  const CommandResult report =
+      RunCommand({BinDir() + "/samebits", "report", "latest", "--db", db_, "--format", "md"});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_THAT(report.output, HasSubstr("Read back: 7 of 7 cells compare only the chosen token "
+                                       "and the top 20"))
+      << report.output;
+  EXPECT_THAT(report.output, HasSubstr("Server: http://127.0.0.1:")) << report.output;
   const auto [started, left] = StandinsStartedAndLeft();
-  EXPECT_EQ(started, 10) << "one stand-in server per cell, 5 cells run twice";
+  EXPECT_EQ(started, 14) << "one stand-in server per cell, 7 cells run twice";
   EXPECT_EQ(left, 0);
 }
 
@@ -175,6 +185,49 @@ TEST_F(ServedEngine, AnswersThatDifferUnderLoadFailTheLoadCell) {
   EXPECT_EQ(StoredCode(db_, "llama"), "PASS") << r.output;
   EXPECT_EQ(StoredCode(db_, "llama-r8"), "PASS") << r.output;  // one request at a time
   EXPECT_EQ(StoredCode(db_, "llama-load4"), "FAIL") << r.output;
+  EXPECT_EQ(StandinsStartedAndLeft().second, 0);
+}
+
+// Sampling at a temperature above 0 must keep seeds meaningful: a server
+// that freezes sampling, and one whose seed does not reproduce its sample,
+// each fail their sampling cell with what went wrong, while the greedy
+// cells pass.
+TEST_F(ServedEngine, FrozenSamplingAndAnIgnoredSeedFailTheSamplingCell) {
+  const CommandResult frozen = Gate(Profile({"--fault=frozen-sampling"}), "llama,llama-samplingon");
+  EXPECT_EQ(StoredCode(db_, "llama"), "PASS") << frozen.output;
+  EXPECT_EQ(StoredCode(db_, "llama-samplingon"), "FAIL") << frozen.output;
+  EXPECT_THAT(frozen.output, HasSubstr("4 seeds gave one sample at temperature 1 (16 tokens "
+                                       "each): sampling is frozen"));
+  const CommandResult ignored = Gate(Profile({"--fault=seed-ignored"}), "llama,llama-samplingon");
+  EXPECT_EQ(StoredCode(db_, "llama-samplingon"), "FAIL") << ignored.output;
+  EXPECT_THAT(ignored.output, HasSubstr("seed 1 of 4 gave two different samples at temperature "
+                                        "1: the same seed must give the same sample"));
+  // What the check found is stored with the cell.
+  const harness::CellResult* cell = Cell(LatestRun(db_), "llama-samplingon");
+  ASSERT_NE(cell, nullptr);
+  ASSERT_TRUE(cell->sampling.has_value());
+  EXPECT_EQ(cell->sampling->seeds, 4);
+  EXPECT_EQ(cell->sampling->unstable_seed, 1);
+  EXPECT_EQ(StandinsStartedAndLeft().second, 0);
+}
+
+// A stream cut before its last event is an error in both dialects: the
+// OpenAI API's last event is `data: [DONE]`, llama-server's one whose stop
+// is true.
+TEST_F(ServedEngine, AStreamCutBeforeItsLastEventIsAnError) {
+  const CommandResult r =
+      Gate(Profile({"--fault=stream-cut"}), "llama,llama-streamon,openai-streamon");
+  EXPECT_EQ(StoredCode(db_, "llama"), "PASS") << r.output;  // not streamed
+  for (const auto& [config, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"llama-streamon",
+            "/completion: the event stream ended before an event with stop: "
+            "true"},
+           {"openai-streamon", "/v1/completions: the event stream ended without data: [DONE]"}}) {
+    EXPECT_EQ(StoredCode(db_, config), "UNRESOLVED") << r.output;
+    const harness::CellResult* cell = Cell(LatestRun(db_), config);
+    ASSERT_NE(cell, nullptr);
+    EXPECT_THAT(cell->message, HasSubstr(expected));
+  }
   EXPECT_EQ(StandinsStartedAndLeft().second, 0);
 }
 
@@ -297,7 +350,11 @@ TEST_F(ServedEngine, TheCardNamesEachServedAxisAndItsProbePower) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("| api | openai | openai | identical |"));
   EXPECT_THAT(r.output, HasSubstr("| load | 4 | llama-load4 | identical |"));
+  EXPECT_THAT(r.output, HasSubstr("| stream | on | llama-streamon | identical |"));
   EXPECT_THAT(r.output, HasSubstr("8 repeats in one process: 1 distinct output"));
+  EXPECT_THAT(r.output, HasSubstr("| sampling | on | llama-samplingon | identical; 4 seeds at "
+                                  "temperature 1, 16 tokens: 4 distinct samples, each seed's the "
+                                  "same twice |"));
   EXPECT_THAT(r.output, HasSubstr("probe power: the control llama-biason differs from the "
                                   "baseline in 1 of 1 tables"));
   // The server's build (GET /props), not the bridge's.

@@ -12,7 +12,6 @@
 
 #include "harness/analysis/results.h"
 #include "harness/exchange/bundle.h"
-#include "harness/runner/batched_name.h"
 #include "harness/runner/cell_runner.h"
 #include "tests/harness/harness_test_util.h"
 #include "tests/harness/own_profile.h"
@@ -259,8 +258,8 @@ TEST(StandinBatchRunner, OnlyABatchedCellNamesTheBatch) {
   EXPECT_EQ(alone.code, ResultCode::kPass) << alone.message;
   for (const harness::StepRecord& s : alone.steps) EXPECT_FALSE(s.batch);
 
-  cell.config = runner::Batched(cell.config, 6, 42, "staggered");
-  EXPECT_EQ(cell.config.name, "cpu-t2-b6-staggered-seed42");
+  cell.config = runner::OwnEngineConfiguration(*samebits::harness::testing::OwnProfile(),
+                                               "cpu-t2-b6-staggered-seed42");
   const CellResult batched = runner::RunCell(cell, options);
   EXPECT_EQ(batched.code, ResultCode::kPass) << batched.message;
   ASSERT_FALSE(batched.steps.empty());

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -59,6 +60,29 @@ std::string FaultyEngine(const fs::path& dir, const std::string& fault) {
 harness::RunResult LatestRun(const std::string& db) {
   store::Store store(db);
   return store.LoadRun(store.LatestRunId());
+}
+
+const harness::CellResult* FindCell(const harness::RunResult& run, const std::string& config) {
+  for (const harness::CellResult& c : run.cells) {
+    if (c.config.name == config) return &c;
+  }
+  return nullptr;
+}
+
+std::pair<int, int> StandinServersStartedAndLeft(const std::filesystem::path& pid_dir) {
+  int started = 0;
+  int left = 0;
+  for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(pid_dir)) {
+    ++started;
+    std::ifstream pid_file(e.path());
+    std::string pid;
+    std::getline(pid_file, pid);
+    std::ifstream cmdline("/proc/" + pid + "/cmdline");
+    const std::string command{std::istreambuf_iterator<char>(cmdline),
+                              std::istreambuf_iterator<char>()};
+    if (command.find("standin_server.py") != std::string::npos) ++left;
+  }
+  return {started, left};
 }
 
 std::string StoredCode(const std::string& db, const std::string& config) {

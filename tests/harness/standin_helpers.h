@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/analysis/results.h"
@@ -49,6 +50,14 @@ std::string FaultyEngine(const std::filesystem::path& dir, const std::string& fa
 
 // Returns the newest run in the store at `db`.
 harness::RunResult LatestRun(const std::string& db);
+
+// Returns the cell of `run` with configuration `config`, or nullptr.
+const harness::CellResult* FindCell(const harness::RunResult& run, const std::string& config);
+
+// For the stand-in servers told --pid-dir=`pid_dir` (each writes
+// standin-PID.pid there): how many started, and how many of those are still
+// running (a process whose command line still names standin_server.py).
+std::pair<int, int> StandinServersStartedAndLeft(const std::filesystem::path& pid_dir);
 
 // Returns the code the newest run of `db` stored for configuration
 // `config`, or "(no cell CONFIG)".
