@@ -14,6 +14,7 @@
 #include "harness/cli/engine_choice.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
+#include "harness/cli/report_flags.h"
 #include "harness/cli/scenario_file.h"
 #include "harness/report/card_report.h"
 #include "harness/runner/card_run.h"
@@ -34,7 +35,7 @@ struct CardFlags {
   bool no_reference = false;
   bool build = false;
   bool feed = false;
-  std::string report_md, report_html;
+  ReportFlags reports;
 };
 
 // The engine the card runs, asked with its profile's probe; nothing when
@@ -108,12 +109,11 @@ int Card(const CardFlags& flags) {
   std::ostringstream md;
   harness::report::WriteCardReport(card, "md", md);
   std::printf("%s", md.str().c_str());
-  if (!flags.report_md.empty()) store::WriteOutputFile(flags.report_md, md.str());
-  if (!flags.report_html.empty()) {
-    std::ostringstream html;
-    harness::report::WriteCardReport(card, "html", html);
-    store::WriteOutputFile(flags.report_html, html.str());
-  }
+  WriteReports(flags.reports, [&](const std::string& format, const std::string& path) {
+    std::ostringstream text;
+    harness::report::WriteCardReport(card, format, text);
+    store::WriteOutputFile(path, text.str());
+  });
   // A card blind to its own control is invalid whatever its rows say: said
   // last, where a CI log's reader looks.
   if (const harness::ProbePower power = harness::MeasureProbePower(card);
@@ -181,16 +181,8 @@ CommandSpec SetupCard(CLI::App& app) {
                   "Kills a child that runs longer than this many seconds (default: 120).")
       ->type_name("SECONDS")
       ->check(SecondsInRange(86400));
-  Declare(sub->add_option("--report-md", flags->report_md,
-                          "Also writes the card to this Markdown file.")
-              ->type_name("FILE"),
-          PathRole::kOutputFile);
-  Declare(
-      sub->add_option("--report-html", flags->report_html,
-                      "Also writes the card to this self-contained HTML file, with a plot of the "
-                      "NMSE by position for every differing row.")
-          ->type_name("FILE"),
-      PathRole::kOutputFile);
+  // The HTML card also plots the NMSE by position of every differing row.
+  AddReportFlags(sub, flags->reports, "the card", harness::report::CardReportFormats());
   sub->footer(
       "Which values are tried: the profile's card.values per axis; an axis with a list of\n"
       "values not listed there tries every other value; a range axis not listed is not\n"

@@ -1,6 +1,5 @@
 // `samebits report RUN`: a stored run as Markdown, HTML, JSON or JUnit XML.
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -8,12 +7,11 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/path_flags.h"
 #include "harness/report/exporter.h"
+#include "harness/report/report_formats.h"
 #include "harness/store/output_file.h"
 
 namespace samebits::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct ReportFlags {
   std::string run = "latest";
@@ -22,15 +20,14 @@ struct ReportFlags {
   std::string db;
 };
 
-// Returns the format to write: as given, else guessed from the output file's
-// extension (.html, .json, .xml), else Markdown.
+// Returns the format to write: as given, else the one whose extension the
+// output file has (report_formats.h), else Markdown.
 std::string ChooseFormat(const ReportFlags& flags) {
   if (!flags.format.empty()) return flags.format;
-  const std::string ext = fs::path(flags.output).extension().string();
-  if (ext == ".html" || ext == ".htm") return "html";
-  if (ext == ".json") return "json";
-  if (ext == ".xml") return "junit";
-  return "md";
+  const harness::report::ReportFormat* by_extension =
+      harness::report::ReportFormatForPath(flags.output);
+  return std::string(by_extension != nullptr ? by_extension->name
+                                             : harness::report::kReportFormats[0].name);
 }
 
 int Report(const ReportFlags& flags) {
@@ -58,13 +55,16 @@ CommandSpec SetupReport(CLI::App& app) {
       "report", "Writes a report of a stored run: Markdown, HTML, JSON or JUnit XML.");
   sub->add_option("RUN", flags->run, "The run to report: an id from `samebits runs`, or latest.")
       ->type_name("RUN");
-  std::string formats;
-  for (const std::string& f : harness::report::ReportFormats()) {
-    formats += (formats.empty() ? "" : "|") + f;
+  std::string formats, extensions;
+  for (const harness::report::ReportFormat& f : harness::report::kReportFormats) {
+    formats += (formats.empty() ? "" : "|") + std::string(f.name);
+    extensions +=
+        (extensions.empty() ? "." : ", .") + std::string(f.extension) + " " + std::string(f.name);
   }
   sub->add_option("-f,--format", flags->format,
-                  "Writes this format; by default the output file's extension decides "
-                  "(.html, .json, .xml for JUnit), else Markdown.")
+                  "Writes this format; by default the output file's extension decides (" +
+                      extensions + "), else " +
+                      std::string(harness::report::kReportFormats[0].name) + ".")
       ->type_name(formats);
   Declare(sub->add_option("-o,--output", flags->output,
                           "Writes the report to this file instead of standard output.")

@@ -1,5 +1,7 @@
 #include "harness/cli/report_flags.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <sstream>
 
 #include "harness/cli/commands.h"
@@ -10,24 +12,33 @@
 namespace samebits::cli {
 
 void AddReportFlags(CLI::App* sub, ReportFlags& flags, const std::string& what) {
-  const auto add = [&](const char* flag, std::string& path, const std::string& kind) {
-    Declare(sub->add_option(flag, path, "Writes " + kind + " of " + what + " to this file.")
+  std::vector<std::string> every;
+  for (const harness::report::ReportFormat& f : harness::report::kReportFormats) {
+    every.emplace_back(f.name);
+  }
+  AddReportFlags(sub, flags, what, every);
+}
+
+void AddReportFlags(CLI::App* sub, ReportFlags& flags, const std::string& what,
+                    const std::vector<std::string>& formats) {
+  for (std::size_t i = 0; i < harness::report::kReportFormats.size(); ++i) {
+    const harness::report::ReportFormat& format = harness::report::kReportFormats[i];
+    if (std::find(formats.begin(), formats.end(), format.name) == formats.end()) continue;
+    Declare(sub->add_option(
+                   "--report-" + std::string(format.name), flags.paths[i],
+                   "Writes " + std::string(format.description) + " of " + what + " to this file.")
                 ->type_name("FILE"),
             PathRole::kOutputFile);
-  };
-  add("--report-html", flags.html, "a self-contained HTML report");
-  add("--report-md", flags.md, "a Markdown report (for a pull request)");
-  add("--report-json", flags.json, "a JSON report");
-  add("--report-junit", flags.junit, "a JUnit XML report (for CI systems)");
+  }
 }
 
 void WriteReports(
     const ReportFlags& flags,
     const std::function<void(const std::string& format, const std::string& path)>& write) {
-  const std::pair<const char*, const std::string*> reports[] = {
-      {"html", &flags.html}, {"md", &flags.md}, {"json", &flags.json}, {"junit", &flags.junit}};
-  for (const auto& [format, path] : reports) {
-    if (!path->empty()) write(format, *path);
+  for (std::size_t i = 0; i < harness::report::kReportFormats.size(); ++i) {
+    if (!flags.paths[i].empty()) {
+      write(std::string(harness::report::kReportFormats[i].name), flags.paths[i]);
+    }
   }
 }
 

@@ -1,39 +1,34 @@
 // The card report's formats (card_report.h).
 #include "harness/report/card_report.h"
 
-#include <stdexcept>
-
 #include "harness/report/conformance_report.h"
+#include "harness/report/report_formats.h"
 #include "harness/report/run_grid.h"
 
 namespace samebits::harness::report {
 namespace {
 
 struct Format {
-  const char* name;
-  const char* alias;
+  std::string_view name;  // a name of report_formats.h's list
   void (*write)(const Card&, std::ostream&);
 };
 
 constexpr Format kFormats[] = {
-    {"md", "markdown", WriteCardMarkdown},
-    {"html", nullptr, WriteCardHtml},
+    {"md", WriteCardMarkdown},
+    {"html", WriteCardHtml},
 };
+static_assert(FormatsAreListed(kFormats), "a card's formats are named in report_formats.h");
 
 }  // namespace
 
 std::vector<std::string> CardReportFormats() {
   std::vector<std::string> names;
-  for (const Format& f : kFormats) names.push_back(f.name);
+  for (const Format& f : kFormats) names.emplace_back(f.name);
   return names;
 }
 
 void WriteCardReport(const Card& card, std::string_view format, std::ostream& out) {
-  for (const Format& f : kFormats) {
-    if (format == f.name || (f.alias != nullptr && format == f.alias)) return f.write(card, out);
-  }
-  throw std::invalid_argument("unknown card format '" + std::string(format) +
-                              "' (known formats: md, html)");
+  FindFormatRow(kFormats, format).write(card, out);
 }
 
 std::string ReferenceConformanceLine(const CardTable& table) {

@@ -111,7 +111,6 @@ void WritePair(const PairConformance& p, double max_nmse, std::ostream& out) {
 
 class HtmlWriter final : public ConformanceExporter {
  public:
-  std::string_view Extension() const override { return "html"; }
   void Write(const RunConformance& c, std::ostream& out) const override {
     const int code = c.ExitCode();
     const char* cls = code == 0 ? "pass" : code == 1 ? "fail" : "none";

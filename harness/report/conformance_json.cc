@@ -131,7 +131,6 @@ Json PairJson(const PairConformance& p) {
 
 class JsonWriter final : public ConformanceExporter {
  public:
-  std::string_view Extension() const override { return "json"; }
   void Write(const RunConformance& c, std::ostream& out) const override {
     Json pairs = Json::array();
     for (const PairConformance& p : c.pairs) pairs.push_back(PairJson(p));

@@ -17,7 +17,6 @@ std::string Attr(const std::string& s) {
 
 class JunitWriter final : public ConformanceExporter {
  public:
-  std::string_view Extension() const override { return "xml"; }
   void Write(const RunConformance& c, std::ostream& out) const override {
     const size_t tests = c.pairs.size();
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -95,7 +95,6 @@ void WritePair(const PairConformance& p, std::ostream& out) {
 
 class MarkdownWriter final : public ConformanceExporter {
  public:
-  std::string_view Extension() const override { return "md"; }
   void Write(const RunConformance& c, std::ostream& out) const override {
     out << "## samebits conform: " << M(c.headline) << "\n\n"
         << "A (the reference): " << M(c.label_a) << "  \nB: " << M(c.label_b)

@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
+#include <iterator>
+
+#include "harness/report/report_formats.h"
 
 namespace samebits::harness::report {
 
@@ -16,28 +18,23 @@ std::unique_ptr<ConformanceExporter> MakeConformanceJunitExporter();
 namespace {
 
 struct Format {
-  const char* name;
-  const char* alias;  // another accepted name, or nullptr
+  std::string_view name;  // a name of report_formats.h's list
   std::unique_ptr<ConformanceExporter> (*make)();
 };
 
 constexpr Format kFormats[] = {
-    {"md", "markdown", MakeConformanceMarkdownExporter},
-    {"html", nullptr, MakeConformanceHtmlExporter},
-    {"json", nullptr, MakeConformanceJsonExporter},
-    {"junit", nullptr, MakeConformanceJunitExporter},
+    {"md", MakeConformanceMarkdownExporter},
+    {"html", MakeConformanceHtmlExporter},
+    {"json", MakeConformanceJsonExporter},
+    {"junit", MakeConformanceJunitExporter},
 };
+static_assert(FormatsAreListed(kFormats) && std::size(kFormats) == kReportFormats.size(),
+              "a conformance report is written in every format of report_formats.h");
 
 }  // namespace
 
 std::unique_ptr<ConformanceExporter> MakeConformanceExporter(std::string_view format) {
-  std::string known;
-  for (const Format& f : kFormats) {
-    if (format == f.name || (f.alias != nullptr && format == f.alias)) return f.make();
-    known += std::string(known.empty() ? "" : ", ") + f.name;
-  }
-  throw std::invalid_argument("unknown report format '" + std::string(format) +
-                              "' (known formats: " + known + ")");
+  return FindFormatRow(kFormats, format).make();
 }
 
 void WriteConformanceReport(const RunConformance& c, std::string_view format, std::ostream& out) {

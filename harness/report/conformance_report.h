@@ -21,8 +21,6 @@ namespace samebits::harness::report {
 class ConformanceExporter {
  public:
   virtual ~ConformanceExporter() = default;
-  // Returns the usual file extension, without the dot.
-  virtual std::string_view Extension() const = 0;
   // Writes the report of `c` to `out`.
   virtual void Write(const RunConformance& c, std::ostream& out) const = 0;
 };

@@ -1,8 +1,10 @@
 // The table of report formats (exporter.h).
 #include "harness/report/exporter.h"
 
+#include <iterator>
 #include <ostream>
-#include <stdexcept>
+
+#include "harness/report/report_formats.h"
 
 namespace samebits::harness::report {
 
@@ -15,35 +17,30 @@ std::unique_ptr<Exporter> MakeJunitExporter();
 namespace {
 
 struct Format {
-  const char* name;   // as given to `--format`
-  const char* alias;  // another accepted name, or nullptr
+  std::string_view name;  // a name of report_formats.h's list
   std::unique_ptr<Exporter> (*make)();
 };
 
-// Every format, in the order `--format` documents them.
+// Every format of the list (report_formats.h), in its order.
 constexpr Format kFormats[] = {
-    {"md", "markdown", MakeMarkdownExporter},
-    {"html", nullptr, MakeHtmlExporter},
-    {"json", nullptr, MakeJsonExporter},
-    {"junit", nullptr, MakeJunitExporter},
+    {"md", MakeMarkdownExporter},
+    {"html", MakeHtmlExporter},
+    {"json", MakeJsonExporter},
+    {"junit", MakeJunitExporter},
 };
+static_assert(FormatsAreListed(kFormats) && std::size(kFormats) == kReportFormats.size(),
+              "a run's report is written in every format of report_formats.h");
 
 }  // namespace
 
 std::vector<std::string> ReportFormats() {
   std::vector<std::string> names;
-  for (const Format& f : kFormats) names.push_back(f.name);
+  for (const Format& f : kFormats) names.emplace_back(f.name);
   return names;
 }
 
 std::unique_ptr<Exporter> MakeExporter(std::string_view format) {
-  for (const Format& f : kFormats) {
-    if (format == f.name || (f.alias != nullptr && format == f.alias)) return f.make();
-  }
-  std::string known;
-  for (const std::string& f : ReportFormats()) known += (known.empty() ? "" : ", ") + f;
-  throw std::invalid_argument("unknown report format '" + std::string(format) +
-                              "' (known formats: " + known + ")");
+  return FindFormatRow(kFormats, format).make();
 }
 
 void WriteReport(const RunResult& run, std::string_view format, std::ostream& out,

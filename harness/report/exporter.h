@@ -4,9 +4,11 @@
 // agree on what happened; every string from outside is escaped for its
 // format (harness/report/escape.h).
 //
-// Adding a format touches two files: a new <name>_exporter.cc defining
-// `std::unique_ptr<Exporter> Make<Name>Exporter()`, and one row in the
-// table kFormats in exporter.cc (which declares the factory).
+// Adding a format touches three files: its row in report_formats.h's list
+// (name, extension, what its --report-<name> flag writes), a new
+// <name>_exporter.cc defining `std::unique_ptr<Exporter> Make<Name>Exporter()`,
+// and one row in the table kFormats in exporter.cc (which declares the
+// factory); the conformance reports' table must then have it too.
 #pragma once
 
 #include <iosfwd>
@@ -23,10 +25,6 @@ namespace samebits::harness::report {
 class Exporter {
  public:
   virtual ~Exporter() = default;
-  // Returns the format's name as given to `--format` ("md", "html", ...).
-  virtual std::string_view Name() const = 0;
-  // Returns the usual file extension, without the dot ("md", "html", "json", "xml").
-  virtual std::string_view Extension() const = 0;
   // Writes the report of `model` to `out`.
   virtual void Write(const ReportModel& model, std::ostream& out) const = 0;
 };

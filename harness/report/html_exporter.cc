@@ -308,8 +308,6 @@ void WriteStderrTails(const ReportModel& m, std::ostream& out) {
 
 class HtmlExporter final : public Exporter {
  public:
-  std::string_view Name() const override { return "html"; }
-  std::string_view Extension() const override { return "html"; }
   void Write(const ReportModel& m, std::ostream& out) const override {
     const RunResult& run = *m.run;
     const char* verdict = m.passed ? "PASS" : "FAIL";

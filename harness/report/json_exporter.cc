@@ -205,8 +205,6 @@ Json ToJson(const DumpComparison& d) {
 
 class JsonExporter final : public Exporter {
  public:
-  std::string_view Name() const override { return "json"; }
-  std::string_view Extension() const override { return "json"; }
   void Write(const ReportModel& m, std::ostream& out) const override {
     const RunResult& run = *m.run;
     Json j;

@@ -122,8 +122,6 @@ void WriteTestCase(const ReportModel& m, const CellGroup& g, const ConfigRow& r,
 
 class JunitExporter final : public Exporter {
  public:
-  std::string_view Name() const override { return "junit"; }
-  std::string_view Extension() const override { return "xml"; }
   void Write(const ReportModel& m, std::ostream& out) const override {
     const RunResult& run = *m.run;
     Tally total;

@@ -222,8 +222,6 @@ void WriteStderrTails(const ReportModel& m, std::ostream& out) {
 
 class MarkdownExporter final : public Exporter {
  public:
-  std::string_view Name() const override { return "md"; }
-  std::string_view Extension() const override { return "md"; }
   void Write(const ReportModel& m, std::ostream& out) const override {
     WriteHeadline(m, out);
     WriteCounts(m, out);

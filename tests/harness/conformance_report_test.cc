@@ -6,6 +6,7 @@
 //         --gtest_filter='ConformanceReportGolden*'
 // and review the diff like any other change (tests/harness/golden/README.md).
 #include "harness/report/conformance_report.h"
+#include "harness/report/report_formats.h"
 
 #include <gtest/gtest.h>
 
@@ -79,7 +80,7 @@ class ConformanceReportGolden : public ::testing::TestWithParam<std::string> {};
 TEST_P(ConformanceReportGolden, MatchesGolden) {
   std::ostringstream out;
   WriteConformanceReport(Fixture(), GetParam(), out);
-  const std::string ext(MakeConformanceExporter(GetParam())->Extension());
+  const std::string ext(FindReportFormat(GetParam())->extension);
   const fs::path golden =
       fs::path(SAMEBITS_SOURCE_DIR) / "tests/harness/golden" / ("conformance." + ext);
   const char* update = std::getenv("SAMEBITS_UPDATE_GOLDEN");

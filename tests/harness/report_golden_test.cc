@@ -14,6 +14,7 @@
 #include <string>
 
 #include "harness/report/exporter.h"
+#include "harness/report/report_formats.h"
 #include "tests/harness/report_fixture.h"
 
 namespace samebits::harness::report {
@@ -45,7 +46,7 @@ void CheckGolden(const RunResult& run, const std::string& fixture, const std::st
                  const ReportOptions& options) {
   std::ostringstream out;
   WriteReport(run, format, out, options);
-  const std::string ext = std::string(MakeExporter(format)->Extension());
+  const std::string ext(FindReportFormat(format)->extension);
   const fs::path golden = GoldenDir() / (fixture + "." + ext);
   const char* update = std::getenv("SAMEBITS_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {
