@@ -143,6 +143,22 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+void ForEachPresentTensor(ModelWeights& w,
+                          const std::function<void(const std::string&, TensorView&)>& visit) {
+  ForEachTensor(w.config, [&](const TensorSpec& spec) {
+    if (spec.layer >= static_cast<int>(w.layers.size())) return;
+    TensorView& v = spec.slot(w);
+    if (v.present()) visit(spec.name, v);
+  });
+}
+
+void ForEachPresentTensor(const ModelWeights& w,
+                          const std::function<void(const std::string&, const TensorView&)>& visit) {
+  // slot() hands out a mutable view; this walk only reads through it.
+  ForEachPresentTensor(const_cast<ModelWeights&>(w),
+                       [&](const std::string& name, TensorView& v) { visit(name, v); });
+}
+
 std::vector<std::string> CheckWeights(const ModelWeights& weights) {
   std::vector<std::string> problems;
   const std::string model = weights.config.name.empty() ? "the model" : weights.config.name;

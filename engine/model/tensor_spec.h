@@ -36,6 +36,13 @@ struct TensorSpec {
 // (embedding, then each layer's tensors, then output norm and output).
 void ForEachTensor(const ModelConfig& config, const std::function<void(const TensorSpec&)>& visit);
 
+// Calls `visit` with the name and view of every present tensor of `w`, in
+// ForEachTensor's order (the tensors of a layer `w` lacks are skipped).
+void ForEachPresentTensor(ModelWeights& w,
+                          const std::function<void(const std::string&, TensorView&)>& visit);
+void ForEachPresentTensor(const ModelWeights& w,
+                          const std::function<void(const std::string&, const TensorView&)>& visit);
+
 // Returns one message per problem with `weights` against its config's
 // specs: a required tensor that is missing, or a present tensor whose shape
 // differs from the spec's (each message names the tensor, both shapes and
