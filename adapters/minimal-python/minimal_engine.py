@@ -106,30 +106,108 @@ def argmax(row):
     return best
 
 
+# The longest token list or decode run a scenario may ask for (the engine's
+# limit, engine/run/scenario.cc).
+MAX_COUNT = 1 << 20
+
+
+def json_object_pairs(pairs):
+    """json.load's object hook: a key given twice is refused, as the engine
+    refuses it (which copy counts would otherwise be this reader's choice)."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError("the key '%s' is given twice in one object" % key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def check_keys(value, allowed, where):
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        error("%s: unknown key '%s' (expected %s)"
+              % (where, unknown[0], ", ".join("'%s'" % k for k in allowed)))
+
+
 def tokens_of(source, where):
-    if not isinstance(source, dict) or set(source) != {"tokens"}:
+    """The ids of a token source; this adapter expands only `tokens`."""
+    if not isinstance(source, dict) or len(source) != 1:
+        error(where + ": must have exactly one of 'random', 'tokens' or 'text'")
+    check_keys(source, ("random", "tokens", "text"), where)
+    if "tokens" not in source:
         unsupported(where + ": this adapter reads only {\"tokens\": [...]} sources")
     tokens = source["tokens"]
-    if not tokens or not all(isinstance(t, int) and 0 <= t < VOCAB for t in tokens):
+    if not isinstance(tokens, list) or not 1 <= len(tokens) <= MAX_COUNT or not all(
+            isinstance(t, int) and not isinstance(t, bool) and 0 <= t < VOCAB for t in tokens):
         error(where + ": expected a non-empty list of token ids below %d" % VOCAB)
     return tokens
 
 
+def all_positions_of(step, where):
+    """A step's all_positions: only false (the default) runs here."""
+    every = step.get("all_positions", False)
+    if not isinstance(every, bool):
+        error(where + ": 'all_positions' must be true or false")
+    if every:
+        unsupported(where + ": all_positions (this adapter emits the last position only)")
+
+
 def read_scenario(path):
-    """Returns (name, prompt, steps) of the scenarios/README.md format, the
-    subset this adapter runs: token prompts, greedy decode and extend."""
+    """Returns (name, prompt, plan) of the scenarios/README.md format, the
+    subset this adapter runs: token prompts, greedy decode and extend; `plan`
+    is what follows the prefill, ("decode", count) and ("extend", tokens).
+    A malformed file is an error, as samebits-engine's reader says (the same
+    fixture files hold both: tests/protocol/scenario_mirror.py); a valid one
+    this adapter cannot run is unsupported."""
     try:
         with open(path, encoding="utf-8") as f:
-            scenario = json.load(f)
+            scenario = json.load(f, object_pairs_hook=json_object_pairs)
     except (OSError, ValueError) as e:
         error("scenario %s: %s" % (path, e))
+    where = "scenario %s" % path
+    if not isinstance(scenario, dict):
+        error(where + ": the top level must be an object")
+    check_keys(scenario, ("name", "description", "prompt", "sampler", "steps"), where)
+    name = scenario.get("name")
+    if not isinstance(name, str) or not name:
+        error(where + ": 'name' must be a non-empty string")
+    if not isinstance(scenario.get("description", ""), str):
+        error(where + ": 'description' must be a string")
     if scenario.get("sampler", {"kind": "greedy"}) != {"kind": "greedy"}:
-        unsupported("scenario %s: only the greedy sampler" % path)
-    prompt = tokens_of(scenario.get("prompt"), "scenario %s: prompt" % path)
-    steps = scenario.get("steps", [])
-    if not steps or steps[0] != {"prefill": "prompt"}:
-        unsupported("scenario %s: the first step must be {\"prefill\": \"prompt\"}" % path)
-    return scenario.get("name", ""), prompt, steps[1:]
+        unsupported(where + ": only the greedy sampler")
+    if "prompt" not in scenario:
+        error(where + ": missing 'prompt'")
+    prompt = tokens_of(scenario["prompt"], where + ": prompt")
+    steps = scenario.get("steps")
+    if not isinstance(steps, list) or not steps:
+        error(where + ": 'steps' must be a non-empty list, starting with {\"prefill\": \"prompt\"}")
+    plan = []
+    for number, step in enumerate(steps):
+        at = "%s: step %d" % (where, number)
+        if not isinstance(step, dict):
+            error(at + ": must be an object")
+        kinds = [k for k in ("prefill", "decode", "extend") if k in step]
+        if len(kinds) != 1:
+            error(at + ": must have exactly one of 'prefill', 'decode' or 'extend'")
+        kind = kinds[0]
+        if (kind == "prefill") != (number == 0):
+            error(at + ": the first step, and only the first, is {\"prefill\": \"prompt\"}")
+        if kind == "prefill":
+            check_keys(step, ("prefill", "all_positions"), at)
+            if step["prefill"] != "prompt":
+                error(at + ": 'prefill' must be \"prompt\"")
+            all_positions_of(step, at)
+        elif kind == "decode":
+            check_keys(step, ("decode",), at)
+            count = step["decode"]
+            if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
+                error(at + ": 'decode' must be a positive integer up to %d" % MAX_COUNT)
+            plan.append(("decode", count))
+        else:
+            check_keys(step, ("extend", "all_positions"), at)
+            all_positions_of(step, at)
+            plan.append(("extend", tokens_of(step["extend"], at + ": extend")))
+    return name, prompt, plan
 
 
 def main():
@@ -146,7 +224,7 @@ def main():
         error("--tile %d is outside [1, %d]" % (args.tile, VOCAB))
     if not args.checkpoint.startswith("toy:"):
         unsupported("checkpoint %s: this adapter loads only toy:NAME" % args.checkpoint)
-    name, prompt, steps = read_scenario(args.scenario)
+    name, prompt, plan = read_scenario(args.scenario)
     xxh3 = load_xxh3()
     dump = open(args.dump_logits, "wb") if args.dump_logits else None
 
@@ -186,14 +264,12 @@ def main():
         return token
 
     token = emit("prefill", prompt)
-    for step in steps:
-        if set(step) == {"decode"} and isinstance(step["decode"], int) and step["decode"] > 0:
-            for _ in range(step["decode"]):
+    for kind, value in plan:
+        if kind == "decode":
+            for _ in range(value):
                 token = emit("decode", [token])
-        elif set(step) == {"extend"}:
-            token = emit("extend", tokens_of(step["extend"], "scenario step"))
         else:
-            unsupported("scenario step %s: only decode and extend follow the prefill" % json.dumps(step))
+            token = emit("extend", value)
     if dump:
         dump.close()
     line({"type": "done", "steps": index, "elapsed_ms": (time.monotonic() - start) * 1000.0})

@@ -178,64 +178,125 @@ def random_tokens(length, seed, first, vocab):
     return out
 
 
+# The longest token list or decode run a scenario may ask for (the engine's
+# limit, engine/run/scenario.cc).
+MAX_COUNT = 1 << 20
+
+
+def json_object_pairs(pairs):
+    """json.load's object hook: a key given twice is refused, as the engine
+    refuses it (which copy counts would otherwise be this reader's choice)."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError("the key '%s' is given twice in one object" % key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def check_keys(value, allowed, where):
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        raise error("%s: unknown key '%s' (expected %s)"
+                    % (where, unknown[0], ", ".join("'%s'" % k for k in allowed)), 2)
+
+
+def is_count(value, low, high):
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def tokens_of(source, where, vocab):
     """A scenario token source as ids: `tokens`, or `random` when the
     server said its vocabulary size; `text` needs the server's tokenizer."""
-    if isinstance(source, dict) and set(source) == {"tokens"}:
+    if not isinstance(source, dict) or len(source) != 1:
+        raise error(where + ": must have exactly one of 'random', 'tokens' or 'text'", 2)
+    check_keys(source, ("random", "tokens", "text"), where)
+    if "tokens" in source:
         tokens = source["tokens"]
-        if not isinstance(tokens, list) or not tokens or not all(
-                isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in tokens):
+        if not isinstance(tokens, list) or not 1 <= len(tokens) <= MAX_COUNT or not all(
+                is_count(t, 0, 0x7FFFFFFF) for t in tokens):
             raise error(where + ": 'tokens' must be a non-empty list of ids", 2)
         if vocab and max(tokens) >= vocab:
             raise error(where + ": token %d is not below the server's vocabulary of %d"
                         % (max(tokens), vocab), 2)
         return tokens
-    if isinstance(source, dict) and set(source) == {"random"}:
+    if "random" in source:
         spec = source["random"]
+        if not isinstance(spec, dict):
+            raise error(where + ": 'random' must be an object", 2)
+        check_keys(spec, ("length", "seed", "first_token"), where + ".random")
+        length, seed, first = spec.get("length"), spec.get("seed"), spec.get("first_token", 3)
+        if not is_count(length, 1, MAX_COUNT) or not is_count(seed, 0, 0xFFFFFFFFFFFFFFFF) \
+                or not is_count(first, 0, 0x7FFFFFFF):
+            raise error(where + ": 'random' needs length 1 to %d, a seed from 0 to 2^64 - 1 and"
+                        " an optional first_token >= 0" % MAX_COUNT, 2)
         if not vocab:
             raise unsupported(where + ": a random prompt needs the vocabulary size, which this"
                               " server does not report (give --vocab-size)")
-        if not isinstance(spec, dict) or not set(spec) <= {"length", "seed", "first_token"}:
-            raise error(where + ": 'random' takes length, seed and first_token", 2)
-        length, seed, first = spec.get("length"), spec.get("seed"), spec.get("first_token", 3)
-        if not all(isinstance(v, int) and v >= 0 for v in (length, seed, first)) or length < 1 \
-                or first >= vocab:
-            raise error(where + ": 'random' needs length >= 1, seed >= 0, first_token below the"
-                        " vocabulary", 2)
+        if first >= vocab:
+            raise error(where + ": first_token %d is not below the vocabulary of %d"
+                        % (first, vocab), 2)
         return random_tokens(length, seed, first, vocab)
     raise unsupported(where + ": this bridge feeds token ids; text prompts need the server's"
                       " tokenizer (not done yet)")
 
 
 def read_scenario(path, vocab):
-    """(name, prompt, [(kind, tokens or decode count)...]) of a greedy scenario."""
+    """(name, prompt, [(kind, tokens or decode count)...]) of a greedy
+    scenario. A malformed file is an error, as samebits-engine's reader says
+    (the same fixture files hold both: tests/protocol/scenario_mirror.py); a
+    valid one this bridge cannot run is unsupported."""
     try:
         with open(path, encoding="utf-8") as f:
-            scenario = json.load(f)
+            scenario = json.load(f, object_pairs_hook=json_object_pairs)
     except (OSError, ValueError) as e:
         raise error("scenario %s: %s" % (path, e), 2)
+    where = "scenario %s" % path
     if not isinstance(scenario, dict):
-        raise error("scenario %s: expected a JSON object" % path, 2)
+        raise error(where + ": expected a JSON object", 2)
+    check_keys(scenario, ("name", "description", "prompt", "sampler", "steps"), where)
+    name = scenario.get("name")
+    if not isinstance(name, str) or not name:
+        raise error(where + ": 'name' must be a non-empty string", 2)
+    if not isinstance(scenario.get("description", ""), str):
+        raise error(where + ": 'description' must be a string", 2)
     if scenario.get("sampler", {"kind": "greedy"}) != {"kind": "greedy"}:
-        raise unsupported("scenario %s: only the greedy sampler (temperature 0)" % path)
+        raise unsupported(where + ": only the greedy sampler (temperature 0)")
+    if "prompt" not in scenario:
+        raise error(where + ": missing 'prompt'", 2)
     steps = scenario.get("steps")
-    if not isinstance(steps, list) or not steps or steps[0] != {"prefill": "prompt"}:
-        raise unsupported("scenario %s: the first step must be {\"prefill\": \"prompt\"}" % path)
-    prompt = tokens_of(scenario.get("prompt"), "scenario %s: prompt" % path, vocab)
+    if not isinstance(steps, list) or not steps:
+        raise error(where + ": 'steps' must be a non-empty list, starting with"
+                    " {\"prefill\": \"prompt\"}", 2)
     plan = []
-    for number, step in enumerate(steps[1:], start=1):
-        where = "scenario %s: step %d" % (path, number)
-        if isinstance(step, dict) and set(step) == {"decode"}:
-            count = step["decode"]
-            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-                raise error(where + ": 'decode' must be a positive integer", 2)
-            plan.append(("decode", count))
-        elif isinstance(step, dict) and set(step) == {"extend"}:
-            plan.append(("extend", tokens_of(step["extend"], where, vocab)))
+    prompt = None
+    for number, step in enumerate(steps):
+        at = "%s: step %d" % (where, number)
+        if not isinstance(step, dict):
+            raise error(at + ": must be an object", 2)
+        kinds = [k for k in ("prefill", "decode", "extend") if k in step]
+        if len(kinds) != 1:
+            raise error(at + ": must have exactly one of 'prefill', 'decode' or 'extend'", 2)
+        kind = kinds[0]
+        if (kind == "prefill") != (number == 0):
+            raise error(at + ": the first step, and only the first, is {\"prefill\": \"prompt\"}", 2)
+        check_keys(step, (kind,) if kind == "decode" else (kind, "all_positions"), at)
+        every = step.get("all_positions", False)
+        if not isinstance(every, bool):
+            raise error(at + ": 'all_positions' must be true or false", 2)
+        if every:
+            raise unsupported(at + ": all_positions (a request gives one output row)")
+        if kind == "prefill":
+            if step["prefill"] != "prompt":
+                raise error(at + ": 'prefill' must be \"prompt\"", 2)
+            prompt = tokens_of(scenario["prompt"], where + ": prompt", vocab)
+        elif kind == "decode":
+            if not is_count(step["decode"], 1, MAX_COUNT):
+                raise error(at + ": 'decode' must be a positive integer up to %d" % MAX_COUNT, 2)
+            plan.append(("decode", step["decode"]))
         else:
-            raise unsupported(where + ": only decode and extend (one output row each) follow the"
-                              " prefill")
-    return str(scenario.get("name", "")), prompt, plan
+            plan.append(("extend", tokens_of(step["extend"], at + ": extend", vocab)))
+    return name, prompt, plan
 
 
 class Standin:
