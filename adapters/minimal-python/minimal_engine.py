@@ -177,7 +177,6 @@ def read_scenario(path):
         unsupported(where + ": only the greedy sampler")
     if "prompt" not in scenario:
         error(where + ": missing 'prompt'")
-    prompt = tokens_of(scenario["prompt"], where + ": prompt")
     steps = scenario.get("steps")
     if not isinstance(steps, list) or not steps:
         error(where + ": 'steps' must be a non-empty list, starting with {\"prefill\": \"prompt\"}")
@@ -197,6 +196,7 @@ def read_scenario(path):
             if step["prefill"] != "prompt":
                 error(at + ": 'prefill' must be \"prompt\"")
             all_positions_of(step, at)
+            prompt = tokens_of(scenario["prompt"], where + ": prompt")
         elif kind == "decode":
             check_keys(step, ("decode",), at)
             count = step["decode"]
