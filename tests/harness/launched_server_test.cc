@@ -113,6 +113,8 @@ class LaunchedServer : public ::testing::Test {
   const harness::CellResult* Cell(const harness::RunResult& run, const std::string& config) {
     return FindCell(run, config);
   }
+  // A cell of a temporary run would dangle: keep the run in a variable.
+  const harness::CellResult* Cell(harness::RunResult&& run, const std::string& config) = delete;
 
   // How many servers wrote a pid file, and how many are still running.
   std::pair<int, int> ServersStartedAndLeft() const { return StandinServersStartedAndLeft(pids_); }

@@ -97,6 +97,8 @@ class ServedEngine : public ::testing::Test {
   const harness::CellResult* Cell(const harness::RunResult& run, const std::string& config) {
     return FindCell(run, config);
   }
+  // A cell of a temporary run would dangle: keep the run in a variable.
+  const harness::CellResult* Cell(harness::RunResult&& run, const std::string& config) = delete;
 
   // How many stand-in servers wrote a pid file, and how many of those are
   // still running (a process whose command line still names the server).
@@ -203,7 +205,8 @@ TEST_F(ServedEngine, FrozenSamplingAndAnIgnoredSeedFailTheSamplingCell) {
   EXPECT_THAT(ignored.output, HasSubstr("seed 1 of 4 gave two different samples at temperature "
                                         "1: the same seed must give the same sample"));
   // What the check found is stored with the cell.
-  const harness::CellResult* cell = Cell(LatestRun(db_), "llama-samplingon");
+  const harness::RunResult run = LatestRun(db_);
+  const harness::CellResult* cell = Cell(run, "llama-samplingon");
   ASSERT_NE(cell, nullptr);
   ASSERT_TRUE(cell->sampling.has_value());
   EXPECT_EQ(cell->sampling->seeds, 4);
@@ -224,7 +227,8 @@ TEST_F(ServedEngine, AStreamCutBeforeItsLastEventIsAnError) {
             "true"},
            {"openai-streamon", "/v1/completions: the event stream ended without data: [DONE]"}}) {
     EXPECT_EQ(StoredCode(db_, config), "UNRESOLVED") << r.output;
-    const harness::CellResult* cell = Cell(LatestRun(db_), config);
+    const harness::RunResult run = LatestRun(db_);
+    const harness::CellResult* cell = Cell(run, config);
     ASSERT_NE(cell, nullptr);
     EXPECT_THAT(cell->message, HasSubstr(expected));
   }

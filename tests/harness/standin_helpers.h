@@ -53,6 +53,9 @@ harness::RunResult LatestRun(const std::string& db);
 
 // Returns the cell of `run` with configuration `config`, or nullptr.
 const harness::CellResult* FindCell(const harness::RunResult& run, const std::string& config);
+// A cell of a temporary run would dangle at the end of the statement (ASan
+// found two such reads): keep the run in a variable.
+const harness::CellResult* FindCell(harness::RunResult&& run, const std::string& config) = delete;
 
 // For the stand-in servers told --pid-dir=`pid_dir` (each writes
 // standin-PID.pid there): how many started, and how many of those are still
