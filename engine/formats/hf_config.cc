@@ -4,8 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
 #include "engine/formats/architectures.h"

@@ -6,7 +6,6 @@
 //         --gtest_filter='ConformanceReportGolden*'
 // and review the diff like any other change (tests/harness/golden/README.md).
 #include "harness/report/conformance_report.h"
-#include "harness/report/report_formats.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +18,7 @@
 #include <sstream>
 
 #include "harness/analysis/run_conformance.h"
+#include "harness/report/report_formats.h"
 #include "tests/harness/harness_test_util.h"
 
 namespace samebits::harness::report {

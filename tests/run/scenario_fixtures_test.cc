@@ -70,8 +70,7 @@ TEST(ScenarioFixtures, EveryCaseReadsAsItsEntrySays) {
         LoadScenario(path);
         ADD_FAILURE() << "read, but the case says it is refused";
       } catch (const ScenarioError& e) {
-        EXPECT_NE(std::string(e.what()).find(c.at("refused").get<std::string>()),
-                  std::string::npos)
+        EXPECT_NE(std::string(e.what()).find(c.at("refused").get<std::string>()), std::string::npos)
             << e.what();
         EXPECT_EQ(std::string(e.what()).rfind("scenario " + path, 0), 0u) << e.what();
       }
