@@ -55,3 +55,21 @@ llamacpp_cmake_options=(
   -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
 )
+
+# The CPU flags (as /proc/cpuinfo names them) that llamacpp_cmake_options'
+# AVX-512 family compiles for: a build made with them dies of SIGILL in
+# ggml_cpu_init on a CPU without them (an x86-64 machine without AVX-512
+# ran CI once), so nothing is built or run there.
+llamacpp_cpu_flags=(avx2 fma f16c bmi2 avx512f avx512cd avx512vl avx512dq avx512bw avx512vbmi
+  avx512_vnni avx512_bf16)
+
+# Prints the flags of llamacpp_cpu_flags this CPU lacks, space separated;
+# nothing when it has them all.
+llamacpp_missing_cpu_flags() {
+  local have flag missing=()
+  have=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  for flag in "${llamacpp_cpu_flags[@]}"; do
+    [[ $have == *" $flag "* ]] || missing+=("$flag")
+  done
+  echo "${missing[*]}"
+}

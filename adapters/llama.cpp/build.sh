@@ -22,7 +22,9 @@
 # LLAMA_USE_PREBUILT_UI off: nothing is downloaded), into
 # $cache/llama-server-build (about 7 minutes on 2 cores once libllama's
 # objects are in ccache), and prints its path.
-# Jobs: SAMEBITS_JOBS, default 2.
+# Jobs: SAMEBITS_JOBS, default 2. Exit 3, with nothing built, on a CPU
+# without the instructions its options compile for (the x86-64 AVX-512
+# kind: ci/llamacpp-source.sh's llamacpp_cpu_flags).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 script=adapters/llama.cpp/build.sh
@@ -32,12 +34,19 @@ while (($#)); do
   case $1 in
     --print-path) print_path=1; shift ;;
     --llama-server) server=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$script: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 # shellcheck source=ci/llamacpp-source.sh
 source "$root/ci/llamacpp-source.sh"
+missing=$(llamacpp_missing_cpu_flags)
+if [[ -n $missing ]]; then
+  echo "$script: this CPU lacks $missing, which the llama.cpp build's options" \
+    "(ci/llamacpp-source.sh, the x86-64 AVX-512 kind) compile for: what it built would die of" \
+    "SIGILL; nothing built" >&2
+  exit 3
+fi
 llamacpp_source
 jobs=${SAMEBITS_JOBS:-2}
 launcher=()
