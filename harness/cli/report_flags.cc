@@ -13,6 +13,7 @@ namespace samebits::cli {
 
 void AddReportFlags(CLI::App* sub, ReportFlags& flags, const std::string& what) {
   std::vector<std::string> every;
+  every.reserve(harness::report::kReportFormats.size());
   for (const harness::report::ReportFormat& f : harness::report::kReportFormats) {
     every.emplace_back(f.name);
   }

@@ -139,7 +139,10 @@ int MillisecondsUntil(Clock::time_point t) {
 // program's arguments and environment as C arrays.
 struct ExecArguments {
   explicit ExecArguments(const ChildSpec& spec) {
-    for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
+    for (const auto& [name, value] : spec.env) {
+      std::string entry = name;
+      env_strings.push_back(entry.append("=").append(value));
+    }
     argv.push_back(const_cast<char*>(spec.program.c_str()));
     for (const std::string& a : spec.args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

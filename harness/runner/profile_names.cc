@@ -41,7 +41,7 @@ std::optional<std::string> MatchToken(const EngineAxis& axis, const std::string&
 // axis does not take ('b65' for a batch of 1 to 64); nothing otherwise.
 std::optional<std::string> OutOfRangeValue(const EngineAxis& axis, const std::string& token) {
   if (!axis.is_range) return std::nullopt;
-  const std::optional<std::string> digits = ValueText(axis, token);
+  std::optional<std::string> digits = ValueText(axis, token);
   if (!digits) return std::nullopt;
   const bool plain =
       std::all_of(digits->begin(), digits->end(), [](char c) { return c >= '0' && c <= '9'; }) &&
@@ -104,9 +104,10 @@ EngineConfiguration ParseConfigurationName(const EngineProfile& profile, const s
       for (size_t a = next_axis; a < profile.axes.size(); ++a) {
         const EngineAxis& axis = profile.axes[a];
         if (const std::optional<std::string> value = OutOfRangeValue(axis, token)) {
-          throw ConfigurationNameError("configuration '" + name + "': '" + token + "' asks for " +
-                                       axis.name + " " + *value + ", which is not " +
-                                       DescribeValues(axis));
+          std::string why = "configuration '" + name + "': '";
+          why.append(token).append("' asks for ").append(axis.name).append(" ").append(*value);
+          why.append(", which is not ").append(DescribeValues(axis));
+          throw ConfigurationNameError(why);
         }
       }
       std::string expected;
