@@ -30,12 +30,23 @@ inline constexpr std::array<ReportFormat, 4> kReportFormats{{
     {"junit", "", "xml", "a JUnit XML report (for CI systems)"},
 }};
 
-// Returns the format called `name` (its name or its alias), or nullptr.
-constexpr const ReportFormat* FindReportFormat(std::string_view name) {
-  for (const ReportFormat& f : kReportFormats) {
-    if (name == f.name || (!f.alias.empty() && name == f.alias)) return &f;
+// Returns the index in kReportFormats of the format called `name` (its name
+// or its alias), or kReportFormats.size(). An index, not a pointer, because
+// comparing a pointer into the list with nullptr is not a constant
+// expression under GCC's sanitizers, and FormatsAreListed runs in a
+// static_assert.
+constexpr std::size_t FindReportFormatIndex(std::string_view name) {
+  for (std::size_t i = 0; i < kReportFormats.size(); ++i) {
+    const ReportFormat& f = kReportFormats[i];
+    if (name == f.name || (!f.alias.empty() && name == f.alias)) return i;
   }
-  return nullptr;
+  return kReportFormats.size();
+}
+
+// Returns the format called `name` (its name or its alias), or nullptr.
+inline const ReportFormat* FindReportFormat(std::string_view name) {
+  const std::size_t i = FindReportFormatIndex(name);
+  return i < kReportFormats.size() ? &kReportFormats[i] : nullptr;
 }
 
 // Whether every row of a writer table (rows with a `name` member) names a
@@ -43,8 +54,8 @@ constexpr const ReportFormat* FindReportFormat(std::string_view name) {
 template <typename Row, std::size_t N>
 constexpr bool FormatsAreListed(const Row (&table)[N]) {
   for (const Row& row : table) {
-    const ReportFormat* f = FindReportFormat(row.name);
-    if (f == nullptr || f->name != row.name) return false;
+    const std::size_t i = FindReportFormatIndex(row.name);
+    if (i == kReportFormats.size() || kReportFormats[i].name != row.name) return false;
   }
   return true;
 }
