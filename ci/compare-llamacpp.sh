@@ -31,8 +31,9 @@
 # cache folder (SAMEBITS_CACHE, default ~/.cache/samebits), and the script
 # builds `llama-bench` once with its options: -DGGML_NATIVE=OFF, AVX-512 on
 # and the GGML_AMX_* options off (the native build's AMX path crashes on
-# quantized files on some machines). Nothing else is downloaded. Both
-# programs run the same exported file.
+# quantized files on some machines). On a CPU without AVX-512 it builds the
+# AVX2 kind instead (AVX-512 off), in its own folder; the report names the
+# kind. Nothing else is downloaded. Both programs run the same exported file.
 #
 # It refuses a busy machine (load average above 0.5 per core) unless
 # --force: figures taken beside other work understate both engines.
@@ -40,7 +41,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 types=bf16 threads=1,2 repeats=5 checkpoint=synthetic:bench out='' force=0
 prompt=128 context=128 decode_steps=16 batch_list= quant_dot=exact wisdom=
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --types) types=$2; shift 2 ;;
@@ -72,13 +73,14 @@ engine=$root/build/bin/samebits-engine
 # shellcheck source=ci/llamacpp-source.sh
 source "$root/ci/llamacpp-source.sh"
 llamacpp_source
+llamacpp_timing_kind
 src=$llama_src
-bench=$src/build/bin/llama-bench
-batched_bench=$src/build/bin/llama-batched-bench
+bench=$src/$llama_kind_build/bin/llama-bench
+batched_bench=$src/$llama_kind_build/bin/llama-batched-bench
 if [[ ! -x $bench || ! -x $batched_bench ]]; then
-  echo "== building llama-bench (once; cached in $src/build)" >&2
-  cmake -S "$src" -B "$src/build" "${llamacpp_cmake_options[@]}" >/dev/null
-  cmake --build "$src/build" -j "$(nproc)" --target llama-bench llama-batched-bench >/dev/null
+  echo "== building llama-bench, $llama_kind kind (once; cached in $src/$llama_kind_build)" >&2
+  cmake -S "$src" -B "$src/$llama_kind_build" "${llama_kind_options[@]}" >/dev/null
+  cmake --build "$src/$llama_kind_build" -j "$(nproc)" --target llama-bench llama-batched-bench >/dev/null
 fi
 
 # --- preflight ----------------------------------------------------------------
@@ -194,7 +196,7 @@ if [[ -n $batch_list ]]; then
 else
   what="prefill: $prompt tokens from an empty context; decode: $decode_steps tokens after a $context-token context."
 fi
-report="## samebits ($quant_dot) vs llama.cpp ($llama_rev), $checkpoint, medians of $repeats interleaved runs
+report="## samebits ($quant_dot) vs llama.cpp ($llama_rev, $llama_kind build), $checkpoint, medians of $repeats interleaved runs
 
 $what
 $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $cores cores, load $load at start;

@@ -63,13 +63,50 @@ llamacpp_cmake_options=(
 llamacpp_cpu_flags=(avx2 fma f16c bmi2 avx512f avx512cd avx512vl avx512dq avx512bw avx512vbmi
   avx512_vnni avx512_bf16)
 
-# Prints the flags of llamacpp_cpu_flags this CPU lacks, space separated;
-# nothing when it has them all.
+# Prints the flags of `$@` (default llamacpp_cpu_flags) this CPU lacks,
+# space separated; nothing when it has them all.
 llamacpp_missing_cpu_flags() {
-  local have flag missing=()
+  local have flag missing=() wanted=("$@")
+  ((${#wanted[@]})) || wanted=("${llamacpp_cpu_flags[@]}")
   have=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
-  for flag in "${llamacpp_cpu_flags[@]}"; do
+  for flag in "${wanted[@]}"; do
     [[ $have == *" $flag "* ]] || missing+=("$flag")
   done
   echo "${missing[*]}"
+}
+
+# A second kind, for timing only (ci/compare-llamacpp.sh): the x86-64 AVX2
+# kind, for a CPU without AVX-512 (an AMD Zen 3 ran the project once). Its
+# numbers are not the adapter's (which stays on the pinned kind above, where
+# its cards' known differences were measured), but a speed comparison on such
+# a CPU is only fair against llama.cpp built for what the CPU has, as
+# samebits-engine picks its kernels by what the CPU has.
+llamacpp_avx2_cmake_options=(
+  -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF
+  -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+  -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF
+  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+  -DLLAMA_BUILD_SERVER=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
+)
+llamacpp_avx2_cpu_flags=(avx2 fma f16c bmi2)
+
+# For a build that only times llama.cpp: sets `llama_kind` ("avx512", the
+# pinned kind, where the CPU has it; else "avx2"), `llama_kind_options` (its
+# CMake options) and `llama_kind_build` (its build folder's name under the
+# source: "build" for the pinned kind, as before, "build-avx2" for the
+# other). Exits 3, saying what is missing, on a CPU with neither.
+llamacpp_timing_kind() {
+  local missing
+  if [[ -z $(llamacpp_missing_cpu_flags) ]]; then
+    llama_kind=avx512 llama_kind_build=build
+    llama_kind_options=("${llamacpp_cmake_options[@]}")
+    return
+  fi
+  missing=$(llamacpp_missing_cpu_flags "${llamacpp_avx2_cpu_flags[@]}")
+  if [[ -n $missing ]]; then
+    echo "$script: this CPU lacks $missing: neither llama.cpp build kind (AVX-512, AVX2) runs on it" >&2
+    exit 3
+  fi
+  llama_kind=avx2 llama_kind_build=build-avx2
+  llama_kind_options=("${llamacpp_avx2_cmake_options[@]}")
 }
