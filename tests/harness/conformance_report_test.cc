@@ -1,8 +1,8 @@
 // Golden-file tests of the four conformance report formats
 // (harness/report/conformance_report.h): a fixed comparison is exported and
 // compared byte for byte with tests/harness/golden/conformance.<ext>. After
-// an intended change to a format, rewrite the goldens with
-//     SAMEBITS_UPDATE_GOLDEN=1 build/bin/samebits_report_tests \
+// an intended change to a format, rewrite the goldens with this one command
+//     SAMEBITS_UPDATE_GOLDEN=1 build/bin/samebits_report_tests
 //         --gtest_filter='ConformanceReportGolden*'
 // and review the diff like any other change (tests/harness/golden/README.md).
 #include "harness/report/conformance_report.h"
