@@ -128,10 +128,11 @@ struct Ops {
 };
 
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k),
-// each in its own zmm accumulator; row j starts RowStrideOf<L>(k) elements
-// after row j - 1.
+// each in its own zmm accumulator; row j starts rows.stride elements
+// (bytes, for a block-quantized loader) after row j - 1.
 template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows,
+           float* y, int64_t ldy) {
   __m512 acc[MI][RJ];
 #pragma GCC unroll 16
   for (int i = 0; i < MI; ++i) {
@@ -139,7 +140,7 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
     for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_setzero_ps();
   }
   if constexpr (BlockLoader<L>) {
-    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
+    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, rows, acc);
   } else {
     int64_t c = 0;
     for (; c + 16 <= k; c += 16) {
@@ -147,9 +148,9 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
         if constexpr (kPrefetch) {
-          HintGemvStep<RJ>(w, j, k, c);
+          HintGemvStep(w + j * rows.stride, rows.ahead, c);
         }
-        wv[j] = L::Full(w + j * k + c);
+        wv[j] = L::Full(w + j * rows.stride + c);
       }
 #pragma GCC unroll 16
       for (int i = 0; i < MI; ++i) {
@@ -163,7 +164,7 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
       const __mmask16 m = static_cast<__mmask16>((1u << (k - c)) - 1u);
       __m512 wv[RJ];
 #pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * k + c, m);
+      for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * rows.stride + c, m);
 #pragma GCC unroll 16
       for (int i = 0; i < MI; ++i) {
         const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);

@@ -134,9 +134,11 @@ struct Ops {
 };
 
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k);
-// row j starts RowStrideOf<L>(k) elements after row j - 1.
+// row j starts rows.stride elements (bytes, for a block-quantized loader)
+// after row j - 1.
 template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float* y, int64_t ldy) {
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows,
+           float* y, int64_t ldy) {
   using T = typename L::T;
   V16 acc[MI][RJ];
 #pragma GCC unroll 16
@@ -145,15 +147,15 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
     for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
   }
   if constexpr (BlockLoader<L>) {
-    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, acc);
+    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, rows, acc);
   } else {
     int64_t c = 0;
     for (; c + 16 <= k; c += 16) {
       V16 wv[RJ];
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) HintGemvStep<RJ>(w, j, k, c);
-        wv[j] = L::Full(w + j * k + c);
+        if constexpr (kPrefetch) HintGemvStep(w + j * rows.stride, rows.ahead, c);
+        wv[j] = L::Full(w + j * rows.stride + c);
       }
 #pragma GCC unroll 16
       for (int i = 0; i < MI; ++i) {
@@ -171,7 +173,7 @@ void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, float
 #pragma GCC unroll 16
       for (int j = 0; j < RJ; ++j) {
         T buf[16] = {};
-        std::memcpy(buf, w + j * k + c, static_cast<size_t>(n) * sizeof(T));
+        std::memcpy(buf, w + j * rows.stride + c, static_cast<size_t>(n) * sizeof(T));
         wv[j] = L::Full(buf);
       }
 #pragma GCC unroll 16

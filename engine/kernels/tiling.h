@@ -62,19 +62,30 @@ inline void PrefetchNextBlock(const T* p) {
   __builtin_prefetch(p, 0, 2);
 }
 
-// The hints of one GEMV step over row j of a block of RJ rows of k
-// elements, at column c: the next block's same column into L2 (above), and
-// this row 128 bytes further on into L1, so that the step after next finds
-// its line in L1 rather than waiting on L2. Measured on the project's Intel
-// Xeon guest (2 vCPUs, AVX-512), `samebits-engine bench` BF16 decode, seven
-// interleaved rounds: 63.6 -> 67.1 tok/s at 1 thread, 119.4 -> 121.4 at 2;
-// 256 and 1024 bytes ahead gave less at 2 threads, 512 nothing at either
-// (BENCHMARKS.md, "An L1 hint in the GEMV rows").
-template <int RJ, class T>
-inline void HintGemvStep(const T* w, int j, int64_t k, int64_t c) {
+// Where the RJ weight rows of a register block lie, in L::T units from the
+// block's first row: row j starts j * stride after it. `ahead` is how far
+// past row j the row that the next block reads in row j's place starts:
+// GEMV's hints go there (RowStreamTyped). Adjacent rows have stride one row
+// and ahead RJ rows; GEMV's far-apart streams have ahead one row.
+struct RowLayout {
+  int64_t stride;
+  int64_t ahead;
+};
+
+// The hints of one GEMV step over one row of a block, at column c: the
+// same column of the row the next block reads in its place (RowLayout's
+// `ahead`) into L2 (above), and this row 128 bytes further on into L1, so
+// that the step after next finds its line in L1 rather than waiting on L2.
+// Measured on the project's Intel Xeon guest (2 vCPUs, AVX-512),
+// `samebits-engine bench` BF16 decode, seven interleaved rounds: 63.6 ->
+// 67.1 tok/s at 1 thread, 119.4 -> 121.4 at 2; 256 and 1024 bytes ahead
+// gave less at 2 threads, 512 nothing at either (BENCHMARKS.md, "An L1 hint
+// in the GEMV rows").
+template <class T>
+inline void HintGemvStep(const T* row, int64_t ahead, int64_t c) {
   constexpr int64_t kNearBytes = 128;
-  PrefetchNextBlock(w + (j + RJ) * k + c);
-  __builtin_prefetch(w + j * k + c + kNearBytes / static_cast<int64_t>(sizeof(T)), 0, 3);
+  PrefetchNextBlock(row + ahead + c);
+  __builtin_prefetch(row + c + kNearBytes / static_cast<int64_t>(sizeof(T)), 0, 3);
 }
 
 // GEMM keeps a tile of weight rows of about this many bytes in L2 while the
@@ -113,11 +124,11 @@ auto LoaderLanes(const typename L::Group& g, int s) {
 // per row, the loader prepares kStep weights, then hands them out 16 at a
 // time as the 16 lanes `acc[i][j]` chains in index order, exactly where
 // 16 F32 weights would go. `A` is the ISA's vector operations: `LoadX`
-// (16 activations) and `Fma(x, w, acc)`; row j starts L::RowStride(k) bytes
-// after row j - 1, and k is a multiple of kStep.
+// (16 activations) and `Fma(x, w, acc)`; the rows lie as `rows` says, in
+// bytes, and k is a multiple of kStep.
 template <class A, class L, int MI, int RJ, bool kPrefetch, class V>
-void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, V (&acc)[MI][RJ]) {
-  const int64_t stride = L::RowStride(k);
+void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, RowLayout rows,
+                      V (&acc)[MI][RJ]) {
   for (int64_t c = 0; c < k; c += L::kStep) {
     typename L::Group g[RJ];
 #pragma GCC unroll 16
@@ -130,11 +141,11 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
         // hints miss at the end is the first line of the next step's (or
         // of the next row's first step), hinted there.
         constexpr int64_t kBytes = L::Offset(L::kStep);
-        const uint8_t* next = w + (j + RJ) * stride + L::Offset(c);
+        const uint8_t* next = w + j * rows.stride + rows.ahead + L::Offset(c);
 #pragma GCC unroll 8
         for (int64_t o = 0; o < kBytes; o += 64) PrefetchNextBlock(next + o);
       }
-      g[j] = L::At(w + j * stride, c);
+      g[j] = L::At(w + j * rows.stride, c);
     }
     if constexpr (requires { L::kGroupsInMemory; }) {
       // The loader's Lanes reads its groups' floats as broadcast operands
@@ -179,9 +190,10 @@ void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, 
 }
 
 // A register block: the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx,
-// w + j * k, k).
+// w + j * rows.stride, k).
 template <class T>
-using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, float* y, int64_t ldy);
+using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, RowLayout rows,
+                         float* y, int64_t ldy);
 
 // What an ISA type `K` provides:
 //   K::F32, K::F16, K::BF16   weight loaders, each with `using T` (the
@@ -203,8 +215,9 @@ void RowStreamRemainder(const float* x, const typename L::T* w, int64_t k, int64
                         int64_t& r, int64_t row_end, float* y, int64_t ldy) {
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
-      K::template kBlock<L, MI, R, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin),
-                                         ldy);
+      const int64_t stride = RowStrideOf<L>(k);
+      K::template kBlock<L, MI, R, true>(x, k, w + r * stride, k, RowLayout{stride, R * stride},
+                                         y + (r - row_begin), ldy);
       r += R;
     }
     RowStreamRemainder<K, L, MI, R / 2>(x, w, k, row_begin, r, row_end, y, ldy);
@@ -217,16 +230,34 @@ void RowStreamRemainder(const float* x, const typename L::T* w, int64_t k, int64
 // usual share of one expert in a batch, and deserve GEMV's streams rather
 // than GEMM's narrower blocks (K::kGemvRows x 2 accumulators fit every
 // ISA's registers).
+//
+// The rows are split into K::kGemvRows equal runs, and a block takes one
+// row from each run: each stream then reads one run front to back, a long
+// forward stream the hardware prefetcher follows, where a block of
+// adjacent rows ends every stream after one row. Measured on an AMD EPYC
+// (Zen 3, AVX2, 1 thread), a 32000 x 1024 BF16 GEMV from DRAM in 2 MiB
+// pages, medians of 15: 13.0 GB/s with adjacent rows, 21-22 GB/s with four
+// runs (the bandwidth probe: 22.4 GB/s); BENCHMARKS.md, run 12. Which rows
+// a block takes never changes an output's bits: each is one whole C1 dot.
 template <class K, class L, int MI>
 void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
                     int64_t row_end, float* y, int64_t ldy) {
   constexpr int kRows = K::kGemvRows;
   static_assert(kRows >= 1 && (kRows & (kRows - 1)) == 0, "kGemvRows must be a power of two");
-  int64_t r = row_begin;
-  for (; r + kRows <= row_end; r += kRows) {
-    K::template kBlock<L, MI, kRows, true>(x, k, w + r * RowStrideOf<L>(k), k, y + (r - row_begin),
-                                           ldy);
+  const int64_t stride = RowStrideOf<L>(k);
+  const int64_t run = (row_end - row_begin) / kRows;
+  const RowLayout runs{run * stride, stride};
+  for (int64_t r = 0; r < run; ++r) {
+    float out[MI * kRows];
+    K::template kBlock<L, MI, kRows, true>(x, k, w + (row_begin + r) * stride, k, runs, out,
+                                           kRows);
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+#pragma GCC unroll 16
+      for (int s = 0; s < kRows; ++s) y[i * ldy + s * run + r] = out[i * kRows + s];
+    }
   }
+  int64_t r = row_begin + kRows * run;
   RowStreamRemainder<K, L, MI, kRows / 2>(x, w, k, row_begin, r, row_end, y, ldy);
 }
 
@@ -284,7 +315,8 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
         const int rj = static_cast<int>(Min64(kMaxRj, r1 - r));
         const BlockFn<typename L::T> block =
             i == 0 && rj == kMaxRj ? kStreaming[mi - 1] : kBlocks[mi - 1][rj - 1];
-        block(x + i * k, k, w + r * stride, k, y + i * ldy + (r - row_begin), ldy);
+        block(x + i * k, k, w + r * stride, k, RowLayout{stride, kMaxRj * stride},
+              y + i * ldy + (r - row_begin), ldy);
       }
     }
   }
@@ -367,7 +399,7 @@ void GemmQuant(const float* x, int64_t m, const std::byte* w, QuantType type, in
 template <class K>
 float Dot(const float* a, const float* b, int64_t n) {
   float out;
-  K::template kBlock<typename K::F32, 1, 1, false>(a, n, b, n, &out, 0);
+  K::template kBlock<typename K::F32, 1, 1, false>(a, n, b, n, RowLayout{n, n}, &out, 0);
   return out;
 }
 
