@@ -131,8 +131,8 @@ struct Ops {
 // each in its own zmm accumulator; row j starts rows.stride elements
 // (bytes, for a block-quantized loader) after row j - 1.
 template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows,
-           float* y, int64_t ldy) {
+void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows, float* y,
+           int64_t ldy) {
   __m512 acc[MI][RJ];
 #pragma GCC unroll 16
   for (int i = 0; i < MI; ++i) {

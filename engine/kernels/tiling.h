@@ -249,8 +249,7 @@ void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t r
   const RowLayout runs{run * stride, stride};
   for (int64_t r = 0; r < run; ++r) {
     float out[MI * kRows];
-    K::template kBlock<L, MI, kRows, true>(x, k, w + (row_begin + r) * stride, k, runs, out,
-                                           kRows);
+    K::template kBlock<L, MI, kRows, true>(x, k, w + (row_begin + r) * stride, k, runs, out, kRows);
 #pragma GCC unroll 16
     for (int i = 0; i < MI; ++i) {
 #pragma GCC unroll 16
