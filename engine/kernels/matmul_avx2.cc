@@ -3,19 +3,19 @@
 // fma chain in index order; a k tail is computed on a zero-padded copy and
 // then blended in only for its own lanes (a plain fma(0, 0, acc) would turn
 // a -0.0 lane into +0.0); the lanes are reduced by the fixed
-// 16 -> 8 -> 4 -> 2 -> 1 tree. Register blocking runs independent chains
-// side by side and never changes the order inside one output.
+// 16 -> 8 -> 4 -> 2 -> 1 tree. The register block itself is
+// register_block.h's, over this file's vector operations (`Ops`).
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/avx2_lanes.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
+#include "engine/kernels/register_block.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
@@ -49,8 +49,18 @@ struct LoadF16 {
 // The vector operations quant_loaders.h builds its loaders from, and
 // BlockLoaderSteps (tiling.h) runs its fma chains with.
 struct Ops {
+  using V = V16;
+  using TailMask = internal::TailMask;
+  static V16 Zero() { return Zero16(); }
   static V16 LoadX(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
   static V16 Fma(const V16& x, const V16& w, const V16& acc) { return Fma16(x, w, acc); }
+  static float Reduce(const V16& acc) { return Reduce16(acc); }
+  // AVX2 has no masked 16-bit loads: register_block.h's zero-padded tail.
+  template <class L, int MI, int RJ>
+  static void Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
+                   int64_t n, V16 (&acc)[MI][RJ]) {
+    PaddedTail<Ops, L, MI, RJ>(x, ldx, w, stride, c, n, acc);
+  }
   static I16 U8(const uint8_t* p) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return {_mm256_cvtepu8_epi32(b), _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8))};
@@ -104,70 +114,6 @@ struct Ops {
   }
 };
 
-// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k);
-// row j starts rows.stride elements (bytes, for a block-quantized loader)
-// after row j - 1.
-template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows, float* y,
-           int64_t ldy) {
-  using T = typename L::T;
-  V16 acc[MI][RJ];
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
-  }
-  if constexpr (BlockLoader<L>) {
-    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, rows, acc);
-  } else {
-    int64_t c = 0;
-    for (; c + 16 <= k; c += 16) {
-      V16 wv[RJ];
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) {
-          HintGemvStep(w + j * rows.stride, rows.ahead, c);
-        }
-        wv[j] = L::Full(w + j * rows.stride + c);
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        const V16 xv{_mm256_loadu_ps(x + i * ldx + c), _mm256_loadu_ps(x + i * ldx + c + 8)};
-#pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
-      }
-    }
-    if (c < k) {
-      // AVX2 has no masked 16-bit loads, so the tail is copied into
-      // zero-padded buffers (never reading past the row) and blended in.
-      const int64_t n = k - c;
-      const TailMask mask(n);
-      V16 wv[RJ];
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) {
-        T buf[16] = {};
-        std::memcpy(buf, w + j * rows.stride + c, static_cast<size_t>(n) * sizeof(T));
-        wv[j] = L::Full(buf);
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        float xbuf[16] = {};
-        std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
-        const V16 xv{_mm256_loadu_ps(xbuf), _mm256_loadu_ps(xbuf + 8)};
-#pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) {
-          acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
-        }
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) y[i * ldy + j] = Reduce16(acc[i][j]);
-  }
-}
-
 // What tiling.h needs: GEMV takes four rows at a time (eight ymm
 // accumulators of the sixteen registers give eight independent fma chains);
 // GEMM blocks are up to 3 activation rows x 2 weight rows, i.e. 12 of the 16
@@ -183,7 +129,7 @@ struct Avx2 {
   static constexpr int kMaxMi = 3;
   static constexpr int kMaxRj = 2;
   template <class L, int MI, int RJ, bool kPrefetch>
-  static constexpr BlockFn<typename L::T> kBlock = Block<L, MI, RJ, kPrefetch>;
+  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kPrefetch>;
 };
 
 void Axpy(float p, const float* v, float* o, int64_t n) {

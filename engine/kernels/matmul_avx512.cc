@@ -2,9 +2,8 @@
 // virtual lanes exactly (C1): lane l of the register is lane l of the
 // contract, each lane is one fma chain in index order, a k tail is a masked
 // fma (masked-off lanes keep their bits, -0.0 included), and the lanes are
-// reduced by the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. Blocking several rows
-// (and, for GEMM, several activation rows) only runs independent chains side
-// by side; it never changes the order inside one output.
+// reduced by the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. The register block
+// itself is register_block.h's, over this file's vector operations (`Ops`).
 
 #include <cstdint>
 
@@ -12,6 +11,7 @@
 #include "engine/kernels/kernel_tables.h"
 #include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
+#include "engine/kernels/register_block.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
@@ -89,27 +89,65 @@ struct Ops {
         _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), d_dmin);
     _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_or_si512(low, high)), factor));
   }
+  using V = __m512;
+  static __m512 Zero() { return _mm512_setzero_ps(); }
   static __m512 LoadX(const float* p) { return _mm512_loadu_ps(p); }
   static __m512 Fma(__m512 x, __m512 w, __m512 acc) { return _mm512_fmadd_ps(x, w, acc); }
+  static float Reduce(__m512 acc) { return Reduce16(acc); }
+  // The tail of n < 16 columns from column c: masked loads (which never
+  // touch memory past the mask) and a masked fma, so lanes [n, 16) keep
+  // their bits.
+  template <class L, int MI, int RJ>
+  static void Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
+                   int64_t n, __m512 (&acc)[MI][RJ]) {
+    const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+    __m512 wv[RJ];
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * stride + c, m);
+#pragma GCC unroll 16
+    for (int i = 0; i < MI; ++i) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
+#pragma GCC unroll 16
+      for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
+    }
+  }
   static __m512i U8(const uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   static __m512i I8(const uint8_t* p) {
     return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  static __m512i And(__m512i a, int b) { return _mm512_and_si512(a, _mm512_set1_epi32(b)); }
-  static __m512i Shr(__m512i a, int n) { return _mm512_srli_epi32(a, static_cast<unsigned>(n)); }
-  static __m512i Shl(__m512i a, int n) { return _mm512_slli_epi32(a, static_cast<unsigned>(n)); }
-  static __m512i Or(__m512i a, __m512i b) { return _mm512_or_si512(a, b); }
-  static __m512i AddInt(__m512i a, int b) { return _mm512_add_epi32(a, _mm512_set1_epi32(b)); }
+  static __m512i And(__m512i a, int b) {
+    return _mm512_and_si512(a, _mm512_set1_epi32(b));
+  }
+  static __m512i Shr(__m512i a, int n) {
+    return _mm512_srli_epi32(a, static_cast<unsigned>(n));
+  }
+  static __m512i Shl(__m512i a, int n) {
+    return _mm512_slli_epi32(a, static_cast<unsigned>(n));
+  }
+  static __m512i Or(__m512i a, __m512i b) {
+    return _mm512_or_si512(a, b);
+  }
+  static __m512i AddInt(__m512i a, int b) {
+    return _mm512_add_epi32(a, _mm512_set1_epi32(b));
+  }
   static __m512i BitLanes(uint32_t bits) {
     const __m512i index = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     return And(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(bits)), index), 1);
   }
-  static __m512 ToF32(__m512i a) { return _mm512_cvtepi32_ps(a); }
-  static __m512 MulS(__m512 a, float b) { return _mm512_mul_ps(a, _mm512_set1_ps(b)); }
-  static __m512 AddS(__m512 a, float b) { return _mm512_add_ps(a, _mm512_set1_ps(b)); }
-  static __m512 SubS(__m512 a, float b) { return _mm512_sub_ps(a, _mm512_set1_ps(b)); }
+  static __m512 ToF32(__m512i a) {
+    return _mm512_cvtepi32_ps(a);
+  }
+  static __m512 MulS(__m512 a, float b) {
+    return _mm512_mul_ps(a, _mm512_set1_ps(b));
+  }
+  static __m512 AddS(__m512 a, float b) {
+    return _mm512_add_ps(a, _mm512_set1_ps(b));
+  }
+  static __m512 SubS(__m512 a, float b) {
+    return _mm512_sub_ps(a, _mm512_set1_ps(b));
+  }
   // a * b - c in one VFMSUB132PS, b and c read from memory where they are
   // (KSuperBlock's scales): b as the instruction's broadcast operand, c by
   // a broadcasting load. Written as assembly because the compiler, given
@@ -127,59 +165,6 @@ struct Ops {
   }
 };
 
-// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k),
-// each in its own zmm accumulator; row j starts rows.stride elements
-// (bytes, for a block-quantized loader) after row j - 1.
-template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows, float* y,
-           int64_t ldy) {
-  __m512 acc[MI][RJ];
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_setzero_ps();
-  }
-  if constexpr (BlockLoader<L>) {
-    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, rows, acc);
-  } else {
-    int64_t c = 0;
-    for (; c + 16 <= k; c += 16) {
-      __m512 wv[RJ];
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) {
-          HintGemvStep(w + j * rows.stride, rows.ahead, c);
-        }
-        wv[j] = L::Full(w + j * rows.stride + c);
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        const __m512 xv = _mm512_loadu_ps(x + i * ldx + c);
-#pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
-      }
-    }
-    if (c < k) {
-      // The tail updates only lanes [0, k - c); the others keep their bits.
-      const __mmask16 m = static_cast<__mmask16>((1u << (k - c)) - 1u);
-      __m512 wv[RJ];
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * rows.stride + c, m);
-#pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
-#pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) y[i * ldy + j] = Reduce16(acc[i][j]);
-  }
-}
-
 // What tiling.h needs: GEMV takes eight rows at a time (eight independent
 // fma chains, enough to cover the fma latency, and eight prefetched
 // streams); GEMM blocks are up to 4 activation rows x 4 weight rows (16 zmm
@@ -194,7 +179,7 @@ struct Avx512 {
   static constexpr int kMaxMi = 4;
   static constexpr int kMaxRj = 4;
   template <class L, int MI, int RJ, bool kPrefetch>
-  static constexpr BlockFn<typename L::T> kBlock = Block<L, MI, RJ, kPrefetch>;
+  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kPrefetch>;
 };
 
 void Axpy(float p, const float* v, float* o, int64_t n) {

@@ -3,19 +3,19 @@
 // 12-15. Each lane is one fma chain in index order; a k tail is computed on
 // a zero-padded copy and then selected in only for its own lanes (a plain
 // fma(0, 0, acc) would turn a -0.0 lane into +0.0); the lanes are reduced by
-// the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. Register blocking runs independent
-// chains side by side and never changes the order inside one output.
+// the fixed 16 -> 8 -> 4 -> 2 -> 1 tree. The register block itself is
+// register_block.h's, over this file's vector operations (`Ops`).
 #include <arm_neon.h>
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "engine/kernels/attention_loops.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/kernels/neon_lanes.h"
 #include "engine/kernels/quant_int8_loops.h"
 #include "engine/kernels/quant_loaders.h"
+#include "engine/kernels/register_block.h"
 #include "engine/kernels/tiling.h"
 
 namespace samebits::kernels::internal {
@@ -54,8 +54,18 @@ struct LoadF16 {
 // The vector operations quant_loaders.h builds its loaders from, and
 // BlockLoaderSteps (tiling.h) runs its fma chains with.
 struct Ops {
+  using V = V16;
+  using TailMask = internal::TailMask;
+  static V16 Zero() { return Zero16(); }
   static V16 LoadX(const float* p) { return internal::LoadX(p); }
   static V16 Fma(const V16& x, const V16& w, const V16& acc) { return Fma16(x, w, acc); }
+  static float Reduce(const V16& acc) { return Reduce16(acc); }
+  // NEON has no masked loads: register_block.h's zero-padded tail.
+  template <class L, int MI, int RJ>
+  static void Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
+                   int64_t n, V16 (&acc)[MI][RJ]) {
+    PaddedTail<Ops, L, MI, RJ>(x, ldx, w, stride, c, n, acc);
+  }
   static I16 U8(const uint8_t* p) {
     const uint8x16_t b = vld1q_u8(p);
     const uint16x8_t lo = vmovl_u8(vget_low_u8(b));
@@ -133,66 +143,6 @@ struct Ops {
   static float Half(const uint8_t* p) { return HalfAt(p); }
 };
 
-// Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k);
-// row j starts rows.stride elements (bytes, for a block-quantized loader)
-// after row j - 1.
-template <class L, int MI, int RJ, bool kPrefetch>
-void Block(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows, float* y,
-           int64_t ldy) {
-  using T = typename L::T;
-  V16 acc[MI][RJ];
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) acc[i][j] = Zero16();
-  }
-  if constexpr (BlockLoader<L>) {
-    BlockLoaderSteps<Ops, L, MI, RJ, kPrefetch>(x, ldx, w, k, rows, acc);
-  } else {
-    int64_t c = 0;
-    for (; c + 16 <= k; c += 16) {
-      V16 wv[RJ];
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) HintGemvStep(w + j * rows.stride, rows.ahead, c);
-        wv[j] = L::Full(w + j * rows.stride + c);
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        const V16 xv = LoadX(x + i * ldx + c);
-#pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) acc[i][j] = Fma16(xv, wv[j], acc[i][j]);
-      }
-    }
-    if (c < k) {
-      // The tail is copied into zero-padded buffers (never reading past the
-      // row) and selected in lane by lane.
-      const int64_t n = k - c;
-      const TailMask mask(n);
-      V16 wv[RJ];
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) {
-        T buf[16] = {};
-        std::memcpy(buf, w + j * rows.stride + c, static_cast<size_t>(n) * sizeof(T));
-        wv[j] = L::Full(buf);
-      }
-#pragma GCC unroll 16
-      for (int i = 0; i < MI; ++i) {
-        float xbuf[16] = {};
-        std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
-        const V16 xv = LoadX(xbuf);
-#pragma GCC unroll 16
-        for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], Fma16(xv, wv[j], acc[i][j]));
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) y[i * ldy + j] = Reduce16(acc[i][j]);
-  }
-}
-
 // What tiling.h needs: GEMV takes four rows at a time (sixteen q
 // accumulators of the thirty-two registers give sixteen independent fma
 // chains); GEMM blocks are up to 2 activation rows x 3 weight rows, i.e. 24
@@ -207,7 +157,7 @@ struct Neon {
   static constexpr int kMaxMi = 2;
   static constexpr int kMaxRj = 3;
   template <class L, int MI, int RJ, bool kPrefetch>
-  static constexpr BlockFn<typename L::T> kBlock = Block<L, MI, RJ, kPrefetch>;
+  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kPrefetch>;
 };
 
 void Axpy(float p, const float* v, float* o, int64_t n) {
