@@ -9,7 +9,6 @@
 #include <set>
 #include <stdexcept>
 
-#include "engine/kernels/kernels.h"
 #include "engine/numerics/hash.h"
 #include "harness/analysis/batch.h"
 #include "harness/analysis/numeric_profile.h"
@@ -19,10 +18,17 @@
 
 namespace samebits::runner {
 
-const std::vector<std::string>& AllIsas() {
-  // The engine's ISA table: a new ISA gets its cpu-<isa> cell by itself.
-  static const std::vector<std::string> kIsas = kernels::IsaNames();
-  return kIsas;
+std::vector<std::string> ProfileIsas(const EngineProfile& profile) {
+  const EngineAxis* axis = profile.Axis("isa");
+  if (axis == nullptr) {
+    throw ProfileError(profile.file, "axes",
+                       "expected an axis `isa`: {each:isa} names a configuration per value");
+  }
+  std::vector<std::string> isas;
+  for (const std::string& value : axis->values) {
+    if (value != axis->default_value) isas.push_back(value);
+  }
+  return isas;
 }
 
 namespace {
@@ -94,7 +100,7 @@ std::vector<harness::Configuration> DefaultConfigurations(
   if (threads.empty()) {
     throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
   }
-  const TemplateInputs inputs{threads, AllIsas(), small_chunk_bytes};
+  const TemplateInputs inputs{threads, ProfileIsas(profile), small_chunk_bytes};
   std::vector<harness::Configuration> out;
   for (const std::string& math_profile : math) {
     for (const std::string& dot_profile : quant_dot) {

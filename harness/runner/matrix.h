@@ -15,10 +15,14 @@
 
 namespace samebits::runner {
 
-// Every ISA a configuration may name, on every architecture: a machine
-// lacking one still lists it, as UNSUPPORTED, so matrices from different
-// machines line up.
-const std::vector<std::string>& AllIsas();
+// The ISAs of {each:isa}: every value of the profile's `isa` axis but its
+// default (samebits-engine's "auto", its own pick), in the axis's order, on
+// every architecture: a machine lacking one still lists it, as
+// UNSUPPORTED, so matrices from different machines line up. Read from the
+// profile, not the kernel table, as for any engine; a test holds
+// engines/samebits.json's axis to the table. Throws ProfileError when the
+// profile has no `isa` axis.
+std::vector<std::string> ProfileIsas(const EngineProfile& profile);
 
 struct MatrixOptions {
   // samebits-engine's profile: the default checkpoints and configurations

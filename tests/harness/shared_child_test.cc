@@ -125,9 +125,13 @@ TEST(SharedChild, EachFaultIsKeptToItsCell) {
     SCOPED_TRACE(modes[i] + " (cell " + std::to_string(i) + ")");
     const CellResult alone = RunCell(cells[i], FakeOptions(1, /*timeout=*/3));
     EXPECT_EQ(shared[i].code, alone.code) << shared[i].message << " / " << alone.message;
-    if (modes[i] != "hang") EXPECT_EQ(shared[i].message, alone.message);
+    if (modes[i] != "hang") {
+      EXPECT_EQ(shared[i].message, alone.message);
+    }
     EXPECT_EQ(shared[i].steps, alone.steps);
-    if (modes[i] == "ok") EXPECT_EQ(shared[i].code, ResultCode::kPass) << shared[i].message;
+    if (modes[i] == "ok") {
+      EXPECT_EQ(shared[i].code, ResultCode::kPass) << shared[i].message;
+    }
   }
   EXPECT_EQ(shared[19].code, ResultCode::kTimeout);
   // The first cell opened the first child; a cell after a fault that ended

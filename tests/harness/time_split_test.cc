@@ -35,6 +35,13 @@ std::string HelloLine() {
   return protocol::ToJsonLine(h) + "\n";
 }
 
+// A `done` of no steps after `elapsed_ms`, its optional fields unset.
+protocol::Done DoneAfter(double elapsed_ms) {
+  protocol::Done done;
+  done.elapsed_ms = elapsed_ms;
+  return done;
+}
+
 Cell TinyCell() {
   Cell cell;
   cell.checkpoint = "synthetic:tiny";
@@ -53,7 +60,7 @@ double ChildSum(const CellTiming& t) {
 // Worked by hand: hello arrives at 50 ms, the engine says it spent 30 of
 // them loading, `done` arrives at 80 ms and the child is reaped at 90 ms.
 TEST(TimeSplit, TheChildsPartsComeFromItsLinesAndItsLoadTime) {
-  protocol::Done done{0, 1.0};
+  protocol::Done done = DoneAfter(1.0);
   done.load_ms = 30;
   ChildOutcome outcome;
   outcome.started = true;
@@ -68,7 +75,7 @@ TEST(TimeSplit, TheChildsPartsComeFromItsLinesAndItsLoadTime) {
   EXPECT_EQ(t.exit_ms, 10);
 
   // An engine that reports no load time: everything before hello is start.
-  outcome.stdout_text = hello + protocol::ToJsonLine(protocol::Done{0, 1.0}) + "\n";
+  outcome.stdout_text = hello + protocol::ToJsonLine(DoneAfter(1.0)) + "\n";
   outcome.stdout_arrivals = {{hello.size(), 50.0}, {outcome.stdout_text.size(), 80.0}};
   const CellTiming old = JudgeChild(TinyCell(), outcome).timing;
   EXPECT_EQ(old.start_ms, 50);
