@@ -423,7 +423,8 @@ void ParseMatrixConfigurations(const Reader& r, const Json& list, EngineProfile&
       }
     } else if (p.name != kOwnEngineName) {
       r.Fail(key, std::string("expected a configuration name without placeholders: they draw "
-                              "on samebits-engine's --threads, --math and ISA table, so only "
+                              "on the harness's --threads and --math and on samebits-engine's "
+                              "isa axis, so only "
                               "its profile (name ") +
                       kOwnEngineName + ") may use them");
     } else if (const std::string error = TemplateError(names[i]); !error.empty()) {

@@ -1,7 +1,7 @@
 // Configuration name templates: how samebits-engine's own profile
 // (engines/samebits.json, `matrix.configurations`) writes its default
 // configurations as data although they depend on the command line and on
-// the engine's ISA table. A template is a configuration name with
+// the values of its isa axis. A template is a configuration name with
 // placeholders, each replaced by text:
 //
 //   {each:threads}   every --threads value, in the order given (one name
@@ -9,8 +9,8 @@
 //   {max:threads}    the largest --threads value
 //   {second:threads} the second smallest distinct --threads value (the
 //                    smallest when all are equal)
-//   {each:isa}       every ISA of the engine's table, in table order (one
-//                    name per ISA: a new ISA gets its cell by itself)
+//   {each:isa}       every value of the profile's isa axis but its default,
+//                    in the axis's order (ProfileIsas; one name per ISA)
 //   {small_chunk}    the small GEMV chunk: "8k" when a multiple of 1024,
 //                    else its bytes ("1000")
 //
@@ -28,7 +28,7 @@ namespace samebits::runner {
 // What placeholders are replaced with.
 struct TemplateInputs {
   std::vector<int> threads;          // --threads, in the order given; not empty
-  std::vector<std::string> isas;     // the engine's ISA table
+  std::vector<std::string> isas;     // the profile's isa axis (ProfileIsas)
   int64_t small_chunk_bytes = 8192;  // the chunk of {small_chunk}
 };
 

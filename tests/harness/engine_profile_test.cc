@@ -552,7 +552,7 @@ TEST(EngineProfileErrors, TheMatrixTemplatesOfSamebitsEngine) {
   ExpectRefused(j, "matrix.configurations[1]", "expected each '{' closed by a '}'");
   j["matrix"]["configurations"][1] = "cpu-t{each:threads}-{each:isa}";
   ExpectRefused(j, "matrix.configurations[1]", "at most one {each:...} placeholder");
-  // Another engine has no --threads or ISA table to draw on.
+  // Another engine's names draw on no --threads or --math of the harness.
   j = Minimal();
   j["matrix"] = {{"configurations", {"plain", "ub{max:threads}"}}};
   ExpectRefused(j, "matrix.configurations[1]", "only its profile (name samebits)");
