@@ -10,6 +10,20 @@
 #include "engine/numerics/lanes.h"
 
 namespace samebits::model::cpu {
+namespace {
+
+// Calls fn(e, rows, first_slot) for each expert e that Route gave rows of
+// this call, in expert order: its rows are the slots [first_slot,
+// first_slot + rows) of the grouped buffers.
+template <typename Fn>
+void ForEachRoutedExpert(const Activations& a, int n_experts, const Fn& fn) {
+  for (int e = 0; e < n_experts; ++e) {
+    const int rows = a.offset[e + 1] - a.offset[e];
+    if (rows > 0) fn(e, rows, static_cast<size_t>(a.offset[e]));
+  }
+}
+
+}  // namespace
 
 void CpuForward::Route(int n, const float* fn) {
   ProfileScope scope(profiler_.get(), kind_, ProfileOp::kRouter);
@@ -48,14 +62,11 @@ void CpuForward::Route(int n, const float* fn) {
 void CpuForward::QueueExpertsIn(int l, int n, const float* fn) {
   const LayerParams& p = params_[l];
   const int f = c_.expert_ffn_dim;
-  for (int e = 0; e < c_.n_experts; ++e) {
-    const int cnt = a_.offset[e + 1] - a_.offset[e];
-    if (cnt == 0) continue;
-    const size_t s = static_cast<size_t>(a_.offset[e]);
+  ForEachRoutedExpert(a_, c_.n_experts, [&](int e, int cnt, size_t s) {
     const float* xin = n == 1 ? fn : a_.xe.data() + s * d_;
     cpu::AppendMatTasks(cut_, xin, cnt, p.gate[e], a_.ge.data() + s * f, f, tasks_, &p.up[e],
                         a_.ue.data() + s * f, a_.he.data() + s * f);
-  }
+  });
   if (c_.shared_expert_ffn_dim > 0) {
     const int sf = c_.shared_expert_ffn_dim;
     cpu::AppendMatTasks(cut_, fn, n, p.shared_gate, a_.sg.data(), sf, tasks_, &p.shared_up,
@@ -66,13 +77,10 @@ void CpuForward::QueueExpertsIn(int l, int n, const float* fn) {
 void CpuForward::QueueExpertsOut(int l, int n) {
   const LayerParams& p = params_[l];
   const int f = c_.expert_ffn_dim;
-  for (int e = 0; e < c_.n_experts; ++e) {
-    const int cnt = a_.offset[e + 1] - a_.offset[e];
-    if (cnt == 0) continue;
-    const size_t s = static_cast<size_t>(a_.offset[e]);
+  ForEachRoutedExpert(a_, c_.n_experts, [&](int e, int cnt, size_t s) {
     cpu::AppendMatTasks(cut_, a_.he.data() + s * f, cnt, p.down[e], a_.ye.data() + s * d_, d_,
                         tasks_);
-  }
+  });
   if (c_.shared_expert_ffn_dim > 0) {
     cpu::AppendMatTasks(cut_, a_.sh.data(), n, p.shared_down, a_.ys.data(), d_, tasks_);
   }
