@@ -50,17 +50,12 @@ struct LoadF16 {
 // BlockLoaderSteps (tiling.h) runs its fma chains with.
 struct Ops {
   using V = V16;
+  // No masked loads: register_block.h's zero-padded tail blends with this.
   using TailMask = internal::TailMask;
   static V16 Zero() { return Zero16(); }
   static V16 LoadX(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
   static V16 Fma(const V16& x, const V16& w, const V16& acc) { return Fma16(x, w, acc); }
   static float Reduce(const V16& acc) { return Reduce16(acc); }
-  // AVX2 has no masked 16-bit loads: register_block.h's zero-padded tail.
-  template <class L, int MI, int RJ>
-  static void Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
-                   int64_t n, V16 (&acc)[MI][RJ]) {
-    PaddedTail<Ops, L, MI, RJ>(x, ldx, w, stride, c, n, acc);
-  }
   static I16 U8(const uint8_t* p) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return {_mm256_cvtepu8_epi32(b), _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8))};

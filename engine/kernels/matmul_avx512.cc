@@ -94,60 +94,29 @@ struct Ops {
   static __m512 LoadX(const float* p) { return _mm512_loadu_ps(p); }
   static __m512 Fma(__m512 x, __m512 w, __m512 acc) { return _mm512_fmadd_ps(x, w, acc); }
   static float Reduce(__m512 acc) { return Reduce16(acc); }
-  // The tail of n < 16 columns from column c: masked loads (which never
-  // touch memory past the mask) and a masked fma, so lanes [n, 16) keep
-  // their bits.
+  // register_block.h's k tail (defined below).
   template <class L, int MI, int RJ>
   static void Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
-                   int64_t n, __m512 (&acc)[MI][RJ]) {
-    const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
-    __m512 wv[RJ];
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * stride + c, m);
-#pragma GCC unroll 16
-    for (int i = 0; i < MI; ++i) {
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
-#pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
-    }
-  }
+                   int64_t n, __m512 (&acc)[MI][RJ]);
   static __m512i U8(const uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   static __m512i I8(const uint8_t* p) {
     return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  static __m512i And(__m512i a, int b) {
-    return _mm512_and_si512(a, _mm512_set1_epi32(b));
-  }
-  static __m512i Shr(__m512i a, int n) {
-    return _mm512_srli_epi32(a, static_cast<unsigned>(n));
-  }
-  static __m512i Shl(__m512i a, int n) {
-    return _mm512_slli_epi32(a, static_cast<unsigned>(n));
-  }
-  static __m512i Or(__m512i a, __m512i b) {
-    return _mm512_or_si512(a, b);
-  }
-  static __m512i AddInt(__m512i a, int b) {
-    return _mm512_add_epi32(a, _mm512_set1_epi32(b));
-  }
+  static __m512i And(__m512i a, int b) { return _mm512_and_si512(a, _mm512_set1_epi32(b)); }
+  static __m512i Shr(__m512i a, int n) { return _mm512_srli_epi32(a, static_cast<unsigned>(n)); }
+  static __m512i Shl(__m512i a, int n) { return _mm512_slli_epi32(a, static_cast<unsigned>(n)); }
+  static __m512i Or(__m512i a, __m512i b) { return _mm512_or_si512(a, b); }
+  static __m512i AddInt(__m512i a, int b) { return _mm512_add_epi32(a, _mm512_set1_epi32(b)); }
   static __m512i BitLanes(uint32_t bits) {
     const __m512i index = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     return And(_mm512_srlv_epi32(_mm512_set1_epi32(static_cast<int>(bits)), index), 1);
   }
-  static __m512 ToF32(__m512i a) {
-    return _mm512_cvtepi32_ps(a);
-  }
-  static __m512 MulS(__m512 a, float b) {
-    return _mm512_mul_ps(a, _mm512_set1_ps(b));
-  }
-  static __m512 AddS(__m512 a, float b) {
-    return _mm512_add_ps(a, _mm512_set1_ps(b));
-  }
-  static __m512 SubS(__m512 a, float b) {
-    return _mm512_sub_ps(a, _mm512_set1_ps(b));
-  }
+  static __m512 ToF32(__m512i a) { return _mm512_cvtepi32_ps(a); }
+  static __m512 MulS(__m512 a, float b) { return _mm512_mul_ps(a, _mm512_set1_ps(b)); }
+  static __m512 AddS(__m512 a, float b) { return _mm512_add_ps(a, _mm512_set1_ps(b)); }
+  static __m512 SubS(__m512 a, float b) { return _mm512_sub_ps(a, _mm512_set1_ps(b)); }
   // a * b - c in one VFMSUB132PS, b and c read from memory where they are
   // (KSuperBlock's scales): b as the instruction's broadcast operand, c by
   // a broadcasting load. Written as assembly because the compiler, given
@@ -164,6 +133,25 @@ struct Ops {
     return _cvtsh_ss(static_cast<unsigned short>(p[0] | (p[1] << 8)));
   }
 };
+
+// register_block.h's k tail of n < 16 columns from column c: masked loads
+// (which never touch memory past the mask) and a masked fma, so lanes
+// [n, 16) keep their bits. Defined outside Ops so that its loop pragmas do
+// not sit inside the struct.
+template <class L, int MI, int RJ>
+void Ops::Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
+               int64_t n, __m512 (&acc)[MI][RJ]) {
+  const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+  __m512 wv[RJ];
+#pragma GCC unroll 16
+  for (int j = 0; j < RJ; ++j) wv[j] = L::Masked(w + j * stride + c, m);
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x + i * ldx + c);
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(xv, wv[j], acc[i][j], m);
+  }
+}
 
 // What tiling.h needs: GEMV takes eight rows at a time (eight independent
 // fma chains, enough to cover the fma latency, and eight prefetched

@@ -14,11 +14,13 @@
 //   A::Zero(), A::LoadX(p),       all lanes +0.0; 16 activations from p;
 //   A::Fma(x, w, acc)             x * w + acc in each lane, one rounding;
 //   A::Reduce(acc)                the contract's 16 -> 8 -> 4 -> 2 -> 1 tree;
+// and for the last n < 16 columns from column c (lanes [0, n) take one
+// more fma, the others keep their bits, -0.0 included, and nothing past a
+// row's end is read) one of:
+//   A::TailMask                   for an ISA without masked loads (AVX2,
+//                                 NEON): PaddedTail below, blending with it;
 //   A::template Tail<L, MI, RJ>(x, ldx, w, stride, c, n, acc)
-//                                 the last n < 16 columns from column c:
-//                                 lanes [0, n) take one more fma, the
-//                                 others keep their bits (-0.0 included),
-//                                 and nothing past a row's end is read.
+//                                 the ISA's own (AVX-512's masked loads).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,33 @@
 
 namespace samebits::kernels::internal {
 namespace {
+
+// The k tail of an ISA without masked loads (AVX2, NEON): the tail is copied
+// into zero-padded buffers, never reading past a row, and the fma's result
+// is taken only in lanes [0, n) (`A::TailMask`'s Blend): a plain
+// fma(0, 0, acc) would turn a -0.0 lane into +0.0.
+template <class A, class L, int MI, int RJ>
+void PaddedTail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
+                int64_t n, typename A::V (&acc)[MI][RJ]) {
+  using T = typename L::T;
+  using V = typename A::V;
+  const typename A::TailMask mask(n);
+  V wv[RJ];
+#pragma GCC unroll 16
+  for (int j = 0; j < RJ; ++j) {
+    T buf[16] = {};
+    std::memcpy(buf, w + j * stride + c, static_cast<size_t>(n) * sizeof(T));
+    wv[j] = L::Full(buf);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MI; ++i) {
+    float xbuf[16] = {};
+    std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
+    const V xv = A::LoadX(xbuf);
+#pragma GCC unroll 16
+    for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], A::Fma(xv, wv[j], acc[i][j]));
+  }
+}
 
 // Computes the MI x RJ outputs y[i * ldy + j] = dot(x + i * ldx, row j, k),
 // where row j starts rows.stride elements (bytes, for a block-quantized
@@ -61,39 +90,18 @@ void RegisterBlock(const float* x, int64_t ldx, const typename L::T* w, int64_t 
         for (int j = 0; j < RJ; ++j) acc[i][j] = A::Fma(xv, wv[j], acc[i][j]);
       }
     }
-    if (c < k) A::template Tail<L, MI, RJ>(x, ldx, w, rows.stride, c, k - c, acc);
+    if (c < k) {
+      if constexpr (requires { typename A::TailMask; }) {
+        PaddedTail<A, L, MI, RJ>(x, ldx, w, rows.stride, c, k - c, acc);
+      } else {
+        A::template Tail<L, MI, RJ>(x, ldx, w, rows.stride, c, k - c, acc);
+      }
+    }
   }
 #pragma GCC unroll 16
   for (int i = 0; i < MI; ++i) {
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) y[i * ldy + j] = A::Reduce(acc[i][j]);
-  }
-}
-
-// A::Tail for an ISA without masked loads (AVX2, NEON): the tail is copied
-// into zero-padded buffers, never reading past a row, and the fma's result
-// is taken only in lanes [0, n) (`A::TailMask`'s Blend): a plain
-// fma(0, 0, acc) would turn a -0.0 lane into +0.0.
-template <class A, class L, int MI, int RJ>
-void PaddedTail(const float* x, int64_t ldx, const typename L::T* w, int64_t stride, int64_t c,
-                int64_t n, typename A::V (&acc)[MI][RJ]) {
-  using T = typename L::T;
-  using V = typename A::V;
-  const typename A::TailMask mask(n);
-  V wv[RJ];
-#pragma GCC unroll 16
-  for (int j = 0; j < RJ; ++j) {
-    T buf[16] = {};
-    std::memcpy(buf, w + j * stride + c, static_cast<size_t>(n) * sizeof(T));
-    wv[j] = L::Full(buf);
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < MI; ++i) {
-    float xbuf[16] = {};
-    std::memcpy(xbuf, x + i * ldx + c, static_cast<size_t>(n) * sizeof(float));
-    const V xv = A::LoadX(xbuf);
-#pragma GCC unroll 16
-    for (int j = 0; j < RJ; ++j) acc[i][j] = mask.Blend(acc[i][j], A::Fma(xv, wv[j], acc[i][j]));
   }
 }
 

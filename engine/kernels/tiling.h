@@ -1,7 +1,8 @@
 // The ISA-independent part of the matrix kernels: how GEMV and GEMM split
 // their outputs into register blocks and L2 tiles, and the dtype dispatch.
 // Each ISA file (matmul_avx2.cc, matmul_avx512.cc, matmul_neon.cc) includes
-// this header and instantiates it with its own register-block function.
+// this header and instantiates it with its register block
+// (register_block.h over the file's own vector operations).
 //
 // Internal header: include it only from an ISA file, and only after the
 // ISA's own types are declared. Everything here sits in an anonymous
@@ -71,6 +72,12 @@ struct RowLayout {
   int64_t stride;
   int64_t ahead;
 };
+
+// The layout of `count` adjacent rows of `stride` each: the next block of
+// as many starts right after them.
+constexpr RowLayout AdjacentRows(int64_t stride, int64_t count) {
+  return {stride, count * stride};
+}
 
 // The hints of one GEMV step over one row of a block, at column c: the
 // same column of the row the next block reads in its place (RowLayout's
@@ -216,7 +223,7 @@ void RowStreamRemainder(const float* x, const typename L::T* w, int64_t k, int64
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
       const int64_t stride = RowStrideOf<L>(k);
-      K::template kBlock<L, MI, R, true>(x, k, w + r * stride, k, RowLayout{stride, R * stride},
+      K::template kBlock<L, MI, R, true>(x, k, w + r * stride, k, AdjacentRows(stride, R),
                                          y + (r - row_begin), ldy);
       r += R;
     }
@@ -314,7 +321,7 @@ void GemmTyped(const float* x, int64_t m, const typename L::T* w, int64_t k, int
         const int rj = static_cast<int>(Min64(kMaxRj, r1 - r));
         const BlockFn<typename L::T> block =
             i == 0 && rj == kMaxRj ? kStreaming[mi - 1] : kBlocks[mi - 1][rj - 1];
-        block(x + i * k, k, w + r * stride, k, RowLayout{stride, kMaxRj * stride},
+        block(x + i * k, k, w + r * stride, k, AdjacentRows(stride, kMaxRj),
               y + i * ldy + (r - row_begin), ldy);
       }
     }
@@ -398,7 +405,7 @@ void GemmQuant(const float* x, int64_t m, const std::byte* w, QuantType type, in
 template <class K>
 float Dot(const float* a, const float* b, int64_t n) {
   float out;
-  K::template kBlock<typename K::F32, 1, 1, false>(a, n, b, n, RowLayout{n, n}, &out, 0);
+  K::template kBlock<typename K::F32, 1, 1, false>(a, n, b, n, AdjacentRows(n, 1), &out, 0);
   return out;
 }
 
