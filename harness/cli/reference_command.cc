@@ -13,6 +13,7 @@
 #include "harness/cli/path_flags.h"
 #include "harness/runner/machine.h"
 #include "harness/runner/matrix_flag_names.h"
+#include "harness/runner/unavailable.h"
 
 namespace samebits::cli {
 namespace {
@@ -61,7 +62,10 @@ int Generate(const ReferenceFlags& flags) {
   harness::RunResult run;
   if (flags.run.empty()) {
     const runner::MatrixRunOptions options = RunOptionsFor(flags.matrix);
-    run = runner::RunMatrix(options, runner::SelectCells(options.selection), false, flags.quiet);
+    std::vector<std::string> left_out;  // what the engine can never run here
+    const std::vector<runner::Cell> cells = runner::SelectRunnableCells(options, &left_out);
+    for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
+    run = runner::RunMatrix(options, cells, false, flags.quiet);
     runner::RefuseUnrunnableSelection(run);
     run.run_id = store->SaveRun(run);
   } else {

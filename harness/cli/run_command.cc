@@ -25,14 +25,13 @@ struct RunFlags {
 int Run(const RunFlags& flags) {
   const runner::MatrixRunOptions options = RunOptionsFor(flags.matrix);
   std::vector<std::string> left_out;  // what the engine can never run here
-  const std::vector<runner::Cell> cells = flags.list
-                                              ? runner::SelectCells(options.selection)
-                                              : runner::SelectRunnableCells(options, &left_out);
+  const std::vector<runner::Cell> cells = runner::SelectRunnableCells(options, &left_out);
   if (flags.list) {
     for (const runner::Cell& c : cells) {
       std::printf("%s%s%s\n", runner::CellLabel(c).c_str(), c.supported ? "" : "  (UNSUPPORTED: ",
                   c.supported ? "" : (c.unsupported_reason + ")").c_str());
     }
+    for (const std::string& note : left_out) std::printf("%s\n", note.c_str());
     return 0;
   }
   std::unique_ptr<store::Store> store = OpenStore(flags.matrix.db);

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "harness/runner/git.h"
-#include "harness/runner/machine.h"
 #include "harness/runner/matrix.h"
 #include "harness/runner/run_error.h"
+#include "harness/runner/unavailable.h"
 
 namespace samebits::runner {
 namespace {
@@ -79,6 +79,30 @@ std::string ConfigurationEngine(const BenchSideOptions& options) {
   return fs::absolute(options.engine).string();
 }
 
+// Throws RunError when the side's engine says, in its capabilities probe,
+// that it cannot run the side's configuration here (an ISA this machine
+// lacks), before anything is timed or the other side is built. An engine
+// whose probe does not answer (an old revision) is not refused here: its
+// first round's `unsupported` stops the bench (ab_bench.h).
+void RefuseUnavailableSide(const harness::BenchSide& side, const BenchSideOptions& options) {
+  // Only an ISA can be unavailable (unavailable.h); "auto" is always there.
+  if (side.cell.config.isa == "auto" || options.own_profile == nullptr ||
+      options.own_profile->probe.empty()) {
+    return;
+  }
+  std::string why;
+  const std::optional<protocol::Capabilities> capabilities =
+      ProbeEngine(side.engine, options.own_profile->probe, &why);
+  if (!capabilities) return;
+  std::vector<Cell> cells(1);
+  cells[0].config = side.cell.config;
+  MarkUnavailable(cells, *capabilities);
+  if (!cells[0].supported) {
+    throw RunError("this machine cannot run " + side.cell.config.name + ": " +
+                   cells[0].unsupported_reason);
+  }
+}
+
 // Builds revision `spec` into `side` (its commit and engine).
 void BuildRevisionSide(const std::string& spec, const BenchSideOptions& options,
                        harness::BenchSide& side) {
@@ -112,12 +136,7 @@ harness::BenchSide ResolveBenchSide(const std::string& spec, const BenchSideOpti
   } else {
     BuildRevisionSide(spec, options, side);
   }
-  const std::vector<std::string> isas = MachineIsas();
-  if (side.cell.config.isa != "auto" &&
-      std::find(isas.begin(), isas.end(), side.cell.config.isa) == isas.end()) {
-    throw RunError("this machine cannot run " + side.cell.config.name + " (no " +
-                   side.cell.config.isa + ")");
-  }
+  RefuseUnavailableSide(side, options);
   return side;
 }
 

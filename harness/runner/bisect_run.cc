@@ -22,6 +22,7 @@
 #include "harness/runner/machine.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/selection.h"
+#include "harness/runner/unavailable.h"
 #include "harness/store/bisect_records.h"
 
 namespace samebits::runner {
@@ -65,17 +66,26 @@ std::set<CellKey> DivergedCells(const harness::RunResult& run) {
 // divergences, and in `*origin` where they came from.
 std::vector<Cell> BisectSelection(const BisectOptions& options, store::Store& store,
                                   std::string* origin) {
+  // What this machine can run is asked of the engine the options name (the
+  // current build's); each revision's child still answers for itself.
+  std::vector<std::string> left_out;
   std::vector<Cell> candidates;
-  for (Cell& c : SelectCells(options.run.selection)) {
+  for (Cell& c : SelectRunnableCells(options.run, &left_out)) {
     if (c.supported) candidates.push_back(std::move(c));
   }
+  const std::string left_out_text = [&] {
+    std::string text;
+    for (const std::string& note : left_out) text += "; " + note;
+    return text;
+  }();
   if (options.every_cell) {
-    *origin = "every selected cell (--every-cell)";
+    *origin = "every selected cell (--every-cell)" + left_out_text;
     return candidates;
   }
   const int64_t run_id = store::LatestDivergingRun(store);
   if (run_id == 0) {
-    *origin = "every selected cell (the store holds no run with a difference to narrow it to)";
+    *origin = "every selected cell (the store holds no run with a difference to narrow it to)" +
+              left_out_text;
     return candidates;
   }
   const harness::RunResult run = store.LoadRun(run_id);

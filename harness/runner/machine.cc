@@ -3,17 +3,10 @@
 
 #include <unistd.h>
 
-#include "engine/kernels/kernels.h"
 #include "engine/platform/machine.h"
 #include "harness/analysis/machine_name.h"
 
 namespace samebits::runner {
-
-std::vector<std::string> MachineIsas() {
-  std::vector<std::string> names;
-  for (kernels::Isa isa : kernels::AvailableIsas()) names.push_back(kernels::IsaName(isa));
-  return names;
-}
 
 harness::MachineInfo LocalMachine() {
   return platform::ThisMachine();

@@ -1,18 +1,14 @@
-// What the harness knows of this machine without asking a child: the ISAs
-// it can run (from the engine's own kernel dispatch, so the harness and the
-// engine agree on what "available" means) and a description used when no
-// child said hello.
+// What the harness knows of this machine without asking a child: a
+// description used when no child said hello, and its name. What an engine
+// can run here (its ISAs) is the engine's to say, in its `capabilities`
+// probe (unavailable.h), not the harness's.
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "harness/analysis/results.h"
 
 namespace samebits::runner {
-
-// Returns the ISA names this machine and build can run ("scalar", "avx2", ...).
-std::vector<std::string> MachineIsas();
 
 // Returns this machine as the engine describes it (engine/platform's probe:
 // uname, the C library, /proc/cpuinfo, the CPU features), so a run stored

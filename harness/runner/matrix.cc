@@ -312,9 +312,7 @@ void CheckScenarioNames(const std::vector<std::string>& files) {
 
 }  // namespace
 
-std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
-                               const std::vector<std::string>& available_isas,
-                               const std::string& arch) {
+std::vector<Cell> ExpandMatrix(const MatrixOptions& options) {
   CheckAxes(options);
   const std::vector<harness::Configuration> configs = SelectConfigurations(options);
   const std::vector<std::string>& checkpoints =
@@ -329,11 +327,6 @@ std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
         cell.scenario = ScenarioName(file);
         cell.scenario_file = file;
         cell.config = config;
-        if (config.isa != "auto" && std::find(available_isas.begin(), available_isas.end(),
-                                              config.isa) == available_isas.end()) {
-          cell.supported = false;
-          cell.unsupported_reason = "this machine (" + arch + ") or this build lacks " + config.isa;
-        }
         cells.push_back(std::move(cell));
       }
     }

@@ -71,17 +71,15 @@ harness::Configuration OwnEngineConfiguration(const EngineProfile& profile,
 // scenarios/classic.json).
 std::string ScenarioName(const std::string& path);
 
-// Returns the cells, checkpoint-major then scenario then configuration.
-// Cells whose ISA is not in `available_isas` are marked unsupported (not
-// dropped). A configuration named is one of the profile's matrix, or any
+// Returns the cells, checkpoint-major then scenario then configuration,
+// every one runnable as far as the profile knows: which ISAs the engine
+// lacks here is the engine's to say (unavailable.h). A configuration named is one of the profile's matrix, or any
 // the profile's grammar reads (`cpu-t4` whatever `threads` holds) whose
 // numeric profile is selected. Throws std::invalid_argument for a selection
 // that names an unknown configuration or leaves nothing to run, listing
 // what is known,
 // and ProfileError for a profile whose matrix cannot be expanded.
-std::vector<Cell> ExpandMatrix(const MatrixOptions& options,
-                               const std::vector<std::string>& available_isas,
-                               const std::string& arch);
+std::vector<Cell> ExpandMatrix(const MatrixOptions& options);
 
 // Returns the order in which to start the cells: the most expensive first
 // (by a static guess from the checkpoint's name and the configuration), so

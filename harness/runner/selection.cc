@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "harness/analysis/equivalence.h"
-#include "harness/runner/machine.h"
 #include "harness/runner/profile_matrix.h"
 #include "harness/runner/run_error.h"
 #include "harness/runner/scenario_identity.h"
@@ -131,8 +130,6 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   options.threads = s.threads;
   options.math = s.math;
   options.quant_dot = s.quant_dot;
-  const std::vector<std::string> isas = MachineIsas();
-  const std::string arch = LocalMachine().arch;
   const std::optional<Suite> suite = SelectedSuite(s);
   // A --checkpoint file is relative to the working folder, as for every
   // command-line tool; cells are keyed by the file relative to the root
@@ -157,7 +154,7 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   if (s.suite.empty() && (s.checkpoints.empty() || !matrix_checkpoints.empty())) {
     options.checkpoints = matrix_checkpoints;
     options.scenario_files = ScenarioFiles(s);
-    cells = ExpandMatrix(options, isas, arch);
+    cells = ExpandMatrix(options);
     for (Cell& cell : cells) {
       const auto it = engine_specs.find(cell.checkpoint);
       if (it != engine_specs.end() && it->second != cell.checkpoint) {
@@ -168,7 +165,7 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
   if (suite && (!s.suite.empty() || default_selection || !suite_checkpoints.empty())) {
     std::vector<Cell> more = ExpandSuite(
         *suite, options, suite_checkpoints,
-        default_selection ? std::vector<std::string>{} : s.scenarios, s.root, isas, arch);
+        default_selection ? std::vector<std::string>{} : s.scenarios, s.root);
     for (Cell& c : more) cells.push_back(std::move(c));
   }
   IdentifyScenarios(cells);

@@ -120,9 +120,7 @@ ResolvedCheckpoint ResolveSuiteCheckpoint(const Suite& suite, const SuitePair& p
 
 std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
                               const std::vector<std::string>& checkpoints,
-                              const std::vector<std::string>& scenarios, const std::string& root,
-                              const std::vector<std::string>& available_isas,
-                              const std::string& arch) {
+                              const std::vector<std::string>& scenarios, const std::string& root) {
   std::vector<ResolvedCheckpoint> resolved;
   for (const SuitePair& p : suite.pairs) resolved.push_back(ResolveSuiteCheckpoint(suite, p, root));
   auto known = [&](bool want_checkpoints) {
@@ -174,7 +172,7 @@ std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
       }
     }
     if (one.scenario_files.empty()) continue;
-    for (Cell& cell : ExpandMatrix(one, available_isas, arch)) {
+    for (Cell& cell : ExpandMatrix(one)) {
       cell.engine_checkpoint = checkpoint.engine_spec;
       if (!checkpoint.exists && cell.supported) {
         cell.supported = false;

@@ -85,8 +85,6 @@ ResolvedCheckpoint ResolveSuiteCheckpoint(const Suite& suite, const SuitePair& p
 // file and where it was looked for.
 std::vector<Cell> ExpandSuite(const Suite& suite, const MatrixOptions& options,
                               const std::vector<std::string>& checkpoints,
-                              const std::vector<std::string>& scenarios, const std::string& root,
-                              const std::vector<std::string>& available_isas,
-                              const std::string& arch);
+                              const std::vector<std::string>& scenarios, const std::string& root);
 
 }  // namespace samebits::runner

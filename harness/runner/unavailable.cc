@@ -11,6 +11,13 @@ namespace samebits::runner {
 namespace {
 // A probe prints one line; longer is not a probe's answer.
 constexpr double kProbeTimeoutSeconds = 30;
+
+// The one axis of a cell's configuration that the probe's `unavailable`
+// entries name: the ISA (other axes are other engines', whose cells are
+// not samebits-engine's configurations).
+bool TakesUnavailableValue(const Cell& cell, const protocol::Unavailable& u) {
+  return u.axis == "isa" && cell.config.isa == u.value;
+}
 }  // namespace
 
 std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
@@ -45,13 +52,22 @@ std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
   }
 }
 
+void MarkUnavailable(std::vector<Cell>& cells, const protocol::Capabilities& capabilities) {
+  for (const protocol::Unavailable& u : capabilities.unavailable) {
+    for (Cell& cell : cells) {
+      if (!cell.supported || !TakesUnavailableValue(cell, u)) continue;
+      cell.supported = false;
+      cell.unsupported_reason = u.reason;
+    }
+  }
+}
+
 std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
                                              const protocol::Capabilities& capabilities) {
   std::vector<std::string> notes;
   for (const protocol::Unavailable& u : capabilities.unavailable) {
-    if (u.axis != "isa") continue;
     std::vector<std::string> configs;
-    const auto left_out = [&](const Cell& cell) { return cell.config.isa == u.value; };
+    const auto left_out = [&](const Cell& cell) { return TakesUnavailableValue(cell, u); };
     size_t count = 0;
     for (const Cell& cell : cells) {
       if (!left_out(cell)) continue;
@@ -73,13 +89,17 @@ std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
 std::vector<Cell> SelectRunnableCells(const MatrixRunOptions& options,
                                       std::vector<std::string>* notes) {
   std::vector<Cell> cells = SelectCells(options.selection);
-  if (!options.selection.configs.empty() || options.probe.empty()) return cells;
+  if (options.probe.empty()) return cells;
   std::string why;
   const std::optional<protocol::Capabilities> capabilities =
       ProbeEngine(EnginePath(options), options.probe, &why);
   if (!capabilities) {
     notes->push_back("the engine's capabilities probe failed (" + why +
                      "): no configuration was left out");
+    return cells;
+  }
+  if (!options.selection.configs.empty()) {
+    MarkUnavailable(cells, *capabilities);
     return cells;
   }
   for (std::string& note : LeaveOutUnavailable(cells, *capabilities)) {

@@ -3,7 +3,9 @@
 // the axis values the engine cannot run here (NEON on x86-64), and a
 // default selection leaves their cells out with one line saying which and
 // why, instead of a child or an UNSUPPORTED line per cell. A selection that
-// names configurations keeps them (each reported UNSUPPORTED).
+// names configurations keeps them, each marked UNSUPPORTED with the
+// engine's reason before any child starts. The harness keeps no list of
+// its own: the engine that runs the cells says what it can run.
 #pragma once
 
 #include <optional>
@@ -31,11 +33,18 @@ std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
 std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
                                              const protocol::Capabilities& capabilities);
 
-// Returns the cells `options.selection` selects (SelectCells); when it
-// names no configuration and `options.probe` is set, without those the
-// engine says it can never run here, with one line per value left out in
-// `*notes` (and a line saying so when the probe failed: then nothing is
-// left out).
+// Marks UNSUPPORTED, with the engine's reason, the cells whose
+// configuration takes a value the engine says it cannot run (the axes as
+// for LeaveOutUnavailable); the cells stay, in their order.
+void MarkUnavailable(std::vector<Cell>& cells, const protocol::Capabilities& capabilities);
+
+// Returns the cells `options.selection` selects (SelectCells), asking the
+// engine's probe (when `options.probe` is set) what it can never run here:
+// a selection that names no configuration goes without those cells, with
+// one line per value left out in `*notes`; one that names configurations
+// keeps them, marked UNSUPPORTED (MarkUnavailable). When the probe fails,
+// a line in `*notes` says so, nothing is left out or marked, and each
+// cell's child answers for itself.
 std::vector<Cell> SelectRunnableCells(const MatrixRunOptions& options,
                                       std::vector<std::string>* notes);
 

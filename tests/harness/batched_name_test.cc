@@ -29,7 +29,7 @@ MatrixOptions OneScenario(std::vector<std::string> configs,
 
 harness::Configuration Only(const std::string& name, std::vector<std::string> math = {"portable"}) {
   const std::vector<Cell> cells =
-      ExpandMatrix(OneScenario({name}, std::move(math)), {"scalar", "avx2"}, "x86_64");
+      ExpandMatrix(OneScenario({name}, std::move(math)));
   EXPECT_EQ(cells.size(), 1u);
   return cells.front().config;
 }
@@ -37,7 +37,7 @@ harness::Configuration Only(const std::string& name, std::vector<std::string> ma
 // Returns the message ExpandMatrix throws for `name`, or "" when it does not.
 std::string Refusal(const std::string& name) {
   try {
-    ExpandMatrix(OneScenario({name}), {"scalar"}, "x86_64");
+    ExpandMatrix(OneScenario({name}));
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -98,7 +98,7 @@ TEST(BatchedName, Int8NamesTakeTheirBatchBeforeTheProfileSuffix) {
   MatrixOptions o =
       OneScenario({"cpu-t2-b4-int8", "cpu-t3-b8-staggered-seed5-libm-int8"}, {"libm", "portable"});
   o.quant_dot = {"int8"};
-  const std::vector<Cell> cells = ExpandMatrix(o, {"scalar"}, "x86_64");
+  const std::vector<Cell> cells = ExpandMatrix(o);
   ASSERT_EQ(cells.size(), 4u);
   EXPECT_EQ(cells[0].config.name, "cpu-t2-b4-libm-int8");  // the twin, under --math libm first
   EXPECT_EQ(cells[1].config.name, "cpu-t2-b4-int8");
@@ -115,7 +115,7 @@ TEST(BatchedName, Int8NamesTakeTheirBatchBeforeTheProfileSuffix) {
   EXPECT_EQ(cells[3].config.name, "cpu-t3-b8-staggered-seed5-int8");
   // The profile suffix is written once, after the batch.
   o.configs = {"cpu-t2-int8-b4"};
-  EXPECT_THROW(ExpandMatrix(o, {"scalar"}, "x86_64"), std::invalid_argument);
+  EXPECT_THROW(ExpandMatrix(o), std::invalid_argument);
 }
 
 // Each refusal names the part that is wrong and what to write instead.

@@ -32,6 +32,11 @@
 // (as samebits-engine does, only when not exact) and its hashes differ from
 // the exact profile's, as a quantized checkpoint's do.
 //
+// Its made-up machine is an x86_64 with AVX2 and no AVX-512, whatever
+// the host: `capabilities` (PROTOCOL.md) says it cannot run the ISAs neon
+// and avx512, and a cell asking for either gets an `unsupported` record
+// (exit 2), as samebits-engine answers for an ISA its machine lacks.
+//
 // With `--serve` it serves cells as samebits-engine's `run --serve` does
 // (PROTOCOL.md, "Serving several cells"): one cell per line of stdin, a
 // JSON array of the cell's own arguments, each answered as the command line
@@ -121,6 +126,11 @@ int RunCell(const Args& args) {
   const std::string quant_dot_config =
       quant_dot == "exact" ? "" : ",\"quant_dot\":\"" + quant_dot + "\"";
 
+  if (isa == "neon" || isa == "avx512") {
+    Line(R"({"type":"unsupported","reason":"the fake engine's made-up x86_64 machine has no )" +
+         isa + "\"}");
+    return 2;
+  }
   if (mode == "unsupported") {
     Line(R"({"type":"unsupported","reason":"ISA neon is not available on this machine"})");
     return 2;
@@ -271,9 +281,18 @@ int Serve(const Args& shared) {
   return 0;
 }
 
+// The `capabilities` record of the made-up machine (see the top).
+int Capabilities() {
+  Line(R"({"type":"capabilities","protocol":1,"unavailable":[)"
+       R"({"axis":"isa","value":"avx512","reason":"the fake engine's made-up x86_64 machine has no avx512"},)"
+       R"({"axis":"isa","value":"neon","reason":"the fake engine's made-up x86_64 machine has no neon"}]})");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "capabilities") == 0) return Capabilities();
   Args args;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--serve") != 0) args.push_back(argv[i]);

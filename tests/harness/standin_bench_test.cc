@@ -211,5 +211,23 @@ TEST_F(StandinBench, AnEngineThatRefusesTheRunStopsTheBenchBeforeAnyRound) {
   }
 }
 
+// A side whose ISA the engine says it lacks here (its capabilities probe)
+// is refused with the engine's reason before anything is built or timed.
+TEST_F(StandinBench, ASideTheEngineCannotRunHereIsRefusedWithItsReason) {
+  const CommandResult probe = RunCommand({BinDir() + "/samebits-engine", "capabilities"});
+  ASSERT_EQ(probe.exit_code, 0) << probe.output;
+  const std::string key = R"("value":")";
+  const size_t at = probe.output.find(key);
+  if (at == std::string::npos) GTEST_SKIP() << "this machine runs every ISA: " << probe.output;
+  const size_t from = at + key.size();
+  const std::string isa = probe.output.substr(from, probe.output.find('"', from) - from);
+  const CommandResult r = RunCommand({BinDir() + "/samebits", "bench", "cpu-t1", "cpu-" + isa,
+                                      "--rounds", "3", "--force", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("this machine cannot run cpu-" + isa + ": "), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("round 0"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace samebits::standin

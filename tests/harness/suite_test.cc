@@ -31,7 +31,7 @@ class SuiteTest : public ::testing::Test {
   std::vector<Cell> Expand(const std::vector<std::string>& checkpoints = {},
                            const std::vector<std::string>& scenarios = {}) {
     return ExpandSuite(LoadSuite(dir_.File("suite/suite.json")), options_, checkpoints, scenarios,
-                       dir_.File("root"), {"scalar", "avx2"}, "x86_64");
+                       dir_.File("root"));
   }
   TempDir dir_;
   MatrixOptions options_;

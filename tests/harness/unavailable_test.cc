@@ -19,6 +19,7 @@ namespace {
 using harness::testing::BinDir;
 using harness::testing::SamebitsProgram;
 using harness::testing::TempDir;
+using harness::testing::WriteFile;
 
 Cell CellOf(const std::string& config, const std::string& isa) {
   Cell cell;
@@ -45,6 +46,52 @@ TEST(Unavailable, CellsOfAValueTheEngineCannotRunAreLeftOutWithOneLine) {
   EXPECT_EQ(cells[1].config.name, "cpu-avx2");
 }
 
+TEST(Unavailable, NamedCellsOfAValueTheEngineCannotRunAreMarkedWithItsReason) {
+  std::vector<Cell> cells = {CellOf("reference", "auto"), CellOf("cpu-neon", "neon"),
+                             CellOf("cpu-avx2", "avx2")};
+  cells[2].supported = false;  // already UNSUPPORTED for another reason: kept as it was
+  cells[2].unsupported_reason = "the checkpoint file is missing";
+  protocol::Capabilities capabilities;
+  capabilities.unavailable = {{"isa", "neon", "no NEON on x86_64"},
+                              {"isa", "avx2", "no AVX2 here"},
+                              {"sum_order", "reverse", "an axis of another engine"}};
+  MarkUnavailable(cells, capabilities);
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_TRUE(cells[0].supported);
+  EXPECT_FALSE(cells[1].supported);
+  EXPECT_EQ(cells[1].unsupported_reason, "no NEON on x86_64");
+  EXPECT_FALSE(cells[2].supported);
+  EXPECT_EQ(cells[2].unsupported_reason, "the checkpoint file is missing");
+}
+
+// A program given by path is asked as samebits-engine is; the fake engine
+// answers for its made-up x86_64 machine, whatever the host.
+TEST(Unavailable, AProgramGivenByPathIsAskedAndItsAnswerMarksTheNamedCells) {
+  std::string why;
+  const std::optional<protocol::Capabilities> fake =
+      ProbeEngine(BinDir() + "/samebits-fake-engine", {"capabilities"}, &why);
+  ASSERT_TRUE(fake.has_value()) << why;
+  ASSERT_EQ(fake->unavailable.size(), 2u);
+  EXPECT_EQ(fake->unavailable[0].value, "avx512");
+  EXPECT_EQ(fake->unavailable[1].value, "neon");
+  TempDir dir;
+  WriteFile(dir.File("scenarios/classic.json"), "{}\n");
+  ChildSpec spec;
+  spec.program = SamebitsProgram();
+  spec.args = {"run", "--list", "--engine", BinDir() + "/samebits-fake-engine",
+               "--scenarios-dir", dir.File("scenarios"), "--checkpoint", "fake:ok",
+               "--config", "reference,cpu-avx2,cpu-neon"};
+  spec.env = ChildEnvironment({});
+  spec.timeout_seconds = 60;
+  const ChildOutcome listed = RunChild(spec);
+  EXPECT_EQ(listed.exit_code, 0) << listed.stdout_text << listed.stderr_tail;
+  EXPECT_EQ(listed.stdout_text,
+            "fake:ok classic reference\n"
+            "fake:ok classic cpu-avx2\n"
+            "fake:ok classic cpu-neon  (UNSUPPORTED: the fake engine's made-up x86_64 machine "
+            "has no neon)\n");
+}
+
 TEST(Unavailable, TheEnginesProbeListsExactlyTheIsasItLacks) {
   std::string why;
   const std::optional<protocol::Capabilities> capabilities =
@@ -66,8 +113,8 @@ TEST(Unavailable, TheEnginesProbeListsExactlyTheIsasItLacks) {
 
 TEST(Unavailable, AProbeThatDoesNotAnswerWithTheRecordLeavesNothingOut) {
   std::string why;
-  // The fake engine answers anything with a run's records.
-  EXPECT_FALSE(ProbeEngine(BinDir() + "/samebits-fake-engine", {"capabilities"}, &why));
+  // The fake engine answers anything but its probe with a run's records.
+  EXPECT_FALSE(ProbeEngine(BinDir() + "/samebits-fake-engine", {"capabilities", "--x"}, &why));
   EXPECT_FALSE(why.empty());
   EXPECT_FALSE(ProbeEngine("/bin/false", {}, &why));
   EXPECT_NE(why.find("exited with code 1"), std::string::npos) << why;
