@@ -97,13 +97,30 @@ def logits(context, sum_order, tile):
     return out
 
 
-def argmax(row):
-    """The protocol's argmax: ties to the lower id."""
-    best = 0
-    for i, value in enumerate(row):
-        if value > row[best]:
+def step_fields(data, xxh3):
+    """The step fields of one row of logits, `data` its float32 bits
+    little-endian as the dump holds them (PROTOCOL.md `step`; clause C9):
+    both hashes over the bits with every NaN as the quiet NaN 0x7fc00000
+    (NaN signs and payloads are not portable), the argmax (ties to the lower
+    id, NaNs never chosen; id 0 when every value is NaN) and the NaN and Inf
+    counts. tests/protocol/records_mirror.py holds it to the fixture file
+    samebits-engine is held to."""
+    count = len(data) // 4
+    bits = list(struct.unpack("<%dI" % count, data))
+    values = struct.unpack("<%df" % count, data)
+    best, nans, infs = None, 0, 0
+    for i, value in enumerate(values):
+        if value != value:
+            nans += 1
+            bits[i] = 0x7FC00000
+            continue
+        if value in (float("inf"), float("-inf")):
+            infs += 1
+        if best is None or value > values[best]:
             best = i
-    return best
+    canonical = struct.pack("<%dI" % count, *bits)
+    return {"fnv1a64": "%016x" % fnv1a64(canonical), "xxh3_64": "%016x" % xxh3(canonical),
+            "argmax": 0 if best is None else best, "nan": nans, "inf": infs}
 
 
 # The longest token list or decode run a scenario may ask for (the engine's
@@ -256,10 +273,12 @@ def main():
         data = struct.pack("<%df" % VOCAB, *row)
         if dump:
             dump.write(data)
-        token = argmax(row)
-        line({"type": "step", "index": index, "kind": kind, "position": len(context) - 1,
-              "input_token": fed[-1], "token": token, "fnv1a64": "%016x" % fnv1a64(data),
-              "xxh3_64": "%016x" % xxh3(data), "argmax": token, "nan": 0, "inf": 0})
+        fields = step_fields(data, xxh3)
+        token = fields["argmax"]  # greedy
+        record = {"type": "step", "index": index, "kind": kind, "position": len(context) - 1,
+                  "input_token": fed[-1], "token": token}
+        record.update(fields)
+        line(record)
         index += 1
         return token
 

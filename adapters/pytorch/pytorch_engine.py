@@ -88,6 +88,7 @@ except ImportError:
 import checkpoint_source  # noqa: E402
 import device_setup  # noqa: E402
 import scenario as scenario_file  # noqa: E402
+import step_fields  # noqa: E402
 from llama_forward import LlamaModel, Unsupported  # noqa: E402
 from safetensors_folder import CheckpointError, load_folder  # noqa: E402
 
@@ -126,13 +127,6 @@ def load_xxh3():
     lib.XXH3_64bits.restype = ctypes.c_uint64
     lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     return lambda data: lib.XXH3_64bits(data, len(data))
-
-
-def fnv1a64(data):
-    h = 0xCBF29CE484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def weights_hash(xxh3, stored_as):
@@ -219,22 +213,17 @@ class Run:
 
     def emit(self, kind, position, fed, row):
         """Hashes one output row; writes its step record (and dump row)."""
+        values = row.contiguous().numpy()
         if self.write and self.dump:
-            self.dump.write(row.contiguous().numpy().astype("<f4").tobytes())
-        values = row.numpy()
-        nan = numpy.isnan(values)
-        # argmax: ties to the lower id, NaNs never chosen.
-        token = 0 if nan.all() else int(numpy.argmax(numpy.where(nan, -numpy.inf, values)))
-        # Hashes see every NaN as the quiet NaN 0x7fc00000 (clause C9).
-        bits = values.astype("<f4").view("<u4").copy()
-        bits[nan] = 0x7FC00000
-        data = bits.tobytes()
-        self.hashes.append(self.xxh3(data))
+            self.dump.write(step_fields.dump_bytes(values))
+        fields, digest = step_fields.row_fields(values, self.xxh3)
+        self.hashes.append(digest)
+        token = fields["argmax"]  # greedy
         if self.write:
-            line({"type": "step", "index": self.index, "kind": kind, "position": position,
-                  "input_token": fed, "token": token, "fnv1a64": "%016x" % fnv1a64(data),
-                  "xxh3_64": "%016x" % self.hashes[-1], "argmax": token,
-                  "nan": int(nan.sum()), "inf": int(numpy.isinf(values).sum())})
+            record = {"type": "step", "index": self.index, "kind": kind, "position": position,
+                      "input_token": fed, "token": token}
+            record.update(fields)
+            line(record)
         self.index += 1
         self.last_token = token
 
