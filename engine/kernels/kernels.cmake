@@ -14,6 +14,7 @@ set(kernels_sources
   kernels/dispatch.cc
   kernels/int8_repack.cc
   kernels/int8_rows.cc
+  kernels/stream_ahead.cc
   kernels/matmul_scalar.cc
   kernels/test_only_table.cc
 )

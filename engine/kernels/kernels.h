@@ -142,6 +142,17 @@ struct KernelTable {
   numerics::QuantDot quant_dot = numerics::QuantDot::kExact;
 };
 
+// How far ahead of the weights being read the integer profile's row loops
+// and repacked tiles hint the stream into cache (stream_prefetch.h): a
+// tuning knob (model/tuning.h), set by the cpu pass at the start of each
+// forward call. A hint only moves data, so no value changes a bit. Values
+// are clamped to [kMinStreamAheadBytes, kMaxStreamAheadBytes].
+inline constexpr int64_t kDefaultStreamAheadBytes = 4096;
+inline constexpr int64_t kMinStreamAheadBytes = 1;
+inline constexpr int64_t kMaxStreamAheadBytes = int64_t{1} << 20;
+void SetStreamAheadBytes(int64_t bytes);
+int64_t StreamAheadBytes();
+
 // Returns the table for `isa`, its quantized products in profile
 // `quant_dot`. Throws std::invalid_argument naming the ISA when it is not
 // available (check `IsaAvailable` first).

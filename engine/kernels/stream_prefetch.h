@@ -11,10 +11,16 @@
 // took Q4_K from 160 to 211-233 tok/s at 1 thread and Q8_0 from 117 to
 // 126-132; 4 KiB was best or within noise of it at 1 and 2 threads. A hint
 // never faults and only moves data, never a bit of a result, so hints past
-// the end of a matrix are harmless.
+// the end of a matrix are harmless. The distance is a tuning knob
+// (`--stream-ahead-bytes`, model/tuning.h; kernels.h's StreamAheadBytes),
+// 4 KiB by default: other machines want other distances.
 #pragma once
 
 #include <cstdint>
+
+namespace samebits::kernels {
+int64_t StreamAheadBytes();  // kernels.h
+}  // namespace samebits::kernels
 
 namespace samebits::kernels::internal {
 // Internal linkage: an inline function compiled under an ISA's flags must
@@ -22,16 +28,13 @@ namespace samebits::kernels::internal {
 // kernels.IsaObjectsExportNoWeakSymbols).
 namespace {
 
-// How far ahead of the bytes being read the hints go.
-inline constexpr int64_t kStreamAheadBytes = 4096;
-
-// Hints the `bytes` bytes that lie kStreamAheadBytes after `p`, one hint
+// Hints the `bytes` bytes that lie StreamAheadBytes() after `p`, one hint
 // per 64-byte line, into every cache level (locality 3): they are read
 // within microseconds. Called once per row or tile read from `p`, it keeps
 // the whole stream hinted: each call's first hint covers what the previous
 // call's last one left.
 inline void HintStreamAhead(const void* p, int64_t bytes) {
-  const char* ahead = static_cast<const char*>(p) + kStreamAheadBytes;
+  const char* ahead = static_cast<const char*>(p) + StreamAheadBytes();
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(ahead + o, 0, 3);
 }
 

@@ -217,6 +217,7 @@ class CpuForward final : public Forward {
   cpu::RepackedMatrices repacked_;
   cpu::Cutting cut_;
   int row_block_ = 16;
+  int64_t stream_ahead_bytes_ = kernels::kDefaultStreamAheadBytes;  // set per call (RunBatch)
   std::unique_ptr<Profiler> profiler_;
   PassKind kind_ = PassKind::kPrefill;
 

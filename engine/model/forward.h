@@ -82,7 +82,10 @@ struct CpuOptions {
   int64_t gemm_tile_n = 64;
   // Query rows per attention work unit (prefill/extend).
   int64_t attention_row_block = 16;
-  // (Every one of these four is a tuning knob, model/tuning.h: any value
+  // How far ahead the integer profile's loops hint the weight stream into
+  // cache (kernels.h's StreamAheadBytes).
+  int64_t stream_ahead_bytes = kernels::kDefaultStreamAheadBytes;
+  // (Every one of these five is a tuning knob, model/tuning.h: any value
   // gives the same bits.)
   // Per-op timing, printed by the caller at the end (reads clocks only).
   bool profile = false;

@@ -52,6 +52,9 @@ void CpuForward::RunBatch(std::span<const SequenceCall> calls) {
   }
   const int n = rows_.n;
   if (n == 0) return;
+  // Process-wide in the kernels, so set per call: two passes in one
+  // process (tune's candidates, timed interleaved) each run with their own.
+  kernels::SetStreamAheadBytes(stream_ahead_bytes_);
   mat_kt_ = fed > 1 ? &multi_sequence_kt_ : &kt_;
   kind_ = KindOf(rows_);
   if (profiler_) profiler_->CountPass(kind_, n);

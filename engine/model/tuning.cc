@@ -17,11 +17,15 @@ constexpr std::array<int64_t, 8> kGemvChunks = {16 * kKiB,  32 * kKiB,  64 * kKi
 constexpr std::array<int64_t, 4> kTileTokens = {16, 32, 64, 128};
 constexpr std::array<int64_t, 5> kTileRows = {16, 32, 64, 128, 256};
 constexpr std::array<int64_t, 5> kAttentionRows = {4, 8, 16, 32, 64};
+// The integer profile's prefetch distance: 4 KiB was best on the Intel
+// Xeon it was chosen on (stream_prefetch.h); other memory systems differ.
+constexpr std::array<int64_t, 5> kStreamAhead = {1 * kKiB, 2 * kKiB, 4 * kKiB, 8 * kKiB,
+                                                 16 * kKiB};
 // The most rows a tile or an attention unit may hold: far above any useful
 // value, small enough for an int.
 constexpr int64_t kMostRows = 4096;
 
-constexpr std::array<TuningKnob, 4> kKnobs = {{
+constexpr std::array<TuningKnob, 5> kKnobs = {{
     {"gemv_chunk_bytes", "--gemv-chunk-bytes",
      "Bytes of weights per GEMV work unit (decode), rounded to whole rows", 1, int64_t{1} << 40,
      TunedPhase::kDecode, kGemvChunks, &CpuOptions::gemv_chunk_bytes},
@@ -31,6 +35,11 @@ constexpr std::array<TuningKnob, 4> kKnobs = {{
      TunedPhase::kPrefill, kTileRows, &CpuOptions::gemm_tile_n},
     {"attention_row_block", "--attention-row-block", "Query rows per attention work unit (prefill)",
      1, kMostRows, TunedPhase::kPrefill, kAttentionRows, &CpuOptions::attention_row_block},
+    {"stream_ahead_bytes", "--stream-ahead-bytes",
+     "Bytes ahead of the weights being read that the integer profile (--quant-dot int8) hints "
+     "into cache",
+     kernels::kMinStreamAheadBytes, kernels::kMaxStreamAheadBytes, TunedPhase::kDecode,
+     kStreamAhead, &CpuOptions::stream_ahead_bytes, /*int8_only=*/true},
 }};
 
 // The matrices of a layer, as WeightBytesPerDecodedToken lists them.

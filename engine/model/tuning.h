@@ -30,6 +30,9 @@ struct TuningKnob {
   // The values `tune` tries, today's default among them.
   std::span<const int64_t> candidates;
   int64_t CpuOptions::*field = nullptr;
+  // Whether only the integer profile's loops read it (`tune` under the
+  // exact profile leaves it at its value and spends no time on it).
+  bool int8_only = false;
 };
 
 // Every knob, in a fixed order.

@@ -167,7 +167,9 @@ int RunCell(const Args& args) {
                                        R"(,"gemm_tile_m":)" + Arg(args, "--gemm-tile-m", "64") +
                                        R"(,"gemm_tile_n":)" + Arg(args, "--gemm-tile-n", "64") +
                                        R"(,"attention_row_block":)" +
-                                       Arg(args, "--attention-row-block", "16") + "}},";
+                                       Arg(args, "--attention-row-block", "16") +
+                                       R"(,"stream_ahead_bytes":)" +
+                                       Arg(args, "--stream-ahead-bytes", "4096") + "}},";
   const std::string flags = g_served < 0 ? "-O0" : "-O0 served " + std::to_string(g_served);
   char hello[2048];
   std::snprintf(

@@ -128,6 +128,8 @@ const char* const kNamedConfigurations[] = {
     "cpu-avx2-b2-staggered-seed7",
     "cpu-t2-b64-seed9223372036854775807-libm-int8",
     "cpu-t5-chunk8k-avx2-b3-seed0-libm",
+    "cpu-t2-ahead1024-int8",
+    "cpu-t3-tm3-ahead1-avx2-int8",
 };
 
 // Returns every configuration the test checks: the default matrix under

@@ -196,7 +196,7 @@ TEST_P(QuantKernelTest, EqualsTheScalarTable) {
 // the contract. Both the int8 table's quantized entries (on AVX-512 with
 // VNNI, the VNNI kernels) and the ISA table's own int8 entries (AVX-512
 // BW's) are checked.
-void ExpectInt8EntriesMatchTheDefinition(Isa isa, const char* which, GemvQuantFn gemv_quant,
+void ExpectInt8EntriesMatchTheDefinition(Isa isa, const std::string& which, GemvQuantFn gemv_quant,
                                          GemmQuantFn gemm_quant) {
   uint64_t seed = 950000;
   int checked = 0;
@@ -253,6 +253,23 @@ TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
   ExpectInt8EntriesMatchTheDefinition(GetParam(), "int8 table", t.gemv_quant, t.gemm_quant);
   ExpectInt8EntriesMatchTheDefinition(GetParam(), "gemm_quant_int8", Table().gemv_quant_int8,
                                       Table().gemm_quant_int8);
+}
+
+// The prefetch distance is a tuning knob (kernels.h's StreamAheadBytes): a
+// hint moves data only, so at its smallest and largest the integer
+// entries still give the definition's bits (hints 1 MiB ahead run far past
+// every buffer here, which a hint may do).
+TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinitionAtEveryStreamAhead) {
+  const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
+  for (const int64_t ahead : {kMinStreamAheadBytes, int64_t{100}, kMaxStreamAheadBytes}) {
+    SetStreamAheadBytes(ahead);
+    ASSERT_EQ(StreamAheadBytes(), ahead);
+    ExpectInt8EntriesMatchTheDefinition(GetParam(), "int8 table, ahead " + std::to_string(ahead),
+                                        t.gemv_quant, t.gemm_quant);
+  }
+  SetStreamAheadBytes(0);  // clamped to the smallest
+  EXPECT_EQ(StreamAheadBytes(), kMinStreamAheadBytes);
+  SetStreamAheadBytes(kDefaultStreamAheadBytes);
 }
 
 // Blocks and activations end exactly at an inaccessible page: a load past
