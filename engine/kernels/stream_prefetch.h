@@ -18,9 +18,12 @@
 
 #include <cstdint>
 
-namespace samebits::kernels {
-int64_t StreamAheadBytes();  // kernels.h
-}  // namespace samebits::kernels
+namespace samebits::kernels::internal {
+// The distance SetStreamAheadBytes sets (stream_ahead.cc). Read here with
+// the compiler's relaxed atomic load, inlined into the row loops: a call
+// per row would cost a few per cent of a short row's time.
+extern int64_t g_stream_ahead_bytes;
+}  // namespace samebits::kernels::internal
 
 namespace samebits::kernels::internal {
 // Internal linkage: an inline function compiled under an ISA's flags must
@@ -28,13 +31,14 @@ namespace samebits::kernels::internal {
 // kernels.IsaObjectsExportNoWeakSymbols).
 namespace {
 
-// Hints the `bytes` bytes that lie StreamAheadBytes() after `p`, one hint
+// Hints the `bytes` bytes that lie StreamAheadBytes() (kernels.h) after `p`, one hint
 // per 64-byte line, into every cache level (locality 3): they are read
 // within microseconds. Called once per row or tile read from `p`, it keeps
 // the whole stream hinted: each call's first hint covers what the previous
 // call's last one left.
 inline void HintStreamAhead(const void* p, int64_t bytes) {
-  const char* ahead = static_cast<const char*>(p) + StreamAheadBytes();
+  const char* ahead =
+      static_cast<const char*>(p) + __atomic_load_n(&g_stream_ahead_bytes, __ATOMIC_RELAXED);
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(ahead + o, 0, 3);
 }
 
