@@ -1,19 +1,7 @@
 // Numeric profiles (numeric_profile.h).
 #include "harness/analysis/numeric_profile.h"
 
-#include <algorithm>
-
 namespace samebits::harness {
-
-const std::vector<std::string>& MathProfiles() {
-  static const std::vector<std::string> kProfiles = {kPortableMath, "libm"};
-  return kProfiles;
-}
-
-const std::vector<std::string>& QuantDotProfiles() {
-  static const std::vector<std::string> kProfiles = {kExactQuantDot, "int8"};
-  return kProfiles;
-}
 
 NumericProfile ProfileOf(const Configuration& c) {
   return {c.math, c.quant_dot};
@@ -40,14 +28,17 @@ std::optional<NumericProfile> ParseProfileName(std::string_view text, std::strin
   NumericProfile p;
   const size_t dash = text.find('-');
   p.math = std::string(text.substr(0, dash));
-  std::string_view after = dash == std::string_view::npos ? "" : text.substr(dash + 1);
-  const std::string_view token = after.substr(0, after.find('-'));
-  const std::vector<std::string>& dots = QuantDotProfiles();
-  if (token != kExactQuantDot && std::find(dots.begin(), dots.end(), token) != dots.end()) {
-    p.quant_dot = std::string(token);
-    after = token.size() < after.size() ? after.substr(token.size() + 1) : "";
+  const std::string_view after = dash == std::string_view::npos ? "" : text.substr(dash + 1);
+  // The grammar ReferenceGroupKey writes, with no list of profile names:
+  // portable[-QUANT], or MATH-[QUANT-]ARCH (an architecture names no '-').
+  std::string_view quant_dot = after, arch;
+  if (p.math != kPortableMath) {
+    const size_t last = after.rfind('-');
+    quant_dot = last == std::string_view::npos ? "" : after.substr(0, last);
+    arch = last == std::string_view::npos ? after : after.substr(last + 1);
   }
-  if (rest != nullptr) *rest = std::string(after);
+  if (!quant_dot.empty()) p.quant_dot = std::string(quant_dot);
+  if (rest != nullptr) *rest = std::string(arch);
   return p;
 }
 

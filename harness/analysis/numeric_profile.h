@@ -29,14 +29,6 @@ namespace samebits::harness {
 inline constexpr const char* kPortableMath = "portable";
 inline constexpr const char* kExactQuantDot = "exact";
 
-// Returns the math profiles samebits-engine runs, the default first:
-// portable, libm.
-const std::vector<std::string>& MathProfiles();
-
-// Returns the dot-product profiles samebits-engine runs for quantized
-// weights, the default first: exact, int8.
-const std::vector<std::string>& QuantDotProfiles();
-
 struct NumericProfile {
   std::string math = kPortableMath;
   std::string quant_dot = kExactQuantDot;
@@ -60,10 +52,14 @@ std::string ProfileSuffix(const NumericProfile& p);
 // " --math libm", " --quant-dot int8", " --math libm --quant-dot int8".
 std::string ProfileFlags(const NumericProfile& p);
 
-// Returns the profile a ProfileName names, reading the math profile up to
-// the first '-' and a dot-product profile of QuantDotProfiles after it;
-// `rest`, when given, receives what follows ("x86_64" of
-// "libm-int8-x86_64", without its '-'). Nothing for an empty text.
+// Returns the profile a reference group's name (ProfileName, then for a
+// math other than portable '-' and the architecture) names: the math
+// profile up to the first '-', then for portable the dot-product profile,
+// else the dot-product profile up to the last '-' and the architecture
+// after it, which `rest` receives when given ("x86_64" of
+// "libm-int8-x86_64"). Which profiles exist is the engine profile's to say
+// (its math and quant_dot axes), not this grammar's. Nothing for an empty
+// text.
 std::optional<NumericProfile> ParseProfileName(std::string_view text, std::string* rest = nullptr);
 
 }  // namespace samebits::harness

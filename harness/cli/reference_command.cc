@@ -8,10 +8,12 @@
 #include "harness/analysis/reference_generation.h"
 #include "harness/analysis/references.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/engine_choice.h"
 #include "harness/cli/matrix_flags.h"
 #include "harness/cli/option_checks.h"
 #include "harness/cli/path_flags.h"
 #include "harness/runner/machine.h"
+#include "harness/runner/matrix.h"
 #include "harness/runner/matrix_flag_names.h"
 #include "harness/runner/unavailable.h"
 
@@ -161,9 +163,13 @@ CommandSpec Setup(CLI::App& app) {
   show->footer(
       "Examples:\n  samebits reference show\n  samebits reference show --math libm\n"
       "  samebits reference show --math portable --quant-dot int8");
+  // Without --math or --quant-dot, every numeric profile samebits-engine's
+  // profile lists (its math and quant_dot axes).
   show->preparse_callback([flags](size_t) {
-    flags->matrix.math = harness::MathProfiles();
-    flags->matrix.quant_dot = harness::QuantDotProfiles();
+    const std::shared_ptr<const runner::EngineProfile> own = OwnEngineProfile();
+    flags->matrix.math = runner::EnumeratedAxisValues(*own, "math", "reference show lists them");
+    flags->matrix.quant_dot =
+        runner::EnumeratedAxisValues(*own, "quant_dot", "reference show lists them");
   });
   return {sub, [flags, generate, show] {
             if (generate->parsed()) return Generate(*flags);

@@ -18,14 +18,22 @@
 
 namespace samebits::runner {
 
+std::vector<std::string> EnumeratedAxisValues(const EngineProfile& profile,
+                                              const std::string& name, const std::string& why) {
+  const EngineAxis* axis = profile.Axis(name);
+  if (axis == nullptr || axis->is_range) {
+    throw ProfileError(profile.file, "axes",
+                       "expected an axis `" + name + "` listing its values: " + why);
+  }
+  return axis->values;
+}
+
 std::vector<std::string> ProfileIsas(const EngineProfile& profile) {
   const EngineAxis* axis = profile.Axis("isa");
-  if (axis == nullptr) {
-    throw ProfileError(profile.file, "axes",
-                       "expected an axis `isa`: {each:isa} names a configuration per value");
-  }
+  const std::vector<std::string> values =
+      EnumeratedAxisValues(profile, "isa", "{each:isa} names a configuration per value");
   std::vector<std::string> isas;
-  for (const std::string& value : axis->values) {
+  for (const std::string& value : values) {
     if (value != axis->default_value) isas.push_back(value);
   }
   return isas;
@@ -181,8 +189,12 @@ void CheckAxes(const MatrixOptions& options) {
   if (options.threads.empty()) {
     throw std::invalid_argument(std::string(kThreadsFlag) + ": no thread count given");
   }
-  CheckProfiles(kMathFlag, options.math, harness::MathProfiles());
-  CheckProfiles(kQuantDotFlag, options.quant_dot, harness::QuantDotProfiles());
+  // The numeric profiles samebits-engine runs are its profile's axes.
+  CheckProfiles(kMathFlag, options.math,
+                EnumeratedAxisValues(*options.profile, "math", "--math selects among them"));
+  CheckProfiles(kQuantDotFlag, options.quant_dot,
+                EnumeratedAxisValues(*options.profile, "quant_dot",
+                                     "--quant-dot selects among them"));
 }
 
 // Returns the configuration `name` means to samebits-engine's profile's

@@ -24,6 +24,13 @@ namespace samebits::runner {
 // profile has no `isa` axis.
 std::vector<std::string> ProfileIsas(const EngineProfile& profile);
 
+// The values of the profile's enumerated axis `name` (samebits-engine's
+// `math` and `quant_dot`: the numeric profiles it runs, default first), as
+// the profile lists them; `why` says what needs the axis. Throws
+// ProfileError when the profile has no such enumerated axis.
+std::vector<std::string> EnumeratedAxisValues(const EngineProfile& profile,
+                                              const std::string& name, const std::string& why);
+
 struct MatrixOptions {
   // samebits-engine's profile: the default checkpoints and configurations
   // (its `matrix`). Required.

@@ -140,7 +140,8 @@ std::vector<harness::Configuration> AllConfigurations(const EngineProfile& p) {
   for (const std::vector<int>& threads :
        std::vector<std::vector<int>>{{1, 2, 3}, {1}, {4, 16, 64}}) {
     for (const harness::Configuration& c : DefaultConfigurations(
-             p, threads, harness::MathProfiles(), 8192, harness::QuantDotProfiles())) {
+             p, threads, EnumeratedAxisValues(p, "math", "the test"), 8192,
+             EnumeratedAxisValues(p, "quant_dot", "the test"))) {
       out.push_back(c);
     }
   }
