@@ -19,8 +19,7 @@ int64_t g_stream_ahead_bytes = kDefaultStreamAheadBytes;
 
 void SetStreamAheadBytes(int64_t bytes) {
   __atomic_store_n(&internal::g_stream_ahead_bytes,
-                   std::clamp(bytes, kMinStreamAheadBytes, kMaxStreamAheadBytes),
-                   __ATOMIC_RELAXED);
+                   std::clamp(bytes, kMinStreamAheadBytes, kMaxStreamAheadBytes), __ATOMIC_RELAXED);
 }
 
 int64_t StreamAheadBytes() {

@@ -19,8 +19,7 @@ constexpr std::array<int64_t, 5> kTileRows = {16, 32, 64, 128, 256};
 constexpr std::array<int64_t, 5> kAttentionRows = {4, 8, 16, 32, 64};
 // The integer profile's prefetch distance: 4 KiB was best on the Intel
 // Xeon it was chosen on (stream_prefetch.h); other memory systems differ.
-constexpr std::array<int64_t, 5> kStreamAhead = {1 * kKiB, 2 * kKiB, 4 * kKiB, 8 * kKiB,
-                                                 16 * kKiB};
+constexpr std::array<int64_t, 5> kStreamAhead = {1 * kKiB, 2 * kKiB, 4 * kKiB, 8 * kKiB, 16 * kKiB};
 // The most rows a tile or an attention unit may hold: far above any useful
 // value, small enough for an int.
 constexpr int64_t kMostRows = 4096;

@@ -18,8 +18,8 @@
 
 namespace samebits::runner {
 
-std::vector<std::string> EnumeratedAxisValues(const EngineProfile& profile,
-                                              const std::string& name, const std::string& why) {
+std::vector<std::string> EnumeratedAxisValues(const EngineProfile& profile, const std::string& name,
+                                              const std::string& why) {
   const EngineAxis* axis = profile.Axis(name);
   if (axis == nullptr || axis->is_range) {
     throw ProfileError(profile.file, "axes",
@@ -192,9 +192,9 @@ void CheckAxes(const MatrixOptions& options) {
   // The numeric profiles samebits-engine runs are its profile's axes.
   CheckProfiles(kMathFlag, options.math,
                 EnumeratedAxisValues(*options.profile, "math", "--math selects among them"));
-  CheckProfiles(kQuantDotFlag, options.quant_dot,
-                EnumeratedAxisValues(*options.profile, "quant_dot",
-                                     "--quant-dot selects among them"));
+  CheckProfiles(
+      kQuantDotFlag, options.quant_dot,
+      EnumeratedAxisValues(*options.profile, "quant_dot", "--quant-dot selects among them"));
 }
 
 // Returns the configuration `name` means to samebits-engine's profile's

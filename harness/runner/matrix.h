@@ -28,8 +28,8 @@ std::vector<std::string> ProfileIsas(const EngineProfile& profile);
 // `math` and `quant_dot`: the numeric profiles it runs, default first), as
 // the profile lists them; `why` says what needs the axis. Throws
 // ProfileError when the profile has no such enumerated axis.
-std::vector<std::string> EnumeratedAxisValues(const EngineProfile& profile,
-                                              const std::string& name, const std::string& why);
+std::vector<std::string> EnumeratedAxisValues(const EngineProfile& profile, const std::string& name,
+                                              const std::string& why);
 
 struct MatrixOptions {
   // samebits-engine's profile: the default checkpoints and configurations
@@ -80,12 +80,12 @@ std::string ScenarioName(const std::string& path);
 
 // Returns the cells, checkpoint-major then scenario then configuration,
 // every one runnable as far as the profile knows: which ISAs the engine
-// lacks here is the engine's to say (unavailable.h). A configuration named is one of the profile's matrix, or any
-// the profile's grammar reads (`cpu-t4` whatever `threads` holds) whose
-// numeric profile is selected. Throws std::invalid_argument for a selection
-// that names an unknown configuration or leaves nothing to run, listing
-// what is known,
-// and ProfileError for a profile whose matrix cannot be expanded.
+// lacks here is the engine's to say (unavailable.h). A configuration named
+// is one of the profile's matrix, or any the profile's grammar reads
+// (`cpu-t4` whatever `threads` holds) whose numeric profile is selected.
+// Throws std::invalid_argument for a selection that names an unknown
+// configuration or leaves nothing to run, listing what is known, and
+// ProfileError for a profile whose matrix cannot be expanded.
 std::vector<Cell> ExpandMatrix(const MatrixOptions& options);
 
 // Returns the order in which to start the cells: the most expensive first

@@ -163,9 +163,9 @@ std::vector<Cell> SelectCellsOrThrow(const Selection& s) {
     }
   }
   if (suite && (!s.suite.empty() || default_selection || !suite_checkpoints.empty())) {
-    std::vector<Cell> more = ExpandSuite(
-        *suite, options, suite_checkpoints,
-        default_selection ? std::vector<std::string>{} : s.scenarios, s.root);
+    std::vector<Cell> more =
+        ExpandSuite(*suite, options, suite_checkpoints,
+                    default_selection ? std::vector<std::string>{} : s.scenarios, s.root);
     for (Cell& c : more) cells.push_back(std::move(c));
   }
   IdentifyScenarios(cells);

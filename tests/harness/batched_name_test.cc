@@ -28,8 +28,7 @@ MatrixOptions OneScenario(std::vector<std::string> configs,
 }
 
 harness::Configuration Only(const std::string& name, std::vector<std::string> math = {"portable"}) {
-  const std::vector<Cell> cells =
-      ExpandMatrix(OneScenario({name}, std::move(math)));
+  const std::vector<Cell> cells = ExpandMatrix(OneScenario({name}, std::move(math)));
   EXPECT_EQ(cells.size(), 1u);
   return cells.front().config;
 }

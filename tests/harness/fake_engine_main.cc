@@ -161,15 +161,14 @@ int RunCell(const Args& args) {
   const int reported_threads = mode == "lie" ? 1 : threads;
   // The tuning knobs the cpu path used, as samebits-engine's hello says them
   // (PROTOCOL.md, `tuning`): its profile's axes echo them.
-  const std::string tuning = kernels != "cpu"
-                                 ? ""
-                                 : R"("tuning":{"knobs":{"gemv_chunk_bytes":)" + chunk +
-                                       R"(,"gemm_tile_m":)" + Arg(args, "--gemm-tile-m", "64") +
-                                       R"(,"gemm_tile_n":)" + Arg(args, "--gemm-tile-n", "64") +
-                                       R"(,"attention_row_block":)" +
-                                       Arg(args, "--attention-row-block", "16") +
-                                       R"(,"stream_ahead_bytes":)" +
-                                       Arg(args, "--stream-ahead-bytes", "4096") + "}},";
+  const std::string tuning =
+      kernels != "cpu"
+          ? ""
+          : R"("tuning":{"knobs":{"gemv_chunk_bytes":)" + chunk + R"(,"gemm_tile_m":)" +
+                Arg(args, "--gemm-tile-m", "64") + R"(,"gemm_tile_n":)" +
+                Arg(args, "--gemm-tile-n", "64") + R"(,"attention_row_block":)" +
+                Arg(args, "--attention-row-block", "16") + R"(,"stream_ahead_bytes":)" +
+                Arg(args, "--stream-ahead-bytes", "4096") + "}},";
   const std::string flags = g_served < 0 ? "-O0" : "-O0 served " + std::to_string(g_served);
   char hello[2048];
   std::snprintf(
@@ -285,9 +284,10 @@ int Serve(const Args& shared) {
 
 // The `capabilities` record of the made-up machine (see the top).
 int Capabilities() {
-  Line(R"({"type":"capabilities","protocol":1,"unavailable":[)"
-       R"({"axis":"isa","value":"avx512","reason":"the fake engine's made-up x86_64 machine has no avx512"},)"
-       R"({"axis":"isa","value":"neon","reason":"the fake engine's made-up x86_64 machine has no neon"}]})");
+  Line(
+      R"({"type":"capabilities","protocol":1,"unavailable":[)"
+      R"({"axis":"isa","value":"avx512","reason":"the fake engine's made-up x86_64 machine has no avx512"},)"
+      R"({"axis":"isa","value":"neon","reason":"the fake engine's made-up x86_64 machine has no neon"}]})");
   return 0;
 }
 

@@ -139,9 +139,9 @@ std::vector<harness::Configuration> AllConfigurations(const EngineProfile& p) {
   std::vector<harness::Configuration> out;
   for (const std::vector<int>& threads :
        std::vector<std::vector<int>>{{1, 2, 3}, {1}, {4, 16, 64}}) {
-    for (const harness::Configuration& c : DefaultConfigurations(
-             p, threads, EnumeratedAxisValues(p, "math", "the test"), 8192,
-             EnumeratedAxisValues(p, "quant_dot", "the test"))) {
+    for (const harness::Configuration& c :
+         DefaultConfigurations(p, threads, EnumeratedAxisValues(p, "math", "the test"), 8192,
+                               EnumeratedAxisValues(p, "quant_dot", "the test"))) {
       out.push_back(c);
     }
   }

@@ -78,9 +78,16 @@ TEST(Unavailable, AProgramGivenByPathIsAskedAndItsAnswerMarksTheNamedCells) {
   WriteFile(dir.File("scenarios/classic.json"), "{}\n");
   ChildSpec spec;
   spec.program = SamebitsProgram();
-  spec.args = {"run", "--list", "--engine", BinDir() + "/samebits-fake-engine",
-               "--scenarios-dir", dir.File("scenarios"), "--checkpoint", "fake:ok",
-               "--config", "reference,cpu-avx2,cpu-neon"};
+  spec.args = {"run",
+               "--list",
+               "--engine",
+               BinDir() + "/samebits-fake-engine",
+               "--scenarios-dir",
+               dir.File("scenarios"),
+               "--checkpoint",
+               "fake:ok",
+               "--config",
+               "reference,cpu-avx2,cpu-neon"};
   spec.env = ChildEnvironment({});
   spec.timeout_seconds = 60;
   const ChildOutcome listed = RunChild(spec);

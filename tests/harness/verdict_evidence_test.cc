@@ -175,8 +175,10 @@ TEST(VerdictEvidence, EveryNamedConfigurationRunsUnderEveryMathProfile) {
       o.configs = {named};
       const auto cells = runner::ExpandMatrix(o);
       std::vector<std::string> got;
-      for (const runner::Cell& cell : cells)
+      got.reserve(cells.size());
+      for (const runner::Cell& cell : cells) {
         got.push_back(cell.config.name + "/" + cell.config.math);
+      }
       EXPECT_EQ(got,
                 (std::vector<std::string>{config.name + "/portable", config.name + "-libm/libm"}))
           << "--config " << named;

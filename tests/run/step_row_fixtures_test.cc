@@ -72,10 +72,10 @@ TEST(StepRowFixtures, EachRowGivesTheStepFieldsTheFileNames) {
 // A dump row is the row's bits, little-endian, unchanged: NaN payloads and
 // signs too (only the hashes make NaNs canonical).
 TEST(StepRowFixtures, EachRowDumpsAsItsBitsLittleEndian) {
-  const fs::path file = fs::temp_directory_path() /
-                        ("samebits-step-rows-" + std::to_string(::testing::UnitTest::GetInstance()
-                                                                    ->random_seed()) +
-                         ".f32");
+  const fs::path file =
+      fs::temp_directory_path() /
+      ("samebits-step-rows-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+       ".f32");
   const json fixture = ReadFixture();
   std::vector<uint8_t> expected;
   {
