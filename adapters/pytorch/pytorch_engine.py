@@ -80,15 +80,14 @@ def _reexec_with_torch():
 
 
 try:
-    import numpy  # noqa: E402 (after the line above, which must come first)
-    import torch  # noqa: E402
+    import torch  # noqa: E402 (after the line above, which must come first)
+    import step_fields  # noqa: E402 (needs numpy)
 except ImportError:
     _reexec_with_torch()
 
 import checkpoint_source  # noqa: E402
 import device_setup  # noqa: E402
 import scenario as scenario_file  # noqa: E402
-import step_fields  # noqa: E402
 from llama_forward import LlamaModel, Unsupported  # noqa: E402
 from safetensors_folder import CheckpointError, load_folder  # noqa: E402
 

@@ -20,11 +20,12 @@ For each adapter:
 
 Run with Debian's python3, as the PyTorch adapter is (/usr/bin/python3).
 """
-import importlib
 import json
 import os
 import struct
 import sys
+
+import mirror_common
 
 
 def minimal_rows(module, xxh3):
@@ -71,10 +72,8 @@ def adapter_xxh3(module):
 
 def main():
     source_dir = sys.argv[1]
-    chosen = sys.argv[2:] or list(ADAPTERS)
-    unknown = [a for a in chosen if a not in ADAPTERS]
-    if unknown:
-        print("records_mirror.py: unknown adapter %s (known: %s)" % (unknown[0], ", ".join(ADAPTERS)))
+    chosen = mirror_common.chosen_adapters("records_mirror.py", ADAPTERS)
+    if chosen is None:
         return 2
     with open(os.path.join(source_dir, "tests/protocol/fixtures/records/rows.json"),
               encoding="utf-8") as f:
@@ -82,17 +81,14 @@ def main():
     problems, skipped, checked = [], [], 0
     for adapter in chosen:
         folder, digests_name, rows = ADAPTERS[adapter]
-        sys.path.insert(0, os.path.join(source_dir, folder))
         try:
-            digests = importlib.import_module(digests_name)
-            row_module = importlib.import_module(rows[0]) if rows else None
+            digests = mirror_common.import_from(source_dir, folder, digests_name)
+            row_module = mirror_common.import_from(source_dir, folder, rows[0]) if rows else None
             xxh3 = adapter_xxh3(digests)
             fields_and_dump = rows[1](row_module, xxh3) if rows else None
         except ImportError as e:
             skipped.append("%s: its writer cannot be imported here (%s)" % (adapter, e))
             continue
-        finally:
-            sys.path.pop(0)
         for entry in doc["hashes"]:
             data = bytes.fromhex(entry["hex"])
             got = {"fnv1a64": "%016x" % digests.fnv1a64(data), "xxh3_64": "%016x" % xxh3(data)}
@@ -114,15 +110,9 @@ def main():
             if dump != struct.pack("<%dI" % len(bits), *bits):
                 problems.append("%s: dumps %s, samebits-engine dumps the bits unchanged (%s)"
                                 % (where, dump.hex(), "".join(struct.pack("<I", b).hex() for b in bits)))
-    for line in problems:
-        print("DISAGREES: " + line)
-    for line in skipped:
-        print("SKIPPED: " + line)
-    print("%d checks of %d rows and %d byte strings by %d adapters; %d disagree"
-          % (checked, len(doc["rows"]), len(doc["hashes"]), len(chosen) - len(skipped), len(problems)))
-    if problems:
-        return 1
-    return 77 if skipped else 0
+    return mirror_common.report(
+        problems, skipped, "%d checks of %d rows and %d byte strings by %d adapters; %d disagree"
+        % (checked, len(doc["rows"]), len(doc["hashes"]), len(chosen) - len(skipped), len(problems)))
 
 
 if __name__ == "__main__":

@@ -21,11 +21,12 @@ For each adapter and each case:
 Run with Debian's python3, as the PyTorch adapter is (/usr/bin/python3).
 """
 import contextlib
-import importlib
 import io
 import json
 import os
 import sys
+
+import mirror_common
 
 ADAPTERS = {
     # name: (folder, module, the token sources it expands, all_positions)
@@ -104,10 +105,8 @@ READERS = {"minimal-python": read_minimal, "openai-http": read_openai, "pytorch"
 
 def main():
     source_dir = sys.argv[1]
-    chosen = sys.argv[2:] or list(ADAPTERS)
-    unknown = [a for a in chosen if a not in ADAPTERS]
-    if unknown:
-        print("scenario_mirror.py: unknown adapter %s (known: %s)" % (unknown[0], ", ".join(ADAPTERS)))
+    chosen = mirror_common.chosen_adapters("scenario_mirror.py", ADAPTERS)
+    if chosen is None:
         return 2
     fixtures = os.path.join(source_dir, "tests/protocol/fixtures/scenarios")
     with open(os.path.join(fixtures, "cases.json"), encoding="utf-8") as f:
@@ -116,14 +115,11 @@ def main():
     problems, skipped, checked = [], [], 0
     for adapter in chosen:
         folder, module_name, sources, every_ok = ADAPTERS[adapter]
-        sys.path.insert(0, os.path.join(source_dir, folder))
         try:
-            module = importlib.import_module(module_name)
+            module = mirror_common.import_from(source_dir, folder, module_name)
         except ImportError as e:
             skipped.append("%s: its reader cannot be imported here (%s)" % (adapter, e))
             continue
-        finally:
-            sys.path.pop(0)
         for case in doc["cases"]:
             path = os.path.join(fixtures, case["file"])
             used_sources, every, sampled = uses(path)
@@ -149,15 +145,8 @@ def main():
             elif steps != case["steps"]:
                 problems.append("%s: read %s, samebits-engine reads %s"
                                 % (where, json.dumps(steps), json.dumps(case["steps"])))
-    for line in problems:
-        print("DISAGREES: " + line)
-    for line in skipped:
-        print("SKIPPED: " + line)
-    print("%d readings of %d cases by %d adapters; %d disagree"
-          % (checked, len(doc["cases"]), len(chosen) - len(skipped), len(problems)))
-    if problems:
-        return 1
-    return 77 if skipped else 0
+    return mirror_common.report(problems, skipped, "%d readings of %d cases by %d adapters; %d disagree"
+                                % (checked, len(doc["cases"]), len(chosen) - len(skipped), len(problems)))
 
 
 if __name__ == "__main__":
