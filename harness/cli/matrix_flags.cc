@@ -183,12 +183,14 @@ void ChooseEngine(const MatrixFlags& flags, runner::MatrixRunOptions& options) {
     // samebits-engine, by its profile or as the default engine, and a
     // program given by path (run as samebits-engine is): the matrix is
     // samebits-engine's profile's.
+    const bool program_by_path = options.engine_given && !chosen;
     s.own_profile = chosen ? std::move(chosen) : OwnEngineProfile();
     // The probe of what the engine can never run here (unavailable.h) is
-    // its profile's; a program given by path is asked as samebits-engine
-    // is, and one that does not answer has nothing left out (a note says
-    // so) and answers each cell itself.
-    options.probe = s.own_profile->probe;
+    // its profile's. A program given by path declares nothing, so nothing
+    // is asked of it (a wrapper, a build under test): it is not started
+    // before the store is checked, it serves no cells, and each of its
+    // cells answers for itself (`unsupported` for an ISA it lacks).
+    if (!program_by_path) options.probe = s.own_profile->probe;
   }
 }
 

@@ -19,7 +19,6 @@ namespace {
 using harness::testing::BinDir;
 using harness::testing::SamebitsProgram;
 using harness::testing::TempDir;
-using harness::testing::WriteFile;
 
 Cell CellOf(const std::string& config, const std::string& isa) {
   Cell cell;
@@ -64,9 +63,10 @@ TEST(Unavailable, NamedCellsOfAValueTheEngineCannotRunAreMarkedWithItsReason) {
   EXPECT_EQ(cells[2].unsupported_reason, "the checkpoint file is missing");
 }
 
-// A program given by path is asked as samebits-engine is; the fake engine
-// answers for its made-up x86_64 machine, whatever the host.
-TEST(Unavailable, AProgramGivenByPathIsAskedAndItsAnswerMarksTheNamedCells) {
+// The fake engine answers the probe for its made-up x86_64 machine,
+// whatever the host (as a profile's engine would be asked; a program given
+// by path is not: its cells answer for themselves, cli_test.cc).
+TEST(Unavailable, TheFakeEnginesProbeAnswersForItsMadeUpMachine) {
   std::string why;
   const std::optional<protocol::Capabilities> fake =
       ProbeEngine(BinDir() + "/samebits-fake-engine", {"capabilities"}, &why);
@@ -74,29 +74,28 @@ TEST(Unavailable, AProgramGivenByPathIsAskedAndItsAnswerMarksTheNamedCells) {
   ASSERT_EQ(fake->unavailable.size(), 2u);
   EXPECT_EQ(fake->unavailable[0].value, "avx512");
   EXPECT_EQ(fake->unavailable[1].value, "neon");
-  TempDir dir;
-  WriteFile(dir.File("scenarios/classic.json"), "{}\n");
+  EXPECT_EQ(fake->unavailable[1].reason, "the fake engine's made-up x86_64 machine has no neon");
+}
+
+// A named configuration the engine's probe says it cannot run is listed
+// UNSUPPORTED with the engine's reason, before any cell's child starts.
+TEST(Unavailable, ANamedConfigurationTheEngineCannotRunIsListedUnsupported) {
+  std::string why;
+  const std::optional<protocol::Capabilities> own =
+      ProbeEngine(BinDir() + "/samebits-engine", {"capabilities"}, &why);
+  ASSERT_TRUE(own.has_value()) << why;
+  if (own->unavailable.empty()) GTEST_SKIP() << "this machine runs every ISA";
+  const protocol::Unavailable& lacking = own->unavailable.front();
   ChildSpec spec;
   spec.program = SamebitsProgram();
-  spec.args = {"run",
-               "--list",
-               "--engine",
-               BinDir() + "/samebits-fake-engine",
-               "--scenarios-dir",
-               dir.File("scenarios"),
-               "--checkpoint",
-               "fake:ok",
-               "--config",
-               "reference,cpu-avx2,cpu-neon"};
+  spec.args = {"run",        "--list",  "--checkpoint", "synthetic:tiny",
+               "--scenario", "classic", "--config",     "cpu-t1,cpu-" + lacking.value};
   spec.env = ChildEnvironment({});
   spec.timeout_seconds = 60;
   const ChildOutcome listed = RunChild(spec);
   EXPECT_EQ(listed.exit_code, 0) << listed.stdout_text << listed.stderr_tail;
-  EXPECT_EQ(listed.stdout_text,
-            "fake:ok classic reference\n"
-            "fake:ok classic cpu-avx2\n"
-            "fake:ok classic cpu-neon  (UNSUPPORTED: the fake engine's made-up x86_64 machine "
-            "has no neon)\n");
+  EXPECT_EQ(listed.stdout_text, "synthetic:tiny classic cpu-t1\nsynthetic:tiny classic cpu-" +
+                                    lacking.value + "  (UNSUPPORTED: " + lacking.reason + ")\n");
 }
 
 TEST(Unavailable, TheEnginesProbeListsExactlyTheIsasItLacks) {
