@@ -129,8 +129,12 @@ harness::BenchSide ResolveBenchSide(const std::string& spec, const BenchSideOpti
   side.label = spec;
   side.cell = BenchCell(options);
   if (IsExecutableFile(spec)) {
+    // A program given by path is asked nothing beforehand (as in `run`):
+    // its first round's `unsupported` stops the bench.
     side.engine = fs::absolute(spec).string();
-  } else if (auto named = NamedConfiguration(spec, options)) {
+    return side;
+  }
+  if (auto named = NamedConfiguration(spec, options)) {
     side.cell.config = *named;
     side.engine = ConfigurationEngine(options);
   } else {
