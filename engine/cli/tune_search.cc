@@ -88,9 +88,8 @@ double Median(const BenchConfig& c, model::TunedPhase phase) {
 // profile or on float weights (it keeps its value there).
 std::vector<model::TuningKnob> KnobsToTime(const model::ModelWeights& weights,
                                            const TuneShape& shape) {
-  const std::string type = model::DominantWeightType(weights);
-  const bool int8_loops = shape.quant_dot == numerics::QuantDot::kInt8 && type != "f32" &&
-                          type != "f16" && type != "bf16" && type != "none";
+  const bool int8_loops =
+      shape.quant_dot == numerics::QuantDot::kInt8 && model::HasQuantizedMatrices(weights);
   std::vector<model::TuningKnob> knobs;
   for (const model::TuningKnob& knob : model::TuningKnobs()) {
     if (!knob.int8_only || int8_loops) knobs.push_back(knob);

@@ -37,8 +37,7 @@ CpuForward::CpuForward(const ModelWeights& w, const numerics::MathLibrary& math,
   cut_.gemm_tile_m = static_cast<int>(std::clamp<int64_t>(options.gemm_tile_m, 1, kMostRows));
   cut_.gemm_tile_n = static_cast<int>(std::clamp<int64_t>(options.gemm_tile_n, 1, kMostRows));
   row_block_ = static_cast<int>(std::clamp<int64_t>(options.attention_row_block, 1, kMostRows));
-  stream_ahead_bytes_ = std::clamp(options.stream_ahead_bytes, kernels::kMinStreamAheadBytes,
-                                   kernels::kMaxStreamAheadBytes);
+  stream_ahead_bytes_ = options.stream_ahead_bytes;  // SetStreamAheadBytes bounds it
   if (options.profile) profiler_ = std::make_unique<Profiler>();
 
   d_ = c_.d_model;

@@ -106,4 +106,13 @@ std::string DominantWeightType(const ModelWeights& weights) {
       ->first;
 }
 
+bool HasQuantizedMatrices(const ModelWeights& weights) {
+  for (const LayerWeights& layer : weights.layers) {
+    for (const TensorView* t : LayerMatrices(layer)) {
+      if (t->present() && t->quantized) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace samebits::model

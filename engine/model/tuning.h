@@ -61,4 +61,8 @@ void ApplyKnobs(const KnobValues& values, CpuOptions& options);
 // model has no matrices.
 std::string DominantWeightType(const ModelWeights& weights);
 
+// Returns whether any of the model's matrices is block-quantized (so the
+// integer profile's loops, and the knobs only they read, run on it).
+bool HasQuantizedMatrices(const ModelWeights& weights);
+
 }  // namespace samebits::model

@@ -94,12 +94,8 @@ void RefuseUnavailableSide(const harness::BenchSide& side, const BenchSideOption
   const std::optional<protocol::Capabilities> capabilities =
       ProbeEngine(side.engine, options.own_profile->probe, &why);
   if (!capabilities) return;
-  std::vector<Cell> cells(1);
-  cells[0].config = side.cell.config;
-  MarkUnavailable(cells, *capabilities);
-  if (!cells[0].supported) {
-    throw RunError("this machine cannot run " + side.cell.config.name + ": " +
-                   cells[0].unsupported_reason);
+  if (const protocol::Unavailable* u = UnavailableValueOf(side.cell.config, *capabilities)) {
+    throw RunError("this machine cannot run " + side.cell.config.name + ": " + u->reason);
   }
 }
 

@@ -1,7 +1,11 @@
 // Leaving out what the engine can never run here (unavailable.h).
 #include "harness/runner/unavailable.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "harness/runner/child.h"
 #include "harness/runner/selection.h"
@@ -12,17 +16,17 @@ namespace {
 // A probe prints one line; longer is not a probe's answer.
 constexpr double kProbeTimeoutSeconds = 30;
 
-// The one axis of a cell's configuration that the probe's `unavailable`
-// entries name: the ISA (other axes are other engines', whose cells are
-// not samebits-engine's configurations).
-bool TakesUnavailableValue(const Cell& cell, const protocol::Unavailable& u) {
-  return u.axis == "isa" && cell.config.isa == u.value;
+// The one axis of a configuration that the probe's `unavailable` entries
+// name: the ISA (other axes are other engines', whose cells are not
+// samebits-engine's configurations).
+bool TakesUnavailableValue(const harness::Configuration& config, const protocol::Unavailable& u) {
+  return u.axis == "isa" && config.isa == u.value;
 }
-}  // namespace
 
-std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
-                                                  const std::vector<std::string>& probe_argv,
-                                                  std::string* why) {
+// Runs the probe (ProbeEngine, uncached).
+std::optional<protocol::Capabilities> RunProbe(const std::string& engine,
+                                               const std::vector<std::string>& probe_argv,
+                                               std::string* why) {
   ChildSpec spec;
   spec.program = engine;
   spec.args = probe_argv;
@@ -52,12 +56,53 @@ std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
   }
 }
 
-void MarkUnavailable(std::vector<Cell>& cells, const protocol::Capabilities& capabilities) {
+}  // namespace
+
+std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
+                                                  const std::vector<std::string>& probe_argv,
+                                                  std::string* why) {
+  // One run asks several times (the checkpoint check, the selection,
+  // whether it serves): the answer is kept per program file as it is now
+  // (a rebuilt file, as bisect's revisions are, is another key).
+  struct stat st {};
+  const std::string file_state =
+      ::stat(engine.c_str(), &st) != 0
+          ? std::string("missing")
+          : std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+                std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  std::string key = engine + '\n' + file_state;
+  for (const std::string& arg : probe_argv) key += '\n' + arg;
+  struct Answer {
+    std::optional<protocol::Capabilities> capabilities;
+    std::string why;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Answer> answers;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = answers.find(key);
+  if (it == answers.end()) {
+    Answer answer;
+    answer.capabilities = RunProbe(engine, probe_argv, &answer.why);
+    it = answers.emplace(key, std::move(answer)).first;
+  }
+  if (!it->second.capabilities) *why = it->second.why;
+  return it->second.capabilities;
+}
+
+const protocol::Unavailable* UnavailableValueOf(const harness::Configuration& config,
+                                                const protocol::Capabilities& capabilities) {
   for (const protocol::Unavailable& u : capabilities.unavailable) {
-    for (Cell& cell : cells) {
-      if (!cell.supported || !TakesUnavailableValue(cell, u)) continue;
+    if (TakesUnavailableValue(config, u)) return &u;
+  }
+  return nullptr;
+}
+
+void MarkUnavailable(std::vector<Cell>& cells, const protocol::Capabilities& capabilities) {
+  for (Cell& cell : cells) {
+    if (!cell.supported) continue;
+    if (const protocol::Unavailable* u = UnavailableValueOf(cell.config, capabilities)) {
       cell.supported = false;
-      cell.unsupported_reason = u.reason;
+      cell.unsupported_reason = u->reason;
     }
   }
 }
@@ -67,7 +112,7 @@ std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
   std::vector<std::string> notes;
   for (const protocol::Unavailable& u : capabilities.unavailable) {
     std::vector<std::string> configs;
-    const auto left_out = [&](const Cell& cell) { return TakesUnavailableValue(cell, u); };
+    const auto left_out = [&](const Cell& cell) { return TakesUnavailableValue(cell.config, u); };
     size_t count = 0;
     for (const Cell& cell : cells) {
       if (!left_out(cell)) continue;

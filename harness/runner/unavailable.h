@@ -20,7 +20,9 @@ namespace samebits::runner {
 
 // Returns the engine's `capabilities` record from running `engine` with
 // `probe_argv`, or nothing (with `*why` saying what went wrong) when the
-// probe did not exit 0 with exactly that one record.
+// probe did not exit 0 with exactly that one record. The probe runs once
+// per process for one program file as it is (path, inode, size and
+// modification time) and argv; later calls get its answer.
 std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
                                                   const std::vector<std::string>& probe_argv,
                                                   std::string* why);
@@ -32,6 +34,11 @@ std::optional<protocol::Capabilities> ProbeEngine(const std::string& engine,
 // cpu-neon: this machine (x86_64) or this build lacks neon".
 std::vector<std::string> LeaveOutUnavailable(std::vector<Cell>& cells,
                                              const protocol::Capabilities& capabilities);
+
+// Returns the entry of `capabilities` that says the engine cannot run
+// `config` here (its ISA), or nullptr.
+const protocol::Unavailable* UnavailableValueOf(const harness::Configuration& config,
+                                                const protocol::Capabilities& capabilities);
 
 // Marks UNSUPPORTED, with the engine's reason, the cells whose
 // configuration takes a value the engine says it cannot run (the axes as
