@@ -81,8 +81,12 @@ build() {
   [ $# -gt 0 ] && targets=(--target "$@")
   # -O1 -g1: line tables are all a sanitizer report needs, and the build
   # takes far less time than at RelWithDebInfo's -O2 -g (docs/building.md,
-  # "Sanitizers").
+  # "Sanitizers"). The harness and the tests in unity batches
+  # (SAMEBITS_UNITY_BUILD): instrumented, each of their files compiled
+  # alone spent most of its time on the same headers' inline code
+  # (docs/building.md, "What CI runs").
   cmake -S "$root" -B "$root/$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+    -DSAMEBITS_UNITY_BUILD=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
     -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null &&

@@ -16,10 +16,6 @@
 namespace samebits::harness {
 namespace {
 
-bool Ran(const CellResult& c) {
-  return c.code == ResultCode::kPass || c.code == ResultCode::kFail;
-}
-
 // Where two scenarios' cells first differ at a shared position.
 struct PositionDifference {
   int position = 0;
@@ -104,9 +100,9 @@ Diagnosis CheckEquivalences(RunResult& run, const std::vector<ScenarioEquivalenc
     std::map<std::string, PositionDifference> first;
     std::vector<std::string> order;
     for (const CellResult& a : run.cells) {
-      if (a.scenario != eq.a || !Ran(a)) continue;
+      if (a.scenario != eq.a || !RanAndCompared(a.code)) continue;
       for (CellResult& b : run.cells) {
-        if (b.scenario != eq.b || !Ran(b) || b.checkpoint != a.checkpoint ||
+        if (b.scenario != eq.b || !RanAndCompared(b.code) || b.checkpoint != a.checkpoint ||
             b.config.name != a.config.name || ProfileOf(b.config) != ProfileOf(a.config)) {
           continue;
         }

@@ -14,10 +14,6 @@
 namespace samebits::harness {
 namespace {
 
-bool Ran(const CellResult& c) {
-  return c.code == ResultCode::kPass || c.code == ResultCode::kFail;
-}
-
 std::string MathName(const MathLibraryInfo& m) {
   return m.name + " " + m.version + " (fingerprint " + m.fingerprint + ")";
 }
@@ -37,7 +33,7 @@ std::vector<AgreementGroup> GroupCells(const RunResult& run) {
   std::vector<AgreementGroup> groups;
   for (size_t i = 0; i < run.cells.size(); ++i) {
     const CellResult& c = run.cells[i];
-    if (!Ran(c)) continue;
+    if (!RanAndCompared(c.code)) continue;
     const std::string& arch = CellArch(run, c);
     const bool portable = c.config.math == kPortableMath;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const AgreementGroup& g) {
@@ -394,7 +390,8 @@ Diagnosis FailCellsWithDefects(RunResult& run, Defect defect, Headline headline)
   int count = 0;
   for (CellResult& c : run.cells) {
     const std::string why = defect(c);
-    const bool finished = Ran(c) || c.code == ResultCode::kKnown || c.code == ResultCode::kFixed;
+    const bool finished =
+        RanAndCompared(c.code) || c.code == ResultCode::kKnown || c.code == ResultCode::kFixed;
     if (why.empty() || !finished) continue;
     ++count;
     c.code = ResultCode::kFail;

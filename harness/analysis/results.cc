@@ -21,6 +21,13 @@ bool IsFailure(ResultCode code) {
   return CodeInfo(code).failure;
 }
 
+const StepRecord* FindStep(const CellResult& cell, int index) {
+  for (const StepRecord& s : cell.steps) {
+    if (s.index == index) return &s;
+  }
+  return nullptr;
+}
+
 bool ParseResultCode(const std::string& name, ResultCode* out) {
   for (const ResultCodeInfo& info : kResultCodes) {
     if (name == info.name) {

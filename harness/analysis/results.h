@@ -56,6 +56,11 @@ inline constexpr std::array<ResultCodeInfo, 7> kResultCodes = {{
 const ResultCodeInfo& CodeInfo(ResultCode code);
 const char* ResultCodeName(ResultCode code);  // "PASS", "FAIL", ...
 bool IsFailure(ResultCode code);
+// Whether the cell's child ran to the end and was compared (PASS or FAIL):
+// only such cells have steps to set beside another's.
+inline bool RanAndCompared(ResultCode code) {
+  return code == ResultCode::kPass || code == ResultCode::kFail;
+}
 
 // The records of a child's output, as the protocol defines them
 // (engine/protocol/records.h, PROTOCOL.md): one definition for the engine
@@ -250,6 +255,9 @@ struct CellResult {
   std::string machine_arch;
   CellTiming timing;  // measured by this process; not stored
 };
+
+// Returns the cell's step record of `index`, or nullptr when it has none.
+const StepRecord* FindStep(const CellResult& cell, int index);
 
 // Returns what a cell's repeats say when they did not all agree ("8
 // repeats in one process gave 3 distinct outputs: repeat 2 first differs

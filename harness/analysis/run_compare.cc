@@ -16,10 +16,6 @@ std::string CellKey(const CellResult& c) {
   return c.checkpoint + '\t' + c.scenario + '\t' + c.config.name;
 }
 
-bool Ran(const CellResult& c) {
-  return c.code == ResultCode::kPass || c.code == ResultCode::kFail;
-}
-
 // Returns why cells `x` (of `label_a`) and `y` (of `label_b`) cannot be
 // evidence either way, or "" when their outputs can be compared: only two
 // cells that ran the same scenario and both produced steps can agree.
@@ -27,9 +23,10 @@ std::string WhyNotComparable(const CellResult& x, const CellResult& y, const std
                              const std::string& label_b) {
   if (const std::string other = ScenarioContentMismatch(x, y); !other.empty())
     return other + " (two different scenarios under one name)";
-  if (!Ran(x) || !Ran(y)) {
-    const CellResult& idle = Ran(x) ? y : x;
-    return std::string(ResultCodeName(idle.code)) + " in " + (Ran(x) ? label_b : label_a) +
+  if (!RanAndCompared(x.code) || !RanAndCompared(y.code)) {
+    const CellResult& idle = RanAndCompared(x.code) ? y : x;
+    return std::string(ResultCodeName(idle.code)) + " in " +
+           (RanAndCompared(x.code) ? label_b : label_a) +
            (idle.message.empty() ? "" : ": " + idle.message);
   }
   if (x.steps.empty() || y.steps.empty())

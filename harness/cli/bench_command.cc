@@ -136,7 +136,7 @@ constexpr const char* kBenchFooter =
     "  samebits bench HEAD~1 HEAD --config cpu-t2 --report-html reports/bench.html\n"
     "  samebits bench ./old-engine build/bin/samebits-engine --checkpoint synthetic:bench";
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupBench(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
   CLI::App* sub = app.add_subcommand(
       "bench",
@@ -213,6 +213,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(bench, 27, Setup);
+SAMEBITS_REGISTER_COMMAND(bench, 27, SetupBench);
 
 }  // namespace samebits::cli

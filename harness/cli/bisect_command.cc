@@ -71,7 +71,7 @@ int BisectMain(const BisectFlags& flags) {
   return report.found ? 0 : 1;
 }
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupBisect(CLI::App& app) {
   auto flags = std::make_shared<BisectFlags>();
   CLI::App* sub = app.add_subcommand(
       "bisect",
@@ -123,6 +123,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(bisect, 25, Setup);
+SAMEBITS_REGISTER_COMMAND(bisect, 25, SetupBisect);
 
 }  // namespace samebits::cli

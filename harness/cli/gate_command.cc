@@ -102,7 +102,7 @@ int Gate(const GateFlags& flags) {
   return harness::GateExitCode(harness::RunVerdict(run));
 }
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupGate(CLI::App& app) {
   auto flags = std::make_shared<GateFlags>();
   CLI::App* sub = app.add_subcommand(
       "gate",
@@ -182,6 +182,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(gate, 20, Setup);
+SAMEBITS_REGISTER_COMMAND(gate, 20, SetupGate);
 
 }  // namespace samebits::cli

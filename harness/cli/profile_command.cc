@@ -175,18 +175,18 @@ int Check(const ProfileCheckFlags& flags) {
   options.checkpoint = flags.checkpoint;
   options.scenario_file = ScenarioFile(flags.scenario);
   options.timeout_seconds = flags.timeout_seconds;
-  const runner::HelloCheck hello = runner::CheckBaselineHello(profile, options);
+  const runner::BaselineHello hello = runner::CheckBaselineHello(profile, options);
   const std::string cell =
       hello.configuration + " on " + flags.checkpoint + " / " + DisplayPath(options.scenario_file);
   switch (hello.outcome) {
-    case runner::HelloCheck::Outcome::kOk:
+    case runner::BaselineHello::Outcome::kOk:
       std::printf("hello: ok (%s): a valid hello that echoes the configuration, and a whole run\n",
                   cell.c_str());
       return 0;
-    case runner::HelloCheck::Outcome::kUnsupported:
+    case runner::BaselineHello::Outcome::kUnsupported:
       std::printf("hello: UNSUPPORTED (%s): %s\n", cell.c_str(), hello.message.c_str());
       return 0;
-    case runner::HelloCheck::Outcome::kFailed:
+    case runner::BaselineHello::Outcome::kFailed:
       break;
   }
   std::printf("hello: FAILED (%s): %s\n", cell.c_str(), hello.message.c_str());
@@ -195,7 +195,7 @@ int Check(const ProfileCheckFlags& flags) {
   return 1;
 }
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupProfile(CLI::App& app) {
   auto flags = std::make_shared<ProfileCheckFlags>();
   CLI::App* sub = app.add_subcommand("profile", "Checks an engine profile (engines/*.json).");
   sub->require_subcommand(1);
@@ -255,6 +255,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(profile, 69, Setup);
+SAMEBITS_REGISTER_COMMAND(profile, 69, SetupProfile);
 
 }  // namespace samebits::cli

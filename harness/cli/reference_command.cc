@@ -117,7 +117,7 @@ int Show(const ReferenceFlags& flags) {
   return shown > 0 ? 0 : 1;
 }
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupReference(CLI::App& app) {
   auto flags = std::make_shared<ReferenceFlags>();
   CLI::App* sub = app.add_subcommand(
       "reference",
@@ -180,6 +180,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(reference, 30, Setup);
+SAMEBITS_REGISTER_COMMAND(reference, 30, SetupReference);
 
 }  // namespace samebits::cli

@@ -13,7 +13,7 @@
 namespace samebits::cli {
 namespace {
 
-struct ReportFlags {
+struct ReportCommandFlags {
   std::string run = "latest";
   std::string format;  // empty: from the output file's extension, else md
   std::string output;  // empty: stdout
@@ -22,7 +22,7 @@ struct ReportFlags {
 
 // Returns the format to write: as given, else the one whose extension the
 // output file has (report_formats.h), else Markdown.
-std::string ChooseFormat(const ReportFlags& flags) {
+std::string ChooseFormat(const ReportCommandFlags& flags) {
   if (!flags.format.empty()) return flags.format;
   const harness::report::ReportFormat* by_extension =
       harness::report::ReportFormatForPath(flags.output);
@@ -30,7 +30,7 @@ std::string ChooseFormat(const ReportFlags& flags) {
                                              : harness::report::kReportFormats[0].name);
 }
 
-int Report(const ReportFlags& flags) {
+int Report(const ReportCommandFlags& flags) {
   const std::string format = ChooseFormat(flags);
   // Checked before the store is opened, so a typo costs nothing.
   harness::report::MakeExporter(format);
@@ -50,7 +50,7 @@ int Report(const ReportFlags& flags) {
 }
 
 CommandSpec SetupReport(CLI::App& app) {
-  auto flags = std::make_shared<ReportFlags>();
+  auto flags = std::make_shared<ReportCommandFlags>();
   CLI::App* sub = app.add_subcommand(
       "report", "Writes a report of a stored run: Markdown, HTML, JSON or JUnit XML.");
   sub->add_option("RUN", flags->run, "The run to report: an id from `samebits runs`, or latest.")

@@ -52,7 +52,7 @@ int Run(const RunFlags& flags) {
   return 0;
 }
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupRun(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* sub = app.add_subcommand(
       "run",
@@ -85,6 +85,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(run, 10, Setup);
+SAMEBITS_REGISTER_COMMAND(run, 10, SetupRun);
 
 }  // namespace samebits::cli

@@ -124,7 +124,7 @@ int Verdict(const VerdictFlags& flags) {
   return code == 0 && machines_differ ? 1 : code;
 }
 
-CommandSpec Setup(CLI::App& app) {
+CommandSpec SetupVerdict(CLI::App& app) {
   auto flags = std::make_shared<VerdictFlags>();
   CLI::App* sub = app.add_subcommand(
       "verdict",
@@ -172,6 +172,6 @@ CommandSpec Setup(CLI::App& app) {
 
 }  // namespace
 
-SAMEBITS_REGISTER_COMMAND(verdict, 25, Setup);
+SAMEBITS_REGISTER_COMMAND(verdict, 25, SetupVerdict);
 
 }  // namespace samebits::cli

@@ -19,7 +19,7 @@ std::string Fixed(double value, int decimals = 2) {
   return buffer;
 }
 
-std::string SideName(const harness::BenchSide& side) {
+std::string BenchSideName(const harness::BenchSide& side) {
   std::string name = side.label;
   if (side.cell.config.name != side.label) name += " (" + side.cell.config.name + ")";
   return name;
@@ -39,7 +39,7 @@ std::vector<std::vector<std::string>> Rows(const harness::BenchRecord& b) {
     }
     const double median = side == 'A' ? b.summary.median_a_ms : b.summary.median_b_ms;
     const double wall = side == 'A' ? b.summary.median_a_wall_ms : b.summary.median_b_wall_ms;
-    rows.push_back({std::string(1, side), SideName(s), std::to_string(runs), Fixed(median),
+    rows.push_back({std::string(1, side), BenchSideName(s), std::to_string(runs), Fixed(median),
                     Fixed(wall), median > 0 ? Fixed(steps * 1000.0 / median, 1) : "-"});
   }
   return rows;

@@ -14,7 +14,7 @@
 namespace samebits::harness::report {
 namespace {
 
-constexpr const char* kStyle = R"css(
+constexpr const char* kCardStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; font-size: 13px; }
@@ -28,14 +28,6 @@ td.mark.IDENTICAL { background: #e3f4e8; } td.mark.KNOWN { background: #fff4cc; 
 td.mark.DIFFERS, td.mark.FIXED, td.mark.BROKEN { background: #f8d7d7; font-weight: bold; }
 td.mark.UNSUPPORTED { background: #eee; color: #666; }
 )css";
-
-std::string E(const std::string& s) {
-  return HtmlEscape(s);
-}
-
-std::string Optional(const std::optional<double>& x) {
-  return x ? FormatMetric(*x) : "-";
-}
 
 // Writes the NMSE of every measured step by position, log10 on the y axis
 // (an NMSE of 0, identical rows, sits on the bottom line).
@@ -66,8 +58,8 @@ void WritePlot(const CardRow& r, std::ostream& out) {
     return height - pad + (lo - l) * (height - 2 * pad) / (hi - lo);
   };
   char buf[160];
-  out << "<p>" << E(r.config) << ": NMSE by position (log scale, 1e" << lo << " to 1e" << hi
-      << ")</p>\n<svg width=\"" << width << "\" height=\"" << height
+  out << "<p>" << HtmlEscape(r.config) << ": NMSE by position (log scale, 1e" << lo << " to 1e"
+      << hi << ")</p>\n<svg width=\"" << width << "\" height=\"" << height
       << "\" role=\"img\" aria-label=\"NMSE by position\">\n<polyline fill=\"none\" "
          "stroke=\"#a31515\" points=\"";
   for (const auto& [pos, nmse] : r.nmse_by_position) {
@@ -84,65 +76,69 @@ void WritePlot(const CardRow& r, std::ostream& out) {
 
 // The grid (card_grid.h): a row per varied value, a column per table, one
 // coloured mark each, its full result in the cell's title.
-void WriteGrid(const Card& card, std::ostream& out) {
+void WriteGridHtml(const Card& card, std::ostream& out) {
   const CardGrid grid = BuildCardGrid(card);
   if (grid.rows.empty()) return;
   out << "<h2>At a glance</h2>\n<table class=\"grid\">\n<tr><th>Axis = value "
          "(configuration)</th>";
-  for (const std::string& column : grid.columns) out << "<th>" << E(column) << "</th>";
+  for (const std::string& column : grid.columns) out << "<th>" << HtmlEscape(column) << "</th>";
   out << "</tr>\n";
   for (const CardGrid::Row& row : grid.rows) {
-    out << "<tr><td>" << E(GridRowLabel(row)) << "</td>";
+    out << "<tr><td>" << HtmlEscape(GridRowLabel(row)) << "</td>";
     for (const CardRow* cell : row.cells) {
       if (cell == nullptr) {
         out << "<td class=\"mark\"></td>";
         continue;
       }
       out << "<td class=\"mark " << OutcomeInfo(cell->outcome).name << "\" title=\""
-          << E(CardRowSummary(*cell)) << "\">" << E(GridMark(cell)) << "</td>";
+          << HtmlEscape(CardRowSummary(*cell)) << "\">" << HtmlEscape(GridMark(cell)) << "</td>";
     }
     out << "</tr>\n";
   }
-  out << "</table>\n<p>" << E(GridLegend(CardComparesWholeRows(card))) << "</p>\n";
+  out << "</table>\n<p>" << HtmlEscape(GridLegend(CardComparesWholeRows(card))) << "</p>\n";
 }
 
 }  // namespace
 
 void WriteCardHtml(const Card& card, std::ostream& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
-      << "Determinism card: " << E(card.engine) << "</title>\n<style>" << kStyle
-      << "</style>\n</head>\n<body>\n<h1>Determinism card: " << E(card.engine) << "</h1>\n"
-      << "<p>Profile " << E(card.profile_file) << "; each row varies one axis of the baseline <b>"
-      << E(card.baseline) << "</b> and compares " << E(CardComparedText(card))
-      << " bit for bit. Verdict: "
-      << (card.ExitCode() == 1 ? "<b>" + E(CardVerdictText(card)) + "</b>"
-                               : E(CardVerdictText(card)))
+      << "Determinism card: " << HtmlEscape(card.engine) << "</title>\n<style>" << kCardStyle
+      << "</style>\n</head>\n<body>\n<h1>Determinism card: " << HtmlEscape(card.engine) << "</h1>\n"
+      << "<p>Profile " << HtmlEscape(card.profile_file)
+      << "; each row varies one axis of the baseline <b>" << HtmlEscape(card.baseline)
+      << "</b> and compares " << HtmlEscape(CardComparedText(card)) << " bit for bit. Verdict: "
+      << (card.ExitCode() == 1 ? "<b>" + HtmlEscape(CardVerdictText(card)) + "</b>"
+                               : HtmlEscape(CardVerdictText(card)))
       << ".</p>\n";
   if (const ProbePower power = MeasureProbePower(card); power.measured)
-    out << "<p>" << (power.seen ? E(power.line) : "<b>" + E(power.line) + "</b>") << "</p>\n";
+    out << "<p>" << (power.seen ? HtmlEscape(power.line) : "<b>" + HtmlEscape(power.line) + "</b>")
+        << "</p>\n";
   if (const std::string machine = CardMachineLine(card); !machine.empty())
-    out << "<p>" << E(machine) << "</p>\n";
+    out << "<p>" << HtmlEscape(machine) << "</p>\n";
   if (const std::string build = CardBuildLine(card); !build.empty())
-    out << "<p>" << E(build) << "</p>\n";
-  for (const std::string& device : card.devices) out << "<p>Device: " << E(device) << "</p>\n";
-  WriteGrid(card, out);
-  for (const std::string& note : card.notes) out << "<p>Note: " << E(note) << "</p>\n";
+    out << "<p>" << HtmlEscape(build) << "</p>\n";
+  for (const std::string& device : card.devices)
+    out << "<p>Device: " << HtmlEscape(device) << "</p>\n";
+  WriteGridHtml(card, out);
+  for (const std::string& note : card.notes) out << "<p>Note: " << HtmlEscape(note) << "</p>\n";
   for (const CardTable& t : card.tables) {
-    out << "<h2>" << E(t.checkpoint) << " / " << E(t.scenario) << "</h2>\n";
-    if (!t.baseline_problem.empty()) out << "<p>" << E(t.baseline_problem) << "</p>\n";
+    out << "<h2>" << HtmlEscape(t.checkpoint) << " / " << HtmlEscape(t.scenario) << "</h2>\n";
+    if (!t.baseline_problem.empty()) out << "<p>" << HtmlEscape(t.baseline_problem) << "</p>\n";
     if (const std::string line = ReferenceConformanceLine(t); !line.empty()) {
-      out << "<p>" << E(line) << "</p>\n";
+      out << "<p>" << HtmlEscape(line) << "</p>\n";
     }
     out << "<table>\n<tr><th>Axis</th><th>Value</th><th>Configuration</th><th>Result</th>"
            "<th>NMSE at first difference</th><th>KLD</th><th>max NMSE</th><th>Argmax moved</th>"
            "<th>Notes</th></tr>\n";
     for (const CardRow& r : t.rows) {
-      out << "<tr class=\"" << OutcomeInfo(r.outcome).name << "\"><td>" << E(r.axis) << "</td><td>"
-          << E(r.value) << "</td><td>" << E(r.config) << "</td><td class=\"result\">"
-          << E(CardRowSummary(r)) << "</td><td>" << Optional(r.first_nmse) << "</td><td>"
-          << Optional(r.first_kld) << "</td><td>" << Optional(r.max_nmse) << "</td><td>"
+      out << "<tr class=\"" << OutcomeInfo(r.outcome).name << "\"><td>" << HtmlEscape(r.axis)
+          << "</td><td>" << HtmlEscape(r.value) << "</td><td>" << HtmlEscape(r.config)
+          << "</td><td class=\"result\">" << HtmlEscape(CardRowSummary(r)) << "</td><td>"
+          << FormatOptionalMetric(r.first_nmse) << "</td><td>" << FormatOptionalMetric(r.first_kld)
+          << "</td><td>" << FormatOptionalMetric(r.max_nmse) << "</td><td>"
           << (r.argmax_moved ? (*r.argmax_moved ? "yes" : "no") : "-") << "</td><td>"
-          << E(r.known_reason.empty() ? r.detail : "declared: " + r.known_reason) << "</td></tr>\n";
+          << HtmlEscape(r.known_reason.empty() ? r.detail : "declared: " + r.known_reason)
+          << "</td></tr>\n";
     }
     out << "</table>\n";
     for (const CardRow& r : t.rows) {

@@ -14,13 +14,9 @@ std::string M(const std::string& s) {
   return MarkdownCell(s);
 }
 
-std::string Optional(const std::optional<double>& x) {
-  return x ? FormatMetric(*x) : "-";
-}
-
 // The grid: a row per varied value, a column per table, one mark each; a
 // mark that fails the card is bold.
-void WriteGrid(const Card& card, std::ostream& out) {
+void WriteGridMarkdown(const Card& card, std::ostream& out) {
   const CardGrid grid = BuildCardGrid(card);
   if (grid.rows.empty()) return;
   out << "\n### At a glance\n\n| Axis = value (configuration) |";
@@ -56,7 +52,7 @@ void WriteCardMarkdown(const Card& card, std::ostream& out) {
   if (const std::string build = CardBuildLine(card); !build.empty())
     out << "\n" << M(build) << "\n";
   for (const std::string& device : card.devices) out << "\nDevice: " << M(device) << "\n";
-  WriteGrid(card, out);
+  WriteGridMarkdown(card, out);
   for (const std::string& note : card.notes) out << "\nNote: " << M(note) << "\n";
   for (const CardTable& t : card.tables) {
     out << "\n### " << M(t.checkpoint) << " / " << M(t.scenario) << "\n\n";
@@ -68,8 +64,8 @@ void WriteCardMarkdown(const Card& card, std::ostream& out) {
            "max NMSE | Argmax moved |\n|---|---|---|---|---|---|---|---|\n";
     for (const CardRow& r : t.rows) {
       out << "| " << M(r.axis) << " | " << M(r.value) << " | " << M(r.config) << " | "
-          << M(CardRowSummary(r)) << " | " << Optional(r.first_nmse) << " | "
-          << Optional(r.first_kld) << " | " << Optional(r.max_nmse) << " | "
+          << M(CardRowSummary(r)) << " | " << FormatOptionalMetric(r.first_nmse) << " | "
+          << FormatOptionalMetric(r.first_kld) << " | " << FormatOptionalMetric(r.max_nmse) << " | "
           << (r.argmax_moved ? (*r.argmax_moved ? "yes" : "no") : "-") << " |\n";
     }
     for (const CardRow& r : t.rows) {

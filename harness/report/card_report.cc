@@ -8,27 +8,27 @@
 namespace samebits::harness::report {
 namespace {
 
-struct Format {
+struct CardFormat {
   std::string_view name;  // a name of report_formats.h's list
   void (*write)(const Card&, std::ostream&);
 };
 
-constexpr Format kFormats[] = {
+constexpr CardFormat kCardFormats[] = {
     {"md", WriteCardMarkdown},
     {"html", WriteCardHtml},
 };
-static_assert(FormatsAreListed(kFormats), "a card's formats are named in report_formats.h");
+static_assert(FormatsAreListed(kCardFormats), "a card's formats are named in report_formats.h");
 
 }  // namespace
 
 std::vector<std::string> CardReportFormats() {
   std::vector<std::string> names;
-  for (const Format& f : kFormats) names.emplace_back(f.name);
+  for (const CardFormat& f : kCardFormats) names.emplace_back(f.name);
   return names;
 }
 
 void WriteCardReport(const Card& card, std::string_view format, std::ostream& out) {
-  FindFormatRow(kFormats, format).write(card, out);
+  FindFormatRow(kCardFormats, format).write(card, out);
 }
 
 std::string ReferenceConformanceLine(const CardTable& table) {

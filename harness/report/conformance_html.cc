@@ -13,7 +13,7 @@
 namespace samebits::harness::report {
 namespace {
 
-constexpr const char* kStyle = R"css(
+constexpr const char* kConformanceStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 .pass { color: #17692e; } h1 .fail { color: #a31515; } h1 .none { color: #666; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -24,10 +24,6 @@ tr.deviates td { background: #f6d5d4; } tr.near td { background: #fbf0cf; }
 .CONFORMS { color: #17692e; } .DEVIATES { color: #a31515; font-weight: bold; }
 )css";
 
-std::string E(const std::string& s) {
-  return HtmlEscape(s);
-}
-
 std::string VerdictClass(const char* verdict) {
   const std::string v = verdict;
   return v == "NOT COMPARED" ? "none" : v;
@@ -35,7 +31,7 @@ std::string VerdictClass(const char* verdict) {
 
 // A table cell holding a number (or a number with its error).
 std::string Num(const std::string& text) {
-  return "<td class=\"num\">" + E(text) + "</td>";
+  return "<td class=\"num\">" + HtmlEscape(text) + "</td>";
 }
 
 void WriteSummary(const RunConformance& c, std::ostream& out) {
@@ -47,15 +43,15 @@ void WriteSummary(const RunConformance& c, std::ostream& out) {
          "<th>ulp max</th></tr>\n";
   for (const PairConformance& p : c.pairs) {
     const char* verdict = PairVerdictName(p);
-    out << "<tr><td>" << E(p.checkpoint) << "</td><td>" << E(p.scenario) << "</td><td>"
-        << E(p.config_a) << "</td><td>" << E(p.config_b) << "</td><td class=\""
-        << VerdictClass(verdict) << "\">" << verdict << "</td>";
+    out << "<tr><td>" << HtmlEscape(p.checkpoint) << "</td><td>" << HtmlEscape(p.scenario)
+        << "</td><td>" << HtmlEscape(p.config_a) << "</td><td>" << HtmlEscape(p.config_b)
+        << "</td><td class=\"" << VerdictClass(verdict) << "\">" << verdict << "</td>";
     if (!p.compared) {
-      out << "<td colspan=\"17\">" << E(p.reason) << "</td></tr>\n";
+      out << "<td colspan=\"17\">" << HtmlEscape(p.reason) << "</td></tr>\n";
       continue;
     }
     const ConformanceSummary& s = p.summary;
-    out << "<td>" << E(StabilityCell(s)) << "</td>"
+    out << "<td>" << HtmlEscape(StabilityCell(s)) << "</td>"
         << Num(std::to_string(s.steps) + " of " + std::to_string(p.steps_a))
         << Num(FormatMetric(s.max_nmse)) << Num(FormatEstimate(s.mean_nmse, s.mean_nmse_se))
         << Num(FormatEstimate(s.kld_mean, s.kld_mean_se));
@@ -76,16 +72,16 @@ void WriteSummary(const RunConformance& c, std::ostream& out) {
 
 void WritePair(const PairConformance& p, double max_nmse, std::ostream& out) {
   const char* verdict = PairVerdictName(p);
-  out << "<h2>" << E(p.checkpoint) << " / " << E(p.scenario) << ": <span class=\""
-      << VerdictClass(verdict) << "\">" << E(PairVerdictLine(p)) << "</span></h2>\n";
-  out << "<p>A: " << E(SideName(p.engine_a, p.config_a))
-      << ". B: " << E(SideName(p.engine_b, p.config_b)) << ".</p>\n";
+  out << "<h2>" << HtmlEscape(p.checkpoint) << " / " << HtmlEscape(p.scenario) << ": <span class=\""
+      << VerdictClass(verdict) << "\">" << HtmlEscape(PairVerdictLine(p)) << "</span></h2>\n";
+  out << "<p>A: " << HtmlEscape(SideName(p.engine_a, p.config_a))
+      << ". B: " << HtmlEscape(SideName(p.engine_b, p.config_b)) << ".</p>\n";
   if (!p.compared) {
-    out << "<p>Not compared: " << E(p.reason) << "</p>\n";
+    out << "<p>Not compared: " << HtmlEscape(p.reason) << "</p>\n";
     return;
   }
-  out << "<p>Measured " << E(DescribeCoverage(p)) << ".</p>\n";
-  for (const std::string& note : p.notes) out << "<p>Note: " << E(note) << "</p>\n";
+  out << "<p>Measured " << HtmlEscape(DescribeCoverage(p)) << ".</p>\n";
+  for (const std::string& note : p.notes) out << "<p>Note: " << HtmlEscape(note) << "</p>\n";
   out << StepMetricsSvg(p, max_nmse) << "\n";
   out << "<table>\n<tr><th>Step</th><th>NMSE</th><th>KLD</th><th>Δp %</th><th>Top-1 A</th>"
          "<th>Top-1 B</th><th>Margin</th><th>|Δ| top-1 + top-2</th><th>Stability</th>"
@@ -103,7 +99,7 @@ void WritePair(const PairConformance& p, double max_nmse, std::ostream& out) {
         << Num(std::to_string(s.top_overlap) + "/" + std::to_string(s.top_count))
         << Num(FormatMetric(s.max_abs_diff));
     for (const uint64_t u : {s.ulp.p50, s.ulp.p99, s.ulp.max}) out << Num(FormatUlp(u));
-    out << "<td>" << (s.deviates ? "deviates: " + E(DescribeStepDeviation(s)) : "")
+    out << "<td>" << (s.deviates ? "deviates: " + HtmlEscape(DescribeStepDeviation(s)) : "")
         << "</td></tr>\n";
   }
   out << "</table>\n";
@@ -115,12 +111,13 @@ class HtmlWriter final : public ConformanceExporter {
     const int code = c.ExitCode();
     const char* cls = code == 0 ? "pass" : code == 1 ? "fail" : "none";
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        << "<title>samebits conform</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
-        << "<h1>samebits conform: <span class=\"" << cls << "\">" << E(c.headline)
+        << "<title>samebits conform</title>\n<style>" << kConformanceStyle
+        << "</style>\n</head>\n<body>\n"
+        << "<h1>samebits conform: <span class=\"" << cls << "\">" << HtmlEscape(c.headline)
         << "</span></h1>\n"
-        << "<p>A (the reference): " << E(c.label_a) << "<br>B: " << E(c.label_b)
+        << "<p>A (the reference): " << HtmlEscape(c.label_a) << "<br>B: " << HtmlEscape(c.label_b)
         << "<br>Threshold: NMSE &lt;= " << FormatMetric(c.threshold.max_nmse) << " per step.</p>\n"
-        << "<p>" << E(kConformanceStatisticsNote) << "</p>\n";
+        << "<p>" << HtmlEscape(kConformanceStatisticsNote) << "</p>\n";
     WriteSummary(c, out);
     for (const PairConformance& p : c.pairs) WritePair(p, c.threshold.max_nmse, out);
     out << "</body>\n</html>\n";

@@ -19,10 +19,6 @@ using Json = nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
 
-std::string Text(const std::string& s) {
-  return SanitizeUtf8(s);
-}
-
 Json Number(double x) {
   if (std::isfinite(x)) return x;
   return FormatMetric(x);
@@ -59,7 +55,7 @@ Json StepJson(const StepConformance& s) {
          {"ulp", UlpJson(s.ulp)},
          {"nonfinite_mismatches", s.nonfinite_mismatches},
          {"deviates", s.deviates}};
-  if (s.deviates) j["why"] = Text(s.why);
+  if (s.deviates) j["why"] = SanitizeUtf8(s.why);
   if (s.worst_token >= 0) {
     j["worst_token"] = s.worst_token;
     j["worst_a"] = Number(s.worst_a);
@@ -69,12 +65,16 @@ Json StepJson(const StepConformance& s) {
 }
 
 Json PairJson(const PairConformance& p) {
-  Json j{{"checkpoint", Text(p.checkpoint)}, {"scenario", Text(p.scenario)},
-         {"config_a", Text(p.config_a)},     {"config_b", Text(p.config_b)},
-         {"engine_a", Text(p.engine_a)},     {"engine_b", Text(p.engine_b)},
-         {"verdict", PairVerdictName(p)},    {"verdict_line", Text(PairVerdictLine(p))}};
+  Json j{{"checkpoint", SanitizeUtf8(p.checkpoint)},
+         {"scenario", SanitizeUtf8(p.scenario)},
+         {"config_a", SanitizeUtf8(p.config_a)},
+         {"config_b", SanitizeUtf8(p.config_b)},
+         {"engine_a", SanitizeUtf8(p.engine_a)},
+         {"engine_b", SanitizeUtf8(p.engine_b)},
+         {"verdict", PairVerdictName(p)},
+         {"verdict_line", SanitizeUtf8(PairVerdictLine(p))}};
   if (!p.compared) {
-    j["reason"] = Text(p.reason);
+    j["reason"] = SanitizeUtf8(p.reason);
     return j;
   }
   const ConformanceSummary& s = p.summary;
@@ -86,11 +86,11 @@ Json PairJson(const PairConformance& p) {
   j["stability"] = StabilityName(s.stability);
   if (p.forced) {
     j["b_rerun_with_a_tokens_from"] =
-        Json{{"step", p.forced->step_index}, {"detail", Text(p.forced->detail)}};
+        Json{{"step", p.forced->step_index}, {"detail", SanitizeUtf8(p.forced->detail)}};
   }
   if (p.divergence) {
     j["context_divergence"] =
-        Json{{"step", p.divergence->step_index}, {"detail", Text(p.divergence->detail)}};
+        Json{{"step", p.divergence->step_index}, {"detail", SanitizeUtf8(p.divergence->detail)}};
   }
   // The keys of schema 1 first; then the statistics added to it, each
   // `*_se` the standard error of the figure before it (conformance.h), Δp
@@ -121,7 +121,7 @@ Json PairJson(const PairConformance& p) {
                       {"unstable_steps", s.unstable_steps},
                       {"stability", StabilityName(s.stability)}};
   Json notes = Json::array();
-  for (const std::string& n : p.notes) notes.push_back(Text(n));
+  for (const std::string& n : p.notes) notes.push_back(SanitizeUtf8(n));
   j["notes"] = notes;
   Json steps = Json::array();
   for (const StepConformance& st : p.steps) steps.push_back(StepJson(st));
@@ -137,10 +137,10 @@ class JsonWriter final : public ConformanceExporter {
     const Json j{
         {"schema_version", kSchemaVersion},
         {"kind", "conformance"},
-        {"a", Text(c.label_a)},
-        {"b", Text(c.label_b)},
+        {"a", SanitizeUtf8(c.label_a)},
+        {"b", SanitizeUtf8(c.label_b)},
         {"threshold", Json{{"max_nmse", Number(c.threshold.max_nmse)}}},
-        {"headline", Text(c.headline)},
+        {"headline", SanitizeUtf8(c.headline)},
         {"counts",
          Json{{"conform", c.conform}, {"deviate", c.deviate}, {"not_compared", c.not_compared}}},
         {"pairs", pairs}};

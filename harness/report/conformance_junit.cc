@@ -11,10 +11,6 @@
 namespace samebits::harness::report {
 namespace {
 
-std::string Attr(const std::string& s) {
-  return XmlEscape(s, /*attribute=*/true);
-}
-
 class JunitWriter final : public ConformanceExporter {
  public:
   void Write(const RunConformance& c, std::ostream& out) const override {
@@ -22,18 +18,18 @@ class JunitWriter final : public ConformanceExporter {
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         << "<testsuites name=\"samebits conform\" tests=\"" << tests << "\" failures=\""
         << c.deviate << "\" errors=\"0\" skipped=\"" << c.not_compared << "\">\n"
-        << "  <testsuite name=\"" << Attr(c.label_b + " against " + c.label_a) << "\" tests=\""
-        << tests << "\" failures=\"" << c.deviate << "\" errors=\"0\" skipped=\"" << c.not_compared
-        << "\">\n";
+        << "  <testsuite name=\"" << XmlAttribute(c.label_b + " against " + c.label_a)
+        << "\" tests=\"" << tests << "\" failures=\"" << c.deviate << "\" errors=\"0\" skipped=\""
+        << c.not_compared << "\">\n";
     for (const PairConformance& p : c.pairs) {
-      out << "    <testcase classname=\"" << Attr("samebits.conform." + p.checkpoint)
-          << "\" name=\"" << Attr(p.scenario) << "\"";
+      out << "    <testcase classname=\"" << XmlAttribute("samebits.conform." + p.checkpoint)
+          << "\" name=\"" << XmlAttribute(p.scenario) << "\"";
       out << ">\n";
       if (!p.compared) {
-        out << "      <skipped message=\"" << Attr("not compared: " + p.reason) << "\"/>\n";
+        out << "      <skipped message=\"" << XmlAttribute("not compared: " + p.reason) << "\"/>\n";
       } else if (!p.summary.Conforms()) {
-        out << "      <failure type=\"DEVIATES\" message=\"" << Attr(PairVerdictLine(p)) << "\">"
-            << XmlEscape(DescribeCoverage(p), /*attribute=*/false) << "</failure>\n";
+        out << "      <failure type=\"DEVIATES\" message=\"" << XmlAttribute(PairVerdictLine(p))
+            << "\">" << XmlEscape(DescribeCoverage(p), /*attribute=*/false) << "</failure>\n";
       }
       if (p.compared) {
         // The statistics, for a passing pair too: CI keeps them beside the test.

@@ -17,28 +17,33 @@ std::unique_ptr<ConformanceExporter> MakeConformanceJunitExporter();
 
 namespace {
 
-struct Format {
+struct ConformanceFormat {
   std::string_view name;  // a name of report_formats.h's list
   std::unique_ptr<ConformanceExporter> (*make)();
 };
 
-constexpr Format kFormats[] = {
+constexpr ConformanceFormat kConformanceFormats[] = {
     {"md", MakeConformanceMarkdownExporter},
     {"html", MakeConformanceHtmlExporter},
     {"json", MakeConformanceJsonExporter},
     {"junit", MakeConformanceJunitExporter},
 };
-static_assert(FormatsAreListed(kFormats) && std::size(kFormats) == kReportFormats.size(),
+static_assert(FormatsAreListed(kConformanceFormats) &&
+                  std::size(kConformanceFormats) == kReportFormats.size(),
               "a conformance report is written in every format of report_formats.h");
 
 }  // namespace
 
 std::unique_ptr<ConformanceExporter> MakeConformanceExporter(std::string_view format) {
-  return FindFormatRow(kFormats, format).make();
+  return FindFormatRow(kConformanceFormats, format).make();
 }
 
 void WriteConformanceReport(const RunConformance& c, std::string_view format, std::ostream& out) {
   MakeConformanceExporter(format)->Write(c, out);
+}
+
+std::string FormatOptionalMetric(const std::optional<double>& value) {
+  return value ? FormatMetric(*value) : "-";
 }
 
 std::string FormatMetric(double value) {

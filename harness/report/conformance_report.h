@@ -10,6 +10,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,9 @@ void WriteConformanceReport(const RunConformance& c, std::string_view format, st
 // Returns a measurement for a report: shortest round-trip-like "%.6g", or
 // "inf", "-inf", "nan".
 std::string FormatMetric(double value);
+
+// Returns FormatMetric of the value, or "-" when there is none.
+std::string FormatOptionalMetric(const std::optional<double>& value);
 
 // Returns a mean with its standard error, "0.0123 ± 0.0045" (FormatMetric
 // for each).

@@ -27,6 +27,12 @@ std::string HtmlEscape(std::string_view text);
 // escapes as HTML, using &apos; for the single quote); line breaks inside
 // attribute values are written as character references so parsers keep them.
 std::string XmlEscape(std::string_view text, bool attribute);
+inline std::string XmlAttribute(std::string_view text) {
+  return XmlEscape(text, /*attribute=*/true);
+}
+inline std::string XmlText(std::string_view text) {
+  return XmlEscape(text, /*attribute=*/false);
+}
 
 // Returns `text` safe inside one cell of a Markdown table or a line of
 // Markdown text: every character that starts Markdown syntax (inline HTML,

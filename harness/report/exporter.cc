@@ -16,31 +16,31 @@ std::unique_ptr<Exporter> MakeJunitExporter();
 
 namespace {
 
-struct Format {
+struct RunFormat {
   std::string_view name;  // a name of report_formats.h's list
   std::unique_ptr<Exporter> (*make)();
 };
 
 // Every format of the list (report_formats.h), in its order.
-constexpr Format kFormats[] = {
+constexpr RunFormat kRunFormats[] = {
     {"md", MakeMarkdownExporter},
     {"html", MakeHtmlExporter},
     {"json", MakeJsonExporter},
     {"junit", MakeJunitExporter},
 };
-static_assert(FormatsAreListed(kFormats) && std::size(kFormats) == kReportFormats.size(),
+static_assert(FormatsAreListed(kRunFormats) && std::size(kRunFormats) == kReportFormats.size(),
               "a run's report is written in every format of report_formats.h");
 
 }  // namespace
 
 std::vector<std::string> ReportFormats() {
   std::vector<std::string> names;
-  for (const Format& f : kFormats) names.emplace_back(f.name);
+  for (const RunFormat& f : kRunFormats) names.emplace_back(f.name);
   return names;
 }
 
 std::unique_ptr<Exporter> MakeExporter(std::string_view format) {
-  return FindFormatRow(kFormats, format).make();
+  return FindFormatRow(kRunFormats, format).make();
 }
 
 void WriteReport(const RunResult& run, std::string_view format, std::ostream& out,

@@ -14,7 +14,7 @@
 namespace samebits::harness::report {
 namespace {
 
-constexpr const char* kStyle = R"css(
+constexpr const char* kRunStyle = R"css(
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 .pass { color: #17692e; } h1 .fail { color: #a31515; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -35,10 +35,6 @@ td.mark.code-FAIL, td.mark.code-UNRESOLVED, td.mark.code-TIMEOUT, td.mark.code-F
   background: #f8d7d7; }
 td.mark.code-UNSUPPORTED { background: #eee; }
 )css";
-
-std::string E(const std::string& s) {
-  return HtmlEscape(s);
-}
 
 const char* AgreementClass(Agreement a) {
   switch (a) {
@@ -67,12 +63,12 @@ const char* AgreementWord(Agreement a) {
 void WriteDiagnosis(const ReportModel& m, std::ostream& out) {
   const Diagnosis& d = m.run->diagnosis;
   out << "<h2>Diagnosis: " << DiagnosisKindTitle(d.kind) << "</h2>\n";
-  out << "<p>" << E(d.headline) << "</p>\n";
+  out << "<p>" << HtmlEscape(d.headline) << "</p>\n";
   // The details already roll the divergences up (one line per pair of
   // configurations); each cell's own first divergence is in the cells table.
   if (!d.details.empty()) {
     out << "<ul>\n";
-    for (const std::string& s : d.details) out << "<li>" << E(s) << "</li>\n";
+    for (const std::string& s : d.details) out << "<li>" << HtmlEscape(s) << "</li>\n";
     out << "</ul>\n";
   }
 }
@@ -91,21 +87,21 @@ void WriteCounts(const ReportModel& m, std::ostream& out) {
 // The grid (run_grid.h): a row per configuration, a column per checkpoint,
 // the worst result of each pair, coloured, with the machine and build
 // above it.
-void WriteGrid(const ReportModel& m, std::ostream& out) {
+void WriteGridHtml(const ReportModel& m, std::ostream& out) {
   const RunGrid grid = BuildRunGrid(*m.run);
   if (grid.rows.empty()) return;
   const MachineInfo& mi = m.run->machine;
-  out << "<h2>At a glance</h2>\n<p>Machine: " << E(mi.arch + ", " + mi.cpu) << ".";
+  out << "<h2>At a glance</h2>\n<p>Machine: " << HtmlEscape(mi.arch + ", " + mi.cpu) << ".";
   if (const std::string build = RunBuildText(*m.run); !build.empty())
-    out << " Engine: " << E(build) << ".";
+    out << " Engine: " << HtmlEscape(build) << ".";
   for (const std::string& line : {RunServerText(*m.run), RunReadbackText(*m.run)}) {
-    if (!line.empty()) out << " " << E(line);
+    if (!line.empty()) out << " " << HtmlEscape(line);
   }
   out << "</p>\n<table class=\"grid\">\n<tr><th>Configuration</th>";
-  for (const std::string& column : grid.columns) out << "<th>" << E(column) << "</th>";
+  for (const std::string& column : grid.columns) out << "<th>" << HtmlEscape(column) << "</th>";
   out << "</tr>\n";
   for (const RunGrid::Row& row : grid.rows) {
-    out << "<tr><td>" << E(row.config) << "</td>";
+    out << "<tr><td>" << HtmlEscape(row.config) << "</td>";
     for (size_t c = 0; c < row.worst.size(); ++c) {
       if (!row.worst[c]) {
         out << "<td class=\"mark\"></td>";
@@ -114,11 +110,11 @@ void WriteGrid(const ReportModel& m, std::ostream& out) {
       const char* name = ResultCodeName(*row.worst[c]);
       out << "<td class=\"mark code-" << name << "\" title=\"" << name;
       if (row.cells[c] > 1) out << " (the worst of " << row.cells[c] << " cells)";
-      out << "\">" << E(RunGridMark(row.worst[c])) << "</td>";
+      out << "\">" << HtmlEscape(RunGridMark(row.worst[c])) << "</td>";
     }
     out << "</tr>\n";
   }
-  out << "</table>\n<p>" << E(RunGridLegend()) << "</p>\n";
+  out << "</table>\n<p>" << HtmlEscape(RunGridLegend()) << "</p>\n";
 }
 
 void WriteCells(const ReportModel& m, std::ostream& out) {
@@ -129,10 +125,11 @@ void WriteCells(const ReportModel& m, std::ostream& out) {
     for (const ConfigRow& r : g.rows) {
       const CellResult& c = *r.cell;
       const char* code = ResultCodeName(c.code);
-      out << "<tr><td>" << E(c.checkpoint) << "</td><td>" << E(c.scenario) << "</td><td>"
-          << E(c.config.name) << "</td><td class=\"code-" << code << "\">" << code << "</td><td>"
-          << c.steps.size() << "</td><td>" << FormatMs(c.elapsed_ms) << "</td><td>"
-          << E(FirstDivergenceText(*m.run, g, r)) << "</td><td>" << E(c.message) << "</td></tr>\n";
+      out << "<tr><td>" << HtmlEscape(c.checkpoint) << "</td><td>" << HtmlEscape(c.scenario)
+          << "</td><td>" << HtmlEscape(c.config.name) << "</td><td class=\"code-" << code << "\">"
+          << code << "</td><td>" << c.steps.size() << "</td><td>" << FormatMs(c.elapsed_ms)
+          << "</td><td>" << HtmlEscape(FirstDivergenceText(*m.run, g, r)) << "</td><td>"
+          << HtmlEscape(c.message) << "</td></tr>\n";
     }
   }
   out << "</table>\n";
@@ -162,46 +159,48 @@ void WriteAgreeingGroup(const CellGroup& g, const std::string& base, std::ostrea
     list += (list.empty() ? "" : ", ") + r.cell->config.name;
   }
   out << "<p class=\"agree\">Every step (" << g.columns.size() << ") has the same hashes in "
-      << E(agree) << ".";
-  if (!none.empty()) out << " No steps from " << E(none) << ".";
+      << HtmlEscape(agree) << ".";
+  if (!none.empty()) out << " No steps from " << HtmlEscape(none) << ".";
   out << "</p>\n";
   if (HasTokenText(g)) {
-    out << "<p>Tokens (" << E(base) << "):";
-    for (const StepColumn& c : g.columns) out << " <code>" << E(TokenWithText(c)) << "</code>";
+    out << "<p>Tokens (" << HtmlEscape(base) << "):";
+    for (const StepColumn& c : g.columns)
+      out << " <code>" << HtmlEscape(TokenWithText(c)) << "</code>";
     out << "</p>\n";
   }
 }
 
 void WriteMatrix(const CellGroup& g, std::ostream& out) {
   const std::string base = g.rows[g.base_row].cell->config.name;
-  out << "<h3>" << E(g.checkpoint) << " / " << E(g.scenario) << "</h3>\n";
+  out << "<h3>" << HtmlEscape(g.checkpoint) << " / " << HtmlEscape(g.scenario) << "</h3>\n";
   if (g.columns.empty()) {
     out << "<p>No configuration produced a step.</p>\n";
     return;
   }
   if (AllAgree(g)) return WriteAgreeingGroup(g, base, out);
-  out << "<p class=\"legend\">Against " << E(base)
+  out << "<p class=\"legend\">Against " << HtmlEscape(base)
       << ":<span style=\"background:#5cb85c\"></span>same hashes"
          "<span style=\"background:#d9534f\"></span>differs"
          "<span style=\"background:#bbb\"></span>missing"
          "<span style=\"outline:3px solid #111\"></span>first divergence</p>\n";
   out << "<table class=\"matrix\">\n<tr><th class=\"config\">Configuration</th>";
   for (const StepColumn& c : g.columns) {
-    out << "<th title=\"" << E(DescribeStep(c)) << "\">" << c.index << "</th>";
+    out << "<th title=\"" << HtmlEscape(DescribeStep(c)) << "\">" << c.index << "</th>";
   }
   out << "</tr>\n";
   if (HasTokenText(g)) {
     // The chosen tokens as text, so a person sees what the steps generated.
-    out << "<tr><th class=\"config\">Token (" << E(base) << ")</th>";
+    out << "<tr><th class=\"config\">Token (" << HtmlEscape(base) << ")</th>";
     for (const StepColumn& c : g.columns) {
-      out << "<td class=\"token\" title=\"" << E(DescribeStep(c) + ": token " + TokenWithText(c))
-          << "\"><code>" << E(TokenWithText(c)) << "</code></td>";
+      out << "<td class=\"token\" title=\""
+          << HtmlEscape(DescribeStep(c) + ": token " + TokenWithText(c)) << "\"><code>"
+          << HtmlEscape(TokenWithText(c)) << "</code></td>";
     }
     out << "</tr>\n";
   }
   for (const ConfigRow& r : g.rows) {
     const CellResult& cell = *r.cell;
-    out << "<tr><th class=\"config\">" << E(cell.config.name) << "</th>";
+    out << "<tr><th class=\"config\">" << HtmlEscape(cell.config.name) << "</th>";
     // Runs of steps that compare alike are one cell spanning them, so a
     // default matrix of hundreds of cells x dozens of steps stays a page of
     // a few hundred KB; the first divergence always stands alone.
@@ -223,7 +222,7 @@ void WriteMatrix(const CellGroup& g, std::ostream& out) {
       out << "<td";
       if (end - c > 1) out << " colspan=\"" << (end - c) << "\"";
       out << " class=\"" << AgreementClass(r.agreement[c]) << (first ? " first" : "")
-          << "\" title=\"" << E(title) << "\"></td>";
+          << "\" title=\"" << HtmlEscape(title) << "\"></td>";
       c = end;
     }
     out << "</tr>\n";
@@ -238,10 +237,11 @@ void WriteDumpStatistics(const ReportModel& m, std::ostream& out) {
          "<th>Max ULP</th><th>Max abs diff</th>"
          "<th>Max rel diff (&divide; the row&rsquo;s max |logit|)</th><th>Argmax</th></tr>\n";
   for (const DumpComparison& d : m.dumps) {
-    const std::string prefix = "<tr><td>" + E(d.checkpoint) + "</td><td>" + E(d.scenario) +
-                               "</td><td>" + E(d.config_a) + " vs " + E(d.config_b) + "</td>";
+    const std::string prefix = "<tr><td>" + HtmlEscape(d.checkpoint) + "</td><td>" +
+                               HtmlEscape(d.scenario) + "</td><td>" + HtmlEscape(d.config_a) +
+                               " vs " + HtmlEscape(d.config_b) + "</td>";
     if (!d.error.empty()) {
-      out << prefix << "<td colspan=\"6\">" << E(d.error) << "</td></tr>\n";
+      out << prefix << "<td colspan=\"6\">" << HtmlEscape(d.error) << "</td></tr>\n";
       continue;
     }
     for (const StepLogitDiff& s : d.steps) {
@@ -264,22 +264,23 @@ void WriteDumpStatistics(const ReportModel& m, std::ostream& out) {
 void WriteMachine(const ReportModel& m, std::ostream& out) {
   const MachineInfo& mi = m.run->machine;
   out << "<h2>Machine</h2>\n<table>\n";
-  out << "<tr><th>Architecture</th><td>" << E(mi.arch) << "</td></tr>\n";
-  out << "<tr><th>CPU</th><td>" << E(mi.cpu) << "</td></tr>\n";
-  out << "<tr><th>OS</th><td>" << E(mi.os) << "</td></tr>\n";
-  out << "<tr><th>Kernel</th><td>" << E(mi.kernel) << "</td></tr>\n";
-  out << "<tr><th>C library</th><td>" << E(mi.libc) << "</td></tr>\n";
+  out << "<tr><th>Architecture</th><td>" << HtmlEscape(mi.arch) << "</td></tr>\n";
+  out << "<tr><th>CPU</th><td>" << HtmlEscape(mi.cpu) << "</td></tr>\n";
+  out << "<tr><th>OS</th><td>" << HtmlEscape(mi.os) << "</td></tr>\n";
+  out << "<tr><th>Kernel</th><td>" << HtmlEscape(mi.kernel) << "</td></tr>\n";
+  out << "<tr><th>C library</th><td>" << HtmlEscape(mi.libc) << "</td></tr>\n";
   out << "<tr><th>ISA features</th><td>";
   for (size_t i = 0; i < mi.isa_features.size(); ++i) {
-    out << (i ? " " : "") << E(mi.isa_features[i]);
+    out << (i ? " " : "") << HtmlEscape(mi.isa_features[i]);
   }
   out << "</td></tr>\n</table>\n";
   if (!m.math_libraries.empty()) {
     out << "<h2>Math libraries</h2>\n<table>\n<tr><th>Profile</th><th>Library</th>"
            "<th>Version</th><th>Fingerprint</th></tr>\n";
     for (const MathLibraryInfo& l : m.math_libraries) {
-      out << "<tr><td>" << E(l.profile) << "</td><td>" << E(l.name) << "</td><td>" << E(l.version)
-          << "</td><td><code>" << E(l.fingerprint) << "</code></td></tr>\n";
+      out << "<tr><td>" << HtmlEscape(l.profile) << "</td><td>" << HtmlEscape(l.name) << "</td><td>"
+          << HtmlEscape(l.version) << "</td><td><code>" << HtmlEscape(l.fingerprint)
+          << "</code></td></tr>\n";
     }
     out << "</table>\n";
   }
@@ -287,9 +288,10 @@ void WriteMachine(const ReportModel& m, std::ostream& out) {
     out << "<h2>Builds</h2>\n<table>\n<tr><th>Engine</th><th>Version</th><th>Revision</th>"
            "<th>Compiler</th><th>Flags</th></tr>\n";
     for (const BuildInfo& b : m.builds) {
-      out << "<tr><td>" << E(b.engine) << "</td><td>" << E(b.version) << "</td><td><code>"
-          << E(b.revision) << "</code>" << (b.dirty ? " (dirty)" : "") << "</td><td>"
-          << E(b.compiler) << "</td><td><code>" << E(b.flags) << "</code></td></tr>\n";
+      out << "<tr><td>" << HtmlEscape(b.engine) << "</td><td>" << HtmlEscape(b.version)
+          << "</td><td><code>" << HtmlEscape(b.revision) << "</code>" << (b.dirty ? " (dirty)" : "")
+          << "</td><td>" << HtmlEscape(b.compiler) << "</td><td><code>" << HtmlEscape(b.flags)
+          << "</code></td></tr>\n";
     }
     out << "</table>\n";
   }
@@ -301,8 +303,8 @@ void WriteStderrTails(const ReportModel& m, std::ostream& out) {
     if (c.stderr_tail.empty()) continue;
     if (!any) out << "<h2>Standard error</h2>\n";
     any = true;
-    out << "<h3>" << E(c.checkpoint) << " / " << E(c.scenario) << " / " << E(c.config.name)
-        << "</h3>\n<pre>" << E(c.stderr_tail) << "</pre>\n";
+    out << "<h3>" << HtmlEscape(c.checkpoint) << " / " << HtmlEscape(c.scenario) << " / "
+        << HtmlEscape(c.config.name) << "</h3>\n<pre>" << HtmlEscape(c.stderr_tail) << "</pre>\n";
   }
 }
 
@@ -313,15 +315,16 @@ class HtmlExporter final : public Exporter {
     const char* verdict = m.passed ? "PASS" : "FAIL";
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         << "<title>samebits run " << run.run_id << ": " << verdict << "</title>\n"
-        << "<style>" << kStyle << "</style>\n</head>\n<body>\n";
+        << "<style>" << kRunStyle << "</style>\n</head>\n<body>\n";
     out << "<h1>samebits run " << run.run_id << ": <span class=\"" << (m.passed ? "pass" : "fail")
         << "\">" << verdict << "</span></h1>\n";
-    out << "<p>Started " << E(run.started_at) << ", " << run.cells.size() << " cells, "
+    out << "<p>Started " << HtmlEscape(run.started_at) << ", " << run.cells.size() << " cells, "
         << FormatMs(run.elapsed_ms) << " ms.</p>\n";
-    if (!run.command.empty()) out << "<p>Command: <code>" << E(run.command) << "</code></p>\n";
+    if (!run.command.empty())
+      out << "<p>Command: <code>" << HtmlEscape(run.command) << "</code></p>\n";
     WriteDiagnosis(m, out);
     WriteCounts(m, out);
-    WriteGrid(m, out);
+    WriteGridHtml(m, out);
     out << "<h2>Agreement matrices</h2>\n";
     for (const CellGroup& g : m.groups) WriteMatrix(g, out);
     WriteDumpStatistics(m, out);

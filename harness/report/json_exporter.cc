@@ -20,45 +20,41 @@ using Json = nlohmann::ordered_json;
 constexpr int kSchemaVersion = 1;
 
 // Child output is bytes; JSON strings must be UTF-8.
-std::string Text(const std::string& s) {
-  return SanitizeUtf8(s);
-}
-
 // The batch fields appear only on batched configurations (batch > 1), and
 // `quant_dot` only when it is not exact, as in the protocol's hello, so
 // other reports read as before.
 Json ToJson(const Configuration& c) {
-  Json j{{"name", Text(c.name)},
-         {"kernels", Text(c.kernels)},
+  Json j{{"name", SanitizeUtf8(c.name)},
+         {"kernels", SanitizeUtf8(c.kernels)},
          {"threads", c.threads},
-         {"isa", Text(c.isa)},
+         {"isa", SanitizeUtf8(c.isa)},
          {"gemv_chunk_bytes", c.gemv_chunk_bytes},
-         {"math", Text(c.math)}};
-  if (c.quant_dot != kExactQuantDot) j["quant_dot"] = Text(c.quant_dot);
+         {"math", SanitizeUtf8(c.math)}};
+  if (c.quant_dot != kExactQuantDot) j["quant_dot"] = SanitizeUtf8(c.quant_dot);
   if (c.batch > 1) {
     j["batch"] = c.batch;
     j["batch_seed"] = c.batch_seed;
-    j["batch_schedule"] = Text(c.batch_schedule);
+    j["batch_schedule"] = SanitizeUtf8(c.batch_schedule);
   }
   return j;
 }
 
 Json ToJson(const MathLibraryInfo& m) {
-  return Json{{"profile", Text(m.profile)},
-              {"name", Text(m.name)},
-              {"version", Text(m.version)},
-              {"fingerprint", Text(m.fingerprint)}};
+  return Json{{"profile", SanitizeUtf8(m.profile)},
+              {"name", SanitizeUtf8(m.name)},
+              {"version", SanitizeUtf8(m.version)},
+              {"fingerprint", SanitizeUtf8(m.fingerprint)}};
 }
 
 Json ToJson(const BuildInfo& b) {
-  return Json{{"engine", Text(b.engine)},     {"version", Text(b.version)},
-              {"revision", Text(b.revision)}, {"compiler", Text(b.compiler)},
-              {"flags", Text(b.flags)},       {"dirty", b.dirty}};
+  return Json{{"engine", SanitizeUtf8(b.engine)},     {"version", SanitizeUtf8(b.version)},
+              {"revision", SanitizeUtf8(b.revision)}, {"compiler", SanitizeUtf8(b.compiler)},
+              {"flags", SanitizeUtf8(b.flags)},       {"dirty", b.dirty}};
 }
 
 Json ToJson(const StepRecord& s) {
   Json j{{"index", s.index},
-         {"kind", Text(s.kind)},
+         {"kind", SanitizeUtf8(s.kind)},
          {"position", s.position},
          {"input_token", s.input_token},
          {"token", s.token},
@@ -67,8 +63,9 @@ Json ToJson(const StepRecord& s) {
          {"argmax", s.argmax},
          {"nan", s.nan_count},
          {"inf", s.inf_count}};
-  if (s.text && !s.text->empty()) j["text"] = Text(*s.text);  // only when the engine decoded it
-  if (s.batch) {                                              // only in batched runs
+  if (s.text && !s.text->empty())
+    j["text"] = SanitizeUtf8(*s.text);  // only when the engine decoded it
+  if (s.batch) {                        // only in batched runs
     j["batch"] = Json{{"sequences", s.batch->sequences},
                       {"rows", s.batch->rows},
                       {"slot", s.batch->slot},
@@ -80,22 +77,22 @@ Json ToJson(const StepRecord& s) {
 Json ToJson(const TraceRecord& t) {
   return Json{{"position", t.position},
               {"layer", t.layer},
-              {"op", Text(t.op)},
+              {"op", SanitizeUtf8(t.op)},
               {"xxh3_64", Hex16(t.xxh3_64)}};
 }
 
 Json ToJson(const Divergence& d) {
-  Json j{{"checkpoint", Text(d.checkpoint)},
-         {"scenario", Text(d.scenario)},
-         {"config_a", Text(d.config_a)},
-         {"config_b", Text(d.config_b)},
+  Json j{{"checkpoint", SanitizeUtf8(d.checkpoint)},
+         {"scenario", SanitizeUtf8(d.scenario)},
+         {"config_a", SanitizeUtf8(d.config_a)},
+         {"config_b", SanitizeUtf8(d.config_b)},
          {"step_index", d.step_index},
-         {"kind", Text(d.kind)},
+         {"kind", SanitizeUtf8(d.kind)},
          {"position", d.position}};
   j["layer"] = d.layer ? Json(*d.layer) : Json(nullptr);
-  j["op"] = Text(d.op);
-  j["detail"] = Text(d.detail);
-  if (!d.batch_place.empty()) j["batch_place"] = Text(d.batch_place);  // a batched side
+  j["op"] = SanitizeUtf8(d.op);
+  j["detail"] = SanitizeUtf8(d.detail);
+  if (!d.batch_place.empty()) j["batch_place"] = SanitizeUtf8(d.batch_place);  // a batched side
   return j;
 }
 
@@ -111,12 +108,12 @@ Json ToJson(const CellTiming& t) {
 
 // The device, repeats and read-back with the protocol's keys (PROTOCOL.md).
 Json ToJson(const DeviceInfo& d) {
-  return Json{{"kind", Text(d.kind)},
-              {"name", Text(d.name)},
-              {"capability", Text(d.capability)},
+  return Json{{"kind", SanitizeUtf8(d.kind)},
+              {"name", SanitizeUtf8(d.name)},
+              {"capability", SanitizeUtf8(d.capability)},
               {"multiprocessors", d.multiprocessors},
-              {"driver", Text(d.driver)},
-              {"libraries", Text(d.libraries)}};
+              {"driver", SanitizeUtf8(d.driver)},
+              {"libraries", SanitizeUtf8(d.libraries)}};
 }
 
 Json ToJson(const RepeatInfo& r) {
@@ -137,23 +134,27 @@ Json ToJson(const SamplingInfo& s) {
 }
 
 Json ToJson(const protocol::Readback& r) {
-  Json j{{"kind", Text(r.kind)}};
+  Json j{{"kind", SanitizeUtf8(r.kind)}};
   if (r.kind == "topk") j["k"] = r.k;
   return j;
 }
 
 Json ToJson(const CellResult& c) {
-  Json j{{"checkpoint", Text(c.checkpoint)}, {"scenario", Text(c.scenario)},
-         {"config", ToJson(c.config)},       {"code", ResultCodeName(c.code)},
-         {"exit_code", c.exit_code},         {"signal", c.signal},
-         {"message", Text(c.message)},       {"stderr_tail", Text(c.stderr_tail)},
+  Json j{{"checkpoint", SanitizeUtf8(c.checkpoint)},
+         {"scenario", SanitizeUtf8(c.scenario)},
+         {"config", ToJson(c.config)},
+         {"code", ResultCodeName(c.code)},
+         {"exit_code", c.exit_code},
+         {"signal", c.signal},
+         {"message", SanitizeUtf8(c.message)},
+         {"stderr_tail", SanitizeUtf8(c.stderr_tail)},
          {"elapsed_ms", c.elapsed_ms}};
   j["math"] = c.math ? ToJson(*c.math) : Json(nullptr);
   j["build"] = c.build ? ToJson(*c.build) : Json(nullptr);
-  j["dump_path"] = Text(c.dump_path);
-  j["weights_xxh3"] = Text(c.weights_xxh3);
+  j["dump_path"] = SanitizeUtf8(c.dump_path);
+  j["weights_xxh3"] = SanitizeUtf8(c.weights_xxh3);
   j["vocab_size"] = c.vocab_size;
-  j["isa_used"] = Text(c.isa_used);
+  j["isa_used"] = SanitizeUtf8(c.isa_used);
   // The protocol's objects as the engine wrote them (PROTOCOL.md), or null.
   j["device"] = c.device ? ToJson(*c.device) : Json(nullptr);
   j["repeats"] = c.repeats ? ToJson(*c.repeats) : Json(nullptr);
@@ -176,11 +177,11 @@ Json ToJson(const CellResult& c) {
 }
 
 Json ToJson(const DumpComparison& d) {
-  Json j{{"checkpoint", Text(d.checkpoint)},
-         {"scenario", Text(d.scenario)},
-         {"config_a", Text(d.config_a)},
-         {"config_b", Text(d.config_b)}};
-  j["error"] = d.error.empty() ? Json(nullptr) : Json(Text(d.error));
+  Json j{{"checkpoint", SanitizeUtf8(d.checkpoint)},
+         {"scenario", SanitizeUtf8(d.scenario)},
+         {"config_a", SanitizeUtf8(d.config_a)},
+         {"config_b", SanitizeUtf8(d.config_b)}};
+  j["error"] = d.error.empty() ? Json(nullptr) : Json(SanitizeUtf8(d.error));
   j["vocab_size"] = d.vocab_size;
   Json steps = Json::array();
   for (const StepLogitDiff& s : d.steps) {
@@ -210,9 +211,9 @@ class JsonExporter final : public Exporter {
     Json j;
     j["schema_version"] = kSchemaVersion;
     j["run_id"] = run.run_id;
-    j["started_at"] = Text(run.started_at);
+    j["started_at"] = SanitizeUtf8(run.started_at);
     j["elapsed_ms"] = run.elapsed_ms;
-    j["command"] = Text(run.command);
+    j["command"] = SanitizeUtf8(run.command);
     if (const TimeTotals totals = SumTiming(run); totals.cells > 0) {
       Json timing = ToJson(totals.sum);
       timing["cells"] = totals.cells;
@@ -226,17 +227,18 @@ class JsonExporter final : public Exporter {
     }
     j["counts"] = std::move(counts);
     Json isa = Json::array();
-    for (const std::string& f : run.machine.isa_features) isa.push_back(Text(f));
-    j["machine"] = Json{{"arch", Text(run.machine.arch)}, {"cpu", Text(run.machine.cpu)},
-                        {"os", Text(run.machine.os)},     {"kernel", Text(run.machine.kernel)},
-                        {"libc", Text(run.machine.libc)}, {"isa_features", std::move(isa)}};
+    for (const std::string& f : run.machine.isa_features) isa.push_back(SanitizeUtf8(f));
+    j["machine"] =
+        Json{{"arch", SanitizeUtf8(run.machine.arch)}, {"cpu", SanitizeUtf8(run.machine.cpu)},
+             {"os", SanitizeUtf8(run.machine.os)},     {"kernel", SanitizeUtf8(run.machine.kernel)},
+             {"libc", SanitizeUtf8(run.machine.libc)}, {"isa_features", std::move(isa)}};
     const Diagnosis& d = run.diagnosis;
     Json details = Json::array();
-    for (const std::string& s : d.details) details.push_back(Text(s));
+    for (const std::string& s : d.details) details.push_back(SanitizeUtf8(s));
     Json divergences = Json::array();
     for (const Divergence& v : d.divergences) divergences.push_back(ToJson(v));
     j["diagnosis"] = Json{{"kind", DiagnosisKindName(d.kind)},
-                          {"headline", Text(d.headline)},
+                          {"headline", SanitizeUtf8(d.headline)},
                           {"details", std::move(details)},
                           {"divergences", std::move(divergences)}};
     Json cells = Json::array();

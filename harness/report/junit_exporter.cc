@@ -63,13 +63,6 @@ std::string Seconds(double ms) {
   return buf;
 }
 
-std::string Attr(const std::string& s) {
-  return XmlEscape(s, /*attribute=*/true);
-}
-std::string Text(const std::string& s) {
-  return XmlEscape(s, /*attribute=*/false);
-}
-
 void WriteTallyAttributes(const Tally& t, std::ostream& out) {
   out << " tests=\"" << t.tests << "\" failures=\"" << t.failures << "\" errors=\"" << t.errors
       << "\" skipped=\"" << t.skipped << "\" time=\"" << Seconds(t.ms) << "\"";
@@ -87,8 +80,9 @@ std::string CaseMessage(const ReportModel& m, const CellGroup& g, const ConfigRo
 void WriteTestCase(const ReportModel& m, const CellGroup& g, const ConfigRow& r,
                    std::ostream& out) {
   const CellResult& c = *r.cell;
-  out << "    <testcase classname=\"" << Attr("samebits." + g.checkpoint + "." + g.scenario)
-      << "\" name=\"" << Attr(c.config.name) << "\" time=\"" << Seconds(c.elapsed_ms) << "\"";
+  out << "    <testcase classname=\"" << XmlAttribute("samebits." + g.checkpoint + "." + g.scenario)
+      << "\" name=\"" << XmlAttribute(c.config.name) << "\" time=\"" << Seconds(c.elapsed_ms)
+      << "\"";
   const Outcome outcome = OutcomeOf(c.code);
   if (outcome == Outcome::kPassed && c.stderr_tail.empty()) {
     out << "/>\n";
@@ -103,19 +97,19 @@ void WriteTestCase(const ReportModel& m, const CellGroup& g, const ConfigRow& r,
     case Outcome::kPassed:
       break;
     case Outcome::kFailure:
-      out << "      <failure type=\"" << ResultCodeName(c.code) << "\" message=\"" << Attr(message)
-          << "\">" << Text(details) << "</failure>\n";
+      out << "      <failure type=\"" << ResultCodeName(c.code) << "\" message=\""
+          << XmlAttribute(message) << "\">" << XmlText(details) << "</failure>\n";
       break;
     case Outcome::kError:
-      out << "      <error type=\"" << ResultCodeName(c.code) << "\" message=\"" << Attr(message)
-          << "\">" << Text(details) << "</error>\n";
+      out << "      <error type=\"" << ResultCodeName(c.code) << "\" message=\""
+          << XmlAttribute(message) << "\">" << XmlText(details) << "</error>\n";
       break;
     case Outcome::kSkipped:
-      out << "      <skipped message=\"" << Attr(message) << "\"/>\n";
+      out << "      <skipped message=\"" << XmlAttribute(message) << "\"/>\n";
       break;
   }
   if (!c.stderr_tail.empty()) {
-    out << "      <system-err>" << Text(c.stderr_tail) << "</system-err>\n";
+    out << "      <system-err>" << XmlText(c.stderr_tail) << "</system-err>\n";
   }
   out << "    </testcase>\n";
 }
@@ -134,9 +128,9 @@ class JunitExporter final : public Exporter {
     for (const CellGroup& g : m.groups) {
       Tally t;
       for (const ConfigRow& r : g.rows) t.Add(*r.cell);
-      out << "  <testsuite name=\"" << Attr(g.checkpoint + " / " + g.scenario) << "\"";
+      out << "  <testsuite name=\"" << XmlAttribute(g.checkpoint + " / " + g.scenario) << "\"";
       WriteTallyAttributes(t, out);
-      out << " timestamp=\"" << Attr(run.started_at) << "\">\n";
+      out << " timestamp=\"" << XmlAttribute(run.started_at) << "\">\n";
       for (const ConfigRow& r : g.rows) WriteTestCase(m, g, r, out);
       out << "  </testsuite>\n";
     }

@@ -60,7 +60,7 @@ void WriteCounts(const ReportModel& m, std::ostream& out) {
 
 // The grid: a row per configuration, a column per checkpoint, the worst
 // mark of each pair (run_grid.h), with the machine and build above it.
-void WriteGrid(const ReportModel& m, std::ostream& out) {
+void WriteGridMarkdown(const ReportModel& m, std::ostream& out) {
   const RunGrid grid = BuildRunGrid(*m.run);
   if (grid.rows.empty()) return;
   const MachineInfo& mi = m.run->machine;
@@ -225,7 +225,7 @@ class MarkdownExporter final : public Exporter {
   void Write(const ReportModel& m, std::ostream& out) const override {
     WriteHeadline(m, out);
     WriteCounts(m, out);
-    WriteGrid(m, out);
+    WriteGridMarkdown(m, out);
     WriteFailingCells(m, out);
     WriteDumpStatistics(m, out);
     WriteMatrices(m, out);

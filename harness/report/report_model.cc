@@ -18,13 +18,6 @@ bool SameHashes(const StepRecord& a, const StepRecord& b) {
   return a.fnv1a64 == b.fnv1a64 && a.xxh3_64 == b.xxh3_64;
 }
 
-const StepRecord* FindStep(const CellResult& cell, int index) {
-  for (const StepRecord& s : cell.steps) {
-    if (s.index == index) return &s;
-  }
-  return nullptr;
-}
-
 size_t ChooseBaseRow(const CellGroup& group) {
   for (size_t r = 0; r < group.rows.size(); ++r) {
     const CellResult& c = *group.rows[r].cell;

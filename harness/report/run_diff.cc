@@ -28,13 +28,6 @@ CellDiff NewDiff(const CellResult& c, CellDiff::Status status) {
   return d;
 }
 
-const StepRecord* FindStep(const CellResult& c, int index) {
-  for (const StepRecord& s : c.steps) {
-    if (s.index == index) return &s;
-  }
-  return nullptr;
-}
-
 // Returns whether two records of one step index are the same output: the
 // hashes and everything else the child said about the step.
 bool SameStep(const StepRecord& a, const StepRecord& b) {

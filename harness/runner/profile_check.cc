@@ -67,25 +67,25 @@ std::string NameRoundTripError(const EngineProfile& profile,
   return "";
 }
 
-HelloCheck CheckBaselineHello(const EngineProfile& profile, const HelloCheckOptions& options) {
+BaselineHello CheckBaselineHello(const EngineProfile& profile, const HelloCheckOptions& options) {
   ProfileCellOptions cell_options;
   cell_options.program = options.program;
   cell_options.timeout_seconds = options.timeout_seconds;
   const harness::CellResult result = RunProfileCell(profile, profile.baseline, options.checkpoint,
                                                     options.scenario_file, cell_options);
-  HelloCheck check;
+  BaselineHello check;
   check.configuration = profile.baseline.name;
   check.message = result.message;
   check.stderr_tail = result.stderr_tail;
   switch (result.code) {
     case harness::ResultCode::kPass:
-      check.outcome = HelloCheck::Outcome::kOk;
+      check.outcome = BaselineHello::Outcome::kOk;
       break;
     case harness::ResultCode::kUnsupported:
-      check.outcome = HelloCheck::Outcome::kUnsupported;
+      check.outcome = BaselineHello::Outcome::kUnsupported;
       break;
     default:
-      check.outcome = HelloCheck::Outcome::kFailed;
+      check.outcome = BaselineHello::Outcome::kFailed;
       if (check.message.empty()) check.message = harness::ResultCodeName(result.code);
       break;
   }

@@ -37,7 +37,7 @@ struct HelloCheckOptions {
 };
 
 // What the baseline's one run said.
-struct HelloCheck {
+struct BaselineHello {
   enum class Outcome {
     kOk,           // a valid hello echoing the configuration, and a whole run
     kUnsupported,  // the engine said it cannot run this here (not a failure)
@@ -54,6 +54,6 @@ struct HelloCheck {
 // is (profile_cell.h): its hello must be valid and echo the checkpoint and
 // every key the profile's `hello` lists; a crash, garbage, an `error`
 // record or a missing `done` fails it.
-HelloCheck CheckBaselineHello(const EngineProfile& profile, const HelloCheckOptions& options);
+BaselineHello CheckBaselineHello(const EngineProfile& profile, const HelloCheckOptions& options);
 
 }  // namespace samebits::runner

@@ -110,6 +110,12 @@ std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
   return RunOneByOne(*f, w, tokens);
 }
 
+std::vector<float> TensorValues(const model::TensorView& v) {
+  std::vector<float> out(static_cast<size_t>(v.elements()));
+  v.ReadF32(0, v.elements(), out.data());
+  return out;
+}
+
 bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {

@@ -49,6 +49,9 @@ std::vector<std::vector<float>> CpuLogits(const model::ModelWeights& w,
                                           kernels::Isa isa = kernels::Isa::kScalar);
 
 // Returns true when both have the same bits at every position.
+// Returns every value of `v` as F32.
+std::vector<float> TensorValues(const model::TensorView& v);
+
 bool SameBits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b);
 
 // Expects `b` to be `a` again: the same weights hash, configuration

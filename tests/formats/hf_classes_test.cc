@@ -124,13 +124,6 @@ TEST(RealHfClasses, SharedFilesRoundTripBitForBit) {
   }
 }
 
-// Returns the F32 values of `v`.
-std::vector<float> Values(const model::TensorView& v) {
-  std::vector<float> out(static_cast<size_t>(v.elements()));
-  v.ReadF32(0, v.elements(), out.data());
-  return out;
-}
-
 // Gemma's RMSNorm multiplies by (1 + w): each norm weight is stored F32 as
 // w - 1 under transformers' names (post_attention_layernorm being the norm
 // after attention), and (w - 1) + 1 gives back every one of them.
@@ -167,7 +160,7 @@ TEST(HfGemmaNorms, AreStoredAsWMinusOneUnderTransformersNames) {
       const auto it = table.find(hf);
       ASSERT_NE(it, table.end()) << hf;
       ASSERT_EQ(it->second.dtype, model::DType::kF32) << hf;
-      const std::vector<float> x = Values(v);
+      const std::vector<float> x = testing::TensorValues(v);
       for (size_t i = 0; i < x.size(); ++i) {
         float h = 0.0f;
         std::memcpy(&h, it->second.data + i * sizeof(float), sizeof h);  // little-endian host
@@ -351,7 +344,7 @@ TEST(HfUnwritable, SwitchesTheClassCannotStateAreNamed) {
 // naming it, rather than written inexactly.
 TEST(HfUnwritable, InexactNormWeightIsRefused) {
   model::ModelWeights w = SyntheticAs("gemma-f32", "gemma2");
-  std::vector<float> norm = Values(w.output_norm);
+  std::vector<float> norm = testing::TensorValues(w.output_norm);
   norm[3] = 1e-9f;  // 1e-9 - 1 rounds to -1 in F32
   w.output_norm.data = reinterpret_cast<const std::byte*>(norm.data());
   try {

@@ -30,12 +30,6 @@ using testing::LoadError;
 using testing::ReadConfig;
 using testing::WriteConfig;
 
-std::vector<float> Values(const model::TensorView& v) {
-  std::vector<float> out(static_cast<size_t>(v.elements()));
-  v.ReadF32(0, v.elements(), out.data());
-  return out;
-}
-
 std::vector<uint32_t> Bits(const std::vector<float>& v) {
   std::vector<uint32_t> out;
   out.reserve(v.size());
@@ -140,7 +134,7 @@ TEST(LlamaExport, QkRowsAreWrittenUnpermuted) {
                    w.config.n_kv_heads}}) {
     SCOPED_TRACE(hf);
     const FileTensor& t = table.at(hf);
-    const std::vector<float> gguf = Values(*view);
+    const std::vector<float> gguf = testing::TensorValues(*view);
     const auto gguf_row = [&](int64_t r) {
       return Bits(std::vector<float>(gguf.begin() + r * d, gguf.begin() + (r + 1) * d));
     };
@@ -195,7 +189,7 @@ TEST(LlamaRopeScaling, WrittenParametersRecomputeTheExactDivisors) {
   SKIP_WITHOUT_CHECKPOINTS();
   const model::ModelWeights w =
       LoadCheckpoint("gguf:" + testing::Checkpoint("tiny_dense_llama3_f32.gguf"));
-  const std::vector<float> file = Values(w.rope_freqs);
+  const std::vector<float> file = testing::TensorValues(w.rope_freqs);
   EXPECT_EQ(Bits(file)[1], 0x401c4dfbu);  // 2.4422596, the smoothed one
   const std::string dir = testing::ScratchDir("llama-export-scaling");
   WriteSafetensors(w, dir);
@@ -205,7 +199,8 @@ TEST(LlamaRopeScaling, WrittenParametersRecomputeTheExactDivisors) {
   const Llama3RopeScaling read{s["factor"], s["low_freq_factor"], s["high_freq_factor"],
                                s["original_max_position_embeddings"]};
   EXPECT_EQ(Bits(Llama3FreqDivisors(read, w.config.rope_base, 16)), Bits(file));
-  EXPECT_EQ(Bits(Values(LoadCheckpoint("safetensors:" + dir).rope_freqs)), Bits(file));
+  EXPECT_EQ(Bits(testing::TensorValues(LoadCheckpoint("safetensors:" + dir).rope_freqs)),
+            Bits(file));
 
   // The synthetic llama's band is solved for: any parameters that give
   // every bit back will do.

@@ -40,6 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using standin::BinDir;
 using standin::CommandResult;
+using standin::FileBytes;
 using standin::RunCommand;
 
 // Returns the options of `command` declared with `role`.
@@ -63,11 +64,6 @@ std::string FlagOf(const CLI::Option* option) {
   return "-" + option->get_snames().front();
 }
 
-std::string Bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // Returns the names of the files in `dir`, recursively.
 std::set<std::string> Listing(const fs::path& dir) {
   std::set<std::string> out;
@@ -81,10 +77,9 @@ std::set<std::string> Listing(const fs::path& dir) {
 // Returns the command line for `command`: its words, then a value for each
 // required option except `skip` (an input file for inputs, `required_output`
 // for outputs, "1" for anything else: a run id, a count), then `extra`.
-std::vector<std::string> CommandLine(const Command& command, const CLI::Option* skip,
-                                     const std::string& input_file,
-                                     const std::string& required_output,
-                                     const std::vector<std::string>& extra) {
+std::vector<std::string> ArgvFor(const Command& command, const CLI::Option* skip,
+                                 const std::string& input_file, const std::string& required_output,
+                                 const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {BinDir() + "/samebits"};
   argv.insert(argv.end(), command.words.begin(), command.words.end());
   for (const CLI::Option* option : command.app->get_options()) {
@@ -157,7 +152,7 @@ TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   const fs::path folder = dir_.path() / "folder";
   fs::create_directories(folder);
-  const std::string store_bytes = Bytes(db_);
+  const std::string store_bytes = FileBytes(db_);
   int outputs = 0;
   for (const Command& command : program_.all()) {
     const std::string store_flag = StoreFlag(command);
@@ -180,7 +175,7 @@ TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
           std::vector<std::string> extra;
           if (!store_flag.empty()) extra = {store_flag, db_.string()};
           // An input flag's value is the file the output must not replace.
-          const std::vector<std::string> argv = CommandLine(
+          const std::vector<std::string> argv = ArgvFor(
               command, output, input_.string(), (dir_.path() / "other.out").string(), extra);
           std::vector<std::string> full = argv;
           if (!FlagOf(output).empty()) full.push_back(FlagOf(output));
@@ -190,18 +185,18 @@ TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
           EXPECT_NE(r.output.find("refusing to write " + output->get_name()), std::string::npos)
               << r.command << "\n"
               << r.output;
-          EXPECT_EQ(Bytes(db_), store_bytes) << r.command;
-          EXPECT_EQ(Bytes(input_), "an input's bytes") << r.command;
+          EXPECT_EQ(FileBytes(db_), store_bytes) << r.command;
+          EXPECT_EQ(FileBytes(input_), "an input's bytes") << r.command;
         }
         // Each input of the command (a file, not a folder) given the
         // output's path.
         for (const CLI::Option* input : WithRole(command, PathRole::kInput)) {
           if (input->get_type_name() == "DIR") continue;
-          // A required output is given once, by CommandLine, with the input's path.
+          // A required output is given once, by ArgvFor, with the input's path.
           const bool required = output->get_required();
           std::vector<std::string> argv =
-              CommandLine(command, input, input_.string(),
-                          required ? input_.string() : (dir_.path() / "other.out").string(), {});
+              ArgvFor(command, input, input_.string(),
+                      required ? input_.string() : (dir_.path() / "other.out").string(), {});
           if (!FlagOf(input).empty()) argv.push_back(FlagOf(input));
           argv.push_back(input_.string());
           if (!required) {
@@ -213,7 +208,7 @@ TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
           EXPECT_NE(r.output.find("this command also reads it ("), std::string::npos)
               << r.command << "\n"
               << r.output;
-          EXPECT_EQ(Bytes(input_), "an input's bytes") << r.command;
+          EXPECT_EQ(FileBytes(input_), "an input's bytes") << r.command;
         }
         EXPECT_TRUE(fs::is_symlink(link));
         EXPECT_FALSE(fs::exists(db_.string() + "-journal"));
@@ -225,8 +220,7 @@ TEST_F(CliPaths, NoOutputWritesOverTheStoreAnInputOrASpecialFile) {
     const std::vector<const CLI::Option*> files = WithRole(command, PathRole::kOutputFile);
     if (files.size() >= 2) {
       const fs::path same = dir_.path() / "same.out";
-      std::vector<std::string> argv =
-          CommandLine(command, nullptr, input_.string(), same.string(), {});
+      std::vector<std::string> argv = ArgvFor(command, nullptr, input_.string(), same.string(), {});
       for (const CLI::Option* output : files) {
         if (output->get_required()) continue;
         argv.push_back(FlagOf(output));
@@ -279,9 +273,9 @@ TEST_F(CliPaths, EveryStoreFlagTakesAServerOrRefusesAnUnknownSchemeAndCreatesNot
     if (flag.empty()) continue;
     ++commands;
     for (const std::string& value : servers) {
-      const CommandResult r = RunCommand(CommandLine(command, nullptr, input_.string(),
-                                                     (cwd / "out.file").string(), {flag, value}),
-                                         in_cwd);
+      const CommandResult r = RunCommand(
+          ArgvFor(command, nullptr, input_.string(), (cwd / "out.file").string(), {flag, value}),
+          in_cwd);
       EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
       // Without libpq every command refuses the value before anything
       // else; with it, a command may refuse its other values (no git
@@ -296,9 +290,9 @@ TEST_F(CliPaths, EveryStoreFlagTakesAServerOrRefusesAnUnknownSchemeAndCreatesNot
       EXPECT_EQ(Listing(cwd), std::set<std::string>()) << r.command << " created a file";
     }
     for (const std::string& value : unknown) {
-      const CommandResult r = RunCommand(CommandLine(command, nullptr, input_.string(),
-                                                     (cwd / "out.file").string(), {flag, value}),
-                                         in_cwd);
+      const CommandResult r = RunCommand(
+          ArgvFor(command, nullptr, input_.string(), (cwd / "out.file").string(), {flag, value}),
+          in_cwd);
       EXPECT_EQ(r.exit_code, 2) << r.command << "\n" << r.output;
       EXPECT_NE(r.output.find("is not a store samebits knows"), std::string::npos)
           << r.command << "\n"
@@ -360,7 +354,7 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
               SQLITE_OK);
     sqlite3_close(handle);
   }
-  const std::string before = Bytes(db);
+  const std::string before = FileBytes(db);
   const std::set<std::string> listing = Listing(stored);
   ASSERT_EQ(listing.count("runs.db"), 1u);
   const bool can_drop_privileges =
@@ -371,18 +365,18 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
     ++readers;
     const std::string flag = StoreFlag(command);
     const fs::path missing = dir_.path() / "no" / "such" / "runs.db";
-    const CommandResult absent = RunCommand(CommandLine(
+    const CommandResult absent = RunCommand(ArgvFor(
         command, nullptr, "1", (dir_.path() / "out.file").string(), {flag, missing.string()}));
     EXPECT_EQ(absent.exit_code, 2) << absent.command << "\n" << absent.output;
     EXPECT_NE(absent.output.find("no such store"), std::string::npos) << absent.output;
     EXPECT_FALSE(fs::exists(dir_.path() / "no")) << absent.command << " created a folder";
 
-    const CommandResult read = RunCommand(
-        CommandLine(command, nullptr, "1", (dir_.path() / "out.file").string(), {flag, db}));
+    const CommandResult read =
+        RunCommand(ArgvFor(command, nullptr, "1", (dir_.path() / "out.file").string(), {flag, db}));
     // The verdict judges the group's one shard: "no reference" (exit 1).
     const int judged = command.words.front() == "verdict" ? 1 : 0;
     EXPECT_EQ(read.exit_code, judged) << read.command << "\n" << read.output;
-    EXPECT_EQ(Bytes(db), before) << read.command << " changed the store";
+    EXPECT_EQ(FileBytes(db), before) << read.command << " changed the store";
     EXPECT_EQ(Listing(stored), listing) << read.command << " left a file beside the store";
 
     if (!can_drop_privileges) continue;
@@ -391,7 +385,7 @@ TEST_F(CliPaths, ACommandThatReadsTheStoreNeverWritesIt) {
     ::chmod(db.c_str(), 0444);
     const fs::path out = dir_.path() / "unprivileged.out";
     const CommandResult locked =
-        RunCommand(CommandLine(command, nullptr, "1", out.string(), {flag, db}), Unprivileged());
+        RunCommand(ArgvFor(command, nullptr, "1", out.string(), {flag, db}), Unprivileged());
     ::chmod(stored.c_str(), 0755);
     fs::remove(out);
     EXPECT_EQ(locked.exit_code, judged) << locked.command << "\n" << locked.output;
@@ -472,8 +466,8 @@ TEST_F(CliPaths, NothingAReaderPrintsFromTheStoreIsAControlByte) {
         if (!extra.empty() && command.app->get_option_no_throw("--steps") == nullptr) continue;
         std::vector<std::string> args = {StoreFlag(command), hostile};
         args.insert(args.end(), extra.begin(), extra.end());
-        const CommandResult r = RunCommand(
-            CommandLine(command, nullptr, "1", (dir_.path() / "out.file").string(), args));
+        const CommandResult r =
+            RunCommand(ArgvFor(command, nullptr, "1", (dir_.path() / "out.file").string(), args));
         ++runs;
         escapes_seen += r.output.find("\\e]0;pwned") != std::string::npos;
         EXPECT_EQ(FirstControlByte(r.output), "") << "table " << table << ": " << r.command << "\n"

@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 using standin::BinDir;
 using standin::CommandResult;
 using standin::FaultyEngine;
+using standin::FileBytes;
 using standin::RunCommand;
 using standin::Source;
 using standin::TempDir;
@@ -68,11 +69,6 @@ std::string WithSecret(const Form& form, const std::string& secret) {
   for (size_t at = out.find("{S}"); at != std::string::npos; at = out.find("{S}", at))
     out.replace(at, 3, secret);
   return out;
-}
-
-std::string Bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 TEST(Secrets, RedactLocationMasksEveryFormAndKeepsTheRest) {
@@ -198,9 +194,9 @@ TEST(Secrets, NothingStoredExportedOrReportedHoldsTheSecret) {
     for (const CommandResult& r : results) {
       EXPECT_THAT(r.output, Not(HasSubstr(secret))) << form.name << ": " << r.command;
     }
-    EXPECT_THAT(Bytes(bundle), Not(HasSubstr(secret))) << form.name;
-    EXPECT_THAT(Bytes(md), Not(HasSubstr(secret))) << form.name;
-    EXPECT_THAT(Bytes(json), Not(HasSubstr(secret))) << form.name;
+    EXPECT_THAT(FileBytes(bundle), Not(HasSubstr(secret))) << form.name;
+    EXPECT_THAT(FileBytes(md), Not(HasSubstr(secret))) << form.name;
+    EXPECT_THAT(FileBytes(json), Not(HasSubstr(secret))) << form.name;
     EXPECT_THAT(results[1].output, HasSubstr("***")) << form.name << ": the command line is shown";
   }
 }

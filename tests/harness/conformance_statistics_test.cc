@@ -26,8 +26,8 @@ namespace {
 
 constexpr double kTol = 1e-6;
 constexpr double kTolPercent = 100 * kTol;
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr float kFloatNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr double kDoubleInf = std::numeric_limits<double>::infinity();
 
 // Returns the logits ln w, in float.
 std::vector<float> Ln(const std::vector<double>& weights) {
@@ -173,7 +173,7 @@ TEST(ConformanceStatistics, DeviatesAtANonFiniteElement) {
   ConformanceMeter meter(ConformanceThreshold{1e-4});
   meter.AddStep(0, std::vector<float>{1, 2, 3}, std::vector<float>{1, 2, 3});
   // B's NaN with its sign bit set, as x86 makes them: still "nan".
-  meter.AddStep(1, std::vector<float>{1, 2, 3, 4}, std::vector<float>{1, -kNaN, 3, 9});
+  meter.AddStep(1, std::vector<float>{1, 2, 3, 4}, std::vector<float>{1, -kFloatNaN, 3, 9});
   const ConformanceSummary sum = meter.Summary();
   EXPECT_EQ(sum.first_deviating_token, 1);  // the non-finite one, not 3 with |Δ| 5
   // Both argmaxes are token 3, but |4 - 9| at A's top-1 is beyond A's
@@ -234,10 +234,10 @@ TEST(ConformanceStability, TiesSingleValuesAndNaN) {
   // One value: no second token to flip to.
   const StepConformance one = Step({1}, {1.5f});
   EXPECT_EQ(one.top2_a, -1);
-  EXPECT_EQ(one.margin, kInf);
+  EXPECT_EQ(one.margin, kDoubleInf);
   EXPECT_EQ(one.stability, Stability::kStable);
   // B has no number at A's top-2: the step cannot be shown stable.
-  const StepConformance nan = Step({2, 1, 0}, {2, kNaN, 0});
+  const StepConformance nan = Step({2, 1, 0}, {2, kFloatNaN, 0});
   EXPECT_TRUE(std::isnan(nan.top_disagreement));
   EXPECT_EQ(nan.stability, Stability::kFragile);
   // The same infinity on both sides is no disagreement.
@@ -257,8 +257,8 @@ TEST(SampleStatistics, StandardErrorsAndTheirEdges) {
   EXPECT_TRUE(std::isnan(MeanWithError(one).se));
   EXPECT_TRUE(std::isnan(MeanWithError({}).value));
   // An infinite value leaves the mean infinite and the error undefined.
-  const std::vector<double> inf = {1, kInf};
-  EXPECT_EQ(MeanWithError(inf).value, kInf);
+  const std::vector<double> inf = {1, kDoubleInf};
+  EXPECT_EQ(MeanWithError(inf).value, kDoubleInf);
   EXPECT_TRUE(std::isnan(MeanWithError(inf).se));
   // RMS of zeros: 0 ± 0, not 0 / 0.
   const std::vector<double> zeros = {0, 0, 0};

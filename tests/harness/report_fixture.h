@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/analysis/results.h"
+#include "harness/report/exporter.h"
 
 namespace samebits::harness::report::testing {
 
@@ -17,6 +18,10 @@ inline constexpr const char* kHostileCheckpoint = "<script>alert(1)</script>\"qu
 // quotes and a control character) and TIMEOUT cells, diagnosed as identity
 // broken. Its dumps are written by `WriteMixedRunDumps`.
 RunResult MixedRun();
+
+// Returns `run`'s report in `format`, as `samebits report` writes it.
+std::string ExportToString(const RunResult& run, const std::string& format,
+                           const ReportOptions& options = {});
 
 // Writes the raw logit dumps `MixedRun` refers to (relative paths) under
 // `dir`: 16 logits per row, identical except at step 3 of cpu-t3, where one

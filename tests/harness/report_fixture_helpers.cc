@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -86,6 +87,13 @@ void WriteDump(const std::string& path, const std::vector<std::vector<float>>& r
 }
 
 }  // namespace
+
+std::string ExportToString(const RunResult& run, const std::string& format,
+                           const ReportOptions& options) {
+  std::ostringstream out;
+  WriteReport(run, format, out, options);
+  return out.str();
+}
 
 RunResult MixedRun() {
   RunResult run;

@@ -19,13 +19,6 @@
 namespace samebits::harness::report {
 namespace {
 
-std::string Export(const RunResult& run, const std::string& format,
-                   const ReportOptions& options = {}) {
-  std::ostringstream out;
-  WriteReport(run, format, out, options);
-  return out.str();
-}
-
 // A minimal, strict XML reader: enough to prove that a document is well
 // formed (one root, balanced and properly nested tags, quoted attributes,
 // no raw '<' or stray '&' in text or attribute values, no forbidden control
@@ -156,7 +149,7 @@ TEST(ReportFormats, ListsTheFourFormatsAndRejectsOthers) {
 
 TEST(JsonReport, ParsesAndCarriesSchemaVersionAndEveryCell) {
   const RunResult run = testing::MixedRun();
-  const auto j = nlohmann::json::parse(Export(run, "json"));
+  const auto j = nlohmann::json::parse(testing::ExportToString(run, "json"));
   EXPECT_EQ(j.at("schema_version"), 1);
   EXPECT_EQ(j.at("run_id"), 42);
   EXPECT_EQ(j.at("verdict"), "FAIL");
@@ -178,7 +171,7 @@ TEST(JsonReport, ParsesAndCarriesSchemaVersionAndEveryCell) {
 TEST(JsonReport, NamesTheQuantDotProfileOnlyWhenNotExact) {
   RunResult run = testing::MixedRun();
   run.cells[1].config.quant_dot = "int8";
-  const auto j = nlohmann::json::parse(Export(run, "json"));
+  const auto j = nlohmann::json::parse(testing::ExportToString(run, "json"));
   EXPECT_EQ(j.at("cells")[1].at("config").at("quant_dot"), "int8");
   EXPECT_FALSE(j.at("cells")[0].at("config").contains("quant_dot"));
 }
@@ -186,12 +179,13 @@ TEST(JsonReport, NamesTheQuantDotProfileOnlyWhenNotExact) {
 TEST(JsonReport, InvalidUtf8FromAChildBecomesReplacementCharacters) {
   RunResult run = testing::MixedRun();
   run.cells[5].stderr_tail = "bad \xff\xfe bytes";
-  const auto j = nlohmann::json::parse(Export(run, "json"));
+  const auto j = nlohmann::json::parse(testing::ExportToString(run, "json"));
   EXPECT_EQ(j.at("cells")[5].at("stderr_tail"), "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes");
 }
 
 TEST(JunitReport, IsWellFormedAndCountsAddUp) {
-  const std::vector<XmlElement> elements = TinyXml(Export(testing::MixedRun(), "junit")).Parse();
+  const std::vector<XmlElement> elements =
+      TinyXml(testing::ExportToString(testing::MixedRun(), "junit")).Parse();
   ASSERT_FALSE(elements.empty());
   const XmlElement& root = elements[0];
   EXPECT_EQ(root.name, "testsuites");
@@ -217,7 +211,7 @@ TEST(JunitReport, IsWellFormedAndCountsAddUp) {
 }
 
 TEST(HtmlReport, NeverContainsAHostileStringUnescaped) {
-  const std::string html = Export(testing::MixedRun(), "html");
+  const std::string html = testing::ExportToString(testing::MixedRun(), "html");
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("alert(1)</"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;&quot;quoted&#39; &amp; co"),
@@ -235,13 +229,13 @@ TEST(HtmlReport, NeverContainsAHostileStringUnescaped) {
 TEST(HtmlReport, EscapesAHostileConfigurationNameInAttributes) {
   RunResult run = testing::MixedRun();
   run.cells[1].config.name = "\" onmouseover=\"alert(2)";
-  const std::string html = Export(run, "html");
+  const std::string html = testing::ExportToString(run, "html");
   EXPECT_EQ(html.find("\" onmouseover=\""), std::string::npos);
   EXPECT_NE(html.find("&quot; onmouseover=&quot;alert(2)"), std::string::npos);
 }
 
 TEST(HtmlReport, HighlightsTheFirstDivergence) {
-  const std::string html = Export(testing::MixedRun(), "html");
+  const std::string html = testing::ExportToString(testing::MixedRun(), "html");
   // cpu-t3 differs from step 3 on; only step 3 carries the outline.
   EXPECT_NE(html.find("class=\"differs first\" title=\"cpu-t3, step 3"), std::string::npos);
   EXPECT_EQ(html.find("class=\"differs first\" title=\"cpu-t3, step 4"), std::string::npos);
@@ -250,7 +244,7 @@ TEST(HtmlReport, HighlightsTheFirstDivergence) {
 }
 
 TEST(MarkdownReport, EscapesHostileStringsAndNamesTheDivergence) {
-  const std::string md = Export(testing::MixedRun(), "md");
+  const std::string md = testing::ExportToString(testing::MixedRun(), "md");
   // Markdown renders inline HTML; a backslash before < makes it text.
   EXPECT_NE(md.find("\\<script"), std::string::npos);
   for (size_t at = md.find("<script"); at != std::string::npos; at = md.find("<script", at + 1)) {
@@ -272,10 +266,10 @@ TEST(MarkdownReport, NoReferenceIsNotReportedAsPass) {
   run.diagnosis = Diagnosis{};
   run.diagnosis.kind = Diagnosis::Kind::kNoReference;
   run.diagnosis.headline = "No reference for this platform and math profile.";
-  const std::string md = Export(run, "md");
+  const std::string md = testing::ExportToString(run, "md");
   EXPECT_NE(md.find(": FAIL\n"), std::string::npos) << md.substr(0, 200);
   run.diagnosis.kind = Diagnosis::Kind::kAllAgree;
-  EXPECT_NE(Export(run, "md").find(": PASS\n"), std::string::npos);
+  EXPECT_NE(testing::ExportToString(run, "md").find(": PASS\n"), std::string::npos);
 }
 
 TEST(Reports, UlpStatisticsFromDumps) {
@@ -285,7 +279,8 @@ TEST(Reports, UlpStatisticsFromDumps) {
   testing::WriteMixedRunDumps(dir.string());
   ReportOptions options;
   options.dump_base_dir = dir.string();
-  const auto j = nlohmann::json::parse(Export(testing::MixedRun(), "json", options));
+  const auto j =
+      nlohmann::json::parse(testing::ExportToString(testing::MixedRun(), "json", options));
   ASSERT_EQ(j.at("logit_comparisons").size(), 1u);
   const auto& c = j.at("logit_comparisons")[0];
   EXPECT_EQ(c.at("config_a"), "reference");
@@ -306,7 +301,8 @@ TEST(Reports, UlpStatisticsFromDumps) {
 
   // A truncated dump is reported, not thrown.
   std::filesystem::resize_file(dir / "dumps/cpu-t3.f32", 6 * 16 * 4 - 2);
-  const auto broken = nlohmann::json::parse(Export(testing::MixedRun(), "json", options));
+  const auto broken =
+      nlohmann::json::parse(testing::ExportToString(testing::MixedRun(), "json", options));
   const std::string error = broken.at("logit_comparisons")[0].at("error");
   EXPECT_NE(error.find("cpu-t3.f32"), std::string::npos) << error;
   EXPECT_NE(error.find("not a whole number of float32 values"), std::string::npos) << error;

@@ -12,12 +12,6 @@
 namespace samebits::harness::report {
 namespace {
 
-std::string Export(const RunResult& run, const std::string& format) {
-  std::ostringstream out;
-  WriteReport(run, format, out, {});
-  return out.str();
-}
-
 // Returns `MixedRun` with every step's token decoded to `text`.
 RunResult RunWithText(const std::string& text) {
   RunResult run = testing::MixedRun();
@@ -31,23 +25,23 @@ TEST(ReportTokenText, MatricesShowTheBaseTokensTextEscaped) {
   const std::string hostile = "<b>x|y`\n";
   const RunResult run = RunWithText(hostile);
   const int token = run.cells.front().steps.front().token;
-  const std::string md = Export(run, "md");
+  const std::string md = testing::ExportToString(run, "md");
   EXPECT_NE(md.find("| Token ("), std::string::npos) << md;
   EXPECT_NE(md.find(std::to_string(token) + " \"\\<b\\>x\\|y\\`\\\\n\""), std::string::npos) << md;
   EXPECT_EQ(md.find("<b>"), std::string::npos);
-  const std::string html = Export(run, "html");
+  const std::string html = testing::ExportToString(run, "html");
   EXPECT_NE(html.find("<td class=\"token\""), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;x|y`\\n"), std::string::npos);
   EXPECT_EQ(html.find("<b>x"), std::string::npos);
-  const std::string json = Export(run, "json");
+  const std::string json = testing::ExportToString(run, "json");
   EXPECT_NE(json.find("\"text\""), std::string::npos);
 }
 
 TEST(ReportTokenText, NoTextNoTokenRow) {
   const RunResult run = testing::MixedRun();
-  EXPECT_EQ(Export(run, "md").find("| Token ("), std::string::npos);
-  EXPECT_EQ(Export(run, "html").find("class=\"token\""), std::string::npos);
-  EXPECT_EQ(Export(run, "json").find("\"text\""), std::string::npos);
+  EXPECT_EQ(testing::ExportToString(run, "md").find("| Token ("), std::string::npos);
+  EXPECT_EQ(testing::ExportToString(run, "html").find("class=\"token\""), std::string::npos);
+  EXPECT_EQ(testing::ExportToString(run, "json").find("\"text\""), std::string::npos);
 }
 
 }  // namespace

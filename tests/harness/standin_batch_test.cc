@@ -28,12 +28,6 @@ using harness::RunResult;
 
 constexpr const char* kBatchedConfigs = "cpu-t1,cpu-t2,cpu-t2-b4,cpu-t3-b8-staggered";
 
-std::string AllText(const Diagnosis& d) {
-  std::string text = d.headline + "\n";
-  for (const std::string& line : d.details) text += line + "\n";
-  return text;
-}
-
 const CellResult& CellNamed(const RunResult& run, const std::string& config) {
   for (const CellResult& c : run.cells) {
     if (c.config.name == config) return c;
@@ -155,7 +149,7 @@ TEST_F(StandinBatch, ABatchVariantEngineIsDiagnosedWithItsPlace) {
                                  "batch-variant", kBatchedConfigs, "variant.db");
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
   const RunResult run = m_.Latest("variant.db");
-  const std::string text = AllText(run.diagnosis);
+  const std::string text = DiagnosisText(run.diagnosis);
   EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kBatchVariance) << text;
   EXPECT_NE(text.find("not batch-invariant: rows of other sequences change this sequence's"),
             std::string::npos)
@@ -195,7 +189,7 @@ TEST_F(StandinBatch, AnUnbatchedDifferenceIsStillAnIdentityBreak) {
       Run({"gate"}, "wrong-hash-at-3-threads", "cpu-t1,cpu-t3,cpu-t2-b4", "identity.db");
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
   const RunResult run = m_.Latest("identity.db");
-  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken) << AllText(run.diagnosis);
+  EXPECT_EQ(run.diagnosis.kind, Diagnosis::Kind::kIdentityBroken) << DiagnosisText(run.diagnosis);
   EXPECT_EQ(CellNamed(run, "cpu-t2-b4").code, ResultCode::kPass);
 }
 

@@ -15,12 +15,6 @@ namespace {
 
 using harness::Diagnosis;
 
-std::string AllText(const Diagnosis& d) {
-  std::string text = d.headline + "\n";
-  for (const std::string& line : d.details) text += line + "\n";
-  return text;
-}
-
 class StandinDiagnosis : public ::testing::Test {
  protected:
   StandinDiagnosis() : m_("standin_diagnosis") {}
@@ -39,7 +33,7 @@ class StandinDiagnosis : public ::testing::Test {
 
   // Expects a code-change headline with the bisect advice.
   void ExpectCodeChanged(const Diagnosis& d) {
-    const std::string text = AllText(d);
+    const std::string text = DiagnosisText(d);
     EXPECT_EQ(d.kind, Diagnosis::Kind::kCodeChanged) << text;
     EXPECT_NE(d.headline.find("the code changed the numbers"), std::string::npos) << text;
     EXPECT_NE(text.find("samebits bisect"), std::string::npos) << text;
@@ -51,22 +45,23 @@ class StandinDiagnosis : public ::testing::Test {
 TEST_F(StandinDiagnosis, AChangedPortableFingerprintIsACodeChange) {
   const Diagnosis d = GateWith("portable-changed");
   ExpectCodeChanged(d);
-  EXPECT_EQ(AllText(d).find("rounds differently"), std::string::npos) << AllText(d);
+  EXPECT_EQ(DiagnosisText(d).find("rounds differently"), std::string::npos) << DiagnosisText(d);
 }
 
 TEST_F(StandinDiagnosis, ACodeChangeLeadsAndTheMathLibraryFollowsAsAlso) {
   const Diagnosis d = GateWith("code-and-libm-changed");
   ExpectCodeChanged(d);
-  EXPECT_NE(AllText(d).find("Also: All configurations agree with each other but not with"),
+  EXPECT_NE(DiagnosisText(d).find("Also: All configurations agree with each other but not with"),
             std::string::npos)
-      << AllText(d);
-  EXPECT_NE(AllText(d).find("math library rounds differently"), std::string::npos) << AllText(d);
+      << DiagnosisText(d);
+  EXPECT_NE(DiagnosisText(d).find("math library rounds differently"), std::string::npos)
+      << DiagnosisText(d);
 }
 
 // Negative control: a different libm alone is still the math library.
 TEST_F(StandinDiagnosis, ADifferentLibmAloneIsTheMathLibrary) {
   const Diagnosis d = GateWith("libm-changed");
-  EXPECT_EQ(d.kind, Diagnosis::Kind::kMathLibraryDiffers) << AllText(d);
+  EXPECT_EQ(d.kind, Diagnosis::Kind::kMathLibraryDiffers) << DiagnosisText(d);
 }
 
 }  // namespace

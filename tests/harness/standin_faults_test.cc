@@ -22,7 +22,6 @@ using harness::Diagnosis;
 using harness::ResultCode;
 
 // Three children per run keep these tests quick on two cores.
-constexpr const char* kConfigs = "reference,cpu-t1,cpu-t3";
 
 class StandinFaults : public ::testing::Test {
  protected:
@@ -46,9 +45,9 @@ class StandinFaults : public ::testing::Test {
     for (const std::string& a :
          {std::string("--engine"), FaultyEngine(dir_.path(), fault), std::string("--checkpoint"),
           std::string("synthetic:tiny"), std::string("--scenario"), scenario_,
-          std::string("--config"), std::string(kConfigs), std::string("--timeout"), timeout,
-          std::string("-j"), std::string("2"), std::string("--db"), db_,
-          std::string("--references-dir"), refs_}) {
+          std::string("--config"), std::string(kReferenceAndTwoThreadCounts),
+          std::string("--timeout"), timeout, std::string("-j"), std::string("2"),
+          std::string("--db"), db_, std::string("--references-dir"), refs_}) {
       argv.push_back(a);
     }
     argv.push_back("-q");

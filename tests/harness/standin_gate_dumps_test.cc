@@ -26,7 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // Three children per run keep these tests quick on two cores.
-constexpr const char* kConfigs = "reference,cpu-t1,cpu-t3";
 // The stand-in's shape: 8 output rows of 32 logits.
 constexpr uintmax_t kDumpBytes = 8 * 32 * 4;
 
@@ -54,9 +53,9 @@ class StandinGateDumps : public ::testing::Test {
     for (const std::string& a :
          {std::string("--engine"), FaultyEngine(dir_.path(), fault), std::string("--checkpoint"),
           std::string("synthetic:tiny"), std::string("--scenario"), scenario_,
-          std::string("--config"), std::string(kConfigs), std::string("--timeout"),
-          std::string("20"), std::string("-j"), std::string("2"), std::string("--db"), db_,
-          std::string("--references-dir"), refs_}) {
+          std::string("--config"), std::string(kReferenceAndTwoThreadCounts),
+          std::string("--timeout"), std::string("20"), std::string("-j"), std::string("2"),
+          std::string("--db"), db_, std::string("--references-dir"), refs_}) {
       argv.push_back(a);
     }
     argv.push_back("-q");

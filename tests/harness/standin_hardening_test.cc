@@ -187,12 +187,6 @@ TEST_F(StandinHardening, AReportIsNeverWrittenOverTheStore) {
   EXPECT_GT(fs::file_size(fine), 0u);
 }
 
-// Returns the bytes of `path` ("" when missing).
-std::string FileBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // Another program's SQLite database (rollback journal, one table) was
 // switched to WAL even by the read-only commands that then refused it.
 // Every command now refuses it without changing a byte or adding a file.

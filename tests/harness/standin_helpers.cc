@@ -22,6 +22,17 @@ std::string Source(const std::string& path) {
   return std::string(SAMEBITS_SOURCE_DIR) + "/" + path;
 }
 
+std::string FileBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string DiagnosisText(const harness::Diagnosis& d) {
+  std::string text = d.headline + "\n";
+  for (const std::string& line : d.details) text += line + "\n";
+  return text;
+}
+
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);

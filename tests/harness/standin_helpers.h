@@ -21,6 +21,16 @@ std::string Source(const std::string& path);
 // Returns `s` quoted for /bin/sh.
 std::string ShellQuote(const std::string& s);
 
+// The configurations most stand-in gates run: the reference pass and two
+// thread counts.
+inline constexpr const char* kReferenceAndTwoThreadCounts = "reference,cpu-t1,cpu-t3";
+
+// Returns a diagnosis's headline and details, one per line.
+std::string DiagnosisText(const harness::Diagnosis& d);
+
+// Returns the bytes of `path` ("" when missing).
+std::string FileBytes(const std::filesystem::path& path);
+
 struct CommandResult {
   std::string command;
   int exit_code = -1;  // -1 when killed by a signal

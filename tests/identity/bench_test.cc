@@ -13,7 +13,7 @@
 namespace samebits {
 namespace {
 
-const std::string kEngine = std::string(SAMEBITS_BINARY_DIR) + "/bin/samebits-engine";
+const std::string kBenchEngine = std::string(SAMEBITS_BINARY_DIR) + "/bin/samebits-engine";
 
 struct Output {
   int exit_code = -1;
@@ -30,7 +30,7 @@ Output RunBench(const std::string& env, const std::string& args = kTablesArgs) {
   const std::string command =
       "env -u SAMEBITS_TEST_ONLY_BREAK_IDENTITY -u SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE "
       "-u SAMEBITS_PROFILE " +
-      env + " " + kEngine + " bench --checkpoint synthetic:tiny --bandwidth-mib 0 " + args +
+      env + " " + kBenchEngine + " bench --checkpoint synthetic:tiny --bandwidth-mib 0 " + args +
       " 2>/dev/null";
   Output out;
   FILE* pipe = popen(command.c_str(), "r");

@@ -59,7 +59,7 @@ void RunCpuBatch(const ModelWeights& w, int sequences, int rows_each) {
 TEST(OutOfMemoryMessageDeathTest, ABatchThatDoesNotFitBlamesTheBatch) {
   if (!kAddressSpaceLimitWorks) GTEST_SKIP() << "AddressSanitizer: no address-space limit fits";
   const ModelWeights w = TinyWithRoom();
-  EXPECT_EXIT(RunCpuBatch(w, kSequences, kRowsEach), testing::ExitedWithCode(kOtherError),
+  EXPECT_EXIT(RunCpuBatch(w, kSequences, kRowsEach), ::testing::ExitedWithCode(kOtherError),
               "out of memory for a batch of 16 sequences \\(262144 positions together, at most "
               "16384 in one;.*run a smaller --batch");
 }
@@ -69,7 +69,7 @@ TEST(OutOfMemoryMessageDeathTest, ABatchThatDoesNotFitBlamesTheBatch) {
 TEST(OutOfMemoryMessageDeathTest, OneSequenceThatDoesNotFitBlamesItsPositions) {
   if (!kAddressSpaceLimitWorks) GTEST_SKIP() << "AddressSanitizer: no address-space limit fits";
   const ModelWeights w = TinyWithRoom();
-  EXPECT_EXIT(RunCpuBatch(w, 1, kSequences * kRowsEach), testing::ExitedWithCode(kOtherError),
+  EXPECT_EXIT(RunCpuBatch(w, 1, kSequences * kRowsEach), ::testing::ExitedWithCode(kOtherError),
               "out of memory for 262144 positions \\(the KV cache alone needs [0-9]+ MiB.*run "
               "fewer positions");
 }

@@ -10,15 +10,13 @@
 #include <cstdint>
 #include <limits>
 
+#include "tests/numerics/float_bits.h"
+
 namespace samebits::numerics {
 namespace {
 
-uint32_t Bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
-float FromBits(uint32_t b) {
-  return std::bit_cast<float>(b);
-}
+using test_support::Bits;
+using test_support::FromBits;
 
 // A binary format with `precision` significand bits (hidden bit included),
 // smallest normal exponent `emin` and largest exponent `emax`.

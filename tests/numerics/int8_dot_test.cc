@@ -17,13 +17,12 @@
 #include "engine/numerics/lanes.h"
 #include "engine/numerics/quant_blocks.h"
 #include "engine/numerics/splitmix.h"
+#include "tests/numerics/float_bits.h"
 
 namespace samebits::numerics {
 namespace {
 
-uint32_t Bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
+using test_support::Bits;
 
 std::vector<float> RandomValues(int64_t n, uint64_t seed, float scale = 1.0f) {
   SplitMix64Stream rng(seed);

@@ -11,14 +11,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "tests/numerics/float_bits.h"
+
 namespace samebits::numerics {
 namespace {
 
 constexpr float kB = 16777216.0f;  // 2^24
 
-uint32_t Bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
+using test_support::Bits;
 
 // Returns the naive left-to-right sum, to show that it differs.
 float SequentialSum(const std::vector<float>& x) {

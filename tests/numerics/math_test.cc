@@ -12,13 +12,12 @@
 #include "engine/numerics/libm_functions.h"
 #include "engine/numerics/math_fingerprint.h"
 #include "engine/numerics/portable_math.h"
+#include "tests/numerics/float_bits.h"
 
 namespace samebits::numerics {
 namespace {
 
-uint32_t Bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
+using test_support::Bits;
 
 TEST(Math, ProfileNamesRoundTrip) {
   for (MathProfile p : {MathProfile::kPortable, MathProfile::kLibm}) {

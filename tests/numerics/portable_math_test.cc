@@ -18,16 +18,13 @@
 #include <vector>
 
 #include "engine/numerics/hash.h"
+#include "tests/numerics/float_bits.h"
 
 namespace samebits::numerics {
 namespace {
 
-float FromBits(uint32_t bits) {
-  return std::bit_cast<float>(bits);
-}
-uint32_t Bits(float f) {
-  return std::bit_cast<uint32_t>(f);
-}
+using test_support::Bits;
+using test_support::FromBits;
 
 // Returns the float's position on a line where adjacent floats differ by 1
 // (-0 and +0 both map to 0), so that the distance is an ulp count.

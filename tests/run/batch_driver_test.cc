@@ -24,18 +24,14 @@
 #include "engine/kernels/test_only_table.h"
 #include "engine/model/forward.h"
 #include "engine/threads/thread_pool.h"
+#include "tests/run/run_test_helpers.h"
 #include "tests/support/data_folder.h"
 
 namespace samebits::run {
 namespace {
 
-const numerics::MathLibrary& Math() {
-  return numerics::GetMathLibrary(numerics::MathProfile::kPortable);
-}
-
-Scenario LoadDefault(const std::string& name) {
-  return LoadScenario(std::string(SAMEBITS_SOURCE_DIR) + "/scenarios/" + name + ".json");
-}
+using test_support::LoadDefault;
+using test_support::Math;
 
 // One companion's forward calls: what it fed and its output row's logits.
 struct CompanionCalls {

@@ -17,24 +17,20 @@
 #include "engine/model/sampler.h"
 #include "engine/numerics/hash.h"
 #include "engine/run/logit_dump.h"
+#include "tests/run/run_test_helpers.h"
 
 namespace samebits::run {
 namespace {
 
 using ::testing::HasSubstr;
 
-const numerics::MathLibrary& Math() {
-  return numerics::GetMathLibrary(numerics::MathProfile::kPortable);
-}
-
+using test_support::Math;
 const model::ModelWeights& Tiny() {
   static const model::ModelWeights weights = formats::LoadCheckpoint("synthetic:tiny");
   return weights;
 }
 
-Scenario LoadDefault(const std::string& name) {
-  return LoadScenario(std::string(SAMEBITS_SOURCE_DIR) + "/scenarios/" + name + ".json");
-}
+using test_support::LoadDefault;
 
 struct Captured {
   std::vector<StepResult> steps;  // `logits` cleared: copied below
