@@ -138,7 +138,9 @@ TEST(Int8Repack, TheQ4_0LayoutHoldsEveryValue) {
   }
 }
 
-// One table's (or kernel's) repacked products.
+// One table's (or kernel's) repacked products; `gemm` null where the table
+// has the decode entry alone (AVX2: several activation rows read the
+// original rows, the model's RunMatTask).
 struct Entry {
   std::string name;
   decltype(KernelTable::gemv_quant_repacked) gemv;
@@ -169,12 +171,12 @@ int ExpectRepackedProductsMatch(const Entry& e, QuantType type, int64_t rows, in
   std::vector<float> y(static_cast<size_t>(m * ldy + int64_t{2} * kGuardFloats)), y1(y.size());
   for (float& v : y) std::memcpy(&v, &kCanaryBits, 4);
   y1 = y;
-  e.gemm(x.data(), m, p, type, k, begin, end, y.data() + kGuardFloats, ldy);
+  if (e.gemm != nullptr) e.gemm(x.data(), m, p, type, k, begin, end, y.data() + kGuardFloats, ldy);
   e.gemv(x.data() + (m - 1) * k, p, type, k, begin, end, y1.data() + kGuardFloats);
   for (size_t i = 0; i < y.size(); ++i) {
     const int64_t at = static_cast<int64_t>(i) - kGuardFloats;
     const bool output = at >= 0 && at < m * ldy && at % ldy < n;
-    if (!output) {
+    if (!output || e.gemm == nullptr) {
       EXPECT_EQ(Bits(y[i]), kCanaryBits) << e.name << " gemm wrote " << at;
     }
     if (!(at >= 0 && at < n)) {
@@ -188,17 +190,20 @@ int ExpectRepackedProductsMatch(const Entry& e, QuantType type, int64_t rows, in
     for (int64_t r = begin; r < end; ++r) {
       const float want = numerics::DotInt8(type, wb + r * blocks * l.block_bytes, row.View(), k);
       const float got = y[static_cast<size_t>(kGuardFloats + i * ldy + r - begin)];
-      EXPECT_TRUE(Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want)))
-          << e.name << " gemm " << l.name << " rows=" << rows << " blocks=" << blocks << " m=" << m
-          << " output (" << i << ", " << r << "): 0x" << std::hex << Bits(got)
-          << " vs the definition's 0x" << Bits(want);
+      if (e.gemm != nullptr) {
+        EXPECT_TRUE(Bits(got) == Bits(want) || (std::isnan(got) && std::isnan(want)))
+            << e.name << " gemm " << l.name << " rows=" << rows << " blocks=" << blocks
+            << " m=" << m << " output (" << i << ", " << r << "): 0x" << std::hex << Bits(got)
+            << " vs the definition's 0x" << Bits(want);
+        ++checked;
+      }
       if (i == m - 1) {
         const float got1 = y1[static_cast<size_t>(kGuardFloats + r - begin)];
         EXPECT_TRUE(Bits(got1) == Bits(want) || (std::isnan(got1) && std::isnan(want)))
             << e.name << " gemv " << l.name << " rows=" << rows << " blocks=" << blocks << " row "
             << r << ": 0x" << std::hex << Bits(got1) << " vs the definition's 0x" << Bits(want);
+        ++checked;
       }
-      ++checked;
     }
   }
   return checked;
@@ -216,7 +221,6 @@ TEST(Int8Repack, ProductsMatchTheDefinition) {
   for (Isa isa : AvailableIsas()) {
     const KernelTable& t = GetKernelTable(isa, numerics::QuantDot::kInt8);
     if (t.gemv_quant_repacked != nullptr) {
-      ASSERT_NE(t.gemm_quant_repacked, nullptr) << IsaName(isa);
       entries.push_back({IsaName(isa), t.gemv_quant_repacked, t.gemm_quant_repacked});
     }
   }

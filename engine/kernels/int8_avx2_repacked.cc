@@ -1,0 +1,219 @@
+// Decode's integer-profile products (C12) in AVX2 over rows repacked sixteen
+// to a tile (int8_repack.h): the layout AVX-512 reads sixteen rows to a
+// vector, read here eight rows to a vector, rows 0-7 of a tile from the
+// first 32 bytes of each 64 and rows 8-15 from the last 32. Lane r of every
+// vector is one row, so each scale group's exact integer sum forms in its
+// row's lane with no horizontal sum: the row-by-row loops
+// (int8_group_rows.h) spent most of their time on those sums and on
+// unpacking a batch to memory and reading it back.
+//
+// The bits are the definition's (C12.3), as in the AVX-512 kernels: group g
+// of a row goes into f32 lane-vector g mod 16 by the same two fmas, and
+// C1's tree adds the sixteen lane-vectors of each row at the end.
+//
+// The exact sums: nibbles (Q4_K, Q4_0) are unsigned and at most 15, so a
+// pmaddubsw pair of products is at most 2 * 15 * 127 and eight pairs of a
+// group add up in 16 bits (16 * 15 * 127 = 30480 < 2^15) before one
+// pmaddwd by ones widens them; Q8_0's signed weights take pmaddubsw(|w|,
+// a with w's sign), whose pairs (at most 2 * 128 * 127) are widened at once.
+//
+// Like every ISA file it exports only its functions (kernel_tables.h) and
+// instantiates no standard-library template (isa_symbols_test).
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "engine/kernels/int8_repack.h"
+#include "engine/kernels/int8_rows.h"
+#include "engine/kernels/kernel_tables.h"
+#include "engine/kernels/stream_prefetch.h"
+
+namespace samebits::kernels::internal {
+namespace {
+
+using numerics::Int8Activations;
+using numerics::QuantType;
+
+// A tile's rows in two halves of eight, each half's sixteen f32
+// lane-vectors (lane r: row 8 * half + r).
+struct TileLanes {
+  __m256 v[2][16];
+};
+
+// C1's tree over one half's sixteen lane-vectors, and the rows of tile g
+// that lie in [row_begin, row_end) written to y.
+inline void StoreRowSums(const TileLanes& lanes, int64_t g, int64_t row_begin, int64_t row_end,
+                         float* y) {
+  alignas(32) float out[16];
+  for (int half = 0; half < 2; ++half) {
+    const __m256* l = lanes.v[half];
+    __m256 s8[8], s4[4];
+    for (int i = 0; i < 8; ++i) s8[i] = _mm256_add_ps(l[i], l[i + 8]);
+    for (int i = 0; i < 4; ++i) s4[i] = _mm256_add_ps(s8[i], s8[i + 4]);
+    _mm256_store_ps(out + 8 * half,
+                    _mm256_add_ps(_mm256_add_ps(s4[0], s4[2]), _mm256_add_ps(s4[1], s4[3])));
+  }
+  const int64_t first = g * 16 > row_begin ? g * 16 : row_begin;
+  const int64_t last = g * 16 + 16 < row_end ? g * 16 + 16 : row_end;
+  std::memcpy(y + (first - row_begin), out + (first - g * 16),
+              static_cast<size_t>(last - first) * sizeof(float));
+}
+
+inline void ZeroLanes(TileLanes* lanes) {
+  for (auto& half : lanes->v) {
+    for (__m256& lane : half) lane = _mm256_setzero_ps();
+  }
+}
+
+// Four activation bytes in every 32-bit lane.
+inline __m256i Broadcast4(const int8_t* a) {
+  int32_t four;
+  std::memcpy(&four, a, 4);
+  return _mm256_set1_epi32(four);
+}
+
+// Eight F16 values of a tile, one per row of `half`, as f32 lanes.
+inline __m256 HalfRowsF16(const uint8_t* at, int half) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 16 * half)));
+}
+
+// Eight unsigned bytes of a tile, one per row of `half`, as f32 lanes.
+inline __m256 HalfRowsU8(const uint8_t* at, int half) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at + 8 * half))));
+}
+
+// Adds, in 16-bit lanes, the products of one 64-byte quarter of repacked
+// nibbles (row r's bytes at 4r..4r+3, byte t holding weight t in its low
+// nibble and 4 + t in its high) with the eight activations at `a`, to each
+// half's pair sums: four pmaddubsw.
+inline void AddNibbleQuarter(const uint8_t* quarter, const int8_t* a, __m256i pairs[2]) {
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  const __m256i lo_a = Broadcast4(a), hi_a = Broadcast4(a + 4);
+  for (int half = 0; half < 2; ++half) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quarter + 32 * half));
+    const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v, nibble), lo_a);
+    const __m256i hi =
+        _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble), hi_a);
+    pairs[half] = _mm256_add_epi16(pairs[half], _mm256_add_epi16(lo, hi));
+  }
+}
+
+// Each row's 32-bit sum of its 16-bit pair sums.
+inline __m256i WidenPairs(__m256i pairs) {
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// Q4_K: scale group j of super-block b (group 8b + j of the row) forms its
+// exact sum from four quarters, then C12.3's two fmas go into lane-vector
+// (8b + j) mod 16.
+void GemvQ4K(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
+             int64_t row_end, float* y) {
+  const int64_t blocks = k / 256;
+  TileLanes lanes;
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    ZeroLanes(&lanes);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kQ4KRepackedTileBytes;
+      HintStreamAhead(tile, kQ4KRepackedTileBytes);
+      const __m256 d_a = _mm256_set1_ps(x.d[b]);
+      const int8_t* a = x.q + b * 256;
+      for (int64_t j = 0; j < 8; ++j) {
+        __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int64_t c = 0; c < 4; ++c) {
+          AddNibbleQuarter(tile + 320 + 64 * (4 * j + c), a + 32 * j + 8 * c, pairs);
+        }
+        const int64_t group = 8 * b + j;
+        const __m256 minus_asum =
+            _mm256_set1_ps(static_cast<float>(-(x.sums[2 * group] + x.sums[2 * group + 1])));
+        for (int half = 0; half < 2; ++half) {
+          const __m256 d = HalfRowsF16(tile, half), dmin = HalfRowsF16(tile + 32, half);
+          const __m256 sc = HalfRowsU8(tile + 64 + 32 * j, half);
+          const __m256 mn = HalfRowsU8(tile + 64 + 32 * j + 16, half);
+          __m256& lane = lanes.v[half][group % 16];
+          // d * sc and dmin * mn are exact; each product with d_a one rounding.
+          lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(WidenPairs(pairs[half])),
+                                 _mm256_mul_ps(_mm256_mul_ps(d, sc), d_a), lane);
+          lane = _mm256_fmadd_ps(minus_asum, _mm256_mul_ps(_mm256_mul_ps(dmin, mn), d_a), lane);
+        }
+      }
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
+// Q4_0: block b's sums of unsigned nibbles start at -8 * asum (sum (u - 8)
+// a = sum u a - 8 sum a, exact), then its fma goes into lane-vector b mod 16.
+void GemvQ4_0(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
+              int64_t row_end, float* y) {
+  const int64_t blocks = k / 32;
+  TileLanes lanes;
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    ZeroLanes(&lanes);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kQ4_0RepackedTileBytes;
+      HintStreamAhead(tile, kQ4_0RepackedTileBytes);
+      const int8_t* a = x.q + b * 32;
+      __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t c = 0; c < 4; ++c) AddNibbleQuarter(tile + 32 + 64 * c, a + 8 * c, pairs);
+      const __m256i start = _mm256_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
+      const __m256 d_a = _mm256_set1_ps(x.d[b]);
+      for (int half = 0; half < 2; ++half) {
+        const __m256i dot = _mm256_add_epi32(start, WidenPairs(pairs[half]));
+        __m256& lane = lanes.v[half][b % 16];
+        lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(HalfRowsF16(tile, half), d_a),
+                               lane);
+      }
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
+// Q8_0: block b's sums of signed weights, eight four-product steps of
+// pmaddubsw(|w|, a with w's sign) widened at once, then its fma goes into
+// lane-vector b mod 16.
+void GemvQ8(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
+            int64_t row_end, float* y) {
+  const int64_t blocks = k / 32;
+  const __m256i ones = _mm256_set1_epi16(1);
+  TileLanes lanes;
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    ZeroLanes(&lanes);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kQ8RepackedTileBytes;
+      HintStreamAhead(tile, kQ8RepackedTileBytes);
+      const int8_t* a = x.q + b * 32;
+      __m256i dot[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t c = 0; c < 8; ++c) {
+        const __m256i act = Broadcast4(a + 4 * c);
+        for (int half = 0; half < 2; ++half) {
+          const __m256i w =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32 + 64 * c + 32 * half));
+          const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(act, w));
+          dot[half] = _mm256_add_epi32(dot[half], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+      const __m256 d_a = _mm256_set1_ps(x.d[b]);
+      for (int half = 0; half < 2; ++half) {
+        __m256& lane = lanes.v[half][b % 16];
+        lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[half]),
+                               _mm256_mul_ps(HalfRowsF16(tile, half), d_a), lane);
+      }
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
+}  // namespace
+
+void Avx2GemvQuantRepacked(const float* x, const std::byte* packed, QuantType type, int64_t k,
+                           int64_t row_begin, int64_t row_end, float* y) {
+  const Int8Activations& acts = QuantizedRows(type, x, 1, k)[0];
+  const auto* p = reinterpret_cast<const uint8_t*>(packed);
+  if (type == QuantType::kQ4_K) GemvQ4K(p, acts, k, row_begin, row_end, y);
+  if (type == QuantType::kQ4_0) GemvQ4_0(p, acts, k, row_begin, row_end, y);
+  if (type == QuantType::kQ8_0) GemvQ8(p, acts, k, row_begin, row_end, y);
+}
+
+}  // namespace samebits::kernels::internal
