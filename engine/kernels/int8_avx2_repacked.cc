@@ -105,69 +105,74 @@ inline __m256i WidenPairs(__m256i pairs) {
   return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
 }
 
+// The traversal the three kernels share: each tile of sixteen rows that
+// touches [row_begin, row_end), its lanes zeroed, `block(tile, b, lanes)`
+// for each of its blocks in order, then its rows' sums written to y.
+template <int64_t kTileBytes, int64_t kBlockWeights, class Block>
+inline void ForEachTile(const uint8_t* packed, int64_t k, int64_t row_begin, int64_t row_end,
+                        float* y, Block block) {
+  const int64_t blocks = k / kBlockWeights;
+  TileLanes lanes;
+  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
+    ZeroLanes(&lanes);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* tile = packed + (g * blocks + b) * kTileBytes;
+      HintStreamAhead(tile, kTileBytes);
+      block(tile, b, lanes);
+    }
+    StoreRowSums(lanes, g, row_begin, row_end, y);
+  }
+}
+
 // Q4_K: scale group j of super-block b (group 8b + j of the row) forms its
 // exact sum from four quarters, then C12.3's two fmas go into lane-vector
 // (8b + j) mod 16.
 void GemvQ4K(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
              int64_t row_end, float* y) {
-  const int64_t blocks = k / 256;
-  TileLanes lanes;
-  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
-    ZeroLanes(&lanes);
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* tile = packed + (g * blocks + b) * kQ4KRepackedTileBytes;
-      HintStreamAhead(tile, kQ4KRepackedTileBytes);
-      const __m256 d_a = _mm256_set1_ps(x.d[b]);
-      const int8_t* a = x.q + b * 256;
-      for (int64_t j = 0; j < 8; ++j) {
-        __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int64_t c = 0; c < 4; ++c) {
-          AddNibbleQuarter(tile + 320 + 64 * (4 * j + c), a + 32 * j + 8 * c, pairs);
-        }
-        const int64_t group = 8 * b + j;
-        const __m256 minus_asum =
-            _mm256_set1_ps(static_cast<float>(-(x.sums[2 * group] + x.sums[2 * group + 1])));
-        for (int half = 0; half < 2; ++half) {
-          const __m256 d = HalfRowsF16(tile, half), dmin = HalfRowsF16(tile + 32, half);
-          const __m256 sc = HalfRowsU8(tile + 64 + 32 * j, half);
-          const __m256 mn = HalfRowsU8(tile + 64 + 32 * j + 16, half);
-          __m256& lane = lanes.v[half][group % 16];
-          // d * sc and dmin * mn are exact; each product with d_a one rounding.
-          lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(WidenPairs(pairs[half])),
-                                 _mm256_mul_ps(_mm256_mul_ps(d, sc), d_a), lane);
-          lane = _mm256_fmadd_ps(minus_asum, _mm256_mul_ps(_mm256_mul_ps(dmin, mn), d_a), lane);
-        }
+  const auto block = [&x](const uint8_t* tile, int64_t b, TileLanes& lanes) {
+    const __m256 d_a = _mm256_set1_ps(x.d[b]);
+    const int8_t* a = x.q + b * 256;
+    for (int64_t j = 0; j < 8; ++j) {
+      __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t c = 0; c < 4; ++c) {
+        AddNibbleQuarter(tile + 320 + 64 * (4 * j + c), a + 32 * j + 8 * c, pairs);
+      }
+      const int64_t group = 8 * b + j;
+      const __m256 minus_asum =
+          _mm256_set1_ps(static_cast<float>(-(x.sums[2 * group] + x.sums[2 * group + 1])));
+      for (int half = 0; half < 2; ++half) {
+        const __m256 d = HalfRowsF16(tile, half), dmin = HalfRowsF16(tile + 32, half);
+        const __m256 sc = HalfRowsU8(tile + 64 + 32 * j, half);
+        const __m256 mn = HalfRowsU8(tile + 64 + 32 * j + 16, half);
+        __m256& lane = lanes.v[half][group % 16];
+        // d * sc and dmin * mn are exact; each product with d_a one rounding.
+        lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(WidenPairs(pairs[half])),
+                               _mm256_mul_ps(_mm256_mul_ps(d, sc), d_a), lane);
+        lane = _mm256_fmadd_ps(minus_asum, _mm256_mul_ps(_mm256_mul_ps(dmin, mn), d_a), lane);
       }
     }
-    StoreRowSums(lanes, g, row_begin, row_end, y);
-  }
+  };
+  ForEachTile<kQ4KRepackedTileBytes, 256>(packed, k, row_begin, row_end, y, block);
 }
 
 // Q4_0: block b's sums of unsigned nibbles start at -8 * asum (sum (u - 8)
 // a = sum u a - 8 sum a, exact), then its fma goes into lane-vector b mod 16.
 void GemvQ4_0(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
               int64_t row_end, float* y) {
-  const int64_t blocks = k / 32;
-  TileLanes lanes;
-  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
-    ZeroLanes(&lanes);
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* tile = packed + (g * blocks + b) * kQ4_0RepackedTileBytes;
-      HintStreamAhead(tile, kQ4_0RepackedTileBytes);
-      const int8_t* a = x.q + b * 32;
-      __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-      for (int64_t c = 0; c < 4; ++c) AddNibbleQuarter(tile + 32 + 64 * c, a + 8 * c, pairs);
-      const __m256i start = _mm256_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
-      const __m256 d_a = _mm256_set1_ps(x.d[b]);
-      for (int half = 0; half < 2; ++half) {
-        const __m256i dot = _mm256_add_epi32(start, WidenPairs(pairs[half]));
-        __m256& lane = lanes.v[half][b % 16];
-        lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(HalfRowsF16(tile, half), d_a),
-                               lane);
-      }
+  const auto block = [&x](const uint8_t* tile, int64_t b, TileLanes& lanes) {
+    const int8_t* a = x.q + b * 32;
+    __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t c = 0; c < 4; ++c) AddNibbleQuarter(tile + 32 + 64 * c, a + 8 * c, pairs);
+    const __m256i start = _mm256_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
+    const __m256 d_a = _mm256_set1_ps(x.d[b]);
+    for (int half = 0; half < 2; ++half) {
+      const __m256i dot = _mm256_add_epi32(start, WidenPairs(pairs[half]));
+      __m256& lane = lanes.v[half][b % 16];
+      lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(HalfRowsF16(tile, half), d_a),
+                             lane);
     }
-    StoreRowSums(lanes, g, row_begin, row_end, y);
-  }
+  };
+  ForEachTile<kQ4_0RepackedTileBytes, 32>(packed, k, row_begin, row_end, y, block);
 }
 
 // Q8_0: block b's sums of signed weights, eight four-product steps of
@@ -175,34 +180,27 @@ void GemvQ4_0(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_
 // lane-vector b mod 16.
 void GemvQ8(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t row_begin,
             int64_t row_end, float* y) {
-  const int64_t blocks = k / 32;
-  const __m256i ones = _mm256_set1_epi16(1);
-  TileLanes lanes;
-  for (int64_t g = row_begin / 16; g * 16 < row_end; ++g) {
-    ZeroLanes(&lanes);
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* tile = packed + (g * blocks + b) * kQ8RepackedTileBytes;
-      HintStreamAhead(tile, kQ8RepackedTileBytes);
-      const int8_t* a = x.q + b * 32;
-      __m256i dot[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-      for (int64_t c = 0; c < 8; ++c) {
-        const __m256i act = Broadcast4(a + 4 * c);
-        for (int half = 0; half < 2; ++half) {
-          const __m256i w =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32 + 64 * c + 32 * half));
-          const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(act, w));
-          dot[half] = _mm256_add_epi32(dot[half], _mm256_madd_epi16(pairs, ones));
-        }
-      }
-      const __m256 d_a = _mm256_set1_ps(x.d[b]);
+  const auto block = [&x](const uint8_t* tile, int64_t b, TileLanes& lanes) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int8_t* a = x.q + b * 32;
+    __m256i dot[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t c = 0; c < 8; ++c) {
+      const __m256i act = Broadcast4(a + 4 * c);
       for (int half = 0; half < 2; ++half) {
-        __m256& lane = lanes.v[half][b % 16];
-        lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[half]),
-                               _mm256_mul_ps(HalfRowsF16(tile, half), d_a), lane);
+        const __m256i w =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32 + 64 * c + 32 * half));
+        const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(act, w));
+        dot[half] = _mm256_add_epi32(dot[half], _mm256_madd_epi16(pairs, ones));
       }
     }
-    StoreRowSums(lanes, g, row_begin, row_end, y);
-  }
+    const __m256 d_a = _mm256_set1_ps(x.d[b]);
+    for (int half = 0; half < 2; ++half) {
+      __m256& lane = lanes.v[half][b % 16];
+      lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[half]),
+                             _mm256_mul_ps(HalfRowsF16(tile, half), d_a), lane);
+    }
+  };
+  ForEachTile<kQ8RepackedTileBytes, 32>(packed, k, row_begin, row_end, y, block);
 }
 
 }  // namespace
