@@ -46,7 +46,7 @@ struct TileLanes {
 inline void StoreRowSums(const TileLanes& lanes, int64_t g, int64_t row_begin, int64_t row_end,
                          float* y) {
   alignas(32) float out[16];
-  for (int half = 0; half < 2; ++half) {
+  for (int64_t half = 0; half < 2; ++half) {
     const __m256* l = lanes.v[half];
     __m256 s8[8], s4[4];
     for (int i = 0; i < 8; ++i) s8[i] = _mm256_add_ps(l[i], l[i + 8]);
@@ -74,12 +74,12 @@ inline __m256i Broadcast4(const int8_t* a) {
 }
 
 // Eight F16 values of a tile, one per row of `half`, as f32 lanes.
-inline __m256 HalfRowsF16(const uint8_t* at, int half) {
+inline __m256 HalfRowsF16(const uint8_t* at, int64_t half) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 16 * half)));
 }
 
 // Eight unsigned bytes of a tile, one per row of `half`, as f32 lanes.
-inline __m256 HalfRowsU8(const uint8_t* at, int half) {
+inline __m256 HalfRowsU8(const uint8_t* at, int64_t half) {
   return _mm256_cvtepi32_ps(
       _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at + 8 * half))));
 }
@@ -91,7 +91,7 @@ inline __m256 HalfRowsU8(const uint8_t* at, int half) {
 inline void AddNibbleQuarter(const uint8_t* quarter, const int8_t* a, __m256i pairs[2]) {
   const __m256i nibble = _mm256_set1_epi8(0x0F);
   const __m256i lo_a = Broadcast4(a), hi_a = Broadcast4(a + 4);
-  for (int half = 0; half < 2; ++half) {
+  for (int64_t half = 0; half < 2; ++half) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quarter + 32 * half));
     const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(v, nibble), lo_a);
     const __m256i hi =
@@ -140,7 +140,7 @@ void GemvQ4K(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t
       const int64_t group = 8 * b + j;
       const __m256 minus_asum =
           _mm256_set1_ps(static_cast<float>(-(x.sums[2 * group] + x.sums[2 * group + 1])));
-      for (int half = 0; half < 2; ++half) {
+      for (int64_t half = 0; half < 2; ++half) {
         const __m256 d = HalfRowsF16(tile, half), dmin = HalfRowsF16(tile + 32, half);
         const __m256 sc = HalfRowsU8(tile + 64 + 32 * j, half);
         const __m256 mn = HalfRowsU8(tile + 64 + 32 * j + 16, half);
@@ -165,7 +165,7 @@ void GemvQ4_0(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_
     for (int64_t c = 0; c < 4; ++c) AddNibbleQuarter(tile + 32 + 64 * c, a + 8 * c, pairs);
     const __m256i start = _mm256_set1_epi32(-8 * (x.sums[2 * b] + x.sums[2 * b + 1]));
     const __m256 d_a = _mm256_set1_ps(x.d[b]);
-    for (int half = 0; half < 2; ++half) {
+    for (int64_t half = 0; half < 2; ++half) {
       const __m256i dot = _mm256_add_epi32(start, WidenPairs(pairs[half]));
       __m256& lane = lanes.v[half][b % 16];
       lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(HalfRowsF16(tile, half), d_a),
@@ -186,7 +186,7 @@ void GemvQ8(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t 
     __m256i dot[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
     for (int64_t c = 0; c < 8; ++c) {
       const __m256i act = Broadcast4(a + 4 * c);
-      for (int half = 0; half < 2; ++half) {
+      for (int64_t half = 0; half < 2; ++half) {
         const __m256i w =
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + 32 + 64 * c + 32 * half));
         const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(act, w));
@@ -194,7 +194,7 @@ void GemvQ8(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t 
       }
     }
     const __m256 d_a = _mm256_set1_ps(x.d[b]);
-    for (int half = 0; half < 2; ++half) {
+    for (int64_t half = 0; half < 2; ++half) {
       __m256& lane = lanes.v[half][b % 16];
       lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[half]),
                              _mm256_mul_ps(HalfRowsF16(tile, half), d_a), lane);
