@@ -159,8 +159,10 @@ RunResult MixedRun() {
 }
 
 void WriteMixedRunDumps(const std::string& dir) {
+  constexpr int kSteps = 6;
   std::vector<std::vector<float>> reference;
-  for (int r = 0; r < 6; ++r) reference.push_back(BaseRow(r));
+  reference.reserve(kSteps);
+  for (int r = 0; r < kSteps; ++r) reference.push_back(BaseRow(r));
   std::vector<std::vector<float>> t3 = reference;
   // Step 3 of cpu-t3: element 2 one ulp up; element 8 raised to three ulps
   // above the row's maximum (element 10), so the argmax moves from 10 to 8.

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 // Three children per run keep these tests quick on two cores.
 // The stand-in's shape: 8 output rows of 32 logits.
-constexpr uintmax_t kDumpBytes = 8 * 32 * 4;
+constexpr uintmax_t kDumpBytes = uintmax_t{8} * 32 * 4;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -41,9 +41,11 @@ void RunCpuBatch(const ModelWeights& w, int sequences, int rows_each) {
   std::vector<int32_t> prompt(static_cast<size_t>(rows_each));
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(1 + i % 200);
   std::vector<InferenceState> states;
+  states.reserve(static_cast<size_t>(sequences));
   for (int s = 0; s < sequences; ++s) states.push_back(MakeState(w.config));
   std::vector<std::vector<float>> logits(static_cast<size_t>(sequences));
   std::vector<SequenceCall> calls;
+  calls.reserve(static_cast<size_t>(sequences));
   for (int s = 0; s < sequences; ++s) {
     calls.push_back(
         {&states[static_cast<size_t>(s)], prompt, false, &logits[static_cast<size_t>(s)], nullptr});

@@ -53,7 +53,7 @@ Quantized Quantize(QuantType type, const std::vector<float>& x) {
 // quant is x * (127 / amax) rounded half to even, and d is amax / 127
 // rounded to the nearest F16.
 TEST(Int8Activations, BlocksOf32KeepAnF16Scale) {
-  const std::vector<float> x = RandomValues(32 * 5, 1, 3.0f);
+  const std::vector<float> x = RandomValues(int64_t{32} * 5, 1, 3.0f);
   const Quantized a = Quantize(QuantType::kQ8_0, x);
   for (int b = 0; b < 5; ++b) {
     float amax = 0.0f;
@@ -69,7 +69,7 @@ TEST(Int8Activations, BlocksOf32KeepAnF16Scale) {
 // C12.1: blocks of 256 (the k-quants' activations) take ggml's q8_K rule:
 // the same quants, and d = 1 / (127 / amax) kept in f32.
 TEST(Int8Activations, KQuantBlocksScaleByTheReciprocalFirst) {
-  const std::vector<float> x = RandomValues(256 * 3, 2, 0.7f);
+  const std::vector<float> x = RandomValues(int64_t{256} * 3, 2, 0.7f);
   const Quantized a = Quantize(QuantType::kQ4_K, x);
   ASSERT_EQ(a.d.size(), 3u);
   for (int b = 0; b < 3; ++b) {
@@ -115,7 +115,7 @@ TEST(Int8Activations, QuantsStayWithin127) {
 
 // C12.1: sums[s] is the exact sum of quants 16 s .. 16 s + 15.
 TEST(Int8Activations, SumsCoverSixteenQuantsEach) {
-  const std::vector<float> x = RandomValues(256 * 2, 4);
+  const std::vector<float> x = RandomValues(int64_t{256} * 2, 4);
   const Quantized a = Quantize(QuantType::kQ5_K, x);
   ASSERT_EQ(a.sums.size(), 32u);
   for (int s = 0; s < 32; ++s) {
@@ -301,7 +301,7 @@ TEST(Int8Dot, GroupsAccumulateInLaneGModulo16ThenTheTree) {
 // close to the integer result.
 TEST(Int8Dot, DiffersFromTheExactProfileOnlyByQuantization) {
   const QuantType type = QuantType::kQ8_0;
-  const int64_t k = 32 * 16;
+  const int64_t k = int64_t{32} * 16;
   const std::vector<std::byte> w = RandomBlocks(type, 16, 50);
   const std::vector<float> x = RandomValues(k, 51);
   Int8ActivationRow row;
