@@ -132,6 +132,9 @@ void GemvQ4K(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t
   const auto block = [&x](const uint8_t* tile, int64_t b, TileLanes& lanes) {
     const __m256 d_a = _mm256_set1_ps(x.d[b]);
     const int8_t* a = x.q + b * 256;
+    // The super-block's d and dmin, the same for its eight groups.
+    const __m256 d[2] = {HalfRowsF16(tile, 0), HalfRowsF16(tile, 1)};
+    const __m256 dmin[2] = {HalfRowsF16(tile + 32, 0), HalfRowsF16(tile + 32, 1)};
     for (int64_t j = 0; j < 8; ++j) {
       __m256i pairs[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
       for (int64_t c = 0; c < 4; ++c) {
@@ -141,14 +144,13 @@ void GemvQ4K(const uint8_t* packed, const Int8Activations& x, int64_t k, int64_t
       const __m256 minus_asum =
           _mm256_set1_ps(static_cast<float>(-(x.sums[2 * group] + x.sums[2 * group + 1])));
       for (int64_t half = 0; half < 2; ++half) {
-        const __m256 d = HalfRowsF16(tile, half), dmin = HalfRowsF16(tile + 32, half);
         const __m256 sc = HalfRowsU8(tile + 64 + 32 * j, half);
         const __m256 mn = HalfRowsU8(tile + 64 + 32 * j + 16, half);
         __m256& lane = lanes.v[half][group % 16];
         // d * sc and dmin * mn are exact; each product with d_a one rounding.
         lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(WidenPairs(pairs[half])),
-                               _mm256_mul_ps(_mm256_mul_ps(d, sc), d_a), lane);
-        lane = _mm256_fmadd_ps(minus_asum, _mm256_mul_ps(_mm256_mul_ps(dmin, mn), d_a), lane);
+                               _mm256_mul_ps(_mm256_mul_ps(d[half], sc), d_a), lane);
+        lane = _mm256_fmadd_ps(minus_asum, _mm256_mul_ps(_mm256_mul_ps(dmin[half], mn), d_a), lane);
       }
     }
   };
