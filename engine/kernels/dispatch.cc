@@ -137,9 +137,11 @@ const KernelTable& GetKernelTable(Isa isa, numerics::QuantDot quant_dot) {
       t.gemv_quant = t.gemv_quant_int8;
       t.gemm_quant = t.gemm_quant_int8;
 #if defined(SAMEBITS_KERNELS_HAVE_X86)
-      // Decode over rows repacked sixteen to a tile; prefill (several
-      // activation rows) keeps the original rows (Avx2Int8Rows).
-      if (e.isa == Isa::kAvx2) t.gemv_quant_repacked = internal::Avx2GemvQuantRepacked;
+      // Decode and prefill over rows repacked sixteen to a tile.
+      if (e.isa == Isa::kAvx2) {
+        t.gemv_quant_repacked = internal::Avx2GemvQuantRepacked;
+        t.gemm_quant_repacked = internal::Avx2GemmQuantRepacked;
+      }
       // VNNI sums four byte products in one instruction: the same exact
       // integers (C12.2), so the same bits, sooner.
       if (e.isa == Isa::kAvx512) {

@@ -26,10 +26,14 @@ const KernelTable& Avx2Table();
 int64_t Avx2Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t row_bytes, int64_t n,
                      const numerics::Int8Activations* x, int64_t m, int64_t k, float* y,
                      int64_t ldy);
-// Decode's integer-profile products over repacked rows in AVX2
-// (int8_avx2_repacked.cc): the int8 AVX2 table's gemv_quant_repacked.
+// The integer-profile products over repacked rows in AVX2
+// (int8_avx2_repacked.cc): the int8 AVX2 table's gemv_quant_repacked and
+// gemm_quant_repacked.
 void Avx2GemvQuantRepacked(const float* x, const std::byte* packed, numerics::QuantType type,
                            int64_t k, int64_t row_begin, int64_t row_end, float* y);
+void Avx2GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
+                           numerics::QuantType type, int64_t k, int64_t row_begin, int64_t row_end,
+                           float* y, int64_t ldy);
 // Returns the AVX-512 F/BW/VL table (matmul_avx512.cc).
 const KernelTable& Avx512Table();
 // The AVX-512 attention halves (attention_avx512.cc), entries of that table:

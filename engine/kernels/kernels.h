@@ -130,8 +130,8 @@ struct KernelTable {
   // (int8_repack.h): the bits of gemv_quant_int8 / gemm_quant_int8 on the
   // original rows, for the types
   // RepackedBytes gives a form to. Null where the table has none (every
-  // table of the exact profile, and the int8 tables but AVX-512's); the
-  // model repacks a matrix only for a table that has it.
+  // table of the exact profile, and the int8 tables but AVX-512's and
+  // AVX2's); the model repacks a matrix only for a table that has it.
   void (*gemv_quant_repacked)(const float* x, const std::byte* packed, QuantType type, int64_t k,
                               int64_t row_begin, int64_t row_end, float* y) = nullptr;
   void (*gemm_quant_repacked)(const float* x, int64_t m, const std::byte* packed, QuantType type,
