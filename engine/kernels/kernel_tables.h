@@ -34,6 +34,9 @@ void Avx2GemvQuantRepacked(const float* x, const std::byte* packed, numerics::Qu
 void Avx2GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
                            numerics::QuantType type, int64_t k, int64_t row_begin, int64_t row_end,
                            float* y, int64_t ldy);
+// numerics::PortableExp of x[0 .. n), in place, eight at a time
+// (exp_avx2.cc): the same bits.
+void Avx2ExpPortable(float* x, int64_t n);
 // Returns the AVX-512 F/BW/VL table (matmul_avx512.cc).
 const KernelTable& Avx512Table();
 // The AVX-512 attention halves (attention_avx512.cc), entries of that table:

@@ -41,7 +41,8 @@ endfunction()
 
 samebits_kernel_isa(avx2 PROCESSOR x86
   FLAGS -mavx2 -mfma -mf16c
-  SOURCES kernels/int8_avx2.cc kernels/int8_avx2_repacked.cc kernels/matmul_avx2.cc)
+  SOURCES kernels/exp_avx2.cc kernels/int8_avx2.cc kernels/int8_avx2_repacked.cc
+          kernels/matmul_avx2.cc)
 samebits_kernel_isa(avx512 PROCESSOR x86
   FLAGS -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma -mf16c
   SOURCES kernels/attention_avx512.cc kernels/exp_avx512.cc kernels/int8_avx512.cc

@@ -1,6 +1,7 @@
 // The constants of the portable exp (portable_math.cc, contract C3), in one
-// place for the two forms that must give its bits: the scalar PortableExp
-// and the vector one of the AVX-512 kernels (kernels/exp_avx512.cc).
+// place for the forms that must give its bits: the scalar PortableExp
+// and the vector ones of the AVX-512 and AVX2 kernels (kernels/exp_avx512.cc,
+// kernels/exp_avx2.cc).
 #pragma once
 
 namespace samebits::numerics::portable_exp {
