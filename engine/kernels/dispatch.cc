@@ -141,18 +141,21 @@ const KernelTable& GetKernelTable(Isa isa, numerics::QuantDot quant_dot) {
       if (e.isa == Isa::kAvx2) {
         t.gemv_quant_repacked = internal::Avx2GemvQuantRepacked;
         t.gemm_quant_repacked = internal::Avx2GemmQuantRepacked;
+        t.gemm_quant_repacked_rows = internal::Avx2GemmQuantRepackedRows;
       }
       // VNNI sums four byte products in one instruction: the same exact
       // integers (C12.2), so the same bits, sooner.
       if (e.isa == Isa::kAvx512) {
         t.gemv_quant_repacked = internal::Avx512GemvQuantRepacked;
         t.gemm_quant_repacked = internal::Avx512GemmQuantRepacked;
+        t.gemm_quant_repacked_rows = internal::Avx512GemmQuantRepackedRows;
       }
       if (e.isa == Isa::kAvx512 && platform::ThisCpu().avx512vnni) {
         t.gemv_quant = internal::Avx512VnniGemvQuantInt8;
         t.gemm_quant = internal::Avx512VnniGemmQuantInt8;
         t.gemv_quant_repacked = internal::Avx512VnniGemvQuantRepacked;
         t.gemm_quant_repacked = internal::Avx512VnniGemmQuantRepacked;
+        t.gemm_quant_repacked_rows = internal::Avx512VnniGemmQuantRepackedRows;
       }
 #endif
       t.quant_dot = numerics::QuantDot::kInt8;

@@ -483,13 +483,19 @@ void Avx2GemvQuantRepacked(const float* x, const std::byte* packed, QuantType ty
   if (type == QuantType::kQ8_0) GemvQ8(p, acts, k, row_begin, row_end, y);
 }
 
+void Avx2GemmQuantRepackedRows(const Int8Activations* x, int64_t m, const std::byte* packed,
+                               QuantType type, int64_t k, int64_t row_begin, int64_t row_end,
+                               float* y, int64_t ldy) {
+  const auto* p = reinterpret_cast<const uint8_t*>(packed);
+  if (type == QuantType::kQ4_K) GemmQ4K(p, x, m, k, row_begin, row_end, y, ldy);
+  if (type == QuantType::kQ4_0) GemmQ4_0(p, x, m, k, row_begin, row_end, y, ldy);
+  if (type == QuantType::kQ8_0) GemmQ8(p, x, m, k, row_begin, row_end, y, ldy);
+}
+
 void Avx2GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed, QuantType type,
                            int64_t k, int64_t row_begin, int64_t row_end, float* y, int64_t ldy) {
-  const Int8Activations* acts = QuantizedRows(type, x, m, k);
-  const auto* p = reinterpret_cast<const uint8_t*>(packed);
-  if (type == QuantType::kQ4_K) GemmQ4K(p, acts, m, k, row_begin, row_end, y, ldy);
-  if (type == QuantType::kQ4_0) GemmQ4_0(p, acts, m, k, row_begin, row_end, y, ldy);
-  if (type == QuantType::kQ8_0) GemmQ8(p, acts, m, k, row_begin, row_end, y, ldy);
+  Avx2GemmQuantRepackedRows(QuantizedRows(type, x, m, k), m, packed, type, k, row_begin, row_end, y,
+                            ldy);
 }
 
 }  // namespace samebits::kernels::internal

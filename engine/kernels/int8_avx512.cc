@@ -40,4 +40,10 @@ void Avx512GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
                                    row_end, y, ldy);
 }
 
+void Avx512GemmQuantRepackedRows(const Int8Activations* x, int64_t m, const std::byte* packed,
+                                 QuantType type, int64_t k, int64_t row_begin, int64_t row_end,
+                                 float* y, int64_t ldy) {
+  GemmRepackedWith<PairsThenQuads>(type, packed, x, m, k, row_begin, row_end, y, ldy);
+}
+
 }  // namespace samebits::kernels::internal

@@ -50,4 +50,10 @@ void Avx512VnniGemmQuantRepacked(const float* x, int64_t m, const std::byte* pac
                           ldy);
 }
 
+void Avx512VnniGemmQuantRepackedRows(const Int8Activations* x, int64_t m, const std::byte* packed,
+                                     QuantType type, int64_t k, int64_t row_begin, int64_t row_end,
+                                     float* y, int64_t ldy) {
+  GemmRepackedWith<Quads>(type, packed, x, m, k, row_begin, row_end, y, ldy);
+}
+
 }  // namespace samebits::kernels::internal

@@ -34,6 +34,9 @@ void Avx2GemvQuantRepacked(const float* x, const std::byte* packed, numerics::Qu
 void Avx2GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
                            numerics::QuantType type, int64_t k, int64_t row_begin, int64_t row_end,
                            float* y, int64_t ldy);
+void Avx2GemmQuantRepackedRows(const numerics::Int8Activations* x, int64_t m,
+                               const std::byte* packed, numerics::QuantType type, int64_t k,
+                               int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
 // numerics::PortableExp of x[0 .. n), in place, eight at a time
 // (exp_avx2.cc): the same bits.
 void Avx2ExpPortable(float* x, int64_t n);
@@ -70,6 +73,12 @@ void Avx512GemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
 void Avx512VnniGemmQuantRepacked(const float* x, int64_t m, const std::byte* packed,
                                  numerics::QuantType type, int64_t k, int64_t row_begin,
                                  int64_t row_end, float* y, int64_t ldy);
+void Avx512GemmQuantRepackedRows(const numerics::Int8Activations* x, int64_t m,
+                                 const std::byte* packed, numerics::QuantType type, int64_t k,
+                                 int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
+void Avx512VnniGemmQuantRepackedRows(const numerics::Int8Activations* x, int64_t m,
+                                     const std::byte* packed, numerics::QuantType type, int64_t k,
+                                     int64_t row_begin, int64_t row_end, float* y, int64_t ldy);
 // The int8 products with VNNI (int8_avx512_vnni.cc), in place of the AVX-512
 // table's own gemv_quant_int8 / gemm_quant_int8 when the CPU has VNNI
 // (dispatch.cc decides, once).

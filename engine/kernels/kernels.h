@@ -137,6 +137,14 @@ struct KernelTable {
   void (*gemm_quant_repacked)(const float* x, int64_t m, const std::byte* packed, QuantType type,
                               int64_t k, int64_t row_begin, int64_t row_end, float* y,
                               int64_t ldy) = nullptr;
+  // gemm_quant_repacked over activation rows already quantized by C12.1
+  // for weights of `type` (numerics::Int8ActivationRow): the same bits,
+  // for a caller that quantizes each input once for all the units that
+  // read it (the cpu forward's Flush). Null where gemm_quant_repacked is.
+  void (*gemm_quant_repacked_rows)(const numerics::Int8Activations* x, int64_t m,
+                                   const std::byte* packed, QuantType type, int64_t k,
+                                   int64_t row_begin, int64_t row_end, float* y,
+                                   int64_t ldy) = nullptr;
 
   // Which of the two gemv_quant / gemm_quant compute.
   numerics::QuantDot quant_dot = numerics::QuantDot::kExact;

@@ -26,6 +26,7 @@
 #include "engine/model/cpu_activations.h"
 #include "engine/model/cpu_call_rows.h"
 #include "engine/model/cpu_ops.h"
+#include "engine/model/cpu_quantized_inputs.h"
 #include "engine/model/cpu_trace_buffer.h"
 #include "engine/model/cpu_work.h"
 #include "engine/model/forward.h"
@@ -241,6 +242,8 @@ class CpuForward final : public Forward {
   AttentionWork attention_;               // attention queued for the next Flush
   std::vector<int64_t> attention_unit0_;  // (sequences + 1) first attention unit of each
   int64_t matrix_bytes_read_ = 0;         // MatrixBytesRead
+  // The int8 inputs of the units of a Flush, each quantized once there.
+  cpu::QuantizedInputs quantized_inputs_;
 
   cpu::TraceBuffer trace_;  // the current call's trace records
 };

@@ -74,9 +74,12 @@ void RepackedMatrices::Repack(const kernels::KernelTable& kt,
 
 void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& math, Activation act,
                 const MatTask& t) {
-  const auto product = [&](const Matrix& w, float* y) {
+  const auto product = [&](const Matrix& w, const numerics::Int8Activations* qx, float* y) {
     if (w.repacked != nullptr && t.m == 1 && kt.gemv_quant_repacked != nullptr) {
       kt.gemv_quant_repacked(t.x, w.repacked, w.quant, w.cols, t.r0, t.r1, y + t.r0);
+    } else if (w.repacked != nullptr && qx != nullptr && kt.gemm_quant_repacked_rows != nullptr) {
+      kt.gemm_quant_repacked_rows(qx, t.m, w.repacked, w.quant, w.cols, t.r0, t.r1, y + t.r0,
+                                  t.ldy);
     } else if (w.repacked != nullptr && kt.gemm_quant_repacked != nullptr) {
       kt.gemm_quant_repacked(t.x, t.m, w.repacked, w.quant, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
     } else if (w.quantized) {
@@ -87,9 +90,9 @@ void RunMatTask(const kernels::KernelTable& kt, const numerics::MathLibrary& mat
       kt.gemm(t.x, t.m, w.data, w.dtype, w.cols, t.r0, t.r1, y + t.r0, t.ldy);
     }
   };
-  product(t.w, t.y);
+  product(t.w, t.qx, t.y);
   if (t.w2.data == nullptr) return;
-  product(t.w2, t.y2);
+  product(t.w2, t.qx2, t.y2);
   // SwiGLU or GeGLU over this unit's outputs only: each element is the
   // contract's act(g) * u, so doing it here rather than over the whole row
   // is the same.

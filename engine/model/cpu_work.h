@@ -75,6 +75,11 @@ struct MatTask {
   Matrix w2;  // data null: not fused
   float* y2 = nullptr;
   float* h = nullptr;
+  // x's rows quantized for w's (w2's) type, where the flush prepared them
+  // (QuantizedInputs, cpu_quantized_inputs.h); else null, and the kernel
+  // quantizes them itself.
+  const numerics::Int8Activations* qx = nullptr;
+  const numerics::Int8Activations* qx2 = nullptr;
 };
 
 // Runs one unit with the kernel table's GEMV (m = 1) or GEMM; a fused unit's

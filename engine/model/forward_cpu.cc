@@ -195,6 +195,7 @@ void CpuForward::Flush(ProfileOp op) {
     const int64_t rows = t.r1 - t.r0;
     matrix_bytes_read_ += rows * (t.w.row_bytes() + (t.w2.data != nullptr ? t.w2.row_bytes() : 0));
   }
+  quantized_inputs_.Prepare(*mat_kt_, tasks_, pool_);
   const auto unit = [&](int64_t i, int thread) {
     if (i < n_mat) {
       cpu::RunMatTask(*mat_kt_, math_, c_.activation, tasks_[i]);

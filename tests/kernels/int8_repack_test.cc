@@ -140,11 +140,13 @@ TEST(Int8Repack, TheQ4_0LayoutHoldsEveryValue) {
 
 // One table's (or kernel's) repacked products; `gemm` null where a table
 // has the decode entry alone (several activation rows then read the
-// original rows, the model's RunMatTask).
+// original rows, the model's RunMatTask); `gemm_rows`, the GEMM over rows
+// quantized before, null with it.
 struct Entry {
   std::string name;
   decltype(KernelTable::gemv_quant_repacked) gemv;
   decltype(KernelTable::gemm_quant_repacked) gemm;
+  decltype(KernelTable::gemm_quant_repacked_rows) gemm_rows;
 };
 
 // Activations for case `seed`: mixed magnitudes (zeros, subnormals, huge)
@@ -182,6 +184,22 @@ int ExpectRepackedProductsMatch(const Entry& e, QuantType type, int64_t rows, in
   y1 = y;
   if (e.gemm != nullptr) e.gemm(x.data(), m, p, type, k, begin, end, y.data() + kGuardFloats, ldy);
   e.gemv(x.data() + (m - 1) * k, p, type, k, begin, end, y1.data() + kGuardFloats);
+  if (e.gemm_rows != nullptr) {
+    // The same rows quantized by the definition first: every byte of y,
+    // outputs and canaries, the same.
+    std::vector<numerics::Int8ActivationRow> quantized(static_cast<size_t>(m));
+    std::vector<numerics::Int8Activations> views(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) {
+      quantized[static_cast<size_t>(i)].Quantize(type, x.data() + i * k, k);
+      views[static_cast<size_t>(i)] = quantized[static_cast<size_t>(i)].View();
+    }
+    std::vector<float> y2(y.size());
+    for (float& v : y2) std::memcpy(&v, &kCanaryBits, 4);
+    e.gemm_rows(views.data(), m, p, type, k, begin, end, y2.data() + kGuardFloats, ldy);
+    EXPECT_EQ(std::memcmp(y2.data(), y.data(), y.size() * sizeof(float)), 0)
+        << e.name << " gemm over quantized rows " << l.name << " rows=" << rows
+        << " blocks=" << blocks << " m=" << m;
+  }
   for (size_t i = 0; i < y.size(); ++i) {
     const int64_t at = static_cast<int64_t>(i) - kGuardFloats;
     const bool output = at >= 0 && at < m * ldy && at % ldy < n;
@@ -231,13 +249,16 @@ TEST(Int8Repack, ProductsMatchTheDefinition) {
   for (Isa isa : AvailableIsas()) {
     const KernelTable& t = GetKernelTable(isa, numerics::QuantDot::kInt8);
     if (t.gemv_quant_repacked != nullptr) {
-      entries.push_back({IsaName(isa), t.gemv_quant_repacked, t.gemm_quant_repacked});
+      entries.push_back(
+          {IsaName(isa), t.gemv_quant_repacked, t.gemm_quant_repacked, t.gemm_quant_repacked_rows});
+      EXPECT_EQ(t.gemm_quant_repacked_rows == nullptr, t.gemm_quant_repacked == nullptr)
+          << IsaName(isa);
     }
   }
 #if defined(SAMEBITS_KERNELS_HAVE_X86)
   if (IsaAvailable(Isa::kAvx512)) {
-    entries.push_back(
-        {"avx512 bw", internal::Avx512GemvQuantRepacked, internal::Avx512GemmQuantRepacked});
+    entries.push_back({"avx512 bw", internal::Avx512GemvQuantRepacked,
+                       internal::Avx512GemmQuantRepacked, internal::Avx512GemmQuantRepackedRows});
   }
 #endif
   if (entries.empty()) GTEST_SKIP() << "no int8 table with repacked products on this machine";
@@ -272,6 +293,7 @@ TEST(Int8Repack, ExactTablesHaveNone) {
     const KernelTable& t = GetKernelTable(isa, numerics::QuantDot::kExact);
     EXPECT_EQ(t.gemv_quant_repacked, nullptr) << IsaName(isa);
     EXPECT_EQ(t.gemm_quant_repacked, nullptr) << IsaName(isa);
+    EXPECT_EQ(t.gemm_quant_repacked_rows, nullptr) << IsaName(isa);
   }
 }
 
