@@ -14,6 +14,14 @@
 // the end of a matrix are harmless. The distance is a tuning knob
 // (`--stream-ahead-bytes`, model/tuning.h; kernels.h's StreamAheadBytes),
 // 4 KiB by default: other machines want other distances.
+//
+// Some want none. On an AMD EPYC Zen 5 (1 thread, a 32000 x 1024 Q8_0
+// matrix repacked, eight copies read in turn from DRAM, medians of 15,
+// BENCHMARKS.md run 16) the hardware prefetcher alone streamed 29.2 GB/s
+// and hints 1-4 KiB ahead 21.7-24.1: they take the stream away from it.
+// Q4_K's denser arithmetic on the same machine still gains from them
+// (18.6 -> 23.1 GB/s). So a distance below one cache line, which could
+// only hint the line being read, issues no hint at all.
 #pragma once
 
 #include <cstdint>
@@ -31,14 +39,20 @@ namespace samebits::kernels::internal {
 // kernels.IsaObjectsExportNoWeakSymbols).
 namespace {
 
+// Below this distance no hint is issued (above): the hardware prefetcher
+// alone reads the stream.
+inline constexpr int64_t kLeastHintedDistance = 64;
+
 // Hints the `bytes` bytes that lie StreamAheadBytes() (kernels.h) after `p`, one hint
 // per 64-byte line, into every cache level (locality 3): they are read
 // within microseconds. Called once per row or tile read from `p`, it keeps
 // the whole stream hinted: each call's first hint covers what the previous
-// call's last one left.
+// call's last one left. Nothing when the distance is below
+// kLeastHintedDistance.
 inline void HintStreamAhead(const void* p, int64_t bytes) {
-  const char* ahead =
-      static_cast<const char*>(p) + __atomic_load_n(&g_stream_ahead_bytes, __ATOMIC_RELAXED);
+  const int64_t distance = __atomic_load_n(&g_stream_ahead_bytes, __ATOMIC_RELAXED);
+  if (distance < kLeastHintedDistance) return;
+  const char* ahead = static_cast<const char*>(p) + distance;
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(ahead + o, 0, 3);
 }
 

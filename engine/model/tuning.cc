@@ -18,8 +18,11 @@ constexpr std::array<int64_t, 4> kTileTokens = {16, 32, 64, 128};
 constexpr std::array<int64_t, 5> kTileRows = {16, 32, 64, 128, 256};
 constexpr std::array<int64_t, 5> kAttentionRows = {4, 8, 16, 32, 64};
 // The integer profile's prefetch distance: 4 KiB was best on the Intel
-// Xeon it was chosen on (stream_prefetch.h); other memory systems differ.
-constexpr std::array<int64_t, 5> kStreamAhead = {1 * kKiB, 2 * kKiB, 4 * kKiB, 8 * kKiB, 16 * kKiB};
+// Xeon it was chosen on (stream_prefetch.h); other memory systems differ,
+// and on some (an AMD Zen 5's Q8_0) no hints are best: 1 byte, below a
+// cache line, issues none.
+constexpr std::array<int64_t, 6> kStreamAhead = {1,        1 * kKiB, 2 * kKiB,
+                                                 4 * kKiB, 8 * kKiB, 16 * kKiB};
 // The most rows a tile or an attention unit may hold: far above any useful
 // value, small enough for an int.
 constexpr int64_t kMostRows = 4096;
@@ -36,7 +39,7 @@ constexpr std::array<TuningKnob, 5> kKnobs = {{
      1, kMostRows, TunedPhase::kPrefill, kAttentionRows, &CpuOptions::attention_row_block},
     {"stream_ahead_bytes", "--stream-ahead-bytes",
      "Bytes ahead of the weights being read that the integer profile (--quant-dot int8) hints "
-     "into cache",
+     "into cache (below 64: no hints, the hardware prefetcher alone)",
      kernels::kMinStreamAheadBytes, kernels::kMaxStreamAheadBytes, TunedPhase::kDecode,
      kStreamAhead, &CpuOptions::stream_ahead_bytes, /*int8_only=*/true},
 }};

@@ -256,9 +256,9 @@ TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinition) {
 }
 
 // The prefetch distance is a tuning knob (kernels.h's StreamAheadBytes): a
-// hint moves data only, so at its smallest and largest the integer
-// entries still give the definition's bits (hints 1 MiB ahead run far past
-// every buffer here, which a hint may do).
+// hint moves data only, so at its smallest (below a cache line: no hints)
+// and largest the integer entries still give the definition's bits (hints
+// 1 MiB ahead run far past every buffer here, which a hint may do).
 TEST_P(QuantKernelTest, Int8EntriesMatchTheDefinitionAtEveryStreamAhead) {
   const KernelTable& t = GetKernelTable(GetParam(), numerics::QuantDot::kInt8);
   for (const int64_t ahead : {kMinStreamAheadBytes, int64_t{100}, kMaxStreamAheadBytes}) {
