@@ -83,16 +83,14 @@ double Median(const BenchConfig& c, model::TunedPhase phase) {
       .median;
 }
 
-// Returns the knobs worth timing for these weights under this profile: a
-// knob only the integer profile's loops read moves nothing under the exact
-// profile or on float weights (it keeps its value there).
-std::vector<model::TuningKnob> KnobsToTime(const model::ModelWeights& weights,
-                                           const TuneShape& shape) {
-  const bool int8_loops =
-      shape.quant_dot == numerics::QuantDot::kInt8 && model::HasQuantizedMatrices(weights);
+// Returns the knobs worth timing for these weights: a knob only the loops
+// over block-quantized weights read moves nothing on float weights (it
+// keeps its value there).
+std::vector<model::TuningKnob> KnobsToTime(const model::ModelWeights& weights) {
+  const bool quantized = model::HasQuantizedMatrices(weights);
   std::vector<model::TuningKnob> knobs;
   for (const model::TuningKnob& knob : model::TuningKnobs()) {
-    if (!knob.int8_only || int8_loops) knobs.push_back(knob);
+    if (!knob.quantized_only || quantized) knobs.push_back(knob);
   }
   return knobs;
 }
@@ -116,7 +114,7 @@ TuneOutcome TuneKnobs(const model::ModelWeights& weights, const TuneShape& shape
   const Expected expected{base.record.decode_hashes.front(), base.record.prefill_hashes.front()};
   base.forward.reset();
 
-  const std::vector<model::TuningKnob> knobs = KnobsToTime(weights, shape);
+  const std::vector<model::TuningKnob> knobs = KnobsToTime(weights);
   const auto start = Clock::now();
   const auto share = (shape.deadline - start) / static_cast<int64_t>(knobs.size() + 1);
   for (size_t i = 0; i < knobs.size(); ++i) {

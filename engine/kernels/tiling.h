@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "engine/kernels/kernels.h"
+#include "engine/kernels/stream_prefetch.h"
 #include "engine/numerics/quant_blocks.h"
 
 namespace samebits::kernels::internal {
@@ -136,11 +137,13 @@ auto LoaderLanes(const typename L::Group& g, int s) {
 template <class A, class L, int MI, int RJ, bool kPrefetch, class V>
 void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, RowLayout rows,
                       V (&acc)[MI][RJ]) {
+  // The stream-ahead knob turns these hints off too (stream_prefetch.h).
+  const bool hint = kPrefetch && StreamHintsOn();
   for (int64_t c = 0; c < k; c += L::kStep) {
     typename L::Group g[RJ];
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) {
-      if constexpr (kPrefetch) {
+      if (hint) {
         // The next block's bytes for these kStep columns, a hint every 64
         // bytes from the first: a fixed number of hints, as a loop over the
         // cache lines would take a varying number of turns by the bytes'

@@ -39,9 +39,10 @@ constexpr std::array<TuningKnob, 5> kKnobs = {{
      1, kMostRows, TunedPhase::kPrefill, kAttentionRows, &CpuOptions::attention_row_block},
     {"stream_ahead_bytes", "--stream-ahead-bytes",
      "Bytes ahead of the weights being read that the integer profile (--quant-dot int8) hints "
-     "into cache (below 64: no hints, the hardware prefetcher alone)",
+     "into cache; below 64, no hints on quantized weights in either profile (the hardware "
+     "prefetcher alone)",
      kernels::kMinStreamAheadBytes, kernels::kMaxStreamAheadBytes, TunedPhase::kDecode,
-     kStreamAhead, &CpuOptions::stream_ahead_bytes, /*int8_only=*/true},
+     kStreamAhead, &CpuOptions::stream_ahead_bytes, /*quantized_only=*/true},
 }};
 
 // The matrices of a layer, as WeightBytesPerDecodedToken lists them.

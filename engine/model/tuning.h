@@ -30,9 +30,10 @@ struct TuningKnob {
   // The values `tune` tries, today's default among them.
   std::span<const int64_t> candidates;
   int64_t CpuOptions::*field = nullptr;
-  // Whether only the integer profile's loops read it (`tune` under the
-  // exact profile leaves it at its value and spends no time on it).
-  bool int8_only = false;
+  // Whether only the loops over block-quantized weights read it (`tune` on
+  // F32, F16 or BF16 weights leaves it at its value and spends no time on
+  // it).
+  bool quantized_only = false;
 };
 
 // Every knob, in a fixed order.

@@ -187,6 +187,25 @@ TEST_P(QuantKernelTest, EqualsTheScalarTable) {
   }
 }
 
+// With the stream-ahead knob below a cache line, the exact profile's GEMV
+// and GEMM over quantized rows issue no hints (stream_prefetch.h's
+// StreamHintsOn): the same bits as with them, over every type, 9 and 17
+// rows (one and two full passes of GEMV's row runs, then the remainder)
+// and 1, 2 and 5 activation rows.
+TEST_P(QuantKernelTest, ExactEntriesMatchWithoutStreamHints) {
+  SetStreamAheadBytes(kMinStreamAheadBytes);
+  uint64_t seed = 905000;
+  for (const QuantLayout& l : numerics::QuantLayouts()) {
+    for (int64_t rows : {9, 17}) {
+      ++seed;
+      const QuantCase c{l.type, 3, rows, 0, rows, 0, 1, Scales::kFinite, testing::Mode::kMixed,
+                        seed};
+      for (int64_t m : {1, 2, 5}) EXPECT_EQ(CheckQuant(Table(), c, m), "") << l.name;
+    }
+  }
+  SetStreamAheadBytes(kDefaultStreamAheadBytes);
+}
+
 // The integer profile (C12): every table's int8 entries give
 // numerics::DotInt8's bits for every output, over every type, row lengths
 // that fill 16 lanes not at all, exactly, and past once or twice, row
