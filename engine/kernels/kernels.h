@@ -155,8 +155,9 @@ struct KernelTable {
 // tuning knob (model/tuning.h), set by the cpu pass at the start of each
 // forward call. A hint only moves data, so no value changes a bit. Values
 // are clamped to [kMinStreamAheadBytes, kMaxStreamAheadBytes]; one below a
-// cache line (64 bytes) issues no hints, leaving the stream to the
-// hardware prefetcher (some machines read it faster so).
+// cache line (64 bytes) issues no hints over block-quantized weights in
+// either profile (the exact one's GEMV hints too), leaving the streams to
+// the hardware prefetcher (some machines read them faster so).
 inline constexpr int64_t kDefaultStreamAheadBytes = 4096;
 inline constexpr int64_t kMinStreamAheadBytes = 1;
 inline constexpr int64_t kMaxStreamAheadBytes = int64_t{1} << 20;

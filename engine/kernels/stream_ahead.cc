@@ -1,4 +1,4 @@
-// The stream-ahead distance of the integer profile's prefetch hints
+// The stream-ahead distance of the prefetch hints over quantized weights
 // (kernels.h, stream_prefetch.h). Process-wide because the hints sit deep
 // in the ISA loops, below any argument list; read and written atomically
 // (the compiler's builtins, which ISA files may inline: no library
