@@ -16,12 +16,13 @@
 // 4 KiB by default: other machines want other distances.
 //
 // Some want none. On an AMD EPYC Zen 5 (1 thread, a 32000 x 1024 Q8_0
-// matrix repacked, eight copies read in turn from DRAM, medians of 15,
-// BENCHMARKS.md run 16) the hardware prefetcher alone streamed 29.2 GB/s
-// and hints 1-4 KiB ahead 21.7-24.1: they take the stream away from it.
-// Q4_K's denser arithmetic on the same machine still gains from them
-// (18.6 -> 23.1 GB/s). So a distance below one cache line, which could
-// only hint the line being read, issues no hint at all.
+// matrix repacked, eight copies read in turn from DRAM, medians of 15 side
+// by side, BENCHMARKS.md run 16) the hardware prefetcher alone streamed
+// 26.6 GB/s and hints 4 KiB ahead 21.3; every distance from 256 B to 16
+// KiB was slower than none. Q4_K's decode on the same machine still gains
+// from them (`tune`: 2.16 against 2.71 ms a token). So a distance below
+// one cache line, which could only hint the line being read, issues no
+// hint at all.
 #pragma once
 
 #include <cstdint>
@@ -43,28 +44,33 @@ namespace {
 // alone reads the stream.
 inline constexpr int64_t kLeastHintedDistance = 64;
 
-// Whether hints are on: false for a distance below kLeastHintedDistance.
-// The exact profile's GEMV over block-quantized rows (tiling.h's
-// BlockLoaderSteps) asks this too: its hints go one row ahead whatever the
-// distance, but a machine whose hardware prefetcher streams the rows
-// faster alone turns them off with the same knob. Measured on an AMD EPYC
-// Zen 5, a 32000 x 1024 Q8_0 GEMV from DRAM, eight copies in turn,
-// medians of 15 side by side in one process (BENCHMARKS.md run 16): 22.3
-// -> 28.1 GB/s without them at 1 thread, 37.6 -> 46.5 at 2; Q4_K 16.3 ->
-// 16.7.
+// Returns the distance the hints go ahead, or 0 when they are off (a
+// distance below kLeastHintedDistance): the one place that rule is read.
+inline int64_t HintedDistance() {
+  const int64_t distance = __atomic_load_n(&g_stream_ahead_bytes, __ATOMIC_RELAXED);
+  return distance < kLeastHintedDistance ? 0 : distance;
+}
+
+// Whether hints are on. The exact profile's GEMV over block-quantized rows
+// (tiling.h's BlockLoaderSteps) asks this too: its hints go one row ahead
+// whatever the distance, but a machine whose hardware prefetcher streams
+// the rows faster alone turns them off with the same knob. Measured on an
+// AMD EPYC Zen 5, a 32000 x 1024 Q8_0 GEMV from DRAM, eight copies in
+// turn, medians of 15 side by side in one process (BENCHMARKS.md run 16):
+// 22.0 -> 27.0 GB/s without them at 1 thread, 38.2 -> 45.7 at 2; Q4_K
+// 15.6 -> 15.0.
 inline bool StreamHintsOn() {
-  return __atomic_load_n(&g_stream_ahead_bytes, __ATOMIC_RELAXED) >= kLeastHintedDistance;
+  return HintedDistance() != 0;
 }
 
 // Hints the `bytes` bytes that lie StreamAheadBytes() (kernels.h) after `p`, one hint
 // per 64-byte line, into every cache level (locality 3): they are read
 // within microseconds. Called once per row or tile read from `p`, it keeps
 // the whole stream hinted: each call's first hint covers what the previous
-// call's last one left. Nothing when the distance is below
-// kLeastHintedDistance.
+// call's last one left. Nothing when hints are off (HintedDistance).
 inline void HintStreamAhead(const void* p, int64_t bytes) {
-  const int64_t distance = __atomic_load_n(&g_stream_ahead_bytes, __ATOMIC_RELAXED);
-  if (distance < kLeastHintedDistance) return;
+  const int64_t distance = HintedDistance();
+  if (distance == 0) return;
   const char* ahead = static_cast<const char*>(p) + distance;
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(ahead + o, 0, 3);
 }

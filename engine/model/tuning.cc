@@ -17,7 +17,7 @@ constexpr std::array<int64_t, 8> kGemvChunks = {16 * kKiB,  32 * kKiB,  64 * kKi
 constexpr std::array<int64_t, 4> kTileTokens = {16, 32, 64, 128};
 constexpr std::array<int64_t, 5> kTileRows = {16, 32, 64, 128, 256};
 constexpr std::array<int64_t, 5> kAttentionRows = {4, 8, 16, 32, 64};
-// The integer profile's prefetch distance: 4 KiB was best on the Intel
+// The prefetch distance over quantized weights: 4 KiB was best on the Intel
 // Xeon it was chosen on (stream_prefetch.h); other memory systems differ,
 // and on some (an AMD Zen 5's Q8_0) no hints are best: 1 byte, below a
 // cache line, issues none.
