@@ -29,8 +29,9 @@ misbehaviour can be tested:
   never-ready       GET /health answers 503 (a server that never finishes loading)
   frozen-sampling   samples greedily whatever the temperature and seed (a
                     deterministic mode that freezes sampling)
-  seed-ignored      samples from fresh randomness whatever the seed (a seed
-                    that does not make a sample reproducible)
+  seed-ignored      samples under the seed with the request's number folded
+                    in, so that no two requests sample alike (a seed that
+                    does not make a sample reproducible)
   stream-cut        a streamed answer (`stream: true`) ends before its last
                     event ([DONE], or llama-server's event with stop: true)
 
@@ -140,6 +141,7 @@ class State:
         self.lock = threading.Lock()
         self.active = 0
         self.seen = {}
+        self.sampled = 0  # sampling requests so far (seed-ignored)
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -252,8 +254,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 400, "temperature must be a number >= 0 and seed an integer")
         sampler = None
         if temperature > 0 and options.fault != "frozen-sampling":
-            fresh = seed is None or options.fault == "seed-ignored"
-            sampler = random.Random() if fresh else random.Random(seed)
+            if options.fault == "seed-ignored":
+                # Each request samples under a seed of its own (its number
+                # folded in), not fresh randomness: fresh draws made the
+                # fault's outcome random (two draws of one seed could agree
+                # by chance, so which seed the gate found varied), where
+                # this one is the same in every run.
+                with self.server.state.lock:
+                    self.server.state.sampled += 1
+                    sampler = random.Random((seed or 0) * 1000003 + self.server.state.sampled)
+            else:
+                sampler = random.Random() if seed is None else random.Random(seed)
         if not isinstance(count, int) or count < 1 or not isinstance(k, int) or k < 0:
             return lambda: self.send_error_json(
                 400, "n_predict/max_tokens must be >= 1 and n_probs/logprobs >= 0")
