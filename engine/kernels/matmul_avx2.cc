@@ -121,10 +121,11 @@ struct Avx2 {
   template <QuantType Q>
   using Quant = QuantLoader<Ops, Q>;
   static constexpr int kGemvRows = 4;
+  static constexpr Hints kGemvHints = Hints::kNextBlock;
   static constexpr int kMaxMi = 3;
   static constexpr int kMaxRj = 2;
-  template <class L, int MI, int RJ, bool kPrefetch>
-  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kPrefetch>;
+  template <class L, int MI, int RJ, Hints kHints>
+  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kHints>;
 };
 
 void Axpy(float p, const float* v, float* o, int64_t n) {

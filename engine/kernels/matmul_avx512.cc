@@ -153,21 +153,24 @@ void Ops::Tail(const float* x, int64_t ldx, const typename L::T* w, int64_t stri
   }
 }
 
-// What tiling.h needs: GEMV takes eight rows at a time (eight independent
-// fma chains, enough to cover the fma latency, and eight prefetched
-// streams); GEMM blocks are up to 4 activation rows x 4 weight rows (16 zmm
-// accumulators), edge blocks use the smaller instantiations.
+// What tiling.h needs: GEMV takes four rows at a time from four far-apart
+// runs, each hinted 1 KiB ahead in its own run (tiling.h's RowStreamTyped
+// and HintRunAhead: on an AMD EPYC Zen 5 four streams read faster than
+// eight, BENCHMARKS.md run 17); GEMM blocks are up to 4 activation rows x 4
+// weight rows (16 zmm accumulators), edge blocks use the smaller
+// instantiations.
 struct Avx512 {
   using F32 = LoadF32;
   using F16 = LoadF16;
   using BF16 = LoadBF16;
   template <QuantType Q>
   using Quant = QuantLoader<Ops, Q>;
-  static constexpr int kGemvRows = 8;
+  static constexpr int kGemvRows = 4;
+  static constexpr Hints kGemvHints = Hints::kRunAhead;
   static constexpr int kMaxMi = 4;
   static constexpr int kMaxRj = 4;
-  template <class L, int MI, int RJ, bool kPrefetch>
-  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kPrefetch>;
+  template <class L, int MI, int RJ, Hints kHints>
+  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kHints>;
 };
 
 void Axpy(float p, const float* v, float* o, int64_t n) {

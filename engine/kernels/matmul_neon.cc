@@ -149,10 +149,11 @@ struct Neon {
   template <QuantType Q>
   using Quant = QuantLoader<Ops, Q>;
   static constexpr int kGemvRows = 4;
+  static constexpr Hints kGemvHints = Hints::kNextBlock;
   static constexpr int kMaxMi = 2;
   static constexpr int kMaxRj = 3;
-  template <class L, int MI, int RJ, bool kPrefetch>
-  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kPrefetch>;
+  template <class L, int MI, int RJ, Hints kHints>
+  static constexpr BlockFn<typename L::T> kBlock = RegisterBlock<Ops, L, MI, RJ, kHints>;
 };
 
 void Axpy(float p, const float* v, float* o, int64_t n) {

@@ -62,7 +62,7 @@ void PaddedTail(const float* x, int64_t ldx, const typename L::T* w, int64_t str
 // where row j starts rows.stride elements (bytes, for a block-quantized
 // loader) after row j - 1. Each lane is one fma chain in index order; the
 // blocking only runs independent chains side by side.
-template <class A, class L, int MI, int RJ, bool kPrefetch>
+template <class A, class L, int MI, int RJ, Hints kHints>
 void RegisterBlock(const float* x, int64_t ldx, const typename L::T* w, int64_t k, RowLayout rows,
                    float* y, int64_t ldy) {
   using V = typename A::V;
@@ -73,22 +73,39 @@ void RegisterBlock(const float* x, int64_t ldx, const typename L::T* w, int64_t 
     for (int j = 0; j < RJ; ++j) acc[i][j] = A::Zero();
   }
   if constexpr (BlockLoader<L>) {
-    BlockLoaderSteps<A, L, MI, RJ, kPrefetch>(x, ldx, w, k, rows, acc);
+    BlockLoaderSteps<A, L, MI, RJ, kHints>(x, ldx, w, k, rows, acc);
   } else {
-    int64_t c = 0;
-    for (; c + 16 <= k; c += 16) {
+    // One step: 16 columns from c of every row, each lane's chain one fma
+    // further in index order.
+    auto step = [&](int64_t c) __attribute__((always_inline)) {
       V wv[RJ];
 #pragma GCC unroll 16
-      for (int j = 0; j < RJ; ++j) {
-        if constexpr (kPrefetch) HintGemvStep(w + j * rows.stride, rows.ahead, c);
-        wv[j] = L::Full(w + j * rows.stride + c);
-      }
+      for (int j = 0; j < RJ; ++j) wv[j] = L::Full(w + j * rows.stride + c);
 #pragma GCC unroll 16
       for (int i = 0; i < MI; ++i) {
         const V xv = A::LoadX(x + i * ldx + c);
 #pragma GCC unroll 16
         for (int j = 0; j < RJ; ++j) acc[i][j] = A::Fma(xv, wv[j], acc[i][j]);
       }
+    };
+    int64_t c = 0;
+    if constexpr (kHints == Hints::kRunAhead) {
+      // The steps of one cache line of every row, with one hint per row
+      // (HintRunAhead): the same steps in the same order as the loop below.
+      constexpr int64_t kLine = LineColumns<typename L::T>();
+      for (; c + kLine <= k; c += kLine) {
+#pragma GCC unroll 16
+        for (int j = 0; j < RJ; ++j) HintRunAhead(w + j * rows.stride + c);
+#pragma GCC unroll 4
+        for (int64_t s = 0; s < kLine; s += 16) step(c + s);
+      }
+    }
+    for (; c + 16 <= k; c += 16) {
+      if constexpr (kHints == Hints::kNextBlock) {
+#pragma GCC unroll 16
+        for (int j = 0; j < RJ; ++j) HintGemvStep(w + j * rows.stride, rows.ahead, c);
+      }
+      step(c);
     }
     if (c < k) {
       if constexpr (requires { typename A::TailMask; }) {

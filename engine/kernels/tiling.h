@@ -96,6 +96,39 @@ inline void HintGemvStep(const T* row, int64_t ahead, int64_t c) {
   __builtin_prefetch(row + c + kNearBytes / static_cast<int64_t>(sizeof(T)), 0, 3);
 }
 
+// GEMV's other software prefetch, for an ISA whose kGemvHints asks for it
+// (AVX-512): one hint per 64-byte line of each stream, kRunAheadBytes
+// further on in the row's own run (RowStreamTyped), into L1. The rows of a
+// run lie one after another, so near a row's end the hint reaches into the
+// run's next row, the one this stream reads next. Measured on an AMD EPYC
+// Zen 5 (1 thread, AVX-512), a 32000 x 1024 BF16 GEMV from DRAM in 2 MiB
+// pages, four copies read in turn, medians of 11 side by side in one
+// process: eight runs with HintGemvStep's hints 24.5-25.4 GB/s, four runs
+// with these 34.6-34.8 (the probe: 35); 512 bytes ahead gave 32.6-33.2, 2
+// KiB 33.6-34.0, none 31.5-32.2, four runs with HintGemvStep's 30.4-30.7
+// (BENCHMARKS.md run 17).
+inline constexpr int64_t kRunAheadBytes = 1024;
+template <class T>
+inline void HintRunAhead(const T* p) {
+  __builtin_prefetch(reinterpret_cast<const char*>(p) + kRunAheadBytes, 0, 3);
+}
+
+// The columns of one 64-byte cache line of a row of T, in whole steps of 16.
+template <class T>
+constexpr int64_t LineColumns() {
+  constexpr int64_t kColumns = 64 / static_cast<int64_t>(sizeof(T));
+  return kColumns < 16 ? 16 : kColumns;
+}
+
+// How a register block hints the weights it will read next: not at all
+// (GEMM's blocks that find their tile in L2), the next block's rows
+// (HintGemvStep for plain weights, BlockLoaderSteps' hints for quantized:
+// GEMM's adjacent rows, and GEMV's runs on AVX2 and NEON, whose next block
+// reads each run's next row), or further on in each row's own run
+// (HintRunAhead: GEMV's runs on AVX-512). Hints only move data: none can
+// change a bit.
+enum class Hints { kNone, kNextBlock, kRunAhead };
+
 // GEMM keeps a tile of weight rows of about this many bytes in L2 while the
 // activation rows pass over it.
 constexpr int64_t kGemmWTileBytes = int64_t{256} * 1024;
@@ -134,24 +167,27 @@ auto LoaderLanes(const typename L::Group& g, int s) {
 // 16 F32 weights would go. `A` is the ISA's vector operations: `LoadX`
 // (16 activations) and `Fma(x, w, acc)`; the rows lie as `rows` says, in
 // bytes, and k is a multiple of kStep.
-template <class A, class L, int MI, int RJ, bool kPrefetch, class V>
+template <class A, class L, int MI, int RJ, Hints kHints, class V>
 void BlockLoaderSteps(const float* x, int64_t ldx, const uint8_t* w, int64_t k, RowLayout rows,
                       V (&acc)[MI][RJ]) {
   // The stream-ahead knob turns these hints off too (stream_prefetch.h).
-  const bool hint = kPrefetch && StreamHintsOn();
+  const bool hint = kHints != Hints::kNone && StreamHintsOn();
   for (int64_t c = 0; c < k; c += L::kStep) {
     typename L::Group g[RJ];
 #pragma GCC unroll 16
     for (int j = 0; j < RJ; ++j) {
       if (hint) {
-        // The next block's bytes for these kStep columns, a hint every 64
-        // bytes from the first: a fixed number of hints, as a loop over the
+        // The next block's bytes for these kStep columns (or, for
+        // Hints::kRunAhead, the bytes kRunAheadBytes further on in this
+        // row's run), a hint every 64 bytes from the first: a fixed number
+        // of hints, as a loop over the
         // cache lines would take a varying number of turns by the bytes'
         // alignment, a branch the processor cannot predict. A line these
         // hints miss at the end is the first line of the next step's (or
         // of the next row's first step), hinted there.
         constexpr int64_t kBytes = L::Offset(L::kStep);
-        const uint8_t* next = w + j * rows.stride + rows.ahead + L::Offset(c);
+        const uint8_t* next = w + j * rows.stride + L::Offset(c) +
+                              (kHints == Hints::kRunAhead ? kRunAheadBytes : rows.ahead);
 #pragma GCC unroll 8
         for (int64_t o = 0; o < kBytes; o += 64) PrefetchNextBlock(next + o);
       }
@@ -211,11 +247,12 @@ using BlockFn = void (*)(const float* x, int64_t ldx, const T* w, int64_t k, Row
 //   K::template Quant<Q>      the block-quantized loader of type Q
 //                             (quant_loaders.h), when the ISA has them;
 //   K::kGemvRows              weight rows per GEMV pass (a power of two);
+//   K::kGemvHints             how those rows are hinted (Hints);
 //   K::kMaxMi, K::kMaxRj      the largest GEMM block (activation rows x
 //                             weight rows);
-//   K::template kBlock<L, MI, RJ, kPrefetch>
+//   K::template kBlock<L, MI, RJ, kHints>
 //                             the BlockFn for loader L, an MI x RJ block,
-//                             with or without software prefetch.
+//                             with the software prefetch kHints names.
 
 // Runs the remainder after RowStreamTyped's full passes: one block of R
 // rows if at least R are left, then R / 2, ..., 1 (at most one block of
@@ -226,8 +263,8 @@ void RowStreamRemainder(const float* x, const typename L::T* w, int64_t k, int64
   if constexpr (R >= 1) {
     if (r + R <= row_end) {
       const int64_t stride = RowStrideOf<L>(k);
-      K::template kBlock<L, MI, R, true>(x, k, w + r * stride, k, AdjacentRows(stride, R),
-                                         y + (r - row_begin), ldy);
+      K::template kBlock<L, MI, R, Hints::kNextBlock>(
+          x, k, w + r * stride, k, AdjacentRows(stride, R), y + (r - row_begin), ldy);
       r += R;
     }
     RowStreamRemainder<K, L, MI, R / 2>(x, w, k, row_begin, r, row_end, y, ldy);
@@ -247,8 +284,10 @@ void RowStreamRemainder(const float* x, const typename L::T* w, int64_t k, int64
 // adjacent rows ends every stream after one row. Measured on an AMD EPYC
 // (Zen 3, AVX2, 1 thread), a 32000 x 1024 BF16 GEMV from DRAM in 2 MiB
 // pages, medians of 15: 13.0 GB/s with adjacent rows, 21-22 GB/s with four
-// runs (the bandwidth probe: 22.4 GB/s); BENCHMARKS.md, run 12. Which rows
-// a block takes never changes an output's bits: each is one whole C1 dot.
+// runs (the bandwidth probe: 22.4 GB/s); BENCHMARKS.md, run 12. More runs
+// are not better: on an AMD EPYC Zen 5 (AVX-512) eight read slower than four
+// (HintRunAhead). Which rows a block takes never changes an output's bits:
+// each is one whole C1 dot.
 template <class K, class L, int MI>
 void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_begin,
                     int64_t row_end, float* y, int64_t ldy) {
@@ -259,7 +298,8 @@ void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t r
   const RowLayout runs{run * stride, stride};
   for (int64_t r = 0; r < run; ++r) {
     float out[MI * kRows];
-    K::template kBlock<L, MI, kRows, true>(x, k, w + (row_begin + r) * stride, k, runs, out, kRows);
+    K::template kBlock<L, MI, kRows, K::kGemvHints>(x, k, w + (row_begin + r) * stride, k, runs,
+                                                    out, kRows);
 #pragma GCC unroll 16
     for (int i = 0; i < MI; ++i) {
 #pragma GCC unroll 16
@@ -280,7 +320,7 @@ void GemvTyped(const float* x, const typename L::T* w, int64_t k, int64_t row_be
 template <class K, class L, int MI, int... RJ>
 constexpr auto BlockRow(std::integer_sequence<int, RJ...>) {
   return FixedArray<BlockFn<typename L::T>, K::kMaxRj>{
-      {K::template kBlock<L, MI, RJ + 1, false>...}};
+      {K::template kBlock<L, MI, RJ + 1, Hints::kNone>...}};
 }
 template <class K, class L, int... MI>
 constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
@@ -292,7 +332,7 @@ constexpr auto BlockTable(std::integer_sequence<int, MI...>) {
 template <class K, class L, int... MI>
 constexpr auto StreamingBlocks(std::integer_sequence<int, MI...>) {
   return FixedArray<BlockFn<typename L::T>, K::kMaxMi>{
-      {K::template kBlock<L, MI + 1, K::kMaxRj, true>...}};
+      {K::template kBlock<L, MI + 1, K::kMaxRj, Hints::kNextBlock>...}};
 }
 
 template <class K, class L>
@@ -408,7 +448,7 @@ void GemmQuant(const float* x, int64_t m, const std::byte* w, QuantType type, in
 template <class K>
 float Dot(const float* a, const float* b, int64_t n) {
   float out;
-  K::template kBlock<typename K::F32, 1, 1, false>(a, n, b, n, AdjacentRows(n, 1), &out, 0);
+  K::template kBlock<typename K::F32, 1, 1, Hints::kNone>(a, n, b, n, AdjacentRows(n, 1), &out, 0);
   return out;
 }
 

@@ -51,7 +51,8 @@ TEST_P(KernelIsaTest, GemvMatchesReferenceBits) {
     for (testing::Mode mode : kAllModes) {
       for (int64_t k : kSizes) {
         for (int misalign : {0, 1}) {
-          // 19 rows from row 3 exercise the 8-, 4-, 2- and 1-row blocks.
+          // 19 rows from row 3 exercise full passes (4 rows) and the 2- and
+          // 1-row blocks after them.
           GemvCase c{dtype, k, 23, 3, 22, misalign, mode, ++seed};
           EXPECT_EQ(testing::CheckGemv(Table().gemv, c), "");
           GemvCase whole{dtype, k, 7, 0, 7, misalign, mode, ++seed};
