@@ -296,6 +296,16 @@ void RowStreamTyped(const float* x, const typename L::T* w, int64_t k, int64_t r
   const int64_t stride = RowStrideOf<L>(k);
   const int64_t run = (row_end - row_begin) / kRows;
   const RowLayout runs{run * stride, stride};
+  if constexpr (K::kGemvHints == Hints::kRunAhead) {
+    // The first kRunAheadBytes of each run, which no HintRunAhead covers:
+    // a work unit's streams then start in flight together. bench's BF16
+    // decode at 1 thread with 4 MiB units on an AMD EPYC Zen 5: 157.3
+    // against 154.0 tok/s (faster in 6 of 7 interleaved rounds).
+    for (int s = 0; s < kRows && run > 0; ++s) {
+      const auto* first = reinterpret_cast<const char*>(w + (row_begin + s * run) * stride);
+      for (int64_t o = 0; o < kRunAheadBytes; o += 64) __builtin_prefetch(first + o, 0, 3);
+    }
+  }
   for (int64_t r = 0; r < run; ++r) {
     float out[MI * kRows];
     K::template kBlock<L, MI, kRows, K::kGemvHints>(x, k, w + (row_begin + r) * stride, k, runs,
