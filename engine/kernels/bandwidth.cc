@@ -15,10 +15,13 @@ namespace {
 
 // Returns the wrapping sum of `n` words. The slice is read as eight
 // interleaved streams with a prefetch 512 bytes ahead in each, the way a
-// GEMV reads eight weight rows at once: one stream alone leaves memory-level
-// parallelism unused on many machines (measured here: about 2 GB/s for one
-// stream against 4 GB/s for eight), and the probe is meant as the ceiling
-// for that GEMV. Integer sums are exact in any order.
+// GEMV reads several runs of weight rows at once (four today, eight when
+// this was written): one stream alone leaves memory-level parallelism
+// unused on many machines (measured here: about 2 GB/s for one stream
+// against 4 GB/s for eight), and the probe is meant as the ceiling for that
+// GEMV. It stays as it is so that its figures compare across runs; on an
+// AMD Zen 5 the four-run GEMV itself reads long matrices a little faster
+// than it (BENCHMARKS.md run 17). Integer sums are exact in any order.
 uint64_t SumWords(const uint64_t* p, size_t n) {
   constexpr size_t kStreams = 8;
   constexpr size_t kLine = 8;  // words per 64-byte step
