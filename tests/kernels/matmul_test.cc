@@ -136,8 +136,14 @@ TEST_P(KernelIsaTest, GemmMatchesReferenceAndGemvBits) {
             std::vector<float> by_gemv(static_cast<size_t>(n));
             Table().gemv(x + i * k, w, dtype, k, row_begin, row_end, by_gemv.data());
             const float* row = out.data() + i * ldy;
-            EXPECT_EQ(std::memcmp(row, by_gemv.data(), sizeof(float) * static_cast<size_t>(n)), 0)
-                << "gemm row " << i << " differs from gemv, " << where;
+            // Bit patterns, not values: -0.0 against +0.0 is a difference.
+            std::vector<uint32_t> gemm_bits(static_cast<size_t>(n));
+            std::vector<uint32_t> gemv_bits(static_cast<size_t>(n));
+            for (size_t j = 0; j < gemm_bits.size(); ++j) {
+              gemm_bits[j] = Bits(row[j]);
+              gemv_bits[j] = Bits(by_gemv[j]);
+            }
+            EXPECT_EQ(gemm_bits, gemv_bits) << "gemm row " << i << " differs from gemv, " << where;
             for (int64_t r = row_begin; r < row_end; ++r) {
               const float want = testing::ReferenceDot(x + i * k, w, dtype, k, r);
               ASSERT_EQ(Bits(row[r - row_begin]), Bits(want))
