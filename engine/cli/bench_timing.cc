@@ -23,11 +23,15 @@ uint64_t HashLogits(const std::vector<float>& logits) {
 
 // Runs `steps` greedy decode steps of `forward` from a copy of the
 // context; after each, calls after_step(ms, logits) with the time of that
-// step's forward call alone and its logits.
+// step's forward call alone and its logits. The copy has room for the
+// steps before the first is timed, as the context's own caches have (and
+// llama.cpp's, allocated for its whole context): a copy holds no spare room,
+// and the first step would otherwise time reallocating every cache.
 template <class AfterStep>
 void DecodeGreedily(model::Forward& forward, const DecodeContext& context, int steps,
                     AfterStep after_step) {
   model::InferenceState state = context.state;
+  model::ReserveCachePositions(context.config, state, int64_t{state.n_past} + steps);
   std::vector<float> logits;
   int32_t token = context.first_token;
   for (int s = 0; s < steps; ++s) {
@@ -46,7 +50,7 @@ DecodeContext MakeDecodeContext(const model::ModelConfig& mc, int context_tokens
   spec.length = std::max(context_tokens, prompt);
   spec.seed = 0xbe9c4;
   spec.first_token = std::min(3, mc.vocab_size - 1);
-  DecodeContext context{run::RandomTokens(spec, mc.vocab_size), model::MakeState(mc), 0};
+  DecodeContext context{run::RandomTokens(spec, mc.vocab_size), model::MakeState(mc), 0, mc};
   std::vector<float> logits;
   forward.Run(context.state, std::span<const int32_t>(context.tokens.data(), context_tokens), false,
               logits, nullptr);

@@ -31,6 +31,7 @@ struct DecodeContext {
   std::vector<int32_t> tokens;  // max(context, prompt) random tokens
   model::InferenceState state;  // after the first `context` tokens
   int32_t first_token = 0;      // the argmax after them
+  model::ModelConfig config;    // the model's (each run's copy reserves room with it)
 };
 
 // Returns the context: `context` seeded random tokens run through

@@ -163,7 +163,9 @@ class CpuForward final : public Forward {
 
   // Sizes every layer's cache for `positions` positions. The capacity grows
   // geometrically (to at most twice the need), so decoding reallocates
-  // rarely; growth copies the rows already there, so no bit changes.
+  // rarely; growth copies the rows already there, so no bit changes, and
+  // faults the new room in at once (ReserveCachePositions), so that no
+  // append takes a page fault of its own.
   void GrowCaches(InferenceState& state, int64_t positions);
 
   // Attention (forward_cpu_attention.cc).

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "engine/platform/prefault.h"
+
 namespace samebits::model {
 
 InferenceState MakeState(const ModelConfig& config) {
@@ -12,6 +14,18 @@ InferenceState MakeState(const ModelConfig& config) {
   state.k_cache.resize(config.layers.size());
   state.v_cache.resize(config.layers.size());
   return state;
+}
+
+void ReserveCachePositions(const ModelConfig& config, InferenceState& state, int64_t positions) {
+  const size_t need = static_cast<size_t>(positions) * config.n_kv_heads * config.head_dim;
+  for (auto* caches : {&state.k_cache, &state.v_cache}) {
+    for (std::vector<float>& cache : *caches) {
+      if (cache.capacity() >= need) continue;
+      cache.reserve(need);
+      platform::PrefaultForWrite(cache.data() + cache.size(),
+                                 (cache.capacity() - cache.size()) * sizeof(float));
+    }
+  }
 }
 
 void CheckRunInputs(const ModelWeights& weights, const InferenceState& state,

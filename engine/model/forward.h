@@ -34,6 +34,13 @@ struct InferenceState {
 // Returns an empty state sized for `config`'s layers.
 InferenceState MakeState(const ModelConfig& config);
 
+// Gives every KV cache of `state` room for `positions` positions of
+// `config`'s rows without changing what it holds, and faults the room in
+// (platform/prefault.h), so that appending up to there allocates nothing and
+// takes no page fault. Like llama.cpp's KV cache, which is allocated for its
+// whole context at the start. Does nothing to a cache with room already.
+void ReserveCachePositions(const ModelConfig& config, InferenceState& state, int64_t positions);
+
 // Checks what Forward::Run is given, for both passes alike: every token id
 // is inside the vocabulary, the context fits in max_seq_len, and `state`
 // has one K and one V cache of n_past rows per layer of `weights`.

@@ -31,6 +31,7 @@
 //
 // This file holds a call's steps; cpu_forward.h says where the rest is.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -58,6 +59,7 @@ void CpuForward::RunBatch(std::span<const SequenceCall> calls) {
   mat_kt_ = fed > 1 ? &multi_sequence_kt_ : &kt_;
   kind_ = KindOf(rows_);
   if (profiler_) profiler_->CountPass(kind_, n);
+  const auto pass_start = profiler_ ? Profiler::Clock::now() : Profiler::Clock::time_point{};
   trace_.Clear();
   tasks_.clear();  // nothing left over from a call that threw
   attention_ = AttentionWork{};
@@ -69,6 +71,11 @@ void CpuForward::RunBatch(std::span<const SequenceCall> calls) {
   Head();
   for (const cpu::CallSequence& s : rows_.sequences) s.state->n_past += s.rows;
   FlushTrace();
+  if (profiler_) {
+    profiler_->AddPassTime(kind_, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      Profiler::Clock::now() - pass_start)
+                                      .count());
+  }
 }
 
 void CpuForward::Layer(int l, int n) {

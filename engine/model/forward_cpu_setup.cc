@@ -175,13 +175,18 @@ std::string CpuForward::OutOfMemoryMessage() const {
 
 void CpuForward::GrowCaches(InferenceState& state, int64_t positions) {
   const size_t need = static_cast<size_t>(positions) * kv_dim_;
+  size_t room = need;  // the fewest positions' room of any cache, in floats
   for (auto* caches : {&state.k_cache, &state.v_cache}) {
-    for (auto& cache : *caches) {
-      if (cache.capacity() < need) {
-        cache.reserve(std::max({need, 2 * cache.capacity(), size_t{256} * kv_dim_}));
-      }
-      cache.resize(need);
-    }
+    for (const auto& cache : *caches) room = std::min(room, cache.capacity());
+  }
+  if (room < need) {
+    // Double (at least 256 positions), so a long decode reallocates
+    // rarely; the new room is faulted in at once, not a page per append.
+    const int64_t room_positions = kv_dim_ > 0 ? static_cast<int64_t>(room / kv_dim_) : 0;
+    ReserveCachePositions(c_, state, std::max({positions, 2 * room_positions, int64_t{256}}));
+  }
+  for (auto* caches : {&state.k_cache, &state.v_cache}) {
+    for (auto& cache : *caches) cache.resize(need);
   }
 }
 

@@ -56,9 +56,15 @@ class Profiler {
   void Add(PassKind kind, ProfileOp op, int64_t ns);
   // Counts one forward call of `kind` that fed `tokens` tokens.
   void CountPass(PassKind kind, int64_t tokens);
+  // Adds the wall time of one whole forward call of `kind`: what the ops'
+  // cells do not hold (thread wake-ups, work between timed stretches) is
+  // the difference.
+  void AddPassTime(PassKind kind, int64_t ns);
 
-  // Returns a table per pass kind: op, total ms, % of the pass kind's timed
-  // total, calls, and ms per pass; empty when nothing was recorded.
+  // Returns a table per pass kind: op, total ms, % of the passes' wall time
+  // (of the ops' sum when no pass time was added), calls, and ms per pass,
+  // with a row for the time between the timed ops; empty when nothing was
+  // recorded.
   std::string Report() const;
 
  private:
@@ -71,6 +77,7 @@ class Profiler {
       cells_{};
   std::array<int64_t, static_cast<size_t>(PassKind::kCount)> passes_{};
   std::array<int64_t, static_cast<size_t>(PassKind::kCount)> tokens_{};
+  std::array<int64_t, static_cast<size_t>(PassKind::kCount)> pass_ns_{};
 };
 
 // Times one stretch of work into a profiler; does nothing (reads no clock)

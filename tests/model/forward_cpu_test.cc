@@ -293,6 +293,58 @@ TEST(ForwardCpu, ProfilerReportsOnlyWhenAskedAndChangesNothing) {
   EXPECT_NE(report.find("prefill"), std::string::npos) << report;
   EXPECT_NE(report.find("decode"), std::string::npos) << report;
   EXPECT_NE(report.find("attention"), std::string::npos) << report;
+  // The passes' wall time, and what of it no op holds.
+  EXPECT_NE(report.find("ms in the passes"), std::string::npos) << report;
+  EXPECT_NE(report.find("(between the timed ops)"), std::string::npos) << report;
+}
+
+// Room reserved ahead (what `bench` gives each run's copy of its context)
+// keeps every cached bit, is used by the decode steps that follow (no cache
+// moves), and changes no logit.
+TEST(ForwardCpu, ReservedCacheRoomKeepsTheBitsAndIsUsed) {
+  const ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
+  const Script s = MakeScript(w.config.vocab_size, 9, 0, 1, 0, 0x5e);
+  threads::ThreadPool pool(2);
+  CpuOptions options;
+  options.isa = kernels::BestIsa();
+  auto cpu = MakeCpuForward(w, Portable(), pool, options);
+  InferenceState context = MakeState(w.config);
+  std::vector<float> logits;
+  cpu->Run(context, std::span<const int32_t>(s.tokens.data(), 9), false, logits, nullptr);
+
+  constexpr int kSteps = 100;  // 109 positions of tiny's 128
+  InferenceState plain = context;
+  InferenceState reserved = context;
+  ReserveCachePositions(w.config, reserved, context.n_past + kSteps);
+  const size_t need =
+      static_cast<size_t>(context.n_past + kSteps) * w.config.n_kv_heads * w.config.head_dim;
+  std::vector<const float*> where;
+  for (auto* caches : {&reserved.k_cache, &reserved.v_cache}) {
+    for (size_t l = 0; l < caches->size(); ++l) {
+      const std::vector<float>& was =
+          (caches == &reserved.k_cache ? context.k_cache : context.v_cache)[l];
+      ASSERT_GE((*caches)[l].capacity(), need) << "layer " << l;
+      ASSERT_EQ((*caches)[l].size(), was.size());
+      EXPECT_EQ(0, std::memcmp((*caches)[l].data(), was.data(), was.size() * sizeof(float)));
+      where.push_back((*caches)[l].data());
+    }
+  }
+  EXPECT_EQ(reserved.n_past, context.n_past);
+
+  std::vector<float> from_plain, from_reserved;
+  int32_t token = s.tokens[9];
+  for (int step = 0; step < kSteps; ++step) {
+    cpu->Run(plain, std::span<const int32_t>(&token, 1), false, from_plain, nullptr);
+    cpu->Run(reserved, std::span<const int32_t>(&token, 1), false, from_reserved, nullptr);
+    ASSERT_TRUE(SameBits(from_plain, from_reserved, w.config.vocab_size)) << "step " << step;
+    token = static_cast<int32_t>(step * 7919 % w.config.vocab_size);
+  }
+  size_t i = 0;
+  for (auto* caches : {&reserved.k_cache, &reserved.v_cache}) {
+    for (const std::vector<float>& cache : *caches) {
+      EXPECT_EQ(cache.data(), where[i++]) << "a cache with room was moved";
+    }
+  }
 }
 
 TEST(ForwardCpu, RejectsBadTokensAndOverlongContexts) {
