@@ -2,10 +2,14 @@
 // attention_values). One zmm holds the contract's 16 virtual lanes, as in
 // matmul_avx512.cc: a score is 16 lane chains over head_dim (a masked fma
 // for a tail, so the other lanes keep their bits), reduced by the fixed
-// 16 -> 8 -> 4 -> 2 -> 1 tree. Four keys run side by side only to hide the
-// fma latency. The weighted sum of V keeps 64 outputs in four registers
-// across all keys: for each element the same fma chain, key by key, as
-// `o[d] = fma(p[j], v_j[d], o[d])` (C5).
+// 16 -> 8 -> 4 -> 2 -> 1 tree. The weighted sum of V keeps each output
+// element's fma chain, key by key, as `o[d] = fma(p[j], v_j[d], o[d])` (C5).
+//
+// Up to four heads of a GQA group run together: each key row is loaded
+// once for all of them (four times fewer K and V reads, which come from L2
+// or beyond at decode), and their chains are independent, which hides the
+// fma latency that one head's short chains cannot. Four keys run side by
+// side in the scores for the same reason. Neither changes any chain.
 #include <cstdint>
 
 #include "engine/kernels/avx512_lanes.h"
@@ -14,66 +18,130 @@
 namespace samebits::kernels::internal {
 namespace {
 
-// Computes `KEYS` scores: s[j] = dot(q, k_j, n) * scale for keys k0, k0 + stride, ...
-template <int KEYS>
-inline void Scores(const float* q, const float* k0, int64_t stride, int n, float scale, float* s) {
-  __m512 acc[KEYS];
-  for (int j = 0; j < KEYS; ++j) acc[j] = _mm512_setzero_ps();
+// The heads one pass of either half takes together: 4 heads x 4 keys of
+// score accumulators, or 4 heads x 64 outputs, fill 16 of the 32 zmm.
+constexpr int kGroupHeads = 4;
+
+// Computes HEADS x KEYS scores: s[i * s_stride + j] = dot(q_i, k_j, n) *
+// scale, q_i at q + i * n, k_j at k0 + j * stride.
+template <int HEADS, int KEYS>
+inline void Scores(const float* q, const float* k0, int64_t stride, int n, float scale, float* s,
+                   int64_t s_stride) {
+  __m512 acc[HEADS][KEYS];
+  for (int i = 0; i < HEADS; ++i) {
+    for (int j = 0; j < KEYS; ++j) acc[i][j] = _mm512_setzero_ps();
+  }
   int c = 0;
   for (; c + 16 <= n; c += 16) {
-    const __m512 qv = _mm512_loadu_ps(q + c);
-    for (int j = 0; j < KEYS; ++j) {
-      acc[j] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + j * stride + c), acc[j]);
+    __m512 kv[KEYS];
+    for (int j = 0; j < KEYS; ++j) kv[j] = _mm512_loadu_ps(k0 + j * stride + c);
+    for (int i = 0; i < HEADS; ++i) {
+      const __m512 qv = _mm512_loadu_ps(q + int64_t{i} * n + c);
+      for (int j = 0; j < KEYS; ++j) acc[i][j] = _mm512_fmadd_ps(qv, kv[j], acc[i][j]);
     }
   }
   if (c < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - c)) - 1u);
-    const __m512 qv = _mm512_maskz_loadu_ps(m, q + c);
-    for (int j = 0; j < KEYS; ++j) {
-      acc[j] = _mm512_mask3_fmadd_ps(qv, _mm512_maskz_loadu_ps(m, k0 + j * stride + c), acc[j], m);
+    __m512 kv[KEYS];
+    for (int j = 0; j < KEYS; ++j) kv[j] = _mm512_maskz_loadu_ps(m, k0 + j * stride + c);
+    for (int i = 0; i < HEADS; ++i) {
+      const __m512 qv = _mm512_maskz_loadu_ps(m, q + int64_t{i} * n + c);
+      for (int j = 0; j < KEYS; ++j) acc[i][j] = _mm512_mask3_fmadd_ps(qv, kv[j], acc[i][j], m);
     }
   }
-  for (int j = 0; j < KEYS; ++j) s[j] = Reduce16(acc[j]) * scale;
+  for (int i = 0; i < HEADS; ++i) {
+    for (int j = 0; j < KEYS; ++j) s[i * s_stride + j] = Reduce16(acc[i][j]) * scale;
+  }
 }
 
-}  // namespace
-
-void Avx512AttentionScores(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
-                           float scale, float* s) {
+// Every key's scores for HEADS heads, four keys at a time.
+template <int HEADS>
+void ScoresOfHeads(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
+                   float scale, float* s, int64_t s_stride) {
   int j = 0;
-  for (; j + 4 <= n; j += 4) Scores<4>(q, k_rows + j * stride, stride, head_dim, scale, s + j);
-  for (; j < n; ++j) Scores<1>(q, k_rows + j * stride, stride, head_dim, scale, s + j);
+  for (; j + 4 <= n; j += 4) {
+    Scores<HEADS, 4>(q, k_rows + j * stride, stride, head_dim, scale, s + j, s_stride);
+  }
+  for (; j < n; ++j) {
+    Scores<HEADS, 1>(q, k_rows + j * stride, stride, head_dim, scale, s + j, s_stride);
+  }
 }
 
-void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
-                           float* o) {
-  // 64 outputs at a time in registers, keys in increasing order.
+// The weighted sum of V for HEADS heads: 64 outputs of each at a time in
+// registers, keys in increasing order; a tail of head_dim in masked 16s.
+template <int HEADS>
+void ValuesOfHeads(const float* p, int64_t p_stride, const float* v_rows, int64_t stride, int n,
+                   int head_dim, float* o) {
   int d = 0;
   for (; d + 64 <= head_dim; d += 64) {
-    __m512 o0 = _mm512_setzero_ps(), o1 = _mm512_setzero_ps();
-    __m512 o2 = _mm512_setzero_ps(), o3 = _mm512_setzero_ps();
-    for (int key = 0; key < n; ++key) {
-      const __m512 pk = _mm512_set1_ps(p[key]);
-      const float* vk = v_rows + key * stride + d;
-      o0 = _mm512_fmadd_ps(pk, _mm512_loadu_ps(vk), o0);
-      o1 = _mm512_fmadd_ps(pk, _mm512_loadu_ps(vk + 16), o1);
-      o2 = _mm512_fmadd_ps(pk, _mm512_loadu_ps(vk + 32), o2);
-      o3 = _mm512_fmadd_ps(pk, _mm512_loadu_ps(vk + 48), o3);
+    __m512 acc[HEADS][4];
+    for (int i = 0; i < HEADS; ++i) {
+      for (int c = 0; c < 4; ++c) acc[i][c] = _mm512_setzero_ps();
     }
-    _mm512_storeu_ps(o + d, o0);
-    _mm512_storeu_ps(o + d + 16, o1);
-    _mm512_storeu_ps(o + d + 32, o2);
-    _mm512_storeu_ps(o + d + 48, o3);
+    for (int key = 0; key < n; ++key) {
+      const float* vk = v_rows + key * stride + d;
+      __m512 vv[4];
+      for (int c = 0; c < 4; ++c) vv[c] = _mm512_loadu_ps(vk + 16 * c);
+      for (int i = 0; i < HEADS; ++i) {
+        const __m512 pk = _mm512_set1_ps(p[i * p_stride + key]);
+        for (int c = 0; c < 4; ++c) acc[i][c] = _mm512_fmadd_ps(pk, vv[c], acc[i][c]);
+      }
+    }
+    for (int i = 0; i < HEADS; ++i) {
+      for (int c = 0; c < 4; ++c)
+        _mm512_storeu_ps(o + int64_t{i} * head_dim + d + 16 * c, acc[i][c]);
+    }
   }
   for (; d < head_dim; d += 16) {
     const __mmask16 m = head_dim - d >= 16 ? static_cast<__mmask16>(0xffff)
                                            : static_cast<__mmask16>((1u << (head_dim - d)) - 1u);
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc[HEADS];
+    for (int i = 0; i < HEADS; ++i) acc[i] = _mm512_setzero_ps();
     for (int key = 0; key < n; ++key) {
-      const __m512 pk = _mm512_set1_ps(p[key]);
-      acc = _mm512_fmadd_ps(pk, _mm512_maskz_loadu_ps(m, v_rows + key * stride + d), acc);
+      const __m512 vv = _mm512_maskz_loadu_ps(m, v_rows + key * stride + d);
+      for (int i = 0; i < HEADS; ++i) {
+        acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(p[i * p_stride + key]), vv, acc[i]);
+      }
     }
-    _mm512_mask_storeu_ps(o + d, m, acc);
+    for (int i = 0; i < HEADS; ++i) _mm512_mask_storeu_ps(o + int64_t{i} * head_dim + d, m, acc[i]);
+  }
+}
+
+}  // namespace
+
+void Avx512AttentionScores(const float* q, int heads, const float* k_rows, int64_t stride, int n,
+                           int head_dim, float scale, float* s, int64_t s_stride) {
+  int i = 0;
+  for (; i + kGroupHeads <= heads; i += kGroupHeads) {
+    ScoresOfHeads<kGroupHeads>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim, scale,
+                               s + i * s_stride, s_stride);
+  }
+  if (i + 2 <= heads) {
+    ScoresOfHeads<2>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim, scale,
+                     s + i * s_stride, s_stride);
+    i += 2;
+  }
+  for (; i < heads; ++i) {
+    ScoresOfHeads<1>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim, scale,
+                     s + i * s_stride, s_stride);
+  }
+}
+
+void Avx512AttentionValues(const float* p, int64_t p_stride, int heads, const float* v_rows,
+                           int64_t stride, int n, int head_dim, float* o) {
+  int i = 0;
+  for (; i + kGroupHeads <= heads; i += kGroupHeads) {
+    ValuesOfHeads<kGroupHeads>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
+                               o + int64_t{i} * head_dim);
+  }
+  if (i + 2 <= heads) {
+    ValuesOfHeads<2>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
+                     o + int64_t{i} * head_dim);
+    i += 2;
+  }
+  for (; i < heads; ++i) {
+    ValuesOfHeads<1>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
+                     o + int64_t{i} * head_dim);
   }
 }
 

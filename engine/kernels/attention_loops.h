@@ -14,19 +14,30 @@
 namespace samebits::kernels::internal {
 namespace {
 
-// s[j] = dot(q, k_j, head_dim) * scale for keys j in [0, n) at k_rows + j * stride.
+// s[i * s_stride + j] = dot(q_i, k_j, head_dim) * scale for each of the
+// `heads` query heads i (q_i at q + i * head_dim) and keys j in [0, n) at
+// k_rows + j * stride.
 template <float (*kDot)(const float*, const float*, int64_t)>
-void AttentionScoresBy(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
-                       float scale, float* s) {
-  for (int j = 0; j < n; ++j) s[j] = kDot(q, k_rows + j * stride, head_dim) * scale;
+void AttentionScoresBy(const float* q, int heads, const float* k_rows, int64_t stride, int n,
+                       int head_dim, float scale, float* s, int64_t s_stride) {
+  for (int i = 0; i < heads; ++i) {
+    const float* q_i = q + int64_t{i} * head_dim;
+    float* s_i = s + i * s_stride;
+    for (int j = 0; j < n; ++j) s_i[j] = kDot(q_i, k_rows + j * stride, head_dim) * scale;
+  }
 }
 
-// o[d] = fma(p[j], v_j[d], o[d]) for j = 0 .. n-1 in order, o from +0.0f.
+// o_i[d] = fma(p_i[j], v_j[d], o_i[d]) for j = 0 .. n-1 in order, o_i from
+// +0.0f, for each head i (p_i at p + i * p_stride, o_i at o + i * head_dim).
 template <void (*kAxpy)(float, const float*, float*, int64_t)>
-void AttentionValuesBy(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
-                       float* o) {
-  for (int d = 0; d < head_dim; ++d) o[d] = 0.0f;
-  for (int j = 0; j < n; ++j) kAxpy(p[j], v_rows + j * stride, o, head_dim);
+void AttentionValuesBy(const float* p, int64_t p_stride, int heads, const float* v_rows,
+                       int64_t stride, int n, int head_dim, float* o) {
+  for (int i = 0; i < heads; ++i) {
+    const float* p_i = p + i * p_stride;
+    float* o_i = o + int64_t{i} * head_dim;
+    for (int d = 0; d < head_dim; ++d) o_i[d] = 0.0f;
+    for (int j = 0; j < n; ++j) kAxpy(p_i[j], v_rows + j * stride, o_i, head_dim);
+  }
 }
 
 }  // namespace

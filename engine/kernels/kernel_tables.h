@@ -44,10 +44,10 @@ void Avx2ExpPortable(float* x, int64_t n);
 const KernelTable& Avx512Table();
 // The AVX-512 attention halves (attention_avx512.cc), entries of that table:
 // see KernelTable::attention_scores and attention_values.
-void Avx512AttentionScores(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
-                           float scale, float* s);
-void Avx512AttentionValues(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
-                           float* o);
+void Avx512AttentionScores(const float* q, int heads, const float* k_rows, int64_t stride, int n,
+                           int head_dim, float scale, float* s, int64_t s_stride);
+void Avx512AttentionValues(const float* p, int64_t p_stride, int heads, const float* v_rows,
+                           int64_t stride, int n, int head_dim, float* o);
 // The integer profile's one-row dot product (int8_avx512.cc): the bits of
 // numerics::DotInt8, with Q8_0 and Q4_K in AVX-512 BW and the other types
 // through the scalar definition (Avx512Int8Rows takes all their rows).

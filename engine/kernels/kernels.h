@@ -88,15 +88,21 @@ struct KernelTable {
   // attention output chain (C5).
   void (*axpy)(float p, const float* v, float* o, int64_t n);
 
-  // The two halves of one attention row (C5) around its softmax, over keys
-  // j in [0, n) at k_rows + j * stride (v_rows + j * stride):
-  // s[j] = dot(q, k_j, head_dim) * scale (each a whole C1 dot product).
-  void (*attention_scores)(const float* q, const float* k_rows, int64_t stride, int n, int head_dim,
-                           float scale, float* s);
-  // o[d] = fma(p[j], v_j[d], o[d]) for j = 0 .. n-1 in increasing order, o
-  // starting at +0.0f: one fma chain per output element, key by key.
-  void (*attention_values)(const float* p, const float* v_rows, int64_t stride, int n, int head_dim,
-                           float* o);
+  // The two halves of attention (C5) around the softmax, for one query row
+  // of `heads` query heads that share one K/V head (GQA; 1 without it),
+  // over keys j in [0, n) at k_rows + j * stride (v_rows + j * stride). Head
+  // i's query is q + i * head_dim and its output o + i * head_dim. Reading
+  // a key once for every head of its group is what the grouping is for;
+  // each head's numbers are those of a call for it alone.
+  // s[i * s_stride + j] = dot(q_i, k_j, head_dim) * scale (each a whole C1
+  // dot product).
+  void (*attention_scores)(const float* q, int heads, const float* k_rows, int64_t stride, int n,
+                           int head_dim, float scale, float* s, int64_t s_stride);
+  // o_i[d] = fma(p[i * p_stride + j], v_j[d], o_i[d]) for j = 0 .. n-1 in
+  // increasing order, o_i starting at +0.0f: one fma chain per output
+  // element, key by key.
+  void (*attention_values)(const float* p, int64_t p_stride, int heads, const float* v_rows,
+                           int64_t stride, int n, int head_dim, float* o);
 
   // x[i] = numerics::PortableExp(x[i]) for i in [0, n), bit for bit: the
   // portable math profile's exp, many at once (model/cpu_ops.h's

@@ -12,12 +12,16 @@ namespace samebits::kernels {
 namespace {
 
 // C5 with the keys in decreasing order: the forbidden order of the control.
-void ReversedAttentionValues(const float* p, const float* v_rows, int64_t stride, int n,
-                             int head_dim, float* o) {
-  for (int d = 0; d < head_dim; ++d) o[d] = 0.0f;
-  for (int j = n - 1; j >= 0; --j) {
-    const float* v = v_rows + j * stride;
-    for (int d = 0; d < head_dim; ++d) o[d] = std::fma(p[j], v[d], o[d]);
+void ReversedAttentionValues(const float* p, int64_t p_stride, int heads, const float* v_rows,
+                             int64_t stride, int n, int head_dim, float* o) {
+  for (int i = 0; i < heads; ++i) {
+    const float* p_i = p + i * p_stride;
+    float* o_i = o + int64_t{i} * head_dim;
+    for (int d = 0; d < head_dim; ++d) o_i[d] = 0.0f;
+    for (int j = n - 1; j >= 0; --j) {
+      const float* v = v_rows + j * stride;
+      for (int d = 0; d < head_dim; ++d) o_i[d] = std::fma(p_i[j], v[d], o_i[d]);
+    }
   }
 }
 

@@ -171,8 +171,8 @@ class CpuForward final : public Forward {
   // Attention (forward_cpu_attention.cc).
 
   // Numbers the call's attention units: sequence s owns units
-  // [attention_unit0_[s], attention_unit0_[s + 1]), one per head and block
-  // of its rows.
+  // [attention_unit0_[s], attention_unit0_[s + 1]), one per K/V head (with
+  // every query head of its GQA group) and block of its rows.
   void PlanAttention();
 
   // q/k/v biases, q/k norm and RoPE of rows [0, n) (each at its own
@@ -183,12 +183,13 @@ class CpuForward final : public Forward {
   void QkRopeAppendRow(InferenceState& state, int l, int t, int pos);
 
   // One queued attention unit: the sequence whose units hold `unit`, then
-  // within them head `u / blocks` and that sequence's query rows of block
-  // `u % blocks`.
+  // within them K/V head `u / blocks` and that sequence's query rows of
+  // block `u % blocks`.
   void AttendUnit(int64_t unit, int thread);
 
-  // C5: attention of head `h` for query row `t` at position `pos`.
-  void AttendRow(const InferenceState& state, int l, int h, int t, int pos, int thread);
+  // C5: attention of the query heads that share K/V head `kvh` (its GQA
+  // group, read once for all of them) for query row `t` at position `pos`.
+  void AttendRow(const InferenceState& state, int l, int kvh, int t, int pos, int thread);
 
   // The experts (forward_cpu_experts.cc).
 
@@ -239,7 +240,7 @@ class CpuForward final : public Forward {
   cpu::Activations a_;
   std::vector<float> head_logits_;        // (outputs, vocab) a batch's logits before the split
   std::vector<float> scores_;             // (threads, scores_stride_): attention scratch
-  int64_t scores_stride_ = 0;             // positions reached by the current call
+  int64_t scores_stride_ = 0;             // a GQA group x the positions the call reaches
   std::vector<MatTask> tasks_;            // matrix units queued for the next Flush
   AttentionWork attention_;               // attention queued for the next Flush
   std::vector<int64_t> attention_unit0_;  // (sequences + 1) first attention unit of each

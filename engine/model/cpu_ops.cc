@@ -123,14 +123,17 @@ void SoftCapInPlace(float* x, int64_t n, float cap, float inv_cap,
 }
 
 void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
-                  const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
-                  int head_dim, float scale, float softcap, float inv_softcap, float* scores,
-                  float* o) {
+                  int heads, const float* k_rows, const float* v_rows, int64_t stride, int first,
+                  int last, int head_dim, float scale, float softcap, float inv_softcap,
+                  float* scores, float* o) {
   const int n = last - first + 1;
-  kt.attention_scores(q, k_rows + first * stride, stride, n, head_dim, scale, scores);
-  if (softcap > 0.0f) SoftCapInPlace(scores, n, softcap, inv_softcap, math);
-  SoftmaxInPlace(scores, n, math, &kt);
-  kt.attention_values(scores, v_rows + first * stride, stride, n, head_dim, o);
+  kt.attention_scores(q, heads, k_rows + first * stride, stride, n, head_dim, scale, scores, n);
+  for (int i = 0; i < heads; ++i) {
+    float* s = scores + static_cast<ptrdiff_t>(i) * n;
+    if (softcap > 0.0f) SoftCapInPlace(s, n, softcap, inv_softcap, math);
+    SoftmaxInPlace(s, n, math, &kt);
+  }
+  kt.attention_values(scores, n, heads, v_rows + first * stride, stride, n, head_dim, o);
 }
 
 }  // namespace samebits::model::cpu

@@ -78,15 +78,18 @@ void TopK(const float* p, int n, int k, int* out);
 void SoftCapInPlace(float* x, int64_t n, float cap, float inv_cap,
                     const numerics::MathLibrary& math);
 
-// C5: one query row of one head: the table's scores, the soft-cap when
-// `softcap` > 0 (`inv_softcap` = 1 / softcap), the softmax (C4), the
-// table's key-by-key weighted sum of V. Keys `first .. last`
-// (inclusive) are visible; `k_rows` / `v_rows` point at key 0 of this KV
-// head and advance by `stride` floats per position. `scores` is scratch of
-// at least last - first + 1 floats. Writes head_dim outputs to `o`.
+// C5: one query row of `heads` query heads that share one K/V head (GQA):
+// per head, the table's scores, the soft-cap when `softcap` > 0
+// (`inv_softcap` = 1 / softcap), the softmax (C4), the table's key-by-key
+// weighted sum of V. Keys `first .. last` (inclusive) are visible; `k_rows`
+// / `v_rows` point at key 0 of the K/V head and advance by `stride` floats
+// per position. Head i's query is q + i * head_dim and its output (head_dim
+// floats) o + i * head_dim. `scores` is scratch of at least
+// heads * (last - first + 1) floats. Each head's bits are those of a call
+// for it alone.
 void AttentionRow(const kernels::KernelTable& kt, const numerics::MathLibrary& math, const float* q,
-                  const float* k_rows, const float* v_rows, int64_t stride, int first, int last,
-                  int head_dim, float scale, float softcap, float inv_softcap, float* scores,
-                  float* o);
+                  int heads, const float* k_rows, const float* v_rows, int64_t stride, int first,
+                  int last, int head_dim, float scale, float softcap, float inv_softcap,
+                  float* scores, float* o);
 
 }  // namespace samebits::model::cpu

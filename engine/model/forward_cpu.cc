@@ -14,7 +14,7 @@
 // depend on the other rows of the call. Matrix work is queued as units
 // (cpu_work.h: GEMV row chunks for one row, GEMM tiles for several) and run
 // by `Flush`, one pool dispatch per flush, together with any queued
-// attention units (one per sequence, head and block of query rows). A
+// attention units (one per sequence, K/V head and block of query rows). A
 // parallel block queues its FFN beside attention, so it needs three
 // dispatches where the sequential block needs five:
 //   sequential: [q|k|v] -> [attention] -> [o_proj] -> [router or FFN gate/up]

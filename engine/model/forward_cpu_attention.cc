@@ -1,6 +1,7 @@
 // CpuForward's attention (cpu_forward.h): q/k biases and norms, RoPE and
 // the KV append per row, and the attention units a flush runs (C5), one per
-// sequence, head and block of query rows.
+// sequence, K/V head (with its GQA group of query heads) and block of query
+// rows.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +15,7 @@ void CpuForward::PlanAttention() {
   attention_unit0_.assign(1, 0);
   for (const cpu::CallSequence& s : rows_.sequences) {
     const int64_t blocks = (s.rows + row_block_ - 1) / row_block_;
-    attention_unit0_.push_back(attention_unit0_.back() + int64_t{c_.n_heads} * blocks);
+    attention_unit0_.push_back(attention_unit0_.back() + int64_t{c_.n_kv_heads} * blocks);
   }
 }
 
@@ -64,24 +65,25 @@ void CpuForward::AttendUnit(int64_t unit, int thread) {
   const cpu::CallSequence& s = rows_.sequences[seq];
   const int64_t u = unit - attention_unit0_[seq];
   const int blocks = (s.rows + row_block_ - 1) / row_block_;
-  const int h = static_cast<int>(u / blocks);
+  const int kvh = static_cast<int>(u / blocks);
   const int b = static_cast<int>(u % blocks);
   const int end = s.row0 + std::min(s.rows, (b + 1) * row_block_);
   for (int t = s.row0 + b * row_block_; t < end; ++t) {
-    AttendRow(*s.state, attention_.layer, h, t, rows_.position[t], thread);
+    AttendRow(*s.state, attention_.layer, kvh, t, rows_.position[t], thread);
   }
 }
 
-void CpuForward::AttendRow(const InferenceState& state, int l, int h, int t, int pos, int thread) {
+void CpuForward::AttendRow(const InferenceState& state, int l, int kvh, int t, int pos,
+                           int thread) {
   const int window = c_.layers[l].sliding_window;
   const int first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
-  const int kvh = h / group_;
-  cpu::AttentionRow(kt_, math_, a_.q.data() + static_cast<size_t>(t) * q_dim_ + int64_t{h} * hd_,
+  const int64_t h0 = int64_t{kvh} * group_;  // the group's first query head
+  cpu::AttentionRow(kt_, math_, a_.q.data() + static_cast<size_t>(t) * q_dim_ + h0 * hd_, group_,
                     state.k_cache[l].data() + int64_t{kvh} * hd_,
                     state.v_cache[l].data() + int64_t{kvh} * hd_, kv_dim_, first, pos, hd_, scale_,
                     c_.attn_softcap, inv_attn_softcap_,
                     scores_.data() + static_cast<size_t>(thread) * scores_stride_,
-                    a_.attn.data() + static_cast<size_t>(t) * q_dim_ + int64_t{h} * hd_);
+                    a_.attn.data() + static_cast<size_t>(t) * q_dim_ + h0 * hd_);
 }
 
 }  // namespace samebits::model::cpu

@@ -140,8 +140,8 @@ void CpuForward::Reserve() {
       const size_t outputs = rows_.output_rows.size() * static_cast<size_t>(c_.vocab_size);
       if (head_logits_.size() < outputs) head_logits_.resize(outputs);
     }
-    scores_stride_ = positions;
-    const size_t scores = static_cast<size_t>(pool_.size()) * static_cast<size_t>(positions);
+    scores_stride_ = int64_t{group_} * positions;  // a GQA group's heads (AttendRow)
+    const size_t scores = static_cast<size_t>(pool_.size()) * static_cast<size_t>(scores_stride_);
     if (scores_.size() < scores) scores_.resize(scores);
     for (const cpu::CallSequence& s : rows_.sequences) {
       GrowCaches(*s.state, int64_t{s.n_past} + s.rows);

@@ -2,7 +2,8 @@
 // and attention_values, C5) against the contract written out here with
 // `numerics::Dot` and `std::fma`, bit for bit, over head widths that are and
 // are not multiples of 16 and 64, key counts around the 4-key blocks,
-// misaligned rows, and weights that underflow to zero. The test-only table
+// misaligned rows, weights that underflow to zero, and GQA groups of 1 to 8
+// query heads (the kernels take up to four at once). The test-only table
 // (reversed key order) must be caught by the same comparison.
 #include <gtest/gtest.h>
 
@@ -29,41 +30,51 @@ std::vector<float> Values(size_t n, uint32_t seed, float amp) {
   return v;
 }
 
-struct Case {
-  int hd, n_keys, stride;
-  std::vector<float> q, k, p, v;
-};
-
 // Returns true when `kt` gives the contract's bits on every case; names the
-// first failing case in `why`.
+// first failing case in `why`. Each case runs a GQA group of `heads` query
+// heads over one K/V head; every head must give what the contract gives for
+// it alone, and nothing outside the outputs may be written.
 bool TableMatchesContract(const KernelTable& kt, std::string* why) {
-  for (int hd : {1, 15, 16, 17, 33, 64, 80, 100, 128}) {
-    for (int n_keys : {1, 2, 3, 4, 5, 8, 9, 31}) {
-      for (float amp : {1.0f, 30.0f}) {  // 30: products far apart in size
-        const int stride = 2 * hd + 3;   // odd stride: misaligned rows
-        const auto q = Values(hd, 11u + hd, amp);
-        const auto k = Values(static_cast<size_t>(n_keys) * stride, 7u * hd + n_keys, amp);
-        const auto v = Values(static_cast<size_t>(n_keys) * stride, 5u + n_keys, 1.0f);
-        auto p = Values(n_keys, 3u + n_keys, 1.0f);
-        if (amp > 1.0f) p[0] = 0x1p-140f;                                      // a subnormal weight
-        std::vector<float> want_s(n_keys + 1, 7.0f), got_s(n_keys + 1, 7.0f);  // guard element
-        std::vector<float> want_o(hd + 1, 7.0f), got_o(hd + 1, 7.0f);
-        for (int j = 0; j < n_keys; ++j) {
-          want_s[j] = numerics::Dot(q.data(), k.data() + j * stride, hd) * 0.125f;
-        }
-        for (int d = 0; d < hd; ++d) want_o[d] = 0.0f;
-        for (int j = 0; j < n_keys; ++j) {
-          for (int d = 0; d < hd; ++d) want_o[d] = std::fma(p[j], v[j * stride + d], want_o[d]);
-        }
-        kt.attention_scores(q.data(), k.data(), stride, n_keys, hd, 0.125f, got_s.data());
-        kt.attention_values(p.data(), v.data(), stride, n_keys, hd, got_o.data());
-        const bool same =
-            std::memcmp(want_s.data(), got_s.data(), sizeof(float) * want_s.size()) == 0 &&
-            std::memcmp(want_o.data(), got_o.data(), sizeof(float) * want_o.size()) == 0;
-        if (!same) {
-          *why = std::string(IsaName(kt.isa)) + " hd " + std::to_string(hd) + " keys " +
-                 std::to_string(n_keys) + " amp " + std::to_string(amp);
-          return false;
+  for (int heads : {1, 2, 3, 4, 5, 8}) {
+    for (int hd : {1, 15, 16, 17, 33, 64, 80, 100, 128}) {
+      for (int n_keys : {1, 2, 3, 4, 5, 8, 9, 31}) {
+        for (float amp : {1.0f, 30.0f}) {       // 30: products far apart in size
+          const int stride = 2 * hd + 3;        // odd stride: misaligned rows
+          const int64_t s_stride = n_keys + 1;  // a guard element after each head's scores
+          const auto q = Values(static_cast<size_t>(heads) * hd, 11u + hd + heads, amp);
+          const auto k = Values(static_cast<size_t>(n_keys) * stride, 7u * hd + n_keys, amp);
+          const auto v = Values(static_cast<size_t>(n_keys) * stride, 5u + n_keys, 1.0f);
+          auto p = Values(static_cast<size_t>(heads) * s_stride, 3u + n_keys + heads, 1.0f);
+          if (amp > 1.0f) p[0] = 0x1p-140f;  // a subnormal weight
+          const size_t n_s = static_cast<size_t>(heads) * s_stride;
+          const size_t n_o = static_cast<size_t>(heads) * hd + 1;  // a guard element
+          std::vector<float> want_s(n_s, 7.0f), got_s(n_s, 7.0f);
+          std::vector<float> want_o(n_o, 7.0f), got_o(n_o, 7.0f);
+          for (int i = 0; i < heads; ++i) {
+            const float* q_i = q.data() + static_cast<size_t>(i) * hd;
+            const float* p_i = p.data() + i * s_stride;
+            float* o_i = want_o.data() + static_cast<size_t>(i) * hd;
+            for (int j = 0; j < n_keys; ++j) {
+              want_s[i * s_stride + j] = numerics::Dot(q_i, k.data() + j * stride, hd) * 0.125f;
+            }
+            for (int d = 0; d < hd; ++d) o_i[d] = 0.0f;
+            for (int j = 0; j < n_keys; ++j) {
+              for (int d = 0; d < hd; ++d) o_i[d] = std::fma(p_i[j], v[j * stride + d], o_i[d]);
+            }
+          }
+          kt.attention_scores(q.data(), heads, k.data(), stride, n_keys, hd, 0.125f, got_s.data(),
+                              s_stride);
+          kt.attention_values(p.data(), s_stride, heads, v.data(), stride, n_keys, hd,
+                              got_o.data());
+          const bool same =
+              std::memcmp(want_s.data(), got_s.data(), sizeof(float) * want_s.size()) == 0 &&
+              std::memcmp(want_o.data(), got_o.data(), sizeof(float) * want_o.size()) == 0;
+          if (!same) {
+            *why = std::string(IsaName(kt.isa)) + " heads " + std::to_string(heads) + " hd " +
+                   std::to_string(hd) + " keys " + std::to_string(n_keys) + " amp " +
+                   std::to_string(amp);
+            return false;
+          }
         }
       }
     }
