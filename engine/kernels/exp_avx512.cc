@@ -3,7 +3,8 @@
 // operations as its scalar ExpDouble, each one IEEE operation in a vector
 // lane (no fma, as the scalar form has none; the conversions round to
 // nearest even as the scalar casts do), so the same bits. tests/kernels/exp_test.cc checks
-// them against numerics::PortableExp.
+// them against numerics::PortableExp. Attention's softmax (C4) is built on
+// it here, sixteen lanes at a time; tests/kernels/softmax_test.cc checks it.
 #include "engine/kernels/avx512_lanes.h"
 #include "engine/kernels/kernel_tables.h"
 #include "engine/numerics/portable_exp.h"
@@ -69,6 +70,53 @@ void Avx512ExpPortable(float* x, int64_t n) {
   if (i < n) {
     const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1u);
     _mm512_mask_storeu_ps(x + i, tail, Exp16(_mm512_maskz_loadu_ps(tail, x + i)));
+  }
+}
+
+void Avx512SoftmaxPortable(float* s, int64_t n) {
+  if (n <= 0) return;
+  const auto tail_of = [](int64_t left) { return static_cast<__mmask16>((1u << left) - 1u); };
+  // The maximum, exact in any order (C4): each lane keeps its greatest by
+  // the scalar's rule (strictly greater replaces, so a NaN never does),
+  // then the lanes in order by the same rule.
+  __m512 lanes_max = _mm512_set1_ps(s[0]);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(s + i);
+    lanes_max = _mm512_mask_mov_ps(lanes_max, _mm512_cmp_ps_mask(v, lanes_max, _CMP_GT_OQ), v);
+  }
+  if (i < n) {
+    const __mmask16 tail = tail_of(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(tail, s + i);
+    lanes_max =
+        _mm512_mask_mov_ps(lanes_max, _mm512_mask_cmp_ps_mask(tail, v, lanes_max, _CMP_GT_OQ), v);
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, lanes_max);
+  float m = lanes[0];
+  for (int l = 1; l < 16; ++l) m = lanes[l] > m ? lanes[l] : m;
+  // e = exp(s - m), summed in the contract's lanes (element j in lane
+  // j mod 16, acc + e in index order; a tail's other lanes keep their sums).
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  for (i = 0; i + 16 <= n; i += 16) {
+    const __m512 e = Exp16(_mm512_sub_ps(_mm512_loadu_ps(s + i), mv));
+    _mm512_storeu_ps(s + i, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  if (i < n) {
+    const __mmask16 tail = tail_of(n - i);
+    const __m512 e = Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, s + i), mv));
+    _mm512_mask_storeu_ps(s + i, tail, e);
+    acc = _mm512_mask_add_ps(acc, tail, acc, e);
+  }
+  const __m512 z = _mm512_set1_ps(Reduce16(acc));
+  for (i = 0; i + 16 <= n; i += 16) {
+    _mm512_storeu_ps(s + i, _mm512_div_ps(_mm512_loadu_ps(s + i), z));
+  }
+  if (i < n) {
+    const __mmask16 tail = tail_of(n - i);
+    _mm512_mask_storeu_ps(s + i, tail, _mm512_div_ps(_mm512_maskz_loadu_ps(tail, s + i), z));
   }
 }
 

@@ -61,6 +61,9 @@ int64_t Avx512Int8Rows(numerics::QuantType type, const std::byte* rows, int64_t 
 // numerics::PortableExp of x[0 .. n), in place, sixteen at a time
 // (exp_avx512.cc): the same bits.
 void Avx512ExpPortable(float* x, int64_t n);
+// C4's softmax in the portable profile, sixteen lanes at a time
+// (exp_avx512.cc): the bits of the scalar definition.
+void Avx512SoftmaxPortable(float* s, int64_t n);
 // The products over rows repacked sixteen to a vector (int8_repack.h),
 // AVX-512 BW and VNNI: the bits of numerics::DotInt8 on the original rows.
 void Avx512GemvQuantRepacked(const float* x, const std::byte* packed, numerics::QuantType type,

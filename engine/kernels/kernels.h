@@ -109,6 +109,12 @@ struct KernelTable {
   // ExpInPlace: the softmax of attention, SwiGLU's SiLU).
   void (*exp_portable)(float* x, int64_t n);
 
+  // C4's softmax of s[0 .. n) in place, in the portable math profile:
+  // m = max(s), e[j] = PortableExp(s[j] - m), z = the C1-order sum of e,
+  // s[j] = e[j] / z, bit for bit (model/cpu_ops.h's SoftmaxInPlace:
+  // attention's scores).
+  void (*softmax_portable)(float* s, int64_t n);
+
   // GEMV and GEMM over a block-quantized W (numerics/quant_blocks.h): `w`
   // points at row 0 of `rows` rows of k / block_elements whole blocks of
   // `type` each, and `k` must be a multiple of the type's block_elements.

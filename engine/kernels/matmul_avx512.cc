@@ -198,6 +198,7 @@ const KernelTable& Avx512Table() {
                                       Avx512AttentionScores,
                                       Avx512AttentionValues,
                                       Avx512ExpPortable,
+                                      Avx512SoftmaxPortable,
                                       GemvQuant<Avx512>,
                                       GemmQuant<Avx512>,
                                       Int8Products<Avx512DotInt8, Avx512Int8Rows>::Gemv,

@@ -126,6 +126,7 @@ const KernelTable& ScalarTable() {
                                       AttentionScoresBy<Dot>,
                                       AttentionValuesBy<Axpy>,
                                       ScalarExpPortable,
+                                      SoftmaxPortableBy<ScalarExpPortable>,
                                       ScalarGemvQuant,
                                       ScalarGemmQuant,
                                       Int8Products<numerics::DotInt8>::Gemv,

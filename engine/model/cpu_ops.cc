@@ -95,6 +95,10 @@ void ExpInPlace(float* x, int64_t n, const numerics::MathLibrary& math,
 void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math,
                     const kernels::KernelTable* kt) {
   if (n <= 0) return;
+  if (kt != nullptr && math.profile == numerics::MathProfile::kPortable) {
+    kt->softmax_portable(s, n);  // the same steps, many at once
+    return;
+  }
   // The maximum is exact in any order.
   float m = s[0];
   for (int j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;

@@ -65,8 +65,9 @@ class RopeTable {
 void ExpInPlace(float* x, int64_t n, const numerics::MathLibrary& math,
                 const kernels::KernelTable* kt);
 
-// C4: softmax of `s` (n) in place with the library's exp (by ExpInPlace,
-// through `kt` when given).
+// C4: softmax of `s` (n) in place with the library's exp: in the portable
+// profile with `kt` given, the table's softmax_portable (the same bits, many
+// lanes at once); otherwise step by step, the exp by ExpInPlace.
 void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math,
                     const kernels::KernelTable* kt = nullptr);
 
