@@ -5,7 +5,8 @@
 // alike, and checks in the same runs that every configuration produced the
 // same logits (hashes of every step's bits). It sets the decode figure
 // against the machine's memory read bandwidth (the kernels' probe), since
-// decode streams every weight it uses once per token.
+// decode streams every weight it uses once per token: once before the runs,
+// and run by run against a pass of the probe right after each.
 //
 // This file parses the flags into BenchSettings and loads the checkpoint;
 // bench_run.h does the work, its steps living apart: preflight
@@ -159,7 +160,8 @@ CommandSpec SetupBench(CLI::App& app) {
   AddQuantDotOption(sub, &options->quant_dot);
   sub->add_option("--bandwidth-mib", options->bandwidth_mib,
                   "Size of the memory read-bandwidth probe's buffer; 0 skips the probe "
-                  "(default: 256).")
+                  "(default: 256). Besides its figure before the runs, one pass of it follows "
+                  "each cpu decode run, and each run's GB/s is set against that pass.")
       ->option_text("MIB")
       ->check(CLI::Range(0, 1 << 20));
   sub->add_flag("--profile", options->profile,

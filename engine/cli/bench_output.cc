@@ -13,6 +13,29 @@ void PrintPreflight(const platform::PreflightVerdict& preflight) {
   }
 }
 
+namespace {
+
+// Prints, per configuration the probe followed, each decode run's GB/s over
+// the probe's pass right after it: side by side in time, so a host that
+// changes speed between the first probe and a run does not skew it.
+void PrintProbeShares(const std::vector<BenchRecord>& records, double bytes_per_token) {
+  bool any = false;
+  for (const BenchRecord& c : records) any = any || !c.probe_gbs.empty();
+  if (!any) return;
+  std::printf("decode GB/s over the probe's pass right after each run (median, min, max):\n");
+  for (const BenchRecord& c : records) {
+    if (c.probe_gbs.empty() || c.probe_gbs.size() != c.decode_ms.size()) continue;
+    std::vector<double> shares;
+    for (size_t r = 0; r < c.decode_ms.size(); ++r) {
+      shares.push_back(100.0 * bytes_per_token / (c.decode_ms[r] * 1e6) / c.probe_gbs[r]);
+    }
+    const Spread s = SpreadOf(shares);
+    std::printf("  %-18s %11.1f%% %9.1f%% %9.1f%%\n", c.label.c_str(), s.median, s.min, s.max);
+  }
+}
+
+}  // namespace
+
 void PrintTimings(const std::vector<BenchRecord>& records, const BenchShape& shape) {
   const bool has_reference = records.front().reference;
   const int ref_repeats = shape.reference_repeats;
@@ -41,6 +64,7 @@ void PrintTimings(const std::vector<BenchRecord>& records, const BenchShape& sha
     std::printf("  %-18s %12.2f %10.2f %10.2f %10.1f %10.1f\n", c.label.c_str(), s.median, s.min,
                 s.max, 1000.0 / s.median, bytes / (s.median * 1e6));
   }
+  PrintProbeShares(records, bytes);
   std::printf(
       "\nprefill of %d tokens: %d runs interleaved%s\n", shape.prompt, shape.repeats,
       has_reference ? (", reference: " + std::to_string(ref_repeats) + " run(s)").c_str() : "");

@@ -31,14 +31,20 @@
 namespace samebits::cli {
 namespace {
 
-void PrintBandwidth(int mib, const std::vector<int>& thread_counts) {
+// Prints the probe's read bandwidth at each thread count and returns the
+// probe, which the timed runs read again after each decode run.
+std::unique_ptr<kernels::ReadBandwidthProbe> MeasureBandwidth(
+    int mib, const std::vector<int>& thread_counts) {
   std::printf("memory read bandwidth (probe, %d MiB buffer, median of 5):", mib);
+  threads::ThreadPool widest(*std::max_element(thread_counts.begin(), thread_counts.end()));
+  auto probe =
+      std::make_unique<kernels::ReadBandwidthProbe>(widest, static_cast<size_t>(mib) << 20);
   for (int n : thread_counts) {
     threads::ThreadPool pool(n);
-    const double gbs = kernels::MeasureReadBandwidthGBs(pool, static_cast<size_t>(mib) << 20, 5);
-    std::printf(" %d thread%s %.1f GB/s;", n, n == 1 ? "" : "s", gbs);
+    std::printf(" %d thread%s %.1f GB/s;", n, n == 1 ? "" : "s", probe->Measure(pool, 5));
   }
   std::printf("\n");
+  return probe;
 }
 
 // Prints how much of the resident memory, after the timed runs touched
@@ -134,13 +140,17 @@ void PrintHeading(const BenchSettings& settings, const model::ModelWeights& weig
 }
 
 // Measures the machine's load (warning when it is busy) and its read
-// bandwidth.
-void RunPreflight(const BenchSettings& settings) {
+// bandwidth; returns the probe, or null when --bandwidth-mib is 0.
+std::unique_ptr<kernels::ReadBandwidthProbe> RunPreflight(const BenchSettings& settings) {
   const int max_threads =
       *std::max_element(settings.thread_counts.begin(), settings.thread_counts.end());
   PrintPreflight(platform::AssessMachine(platform::ReadMachine(), {.threads = max_threads}));
-  if (settings.bandwidth_mib > 0) PrintBandwidth(settings.bandwidth_mib, settings.thread_counts);
+  std::unique_ptr<kernels::ReadBandwidthProbe> probe;
+  if (settings.bandwidth_mib > 0) {
+    probe = MeasureBandwidth(settings.bandwidth_mib, settings.thread_counts);
+  }
   std::fflush(stdout);
+  return probe;
 }
 
 // Times `--batch-list`'s batch sizes on the cpu pass at the most threads.
@@ -157,9 +167,11 @@ int RunBatched(const BenchSettings& settings, const model::ModelWeights& weights
 }
 
 // Times every configuration, interleaved: the warm-up, then decode, then
-// prefill.
+// prefill. With a probe, each cpu decode run is followed by one pass of it
+// on the run's threads.
 void TimeInterleaved(std::vector<BenchConfig>& configs, const DecodeContext& context,
-                     const BenchSettings& settings, const model::ModelConfig& mc) {
+                     const BenchSettings& settings, const model::ModelConfig& mc,
+                     kernels::ReadBandwidthProbe* probe) {
   std::vector<bool> is_reference;
   is_reference.reserve(configs.size());
   for (const BenchConfig& c : configs) is_reference.push_back(c.record.reference);
@@ -177,9 +189,12 @@ void TimeInterleaved(std::vector<BenchConfig>& configs, const DecodeContext& con
     if (!c.record.reference) DecodeUntimed(*c.forward, context, settings.warmup_steps);
   }
   for (size_t i : order) {
-    TimeDecode(
-        configs[i], context,
-        configs[i].record.reference ? settings.reference_decode_steps : settings.decode_steps);
+    BenchConfig& c = configs[i];
+    TimeDecode(c, context,
+               c.record.reference ? settings.reference_decode_steps : settings.decode_steps);
+    if (probe != nullptr && !c.record.reference) {
+      c.record.probe_gbs.push_back(probe->Measure(*c.pool, 1));
+    }
   }
   for (size_t i : order) TimePrefill(configs[i], mc, context, settings.prompt);
 }
@@ -212,7 +227,7 @@ bool ReportResults(const std::vector<BenchConfig>& configs, const BenchSettings&
 int RunBench(const BenchSettings& settings, const model::ModelWeights& weights) {
   const numerics::MathLibrary& math = numerics::GetMathLibrary(settings.math);
   PrintHeading(settings, weights);
-  RunPreflight(settings);
+  std::unique_ptr<kernels::ReadBandwidthProbe> probe = RunPreflight(settings);
   model::CpuOptions cpu_options;
   cpu_options.isa = settings.isa;
   cpu_options.quant_dot = settings.quant_dot;
@@ -230,7 +245,7 @@ int RunBench(const BenchSettings& settings, const model::ModelWeights& weights) 
   const BenchConfig& fastest = configs.back();
   const DecodeContext context =
       MakeDecodeContext(weights.config, settings.context, settings.prompt, *fastest.forward);
-  TimeInterleaved(configs, context, settings, weights.config);
+  TimeInterleaved(configs, context, settings, weights.config, probe.get());
   const bool identical = ReportResults(configs, settings, weights);
   PrintHugePageShare();
   if (settings.profile) PrintProfile(weights, math, fastest, context, settings);

@@ -17,6 +17,9 @@ struct BenchRecord {
   std::vector<double> prefill_ms;                    // per prompt, one entry per run
   std::vector<std::vector<uint64_t>> decode_hashes;  // per run, per step
   std::vector<uint64_t> prefill_hashes;              // per run
+  // The bandwidth probe's GB/s in one pass right after each decode run, on
+  // the run's threads (cpu configurations, when the probe is on).
+  std::vector<double> probe_gbs;
 };
 
 struct Spread {

@@ -40,37 +40,48 @@ uint64_t SumWords(const uint64_t* p, size_t n) {
   return sum;
 }
 
-}  // namespace
-
-double MeasureReadBandwidthGBs(threads::ThreadPool& pool, size_t bytes, int repeats) {
-  if (bytes < 4096) {
-    throw std::invalid_argument("bandwidth probe: buffer of " + std::to_string(bytes) +
-                                " bytes is too small (at least 4096)");
-  }
+void CheckRepeats(int repeats) {
   if (repeats < 1) {
     throw std::invalid_argument("bandwidth probe: repeats must be >= 1, got " +
                                 std::to_string(repeats));
   }
-  const int n_threads = pool.size();
-  const size_t words = bytes / sizeof(uint64_t);
+}
+
+// Returns the bounds of thread `t`'s slice of `words` words split among
+// `n_threads`: equal slices, the last taking the remainder.
+void Slice(size_t words, int n_threads, int64_t t, size_t* begin, size_t* end) {
   const size_t per_thread = words / static_cast<size_t>(n_threads);
+  *begin = static_cast<size_t>(t) * per_thread;
+  *end = t + 1 == n_threads ? words : *begin + per_thread;
+}
+
+}  // namespace
+
+ReadBandwidthProbe::ReadBandwidthProbe(threads::ThreadPool& pool, size_t bytes) {
+  if (bytes < 4096) {
+    throw std::invalid_argument("bandwidth probe: buffer of " + std::to_string(bytes) +
+                                " bytes is too small (at least 4096)");
+  }
+  words_ = bytes / sizeof(uint64_t);
   // Memory of the kind weights live in (huge pages where the kernel gives
   // them), so that the probe is the ceiling for reading weights, not for
   // reading small pages. Not initialised: each slice is first written by
   // the thread that reads it, so its pages land near that thread.
-  const std::shared_ptr<void> buffer = platform::AllocateWeightMemory(words * sizeof(uint64_t));
-  uint64_t* data = static_cast<uint64_t*>(buffer.get());
-  auto slice = [&](int64_t t, size_t* begin, size_t* end) {
-    *begin = static_cast<size_t>(t) * per_thread;
-    *end = t + 1 == n_threads ? words : *begin + per_thread;
-  };
+  buffer_ = platform::AllocateWeightMemory(words_ * sizeof(uint64_t));
+  uint64_t* data = static_cast<uint64_t*>(buffer_.get());
+  const int n_threads = pool.size();
   pool.ParallelFor(n_threads, [&](int64_t t, int) {
     size_t b = 0;
     size_t e = 0;
-    slice(t, &b, &e);
+    Slice(words_, n_threads, t, &b, &e);
     for (size_t i = b; i < e; ++i) data[i] = i * 0x9e3779b97f4a7c15ull;
   });
+}
 
+double ReadBandwidthProbe::Measure(threads::ThreadPool& pool, int repeats) {
+  CheckRepeats(repeats);
+  const uint64_t* data = static_cast<const uint64_t*>(buffer_.get());
+  const int n_threads = pool.size();
   // The sums are written out so the reads cannot be optimised away.
   std::vector<uint64_t> sinks(static_cast<size_t>(n_threads));
   std::vector<double> rates;
@@ -80,17 +91,23 @@ double MeasureReadBandwidthGBs(threads::ThreadPool& pool, size_t bytes, int repe
     pool.ParallelFor(n_threads, [&](int64_t t, int) {
       size_t b = 0;
       size_t e = 0;
-      slice(t, &b, &e);
+      Slice(words_, n_threads, t, &b, &e);
       sinks[static_cast<size_t>(t)] += SumWords(data + b, e - b);
     });
     const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-    rates.push_back(static_cast<double>(words * sizeof(uint64_t)) / seconds.count() / 1e9);
+    rates.push_back(static_cast<double>(words_ * sizeof(uint64_t)) / seconds.count() / 1e9);
   }
   volatile uint64_t keep = 0;
   for (uint64_t s : sinks) keep = keep + s;
   std::sort(rates.begin(), rates.end());
   const size_t mid = rates.size() / 2;
   return rates.size() % 2 ? rates[mid] : (rates[mid - 1] + rates[mid]) / 2.0;
+}
+
+double MeasureReadBandwidthGBs(threads::ThreadPool& pool, size_t bytes, int repeats) {
+  CheckRepeats(repeats);  // before allocating the buffer
+  ReadBandwidthProbe probe(pool, bytes);
+  return probe.Measure(pool, repeats);
 }
 
 }  // namespace samebits::kernels

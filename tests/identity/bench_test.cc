@@ -24,14 +24,14 @@ const std::string kTablesArgs =
     "--context 9 --prompt 10 --decode-steps 3 --repeats 2 --reference-repeats 2 --threads-list 1,2 "
     "--profile";
 
-// Runs the bench on synthetic:tiny with `args` and `env` set and returns
-// its exit code and stdout.
-Output RunBench(const std::string& env, const std::string& args = kTablesArgs) {
+// Runs the bench on synthetic:tiny with `args` and `env` set, its bandwidth
+// probe `probe_mib` MiB (0: none), and returns its exit code and stdout.
+Output RunBench(const std::string& env, const std::string& args = kTablesArgs, int probe_mib = 0) {
   const std::string command =
       "env -u SAMEBITS_TEST_ONLY_BREAK_IDENTITY -u SAMEBITS_TEST_ONLY_BREAK_BATCH_INVARIANCE "
       "-u SAMEBITS_PROFILE " +
-      env + " " + kBenchEngine + " bench --checkpoint synthetic:tiny --bandwidth-mib 0 " + args +
-      " 2>/dev/null";
+      env + " " + kBenchEngine + " bench --checkpoint synthetic:tiny --bandwidth-mib " +
+      std::to_string(probe_mib) + " " + args + " 2>/dev/null";
   Output out;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return out;
@@ -62,6 +62,29 @@ TEST(Bench, ReportsFiguresAndIdentity) {
   // Three runs-against-runs lines and two comparisons with the reference.
   EXPECT_EQ(Count(out.text, "identical: yes"), 3 + 2 * 2) << out.text;
   EXPECT_EQ(Count(out.text, "identical: no"), 0) << out.text;
+}
+
+// With the probe on, each cpu configuration's decode runs are set against
+// the probe's pass right after each of them, one line each; without it,
+// no such table.
+TEST(Bench, SetsEachDecodeRunAgainstTheProbeRightAfterIt) {
+  const std::string args = kTablesArgs + " --no-reference";
+  const Output with = RunBench("", args, 1);
+  ASSERT_EQ(with.exit_code, 0) << with.text;
+  EXPECT_NE(with.text.find("memory read bandwidth (probe, 1 MiB buffer"), std::string::npos)
+      << with.text;
+  const size_t table = with.text.find("decode GB/s over the probe's pass right after each run");
+  ASSERT_NE(table, std::string::npos) << with.text;
+  const std::string rest = with.text.substr(table);
+  for (const char* label : {"\n  cpu 1 thread ", "\n  cpu 2 threads "}) {
+    const size_t at = rest.find(label);
+    ASSERT_NE(at, std::string::npos) << label << "\n" << with.text;
+    const std::string line = rest.substr(at + 1, rest.find('\n', at + 1) - at - 1);
+    EXPECT_EQ(Count(line, "%"), 3) << line;  // median, min, max
+  }
+  const Output without = RunBench("", args, 0);
+  ASSERT_EQ(without.exit_code, 0) << without.text;
+  EXPECT_EQ(without.text.find("over the probe's pass"), std::string::npos) << without.text;
 }
 
 TEST(Bench, NegativeControlBrokenOrderFailsTheBench) {
