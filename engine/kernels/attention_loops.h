@@ -2,7 +2,6 @@
 // dot and axpy, for every table without a dedicated attention kernel
 // (scalar, AVX2, NEON). Scores are whole C1 dot products; the weighted sum
 // of V is one fma chain per output element, key by key in increasing order.
-// The softmax between them (C4) is written once over the table's exp.
 //
 // Internal header: include it only from a kernel table's own file. The
 // templates sit in an anonymous namespace and are instantiated with that
@@ -11,8 +10,6 @@
 #pragma once
 
 #include <cstdint>
-
-#include "engine/numerics/lanes.h"
 
 namespace samebits::kernels::internal {
 namespace {
@@ -41,19 +38,6 @@ void AttentionValuesBy(const float* p, int64_t p_stride, int heads, const float*
     for (int d = 0; d < head_dim; ++d) o_i[d] = 0.0f;
     for (int j = 0; j < n; ++j) kAxpy(p_i[j], v_rows + j * stride, o_i, head_dim);
   }
-}
-
-// C4 in the portable profile over the table's exp_portable: the maximum,
-// e = exp(s - m), the C1-order sum, and the division.
-template <void (*kExp)(float*, int64_t)>
-void SoftmaxPortableBy(float* s, int64_t n) {
-  if (n <= 0) return;
-  float m = s[0];
-  for (int64_t j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
-  for (int64_t j = 0; j < n; ++j) s[j] = s[j] - m;
-  kExp(s, n);
-  const float z = numerics::Sum(s, static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) s[j] = s[j] / z;
 }
 
 }  // namespace

@@ -12,6 +12,9 @@ const KernelTable& ScalarTable();
 // numerics::PortableExp of x[0 .. n), in place, one at a time: the scalar,
 // AVX2 and NEON tables' exp_portable.
 void ScalarExpPortable(float* x, int64_t n);
+// C4's softmax in the portable profile over ScalarExpPortable: the scalar
+// and NEON tables' softmax_portable (matmul_scalar.cc).
+void ScalarSoftmaxPortable(float* s, int64_t n);
 
 // The x86 tables exist whenever the build targets x86-64, because
 // kernels.cmake lists the AVX2 and AVX-512 files there, with their
@@ -40,6 +43,10 @@ void Avx2GemmQuantRepackedRows(const numerics::Int8Activations* x, int64_t m,
 // numerics::PortableExp of x[0 .. n), in place, eight at a time
 // (exp_avx2.cc): the same bits.
 void Avx2ExpPortable(float* x, int64_t n);
+// C4's softmax in the portable profile over Avx2ExpPortable, the rest
+// compiled for the baseline (matmul_scalar.cc): the AVX2 table's
+// softmax_portable.
+void Avx2SoftmaxPortable(float* s, int64_t n);
 // Returns the AVX-512 F/BW/VL table (matmul_avx512.cc).
 const KernelTable& Avx512Table();
 // The AVX-512 attention halves (attention_avx512.cc), entries of that table:

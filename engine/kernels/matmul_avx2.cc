@@ -144,8 +144,8 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 const KernelTable& Avx2Table() {
   static constexpr KernelTable kTable{Isa::kAvx2, Gemv<Avx2>, Gemm<Avx2>, Dot<Avx2>, Axpy,
                                       AttentionScoresBy<Dot<Avx2>>, AttentionValuesBy<Axpy>,
-                                      Avx2ExpPortable, SoftmaxPortableBy<Avx2ExpPortable>,
-                                      GemvQuant<Avx2>, GemmQuant<Avx2>,
+                                      Avx2ExpPortable, Avx2SoftmaxPortable, GemvQuant<Avx2>,
+                                      GemmQuant<Avx2>,
                                       // The integer profile: int8_avx2.cc takes every row of the
                                       // quantized types; the definition would have any other.
                                       Int8Products<numerics::DotInt8, Avx2Int8Rows>::Gemv,

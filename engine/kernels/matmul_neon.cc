@@ -170,8 +170,8 @@ void Axpy(float p, const float* v, float* o, int64_t n) {
 const KernelTable& NeonTable() {
   static constexpr KernelTable kTable{Isa::kNeon, Gemv<Neon>, Gemm<Neon>, Dot<Neon>, Axpy,
                                       AttentionScoresBy<Dot<Neon>>, AttentionValuesBy<Axpy>,
-                                      ScalarExpPortable, SoftmaxPortableBy<ScalarExpPortable>,
-                                      GemvQuant<Neon>, GemmQuant<Neon>,
+                                      ScalarExpPortable, ScalarSoftmaxPortable, GemvQuant<Neon>,
+                                      GemmQuant<Neon>,
                                       // The integer profile: int8_neon.cc takes every row of the
                                       // quantized types; the definition would have any other.
                                       Int8Products<numerics::DotInt8, NeonInt8Rows>::Gemv,

@@ -117,6 +117,36 @@ void ScalarExpPortable(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = numerics::PortableExp(x[i]);
 }
 
+namespace {
+
+// C4 in the portable profile over `exp` (a table's exp_portable): the
+// maximum, e = exp(s - m), the C1-order sum, the division. It lives in this
+// baseline file, and the AVX2 table reaches it through Avx2SoftmaxPortable,
+// because numerics::Sum is an inline function: called from an ISA-flagged
+// file it would be emitted there as a weak symbol the linker may hand to
+// baseline callers (README.md).
+void SoftmaxPortableWith(float* s, int64_t n, void (*exp)(float*, int64_t)) {
+  if (n <= 0) return;
+  float m = s[0];
+  for (int64_t j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
+  for (int64_t j = 0; j < n; ++j) s[j] = s[j] - m;
+  exp(s, n);
+  const float z = numerics::Sum(s, static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) s[j] = s[j] / z;
+}
+
+}  // namespace
+
+void ScalarSoftmaxPortable(float* s, int64_t n) {
+  SoftmaxPortableWith(s, n, ScalarExpPortable);
+}
+
+#ifdef SAMEBITS_KERNELS_HAVE_X86
+void Avx2SoftmaxPortable(float* s, int64_t n) {
+  SoftmaxPortableWith(s, n, Avx2ExpPortable);
+}
+#endif
+
 const KernelTable& ScalarTable() {
   static constexpr KernelTable kTable{Isa::kScalar,
                                       Gemv,
@@ -126,7 +156,7 @@ const KernelTable& ScalarTable() {
                                       AttentionScoresBy<Dot>,
                                       AttentionValuesBy<Axpy>,
                                       ScalarExpPortable,
-                                      SoftmaxPortableBy<ScalarExpPortable>,
+                                      ScalarSoftmaxPortable,
                                       ScalarGemvQuant,
                                       ScalarGemmQuant,
                                       Int8Products<numerics::DotInt8>::Gemv,
