@@ -81,7 +81,7 @@ void ValuesOfHeads(const float* p, int64_t p_stride, const float* v_rows, int64_
     for (int key = 0; key < n; ++key) {
       const float* vk = v_rows + key * stride + d;
       __m512 vv[4];
-      for (int c = 0; c < 4; ++c) vv[c] = _mm512_loadu_ps(vk + 16 * c);
+      for (int c = 0; c < 4; ++c) vv[c] = _mm512_loadu_ps(vk + int64_t{16} * c);
       for (int i = 0; i < HEADS; ++i) {
         const __m512 pk = _mm512_set1_ps(p[i * p_stride + key]);
         for (int c = 0; c < 4; ++c) acc[i][c] = _mm512_fmadd_ps(pk, vv[c], acc[i][c]);
@@ -89,7 +89,7 @@ void ValuesOfHeads(const float* p, int64_t p_stride, const float* v_rows, int64_
     }
     for (int i = 0; i < HEADS; ++i) {
       for (int c = 0; c < 4; ++c)
-        _mm512_storeu_ps(o + int64_t{i} * head_dim + d + 16 * c, acc[i][c]);
+        _mm512_storeu_ps(o + int64_t{i} * head_dim + d + int64_t{16} * c, acc[i][c]);
     }
   }
   for (; d < head_dim; d += 16) {

@@ -23,12 +23,14 @@ bool PrefaultForWrite(void* p, size_t bytes) {
   const auto page = static_cast<uintptr_t>(page_size);
   // Only pages wholly inside the range: the ones at its edges may hold
   // other allocations, which this must not touch.
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / page * page;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t begin = (address + page - 1) / page * page;
+  const uintptr_t end = (address + bytes) / page * page;
   if (end <= begin) return true;
+  char* const first = static_cast<char*>(p) + (begin - address);
   // EINVAL on kernels before 5.14: the pages fault when first written, which
   // is correct, only slower.
-  return ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+  return ::madvise(first, end - begin, MADV_POPULATE_WRITE) == 0;
 #else
   (void)p;
   (void)bytes;

@@ -55,7 +55,8 @@ bool TableMatchesContract(const KernelTable& kt, std::string* why) {
             const float* p_i = p.data() + i * s_stride;
             float* o_i = want_o.data() + static_cast<size_t>(i) * hd;
             for (int j = 0; j < n_keys; ++j) {
-              want_s[i * s_stride + j] = numerics::Dot(q_i, k.data() + j * stride, hd) * 0.125f;
+              want_s[i * s_stride + j] =
+                  numerics::Dot(q_i, k.data() + static_cast<size_t>(j) * stride, hd) * 0.125f;
             }
             for (int d = 0; d < hd; ++d) o_i[d] = 0.0f;
             for (int j = 0; j < n_keys; ++j) {

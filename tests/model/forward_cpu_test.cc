@@ -6,6 +6,7 @@
 // that the comparison catches an order change.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -91,7 +92,7 @@ std::vector<float> RunScript(Forward& forward, const ModelConfig& config, const 
     return ::testing::AssertionSuccess();
   }
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+    if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) {
       return ::testing::AssertionFailure()
              << "first difference at position " << i / vocab << ", logit " << i % vocab << ": "
              << a[i] << " vs " << b[i];
@@ -228,7 +229,7 @@ TEST(ForwardCpu, LastPositionOnlyMatchesAllPositions) {
     ASSERT_EQ(last.size(), static_cast<size_t>(w.config.vocab_size));
     InferenceState state2 = MakeState(w.config);
     f->Run(state2, std::span<const int32_t>(s.tokens.data(), 13), true, all, nullptr);
-    EXPECT_EQ(0, std::memcmp(last.data(), all.data() + 12 * w.config.vocab_size,
+    EXPECT_EQ(0, std::memcmp(last.data(), all.data() + size_t{12} * w.config.vocab_size,
                              last.size() * sizeof(float)));
   }
 }

@@ -35,6 +35,7 @@ class FreshPages {
     std::vector<unsigned char> flags(bytes_ / page_);
     if (::mincore(base_, bytes_, flags.data()) != 0) return {};
     std::vector<bool> resident;
+    resident.reserve(flags.size());
     for (unsigned char f : flags) resident.push_back((f & 1) != 0);
     return resident;
   }
