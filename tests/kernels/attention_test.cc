@@ -15,20 +15,10 @@
 #include "engine/kernels/kernels.h"
 #include "engine/kernels/test_only_table.h"
 #include "engine/numerics/lanes.h"
+#include "tests/kernels/kernel_test_helpers.h"
 
 namespace samebits::kernels {
 namespace {
-
-// Returns `n` values in [-amp, amp) from a fixed linear congruential sequence.
-std::vector<float> Values(size_t n, uint32_t seed, float amp) {
-  std::vector<float> v(n);
-  uint32_t s = seed;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = (static_cast<float>(s >> 8) * 0x1p-24f * 2.0f - 1.0f) * amp;
-  }
-  return v;
-}
 
 // Returns true when `kt` gives the contract's bits on every case; names the
 // first failing case in `why`. Each case runs a GQA group of `heads` query
@@ -41,10 +31,13 @@ bool TableMatchesContract(const KernelTable& kt, std::string* why) {
         for (float amp : {1.0f, 30.0f}) {       // 30: products far apart in size
           const int stride = 2 * hd + 3;        // odd stride: misaligned rows
           const int64_t s_stride = n_keys + 1;  // a guard element after each head's scores
-          const auto q = Values(static_cast<size_t>(heads) * hd, 11u + hd + heads, amp);
-          const auto k = Values(static_cast<size_t>(n_keys) * stride, 7u * hd + n_keys, amp);
-          const auto v = Values(static_cast<size_t>(n_keys) * stride, 5u + n_keys, 1.0f);
-          auto p = Values(static_cast<size_t>(heads) * s_stride, 3u + n_keys + heads, 1.0f);
+          const auto q = testing::LcgValues(static_cast<size_t>(heads) * hd, 11u + hd + heads, amp);
+          const auto k =
+              testing::LcgValues(static_cast<size_t>(n_keys) * stride, 7u * hd + n_keys, amp);
+          const auto v =
+              testing::LcgValues(static_cast<size_t>(n_keys) * stride, 5u + n_keys, 1.0f);
+          auto p =
+              testing::LcgValues(static_cast<size_t>(heads) * s_stride, 3u + n_keys + heads, 1.0f);
           if (amp > 1.0f) p[0] = 0x1p-140f;  // a subnormal weight
           const size_t n_s = static_cast<size_t>(heads) * s_stride;
           const size_t n_o = static_cast<size_t>(heads) * hd + 1;  // a guard element

@@ -147,6 +147,16 @@ float ReferenceDot(const float* x, const void* w, DType dtype, int64_t k, int64_
   return 0.0f;
 }
 
+std::vector<float> LcgValues(size_t n, uint32_t seed, float amp) {
+  std::vector<float> v(n);
+  uint32_t s = seed;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = (static_cast<float>(s >> 8) * 0x1p-24f * 2.0f - 1.0f) * amp;
+  }
+  return v;
+}
+
 uint32_t Bits(float f) {
   return std::bit_cast<uint32_t>(f);
 }

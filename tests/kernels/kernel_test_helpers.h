@@ -41,6 +41,10 @@ const char* ModeName(Mode mode);
 inline constexpr Mode kAllModes[] = {Mode::kUnit, Mode::kMixed, Mode::kTiny, Mode::kNegZero};
 inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16};
 
+// Returns `n` values in [-amp, amp) from a fixed linear congruential
+// sequence started at `seed` (the attention and softmax tests' data).
+std::vector<float> LcgValues(size_t n, uint32_t seed, float amp);
+
 // Returns `n` activations drawn from `seed`.
 std::vector<float> MakeActivations(size_t n, Mode mode, uint64_t seed);
 // Returns `n` weights of `dtype` as raw little-endian bytes, drawn from

@@ -19,6 +19,7 @@
 #include "engine/kernels/kernels.h"
 #include "engine/numerics/lanes.h"
 #include "engine/numerics/portable_math.h"
+#include "tests/kernels/kernel_test_helpers.h"
 
 namespace samebits::kernels {
 namespace {
@@ -44,17 +45,6 @@ void SequentialSumSoftmax(float* s, int64_t n) {
   for (int64_t j = 0; j < n; ++j) s[j] = s[j] / z;
 }
 
-// Returns `n` values in [-amp, amp) from a fixed linear congruential sequence.
-std::vector<float> Values(size_t n, uint32_t seed, float amp) {
-  std::vector<float> v(n);
-  uint32_t s = seed;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = (static_cast<float>(s >> 8) * 0x1p-24f * 2.0f - 1.0f) * amp;
-  }
-  return v;
-}
-
 // The score rows every softmax is run on: random rows of every length and
 // amplitude, and rows built around the cases where order or sign could show.
 std::vector<std::vector<float>> Rows() {
@@ -64,7 +54,8 @@ std::vector<std::vector<float>> Rows() {
   for (int64_t n : {127, 128, 129, 257, 1000}) lengths.push_back(n);
   for (int64_t n : lengths) {
     for (float amp : {0.5f, 8.0f, 80.0f, 3e4f}) {
-      rows.push_back(Values(static_cast<size_t>(n), 17u * static_cast<uint32_t>(n) + 3u, amp));
+      rows.push_back(
+          testing::LcgValues(static_cast<size_t>(n), 17u * static_cast<uint32_t>(n) + 3u, amp));
     }
   }
   const float inf = std::numeric_limits<float>::infinity();

@@ -144,6 +144,13 @@ const numerics::MathLibrary& Portable() {
   return numerics::GetMathLibrary(numerics::MathProfile::kPortable);
 }
 
+// Returns the cpu pass on `pool` with the best ISA and the default knobs.
+std::unique_ptr<Forward> BestCpuForward(const ModelWeights& w, threads::ThreadPool& pool) {
+  CpuOptions options;
+  options.isa = kernels::BestIsa();
+  return MakeCpuForward(w, Portable(), pool, options);
+}
+
 // Compares every variant (and other batch splits) with the reference.
 void CheckCheckpoint(const ModelWeights& weights, const Script& script, bool all_isas) {
   const ModelConfig& config = weights.config;
@@ -160,9 +167,7 @@ void CheckCheckpoint(const ModelWeights& weights, const Script& script, bool all
 
   // Other batch splits of the same tokens: one at a time, and uneven chunks.
   threads::ThreadPool pool(2);
-  CpuOptions options;
-  options.isa = kernels::BestIsa();
-  auto cpu = MakeCpuForward(weights, Portable(), pool, options);
+  auto cpu = BestCpuForward(weights, pool);
   const std::vector<int> singles(script.tokens.size(), 1);
   EXPECT_TRUE(SameBits(want, RunScript(*cpu, config, script, singles), config.vocab_size))
       << config.name << ": one token at a time";
@@ -218,9 +223,7 @@ TEST(ForwardCpu, LastPositionOnlyMatchesAllPositions) {
   const ModelWeights w = MakeSyntheticWeights("medium", DType::kBF16);
   const Script s = MakeScript(w.config.vocab_size, 13, 0, 6, 0, 0x1a57);
   threads::ThreadPool pool(2);
-  CpuOptions options;
-  options.isa = kernels::BestIsa();
-  auto cpu = MakeCpuForward(w, Portable(), pool, options);
+  auto cpu = BestCpuForward(w, pool);
   auto reference = MakeReferenceForward(w, Portable());
   for (Forward* f : {cpu.get(), reference.get()}) {
     InferenceState state = MakeState(w.config);
@@ -306,9 +309,7 @@ TEST(ForwardCpu, ReservedCacheRoomKeepsTheBitsAndIsUsed) {
   const ModelWeights w = MakeSyntheticWeights("tiny", DType::kBF16);
   const Script s = MakeScript(w.config.vocab_size, 9, 0, 1, 0, 0x5e);
   threads::ThreadPool pool(2);
-  CpuOptions options;
-  options.isa = kernels::BestIsa();
-  auto cpu = MakeCpuForward(w, Portable(), pool, options);
+  auto cpu = BestCpuForward(w, pool);
   InferenceState context = MakeState(w.config);
   std::vector<float> logits;
   cpu->Run(context, std::span<const int32_t>(s.tokens.data(), 9), false, logits, nullptr);
