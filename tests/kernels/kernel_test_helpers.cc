@@ -63,7 +63,7 @@ float Scaled(SplitMix64& rng, int e) {
 
 // Returns an exponent uniform in [lo, hi].
 int Exponent(SplitMix64& rng, int lo, int hi) {
-  return lo + static_cast<int>(rng.Below(static_cast<uint64_t>(hi - lo + 1)));
+  return lo + static_cast<int>(rng.Below(static_cast<uint64_t>(int64_t{hi} - lo + 1)));
 }
 
 // `max_large_exp` keeps F16 weights below 65504 and products finite.
@@ -185,7 +185,7 @@ std::string CheckGemv(GemvFn fn, const GemvCase& c) {
   if (!w0.empty()) std::memcpy(w, w0.data(), w0.size());
 
   const int64_t n = c.row_end - c.row_begin;
-  std::vector<float> out(static_cast<size_t>(n + 2 * kGuardFloats));
+  std::vector<float> out(static_cast<size_t>(n + int64_t{2} * kGuardFloats));
   const float canary = std::bit_cast<float>(kCanaryBits);
   for (float& v : out) v = canary;
   float* y = out.data() + kGuardFloats;
@@ -199,7 +199,7 @@ std::string CheckGemv(GemvFn fn, const GemvCase& c) {
   for (int64_t r = c.row_begin; r < c.row_end; ++r) {
     const float want = ReferenceDot(x, w, c.dtype, c.k, r);
     const float got = y[r - c.row_begin];
-    if (std::memcmp(&want, &got, sizeof(float)) != 0) {
+    if (Bits(want) != Bits(got)) {
       std::ostringstream s;
       s << "row " << r << ": got bits 0x" << std::hex << Bits(got) << " want 0x" << Bits(want)
         << std::dec << " (" << Describe(c) << ")";
