@@ -11,6 +11,7 @@
 // fma latency that one head's short chains cannot. Four keys run side by
 // side in the scores for the same reason. Neither changes any chain.
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/kernels/avx512_lanes.h"
 #include "engine/kernels/kernel_tables.h"
@@ -107,42 +108,39 @@ void ValuesOfHeads(const float* p, int64_t p_stride, const float* v_rows, int64_
   }
 }
 
+// Calls run(group, i) over the heads [0, heads) in groups of kGroupHeads,
+// then a pair, then one at a time: `group` is a std::integral_constant with
+// the group's size (a template argument of the halves above), `i` its first
+// head.
+template <class Run>
+void InHeadGroups(int heads, Run run) {
+  int i = 0;
+  for (; i + kGroupHeads <= heads; i += kGroupHeads) {
+    run(std::integral_constant<int, kGroupHeads>{}, i);
+  }
+  if (i + 2 <= heads) {
+    run(std::integral_constant<int, 2>{}, i);
+    i += 2;
+  }
+  for (; i < heads; ++i) run(std::integral_constant<int, 1>{}, i);
+}
+
 }  // namespace
 
 void Avx512AttentionScores(const float* q, int heads, const float* k_rows, int64_t stride, int n,
                            int head_dim, float scale, float* s, int64_t s_stride) {
-  int i = 0;
-  for (; i + kGroupHeads <= heads; i += kGroupHeads) {
-    ScoresOfHeads<kGroupHeads>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim, scale,
-                               s + i * s_stride, s_stride);
-  }
-  if (i + 2 <= heads) {
-    ScoresOfHeads<2>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim, scale,
-                     s + i * s_stride, s_stride);
-    i += 2;
-  }
-  for (; i < heads; ++i) {
-    ScoresOfHeads<1>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim, scale,
-                     s + i * s_stride, s_stride);
-  }
+  InHeadGroups(heads, [&](auto group, int i) {
+    ScoresOfHeads<decltype(group)::value>(q + int64_t{i} * head_dim, k_rows, stride, n, head_dim,
+                                          scale, s + i * s_stride, s_stride);
+  });
 }
 
 void Avx512AttentionValues(const float* p, int64_t p_stride, int heads, const float* v_rows,
                            int64_t stride, int n, int head_dim, float* o) {
-  int i = 0;
-  for (; i + kGroupHeads <= heads; i += kGroupHeads) {
-    ValuesOfHeads<kGroupHeads>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
-                               o + int64_t{i} * head_dim);
-  }
-  if (i + 2 <= heads) {
-    ValuesOfHeads<2>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
-                     o + int64_t{i} * head_dim);
-    i += 2;
-  }
-  for (; i < heads; ++i) {
-    ValuesOfHeads<1>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
-                     o + int64_t{i} * head_dim);
-  }
+  InHeadGroups(heads, [&](auto group, int i) {
+    ValuesOfHeads<decltype(group)::value>(p + i * p_stride, p_stride, v_rows, stride, n, head_dim,
+                                          o + int64_t{i} * head_dim);
+  });
 }
 
 }  // namespace samebits::kernels::internal

@@ -11,6 +11,7 @@
 #include "engine/numerics/lanes.h"
 #include "engine/numerics/portable_math.h"
 #include "engine/numerics/quant_blocks.h"
+#include "engine/numerics/softmax.h"
 
 // x86-64's baseline has no fused multiply-add instruction, so there every
 // std::fma of this table is a call into libm, whose fmaf (on a CPU with
@@ -117,33 +118,16 @@ void ScalarExpPortable(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = numerics::PortableExp(x[i]);
 }
 
-namespace {
-
-// C4 in the portable profile over `exp` (a table's exp_portable): the
-// maximum, e = exp(s - m), the C1-order sum, the division. It lives in this
-// baseline file, and the AVX2 table reaches it through Avx2SoftmaxPortable,
-// because numerics::Sum is an inline function: called from an ISA-flagged
-// file it would be emitted there as a weak symbol the linker may hand to
-// baseline callers (README.md).
-void SoftmaxPortableWith(float* s, int64_t n, void (*exp)(float*, int64_t)) {
-  if (n <= 0) return;
-  float m = s[0];
-  for (int64_t j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
-  for (int64_t j = 0; j < n; ++j) s[j] = s[j] - m;
-  exp(s, n);
-  const float z = numerics::Sum(s, static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) s[j] = s[j] / z;
-}
-
-}  // namespace
-
+// C4 over a table's exp_portable (numerics/softmax.h). Both live in this
+// baseline file, the AVX2 table's too: numerics::SoftmaxWith must not be
+// instantiated in an ISA-flagged file (README.md).
 void ScalarSoftmaxPortable(float* s, int64_t n) {
-  SoftmaxPortableWith(s, n, ScalarExpPortable);
+  numerics::SoftmaxWith(s, n, ScalarExpPortable);
 }
 
 #ifdef SAMEBITS_KERNELS_HAVE_X86
 void Avx2SoftmaxPortable(float* s, int64_t n) {
-  SoftmaxPortableWith(s, n, Avx2ExpPortable);
+  numerics::SoftmaxWith(s, n, Avx2ExpPortable);
 }
 #endif
 

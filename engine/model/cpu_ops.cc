@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/numerics/lanes.h"
+#include "engine/numerics/softmax.h"
 
 namespace samebits::model::cpu {
 
@@ -94,18 +95,11 @@ void ExpInPlace(float* x, int64_t n, const numerics::MathLibrary& math,
 
 void SoftmaxInPlace(float* s, int n, const numerics::MathLibrary& math,
                     const kernels::KernelTable* kt) {
-  if (n <= 0) return;
   if (kt != nullptr && math.profile == numerics::MathProfile::kPortable) {
     kt->softmax_portable(s, n);  // the same steps, many at once
     return;
   }
-  // The maximum is exact in any order.
-  float m = s[0];
-  for (int j = 1; j < n; ++j) m = s[j] > m ? s[j] : m;
-  for (int j = 0; j < n; ++j) s[j] = s[j] - m;
-  ExpInPlace(s, n, math, kt);
-  const float z = numerics::Sum(s, static_cast<size_t>(n));
-  for (int j = 0; j < n; ++j) s[j] = s[j] / z;
+  numerics::SoftmaxWith(s, n, [&](float* x, int64_t k) { ExpInPlace(x, k, math, kt); });
 }
 
 void TopK(const float* p, int n, int k, int* out) {

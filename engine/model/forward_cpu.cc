@@ -31,7 +31,6 @@
 //
 // This file holds a call's steps; cpu_forward.h says where the rest is.
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -71,11 +70,7 @@ void CpuForward::RunBatch(std::span<const SequenceCall> calls) {
   Head();
   for (const cpu::CallSequence& s : rows_.sequences) s.state->n_past += s.rows;
   FlushTrace();
-  if (profiler_) {
-    profiler_->AddPassTime(kind_, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      Profiler::Clock::now() - pass_start)
-                                      .count());
-  }
+  if (profiler_) profiler_->AddPassTime(kind_, Profiler::NanosecondsSince(pass_start));
 }
 
 void CpuForward::Layer(int l, int n) {

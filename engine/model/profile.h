@@ -52,6 +52,11 @@ class Profiler {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // Returns the nanoseconds from `start` to now.
+  static int64_t NanosecondsSince(Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+  }
+
   // Adds `ns` nanoseconds to (`kind`, `op`) and counts one call.
   void Add(PassKind kind, ProfileOp op, int64_t ns);
   // Counts one forward call of `kind` that fed `tokens` tokens.
@@ -89,12 +94,7 @@ class ProfileScope {
     if (profiler_ != nullptr) start_ = Profiler::Clock::now();
   }
   ~ProfileScope() {
-    if (profiler_ != nullptr) {
-      const auto ns =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Profiler::Clock::now() - start_)
-              .count();
-      profiler_->Add(kind_, op_, ns);
-    }
+    if (profiler_ != nullptr) profiler_->Add(kind_, op_, Profiler::NanosecondsSince(start_));
   }
   ProfileScope(const ProfileScope&) = delete;
   ProfileScope& operator=(const ProfileScope&) = delete;
